@@ -1,0 +1,31 @@
+"""cljacobi: Jacobi-type eigensolvers and SVDs on any OpenCL device.
+
+The headline call is :func:`eig_indefinite`, the eigendecomposition of a real
+symmetric, possibly indefinite, matrix with high relative accuracy: factor
+``M = G J G^T`` with complete pivoting, then orthogonalize the columns of G
+by one-sided hyperbolic Jacobi rotations on the device ``CLJACOBI_DEVICE``
+names (Novaković & Singer, BIT 51, 2011).
+"""
+
+from ._results import EighResult, HSVDResult, SolveInfo
+from .eig import eig_indefinite, hsvd
+from .errors import (
+    ConvergenceError,
+    DeviceCapabilityError,
+    DeviceMemoryError,
+    DeviceNotFoundError,
+)
+
+__all__ = [
+    "ConvergenceError",
+    "DeviceCapabilityError",
+    "DeviceMemoryError",
+    "DeviceNotFoundError",
+    "EighResult",
+    "HSVDResult",
+    "SolveInfo",
+    "eig_indefinite",
+    "hsvd",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,85 @@
+"""Result types of the public functions (named tuples, like numpy's)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["EighResult", "HSVDResult", "SolveInfo"]
+
+
+class EighResult(NamedTuple):
+    """Eigendecomposition, as :func:`numpy.linalg.eigh` returns it.
+
+    Attributes
+    ----------
+    eigenvalues : ndarray, shape (n,)
+        Ascending.
+    eigenvectors : ndarray, shape (n, n)
+        Orthonormal columns; column ``i`` belongs to ``eigenvalues[i]``.
+    """
+
+    eigenvalues: np.ndarray
+    eigenvectors: np.ndarray
+
+
+class HSVDResult(NamedTuple):
+    """Hyperbolic SVD ``G = U @ diag(S) @ Vh`` with ``Vh @ diag(J) @ Vh.T = diag(J)``.
+
+    Attributes
+    ----------
+    U : ndarray, shape (m, n)
+        Orthonormal columns.
+    S : ndarray, shape (n,)
+        Hyperbolic singular values, descending.
+    Vh : ndarray, shape (n, n)
+        J-orthogonal with respect to the returned `J`.
+    J : ndarray, shape (n,)
+        The signature permuted to match `S`: ``G diag(J_in) G.T`` has the
+        eigenvalues ``J * S**2`` with eigenvectors ``U``.
+    """
+
+    U: np.ndarray
+    S: np.ndarray
+    Vh: np.ndarray
+    J: np.ndarray
+
+
+@dataclass
+class SolveInfo:
+    """Statistics of one solve, returned with ``return_info=True``.
+
+    Attributes
+    ----------
+    sweeps : int
+        Quasi-sweeps run (each is ``r`` parallel steps, r the bordered order).
+    rotations : int
+        Rotations applied in all sweeps together.
+    rotations_per_sweep : list of int
+    converged : bool
+    rank : int
+        Columns of the factor G (the numerical rank of M for eig_indefinite).
+    positive : int
+        Positive signs in J (the number of positive eigenvalues).
+    breakdown : bool
+        Some hyperbolic pair was numerically dependent and left unrotated.
+    device : str
+    work_group_size : int
+    seconds : dict
+        Wall-clock seconds per phase: ``factorization``, ``transfer``
+        (host-device copies), ``sweeps`` (the kernels, status reads
+        included), ``sort`` (the packed diagonal), ``total``.
+    """
+
+    sweeps: int = 0
+    rotations: int = 0
+    rotations_per_sweep: list[int] = field(default_factory=list)
+    converged: bool = True
+    rank: int = 0
+    positive: int = 0
+    breakdown: bool = False
+    device: str = ""
+    work_group_size: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)

@@ -1,0 +1,50 @@
+"""Exceptions raised by cljacobi.
+
+All numerical failures derive from :class:`numpy.linalg.LinAlgError`, so code
+written for numpy/scipy catches them unchanged; device problems derive from
+:class:`RuntimeError` and always name the device and the limit involved.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "ConvergenceError",
+    "DeviceCapabilityError",
+    "DeviceMemoryError",
+    "DeviceNotFoundError",
+]
+
+
+class ConvergenceError(np.linalg.LinAlgError):
+    """The Jacobi sweeps did not converge within ``max_sweeps``.
+
+    Attributes
+    ----------
+    info : object
+        The sweep statistics gathered so far (the same object that
+        ``return_info=True`` returns), so the caller can see how far it got.
+    """
+
+    def __init__(self, message: str, info: Any = None) -> None:
+        super().__init__(message)
+        self.info = info
+
+
+class DeviceNotFoundError(RuntimeError):
+    """No OpenCL device matches the request (or none is usable at all)."""
+
+
+class DeviceCapabilityError(RuntimeError):
+    """The chosen device lacks something the computation needs.
+
+    Raised before anything is launched: missing fp64, too little global or
+    local memory, too small a work-group.
+    """
+
+
+class DeviceMemoryError(DeviceCapabilityError, MemoryError):
+    """The problem does not fit the device's global memory (checked before launch)."""

@@ -1,0 +1,97 @@
+"""Device limits, checked before anything is launched.
+
+Each check raises an error that names the device and the limit, so a problem
+that cannot run on a device fails up front instead of inside a kernel.
+"""
+
+from __future__ import annotations
+
+import pyopencl as cl
+
+from ..errors import DeviceCapabilityError, DeviceMemoryError
+
+__all__ = [
+    "MIN_WORK_GROUP_SIZE",
+    "check_global_memory",
+    "check_local_memory",
+    "choose_work_group_size",
+]
+
+#: The smallest work-group the kernels are written for.
+MIN_WORK_GROUP_SIZE = 1
+
+#: Smallest work-group chosen automatically (fewer program variants to build).
+_WORK_GROUP_FLOOR = 16
+
+#: Largest work-group the pointwise kernels use, by device class: a GPU wants
+#: many rows in flight per column pair; a CPU device runs a work-group on one
+#: core, where a moderate width vectorizes and keeps the local reductions short.
+_WORK_GROUP_CAP = {"gpu": 256, "other": 64}
+
+
+def _device_name(device: cl.Device) -> str:
+    return device.name.strip()
+
+
+def choose_work_group_size(device: cl.Device, rows: int, *, requested: int | None = None) -> int:
+    """Work-items per work-group for a kernel streaming columns of `rows` entries.
+
+    The smallest power of two covering `rows`, capped by the device class and
+    by the device's ``max_work_group_size``.  An explicit `requested` size
+    must be a power of two the device accepts.
+    """
+    device_max = int(device.max_work_group_size)
+    if requested is not None:
+        if requested < 1 or requested & (requested - 1):
+            raise ValueError(f"work_group_size must be a power of two, not {requested}")
+        if requested > device_max:
+            raise DeviceCapabilityError(
+                f"work_group_size={requested} exceeds the maximal work-group size "
+                f"{device_max} of device {_device_name(device)!r}"
+            )
+        return requested
+    if device_max < MIN_WORK_GROUP_SIZE:
+        raise DeviceCapabilityError(
+            f"device {_device_name(device)!r} allows work-groups of at most {device_max} "
+            f"work-items; cljacobi needs {MIN_WORK_GROUP_SIZE}"
+        )
+    cap = _WORK_GROUP_CAP["gpu" if device.type & cl.device_type.GPU else "other"]
+    size = _WORK_GROUP_FLOOR
+    while size < rows and size < cap:
+        size *= 2
+    while size > device_max:
+        size //= 2
+    return size
+
+
+def check_local_memory(device: cl.Device, nbytes: int, what: str) -> None:
+    """Raise if `nbytes` of local memory per work-group exceed the device's."""
+    available = int(device.local_mem_size)
+    if nbytes > available:
+        raise DeviceCapabilityError(
+            f"{what} needs {nbytes} bytes of local memory per work-group; device "
+            f"{_device_name(device)!r} has {available}"
+        )
+
+
+def check_global_memory(device: cl.Device, buffers: dict[str, int]) -> None:
+    """Raise :class:`DeviceMemoryError` if the named buffers cannot be allocated.
+
+    Checks every buffer against ``max_mem_alloc_size`` and the total against
+    ``global_mem_size``.
+    """
+    name = _device_name(device)
+    max_alloc = int(device.max_mem_alloc_size)
+    for label, nbytes in buffers.items():
+        if nbytes > max_alloc:
+            raise DeviceMemoryError(
+                f"buffer {label!r} needs {nbytes / 2**20:.1f} MiB; device {name!r} allocates "
+                f"at most {max_alloc / 2**20:.1f} MiB in one buffer"
+            )
+    total = sum(buffers.values())
+    available = int(device.global_mem_size)
+    if total > available:
+        raise DeviceMemoryError(
+            f"the problem needs {total / 2**20:.1f} MiB of device memory; device {name!r} "
+            f"has {available / 2**20:.1f} MiB"
+        )

@@ -1,0 +1,239 @@
+"""The pointwise one-sided hyperbolic Jacobi driver (GPUJACH1).
+
+Novaković & Singer, "A GPU-based hyperbolic SVD algorithm", BIT 51 (2011),
+Sect. 4, Algorithm 4.1: the factor G (and V) stay on the device for the whole
+run; every parallel step is one launch of ``cjac_step`` with one work-group per
+pivot pair; after every quasi-sweep the per-work-group status words are
+OR-reduced on the device and the small packed diagonal (d, rho, j) is sorted.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+import pyopencl as cl
+
+from .diagonal import DIAG_DTYPE, sort_diagonal
+from .limits import check_global_memory, check_local_memory, choose_work_group_size
+from .programs import KernelSpec, build_program
+from .device import require_fp64
+
+__all__ = ["PointwiseHSVD", "RunStats", "HSVDState", "STATUS_BIG", "STATUS_BROKEN"]
+
+#: Status bits of eq. (4.2), as the kernels set them.
+STATUS_ROTATED = 1
+STATUS_BIG = 2
+STATUS_BROKEN = 4
+
+#: Rows of the device arrays are padded to a multiple of this (eq. (4.1)).
+ROW_ALIGNMENT = 32
+
+
+@dataclass
+class RunStats:
+    """What one run of the sweep loop did."""
+
+    sweeps: int = 0
+    rotations: int = 0
+    rotations_per_sweep: list[int] = field(default_factory=list)
+    converged: bool = False
+    #: OR of the status words of the last sweep (bits of eq. (4.2)).
+    last_status: int = 0
+    #: Some hyperbolic pair was numerically dependent (never rotated).
+    breakdown: bool = False
+    work_group_size: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+class HSVDState(NamedTuple):
+    """The result of a run, back on the host, border stripped.
+
+    G holds U Sigma in the original column order, V holds V^{-T} of eq. (2.1)
+    (so that ``G_final = G_initial @ V``), `d` the squared column norms and
+    `signs` the signature, both in the original column order.
+    """
+
+    G: np.ndarray
+    V: np.ndarray | None
+    d: np.ndarray
+    signs: np.ndarray
+    stats: RunStats
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+class PointwiseHSVD:
+    """Device buffers and the sweep loop of one pointwise hyperbolic Jacobi run.
+
+    Parameters
+    ----------
+    queue : pyopencl.CommandQueue
+        An in-order queue on a device with fp64.
+    accumulate_v : bool
+        Also accumulate V^{-T} (needed for the right singular vectors).
+    work_group_size : int, optional
+        Force a work-group size (a power of two); default by device and size.
+    """
+
+    def __init__(
+        self,
+        queue: cl.CommandQueue,
+        *,
+        accumulate_v: bool,
+        work_group_size: int | None = None,
+    ) -> None:
+        self.queue = queue
+        self.device = queue.device
+        require_fp64(self.device)
+        self.accumulate_v = accumulate_v
+        self.requested_work_group_size = work_group_size
+
+    def _program(self, rows: int) -> tuple[cl.Program, int]:
+        size = choose_work_group_size(
+            self.device, rows, requested=self.requested_work_group_size
+        )
+        while True:
+            check_local_memory(self.device, 2 * size * 8, "the pointwise step kernel")
+            spec = KernelSpec("pointwise", "float64", size, self.accumulate_v)
+            program = build_program(self.queue.context, self.device, spec)
+            kernel_max = min(
+                k.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, self.device)
+                for k in program.all_kernels()
+            )
+            if size <= kernel_max:
+                return program, size
+            if self.requested_work_group_size is not None or size == 1:
+                raise RuntimeError(
+                    f"the pointwise kernels run with at most {kernel_max} work-items per "
+                    f"work-group on device {self.device.name.strip()!r}; {size} were requested"
+                )
+            size //= 2
+
+    def run(self, G: np.ndarray, signs: np.ndarray, *, max_sweeps: int) -> HSVDState:
+        """Orthogonalize the columns of `G` (m x r, float64) with signature `signs`.
+
+        `signs` must be sorted, +1 first.  Returns after convergence or after
+        `max_sweeps` quasi-sweeps (``stats.converged`` tells which).
+        """
+        seconds = {"transfer": 0.0, "sweeps": 0.0, "sort": 0.0}
+        m, r = G.shape
+        p = int(np.count_nonzero(signs > 0))
+        # Bordering, eq. (4.1): an odd r gets one column that is a unit vector in
+        # a new row, so it is orthogonal to everything and never rotates.
+        bordered = r % 2
+        r_pad = r + bordered
+        m_used = m + bordered
+        ldg = _round_up(max(m_used, 1), ROW_ALIGNMENT)
+        ldv = _round_up(r_pad, ROW_ALIGNMENT)
+        slots = r_pad // 2
+
+        check_global_memory(
+            self.device,
+            {
+                "G": 8 * ldg * r_pad,
+                **({"V": 8 * ldv * r_pad} if self.accumulate_v else {}),
+                "packed diagonal": DIAG_DTYPE.itemsize * r_pad,
+            },
+        )
+        program, wg = self._program(m_used)
+
+        columns = np.zeros((r_pad, ldg), dtype=np.float64)  # row c = column c of G
+        columns[:r, :m] = G.T
+        if bordered:
+            columns[r, m] = 1.0
+
+        start = time.perf_counter()
+        mf = cl.mem_flags
+        ctx = self.queue.context
+        g_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=columns)
+        v_buf = None
+        if self.accumulate_v:
+            identity = np.zeros((r_pad, ldv), dtype=np.float64)
+            identity[np.arange(r_pad), np.arange(r_pad)] = 1.0
+            v_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=identity)
+        d_buf = cl.Buffer(ctx, mf.READ_WRITE, DIAG_DTYPE.itemsize * r_pad)
+        stepper_buf = cl.Buffer(ctx, mf.READ_WRITE, 16 * slots)
+        zeros = np.zeros(slots, dtype=np.int32)
+        status_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
+        rotations_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
+        summary_buf = cl.Buffer(ctx, mf.READ_WRITE, 8)
+        self.queue.finish()
+        seconds["transfer"] += time.perf_counter() - start
+
+        global_size = (slots * wg,)
+        local_size = (wg,)
+        cl.Kernel(program, "cjac_precompute")(
+            self.queue, global_size, local_size,
+            g_buf, np.int32(ldg), np.int32(m_used), d_buf, stepper_buf,
+            np.int32(r_pad), np.int32(p),
+        )
+        step = cl.Kernel(program, "cjac_step")
+        step_args = [g_buf, np.int32(ldg), np.int32(m_used)]
+        if self.accumulate_v:
+            step_args += [v_buf, np.int32(ldv), np.int32(r_pad)]
+        step_args += [d_buf, stepper_buf, status_buf, rotations_buf, np.int32(r_pad)]
+        step.set_args(*step_args)
+        reduce_status = cl.Kernel(program, "cjac_sweep_status")
+        reduce_status.set_args(status_buf, rotations_buf, np.int32(slots), summary_buf)
+
+        diagonal = np.empty(r_pad, dtype=DIAG_DTYPE)
+        summary = np.empty(2, dtype=np.int32)
+        stats = RunStats(work_group_size=wg)
+
+        seconds["sort"] += self._sort(d_buf, diagonal)
+        sort_in_sweeps = 0.0
+        sweep_start = time.perf_counter()
+        for _ in range(max_sweeps):
+            for _ in range(r_pad):
+                cl.enqueue_nd_range_kernel(self.queue, step, global_size, local_size)
+            cl.enqueue_nd_range_kernel(self.queue, reduce_status, (wg,), (wg,))
+            cl.enqueue_copy(self.queue, summary, summary_buf)
+            stats.sweeps += 1
+            stats.last_status = int(summary[0])
+            stats.rotations_per_sweep.append(int(summary[1]))
+            stats.breakdown |= bool(summary[0] & STATUS_BROKEN)
+            sort_in_sweeps += self._sort(d_buf, diagonal)
+            # Stop when no rotation with |t| > sqrt(eps)/2 happened (Sect. 2 and 4).
+            if not summary[0] & STATUS_BIG:
+                stats.converged = True
+                break
+        seconds["sweeps"] += time.perf_counter() - sweep_start - sort_in_sweeps
+        seconds["sort"] += sort_in_sweeps
+        stats.rotations = sum(stats.rotations_per_sweep)
+
+        start = time.perf_counter()
+        cl.enqueue_copy(self.queue, columns, g_buf)
+        V = None
+        if self.accumulate_v:
+            v_columns = np.empty((r_pad, ldv), dtype=np.float64)
+            cl.enqueue_copy(self.queue, v_columns, v_buf)
+            V = np.ascontiguousarray(v_columns[:r, :r].T)
+        cl.enqueue_copy(self.queue, diagonal, d_buf)
+        self.queue.finish()
+        seconds["transfer"] += time.perf_counter() - start
+        stats.seconds = seconds
+
+        # Undo the permutation rho: entry for physical column c.
+        by_column = np.empty(r_pad, dtype=DIAG_DTYPE)
+        by_column[diagonal["rho"]] = diagonal
+        return HSVDState(
+            G=np.ascontiguousarray(columns[:r, :m].T),
+            V=V,
+            d=by_column["d"][:r].copy(),
+            signs=by_column["j"][:r].astype(np.int8),
+            stats=stats,
+        )
+
+    def _sort(self, d_buf: cl.Buffer, diagonal: np.ndarray) -> float:
+        """Sort_Diagonal of Algorithm 4.1 on the host; returns the seconds spent."""
+        start = time.perf_counter()
+        cl.enqueue_copy(self.queue, diagonal, d_buf)
+        diagonal[:] = sort_diagonal(diagonal)
+        cl.enqueue_copy(self.queue, d_buf, diagonal)
+        self.queue.finish()
+        return time.perf_counter() - start

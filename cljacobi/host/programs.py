@@ -1,0 +1,105 @@
+"""Rendering the Mako templates and building (and caching) the OpenCL programs.
+
+A :class:`KernelSpec` is the complete, hashable list of specialization
+parameters of a kernel family; it is the only input of rendering and, together
+with the device, the key of the in-process program cache.  PyOpenCL's own
+binary cache serves later processes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+import pyopencl as cl
+from mako.exceptions import MakoException
+from mako.lookup import TemplateLookup
+
+__all__ = ["KernelSpec", "build_program", "clear_cache", "render"]
+
+TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
+
+_REAL_CTYPES = {"float64": "double", "float32": "float"}
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelSpec:
+    """Specialization parameters of one kernel family.
+
+    Attributes
+    ----------
+    family : str
+        Template file stem, e.g. ``"pointwise"`` for ``pointwise.cl.mako``.
+    dtype : str
+        Element type of the matrices: ``"float64"`` (``"float32"`` only where a
+        device lacks fp64).
+    work_group_size : int
+        Work-items per work-group, a power of two.
+    accumulate_v : bool
+        Whether the step kernel also transforms V.
+    """
+
+    family: str
+    dtype: str
+    work_group_size: int
+    accumulate_v: bool
+
+    def __post_init__(self) -> None:
+        if self.dtype not in _REAL_CTYPES:
+            raise ValueError(f"dtype must be one of {sorted(_REAL_CTYPES)}, not {self.dtype!r}")
+        w = self.work_group_size
+        if w < 1 or w & (w - 1):
+            raise ValueError(f"work_group_size must be a power of two, not {w}")
+
+    def render_args(self) -> dict[str, object]:
+        """The keyword arguments the template is rendered with."""
+        return {
+            "real_ctype": _REAL_CTYPES[self.dtype],
+            "work_group_size": self.work_group_size,
+            "accumulate_v": self.accumulate_v,
+        }
+
+
+@lru_cache(maxsize=None)
+def _lookup() -> TemplateLookup:
+    return TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True)
+
+
+@lru_cache(maxsize=None)
+def render(spec: KernelSpec) -> str:
+    """OpenCL C source of the kernel family `spec` names."""
+    try:
+        template = _lookup().get_template(f"{spec.family}.cl.mako")
+        return template.render(**spec.render_args())
+    except (MakoException, NameError, KeyError, TypeError) as error:
+        raise RuntimeError(f"rendering {spec} failed: {error}") from error
+
+
+_programs: dict[tuple[int, int, KernelSpec], cl.Program] = {}
+_programs_lock = threading.Lock()
+
+
+def build_program(context: cl.Context, device: cl.Device, spec: KernelSpec) -> cl.Program:
+    """The built program for (`device`, `spec`), built once per process."""
+    key = (context.int_ptr, device.int_ptr, spec)
+    with _programs_lock:
+        program = _programs.get(key)
+        if program is None:
+            source = render(spec)
+            try:
+                program = cl.Program(context, source).build(devices=[device])
+            except cl.RuntimeError as error:
+                raise RuntimeError(
+                    f"building {spec} for device {device.name.strip()!r} failed:\n{error}"
+                ) from error
+            _programs[key] = program
+        return program
+
+
+def clear_cache() -> None:
+    """Forget every built program (they are rebuilt on next use)."""
+    with _programs_lock:
+        _programs.clear()
+    render.cache_clear()
