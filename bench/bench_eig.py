@@ -1,0 +1,156 @@
+"""eig_indefinite beside LAPACK and cuSOLVER, on the same matrices, in one process.
+
+Matrices: the family of Novaković & Singer 2011, Sect. 5 -- random spectra
+uniform in [-a, -a 1e-5] U [a 1e-5, a], a from their Table 2, about half of
+the eigenvalues positive -- built as Q diag(lambda) Q^T.
+
+Peers (each when importable): numpy.linalg.eigh (LAPACK syevd),
+cupy.linalg.eigh (cuSOLVER syevd), cupyx.cusolver.syevj (cuSOLVER Jacobi).
+
+For each n and solver: median seconds over --repeat runs after a warm-up,
+relative eigenvalue errors against the prescribed spectrum, ||I - U^T U||_F,
+||M U - U diag(w)||_F / ||M||_F, and for cljacobi the sweeps, rotations and the
+per-phase time split.  Writes JSON (and a markdown table on stdout).
+
+    python bench/bench_eig.py --sizes 1024 2048 4096 --out bench/results/eig.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+import cljacobi
+from cljacobi.host.device import default_queue
+from cljacobi.matrices import paper_spectrum, with_spectrum
+
+
+def _accuracy(M, lam_sorted, w, U):
+    rel = np.abs(w - lam_sorted) / np.abs(lam_sorted)
+    out = {"max_rel_eig_error": float(rel.max()), "median_rel_eig_error": float(np.median(rel))}
+    if U is not None:
+        n = M.shape[0]
+        out["orthogonality"] = float(np.linalg.norm(U.T @ U - np.eye(n)))
+        out["residual"] = float(np.linalg.norm(M @ U - U * w) / np.linalg.norm(M))
+    return out
+
+
+def _time(fn, repeat):
+    times, result = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), times, result
+
+
+def _peers():
+    peers = {"numpy.eigh": lambda M: np.linalg.eigh(M)}
+    try:
+        import cupy
+        import cupyx.cusolver
+
+        def on_gpu(solve):
+            def run(M):
+                dM = cupy.asarray(M)
+                cupy.cuda.Device().synchronize()
+                w, U = solve(dM)
+                cupy.cuda.Device().synchronize()
+                return cupy.asnumpy(w), cupy.asnumpy(U)
+            return run
+
+        peers["cupy.eigh (syevd)"] = on_gpu(lambda dM: cupy.linalg.eigh(dM))
+        peers["cusolver.syevj"] = on_gpu(lambda dM: cupyx.cusolver.syevj(dM, with_eigen_vector=True))
+    except Exception as error:  # noqa: BLE001 - any import/driver failure means "no peer"
+        print(f"# cupy peers unavailable: {error!r}")
+    return peers
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[256, 512, 1024])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat-large", type=int, default=1,
+                        help="repeats for n >= 4096 (cljacobi and numpy)")
+    parser.add_argument("--seed", type=int, default=2011)
+    parser.add_argument("--skip", nargs="*", default=[], help="peer names to skip")
+    parser.add_argument("--numpy-max", type=int, default=4096, help="largest n for numpy.eigh")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+
+    queue = default_queue()
+    device = queue.device.name.strip()
+    print(f"# cljacobi device: {device}")
+    peers = {k: v for k, v in _peers().items() if k not in args.skip}
+    rng = np.random.default_rng(args.seed)
+
+    # Warm-up: build the programs once (the build cache then serves every size).
+    warm = with_spectrum(paper_spectrum(64, rng=rng), rng=rng)
+    cljacobi.eig_indefinite(warm)
+    for name, solve in peers.items():
+        solve(warm)
+
+    records = []
+    for n in args.sizes:
+        lam = paper_spectrum(n, rng=rng)
+        M = with_spectrum(lam, rng=rng)
+        lam_sorted = np.sort(lam)
+        repeat = args.repeat_large if n >= 4096 else args.repeat
+
+        seconds, times, (result, info) = _time(
+            lambda: cljacobi.eig_indefinite(M, return_info=True), repeat
+        )
+        rec = {
+            "n": n, "solver": "cljacobi.eig_indefinite", "seconds": seconds, "all_seconds": times,
+            "sweeps": info.sweeps, "rotations": info.rotations,
+            "rotations_per_sweep": info.rotations_per_sweep,
+            "phases": info.seconds, "work_group_size": info.work_group_size,
+            **_accuracy(M, lam_sorted, result.eigenvalues, result.eigenvectors),
+        }
+        records.append(rec)
+        print(f"n={n} cljacobi {seconds:.3f}s sweeps={info.sweeps} phases="
+              + ", ".join(f"{k}={v:.3f}" for k, v in info.seconds.items()), flush=True)
+        for name, solve in peers.items():
+            if name == "numpy.eigh" and n > args.numpy_max:
+                continue
+            reps = repeat if name == "numpy.eigh" else max(repeat, 3)
+            seconds, times, (w, U) = _time(lambda: solve(M), reps)
+            records.append({"n": n, "solver": name, "seconds": seconds, "all_seconds": times,
+                            **_accuracy(M, lam_sorted, np.asarray(w), np.asarray(U))})
+            print(f"n={n} {name} {seconds:.3f}s", flush=True)
+
+    # Markdown table: one row per n, ratios cljacobi / peer.
+    print("\n| n | solver | seconds | cljacobi / solver | sweeps | max rel. eig. error "
+          "| ||I-U^TU|| | residual |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for n in args.sizes:
+        ours = next(r for r in records if r["n"] == n and r["solver"].startswith("cljacobi"))
+        for r in (r for r in records if r["n"] == n):
+            ratio = ours["seconds"] / r["seconds"]
+            print(f"| {n} | {r['solver']} | {r['seconds']:.4g} | {ratio:.3g} | "
+                  f"{r.get('sweeps', '')} | {r['max_rel_eig_error']:.2e} | "
+                  f"{r.get('orthogonality', float('nan')):.1e} | {r.get('residual', float('nan')):.1e} |")
+
+    payload = {
+        "benchmark": "eig_indefinite, Novakovic-Singer 2011 spectra",
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "device": device,
+        "host": platform.node(), "cpu": platform.processor(),
+        "numpy": np.__version__, "cljacobi": cljacobi.__version__,
+        "records": records,
+    }
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(payload, indent=1))
+        print(f"# wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,474 @@
+"""Sequential pure-numpy reference of the one-sided hyperbolic Jacobi method.
+
+This module is the *oracle* that the OpenCL kernels are compared with: a
+plain, row-cyclic, pointwise implementation of the one-sided hyperbolic Jacobi
+algorithm (Veselić 1993; Novaković & Singer 2011, Sect. 2), written for
+clarity rather than speed.  Use it on small matrices only (it loops over
+column pairs in Python).
+
+Given a factor ``G`` (``m x r``) and a signature ``J = diag(signs)`` with
+``signs[i] = +-1``, the method orthogonalises the columns of ``G`` by
+right-multiplication with ``J``-unitary plane transformations,
+
+* trigonometric rotations for pairs whose signs agree,
+* hyperbolic rotations for pairs whose signs differ,
+
+until the columns are numerically orthogonal.  Then ``M = G J G^*`` has the
+eigenvalues ``lambda_i = j_i ||g_i||^2`` and the eigenvectors ``g_i / ||g_i||``
+(of the final columns).
+
+Conventions (shared with the kernels; see DESIGN.md, Appendix B)
+-----------------------------------------------------------------
+For a pivot pair ``(i, j)``, ``i < j``, with ``a_ii = d_i``, ``a_jj = d_j``
+(the *stored* squared column norms) and ``a_ij = g_i^* g_j``:
+
+* relative orthogonality, eq. (2.3): skip the pair if
+  ``|a_ij| < eps * sqrt(a_ii) * sqrt(a_jj)`` (or ``a_ij == 0``);
+* trigonometric (``j_i == j_j``), eq. (2.4):
+  ``kappa = (a_jj - a_ii) / (2 a_ij)``,
+  ``t = sign(kappa) / (|kappa| + sqrt(1 + kappa^2))``, ``c = 1/sqrt(1 + t^2)``,
+  ``g_i' = c (g_i - t g_j)``, ``g_j' = c (g_j + t g_i)``;
+* hyperbolic (``j_i != j_j``), eq. (2.5):
+  ``kappa = -(a_ii + a_jj) / (2 a_ij)``,
+  ``t = sign(kappa) / (|kappa| + sqrt((|kappa| - 1)(|kappa| + 1)))``,
+  ``c = 1/sqrt((1 - t)(1 + t))``,
+  ``g_i' = c (g_i + t g_j)``, ``g_j' = c (g_j + t g_i)``.
+  If rounding gives ``|kappa| <= 1`` the columns are numerically dependent:
+  the pair is not rotated and the event is counted as a *breakdown*;
+* for ``|kappa| >= sqrt(2/eps)`` (both kinds) ``t = 1/(2 kappa)``, and then
+  ``c`` evaluates to 1; this also avoids overflow of ``kappa^2``;
+* ``sign(kappa)`` is ``copysign(1, kappa)``, so ``kappa = +0`` gives the
+  45-degree rotation ``t = 1`` and ``kappa = -0`` (``a_ii == a_jj`` with a
+  negative real ``a_ij``) gives ``t = -1``, consistent with the complex rule;
+* the new squared norms ``d_i, d_j`` are recomputed as the squared norms of
+  the new columns (as GPUJACH1 does), not by the update formula (2.6);
+* the pair is counted as a "big" rotation if ``|t| > sqrt(eps)/2``; the
+  process stops after the first sweep without a big rotation (Sect. 2 and
+  eq. (4.2) of Novaković & Singer 2011).
+
+Complex case (Hermitian ``M = G J G^*``).  Write ``a_ij = |a_ij| e^{i alpha}``.
+Conceptually column ``j`` is first rotated by the phase, ``g_j <- e^{-i alpha}
+g_j`` (which makes ``a_ij`` real and equal to ``|a_ij|``), the real formulas
+are applied with ``|a_ij|``, and the phase is put back on the new column ``j``.
+With the complex tangent ``s = t e^{i alpha}`` (``t`` real, from ``|a_ij|``)
+the net update that is actually computed is
+
+* trigonometric: ``g_i' = c (g_i - conj(s) g_j)``, ``g_j' = c (g_j + s g_i)``,
+* hyperbolic:    ``g_i' = c (g_i + conj(s) g_j)``, ``g_j' = c (g_j + s g_i)``,
+
+i.e. the ``2 x 2`` transformation applied from the right is
+``c [[1, s], [-conj(s), 1]]`` (unitary) or ``c [[1, s], [conj(s), 1]]``
+(``J``-unitary).  For real data ``e^{i alpha} = sign(a_ij)`` and this is
+exactly the real formula evaluated with the signed ``a_ij`` (``t`` changes
+sign with ``a_ij``), so real and complex code paths agree.
+
+``V`` accumulation.  ``V`` starts as the identity and receives the same column
+operations as ``G``, so that ``G_final = G @ V`` (up to rounding).  ``V`` is
+what Novaković & Singer call ``V^{-*}`` (their eq. (2.1)); it is ``J``-unitary,
+``V^* J V = J``.
+
+References
+----------
+.. [1] V. Novaković and S. Singer, "A GPU-based hyperbolic SVD algorithm",
+   BIT Numer. Math. 51 (2011), 1009-1030; eqs. (2.1)-(2.6), Sect. 4.
+.. [2] K. Veselić, "A Jacobi eigenreduction algorithm for definite matrix
+   pairs", Numer. Math. 64 (1993), 241-269.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = [
+    "ReferenceResult",
+    "PairKind",
+    "rotation",
+    "pair_rotation",
+    "hyperbolic_jacobi",
+    "eig_from_factor",
+]
+
+
+class PairKind:
+    """Outcome codes of :func:`pair_rotation` (plain ints, usable as flags)."""
+
+    #: a rotation is to be applied
+    ROTATE = 0
+    #: the pair is relatively orthogonal, eq. (2.3); nothing to do
+    ORTHOGONAL = 1
+    #: hyperbolic pair with ``|kappa| <= 1`` (numerically dependent columns)
+    BREAKDOWN = 2
+
+
+class ReferenceResult(NamedTuple):
+    """Result of :func:`hyperbolic_jacobi`.
+
+    Attributes
+    ----------
+    G : ndarray, shape (m, r)
+        The final factor ``G V``, with numerically orthogonal columns, in the
+        original column order.
+    V : ndarray, shape (r, r), or None
+        Accumulated transformation (``V^{-*}`` of [1]_, eq. (2.1)),
+        ``J``-unitary; ``None`` if ``accumulate_v=False``.
+    d : ndarray, shape (r,)
+        Squared column norms of the final ``G`` (as maintained by the
+        algorithm: recomputed from each newly rotated column).
+    sweeps : int
+        Number of sweeps performed, including the last (converged) one;
+        0 when ``r < 2``.
+    rotations : int
+        Number of rotations applied (big and small ones).
+    breakdowns : int
+        Number of hyperbolic pairs skipped because ``|kappa| <= 1``.
+    converged : bool
+        Whether the stopping criterion was met within ``max_sweeps``.
+    """
+
+    G: np.ndarray
+    V: np.ndarray | None
+    d: np.ndarray
+    sweeps: int
+    rotations: int
+    breakdowns: int
+    converged: bool
+
+
+def pair_rotation(
+    a_ii: float,
+    a_jj: float,
+    a_ij: float,
+    hyperbolic: bool,
+    *,
+    eps: float | None = None,
+) -> tuple[int, float, float]:
+    """Classify a pivot pair and compute its rotation.
+
+    Same as :func:`rotation`, but distinguishes the two "no rotation" cases.
+
+    Parameters
+    ----------
+    a_ii, a_jj : float
+        Squared norms of the columns ``g_i`` and ``g_j`` (``i < j``).
+    a_ij : float
+        ``g_i^* g_j``; in the complex case pass ``|a_ij|`` (see the module
+        docstring for how the phase is applied).
+    hyperbolic : bool
+        ``True`` if the signs of the two columns differ.
+    eps : float, optional
+        Machine epsilon to use; default ``np.finfo(np.float64).eps``.
+        If the inputs are numpy ``float32`` scalars and ``eps`` is the float32
+        epsilon, all arithmetic is done in float32.
+
+    Returns
+    -------
+    kind : int
+        One of :class:`PairKind` ``ROTATE``, ``ORTHOGONAL``, ``BREAKDOWN``.
+    t : float
+        ``tan(phi)`` or ``tanh(phi)`` (0 unless ``kind == ROTATE``).
+    c : float
+        ``cos(phi)`` or ``cosh(phi)`` (1 unless ``kind == ROTATE``).
+    """
+    if eps is None:
+        eps = float(np.finfo(np.float64).eps)
+    rt = type(a_ii) if isinstance(a_ii, np.floating) else np.float64
+    a_ii, a_jj, a_ij = rt(a_ii), rt(a_jj), rt(a_ij)
+    one, two = rt(1), rt(2)
+    eps_r = rt(eps)
+    zero_t, one_c = rt(0), rt(1)
+
+    # eq. (2.3): relatively orthogonal pair (also covers a_ij == 0 and
+    # zero columns, for which the test below would read 0 < 0).
+    abs_a = abs(a_ij)
+    if abs_a == 0 or abs_a < eps_r * np.sqrt(a_ii) * np.sqrt(a_jj):
+        return PairKind.ORTHOGONAL, zero_t, one_c
+
+    big_kappa = np.sqrt(two / eps_r)
+    with np.errstate(over="ignore"):
+        if hyperbolic:
+            kappa = -(a_ii + a_jj) / (two * a_ij)
+        else:
+            kappa = (a_jj - a_ii) / (two * a_ij)
+    ak = abs(kappa)
+    sgn = rt(math.copysign(1.0, float(kappa)))
+
+    if hyperbolic and not ak > one:
+        # |kappa| <= 1: coth(2 phi) <= 1 has no solution; the columns are
+        # numerically linearly dependent.  Never produce NaN.
+        return PairKind.BREAKDOWN, zero_t, one_c
+
+    if ak >= big_kappa:
+        # t ~ 1/(2 kappa); kappa = inf gives t = 0 and c = 1.
+        t = one / (two * kappa)
+    elif hyperbolic:
+        t = sgn / (ak + np.sqrt((ak - one) * (ak + one)))
+    else:
+        t = sgn / (ak + np.sqrt(one + kappa * kappa))
+
+    if hyperbolic:
+        c = one / np.sqrt((one - t) * (one + t))
+    else:
+        c = one / np.sqrt(one + t * t)
+    return PairKind.ROTATE, t, c
+
+
+def rotation(
+    a_ii: float,
+    a_jj: float,
+    a_ij: float,
+    hyperbolic: bool,
+    *,
+    eps: float | None = None,
+) -> tuple[float, float] | None:
+    """Rotation that annihilates ``a_ij`` of a ``2 x 2`` pivot block.
+
+    Computes ``t = tan(phi)``, ``c = cos(phi)`` (trigonometric, eq. (2.4) of
+    Novaković & Singer 2011) or ``t = tanh(phi)``, ``c = cosh(phi)``
+    (hyperbolic, eq. (2.5)) such that the updated columns
+
+    * trigonometric: ``g_i' = c (g_i - t g_j)``, ``g_j' = c (g_j + t g_i)``,
+    * hyperbolic:    ``g_i' = c (g_i + t g_j)``, ``g_j' = c (g_j + t g_i)``
+
+    satisfy ``g_i'^T g_j' = 0``; the new squared norms are, eq. (2.6),
+    ``a_ii - t a_ij`` / ``a_jj + t a_ij`` (trig.) and ``a_ii + t a_ij`` /
+    ``a_jj + t a_ij`` (hyp.).  See Veselić (1993) for the hyperbolic case.
+
+    Parameters
+    ----------
+    a_ii, a_jj : float
+        Squared norms ``||g_i||^2``, ``||g_j||^2`` (``i < j``).
+    a_ij : float
+        ``g_i^T g_j`` (real); for complex columns pass ``|a_ij|`` and apply
+        the phase as described in the module docstring.
+    hyperbolic : bool
+        ``True`` if the signs ``j_i`` and ``j_j`` differ.
+    eps : float, optional
+        Machine epsilon (default: float64 epsilon).
+
+    Returns
+    -------
+    (t, c) : tuple of float, or None
+        ``None`` if the pair is relatively orthogonal,
+        ``|a_ij| < eps sqrt(a_ii) sqrt(a_jj)`` (eq. (2.3)), and also for a
+        hyperbolic pair with ``|kappa| <= 1`` (numerically dependent columns,
+        a breakdown); use :func:`pair_rotation` to tell the two apart.
+
+    References
+    ----------
+    V. Novaković and S. Singer, BIT 51 (2011), eqs. (2.3)-(2.6);
+    K. Veselić, Numer. Math. 64 (1993).
+    """
+    kind, t, c = pair_rotation(a_ii, a_jj, a_ij, hyperbolic, eps=eps)
+    if kind != PairKind.ROTATE:
+        return None
+    return t, c
+
+
+def _check_factor(G: np.ndarray, signs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    G = np.asarray(G)
+    if G.ndim != 2:
+        raise ValueError(f"G must be a 2-D array, got shape {G.shape}")
+    if G.dtype.kind in "biu":
+        G = G.astype(np.float64)
+    elif G.dtype.kind not in "fc":
+        raise ValueError(f"G must be a real or complex floating array, got {G.dtype}")
+    elif G.dtype not in (np.float32, np.float64, np.complex64, np.complex128):
+        G = G.astype(np.complex128 if G.dtype.kind == "c" else np.float64)
+    if not np.all(np.isfinite(G)):
+        raise ValueError("G must be finite")
+    s = np.asarray(signs)
+    if s.ndim != 1 or s.shape[0] != G.shape[1]:
+        raise ValueError(f"signs must have shape ({G.shape[1]},), got {s.shape}")
+    if not np.all((s == 1) | (s == -1)):
+        raise ValueError("signs must contain only +1 and -1")
+    return G, s.astype(np.int8)
+
+
+def hyperbolic_jacobi(
+    G: np.ndarray,
+    signs: np.ndarray,
+    *,
+    max_sweeps: int = 60,
+    accumulate_v: bool = True,
+) -> ReferenceResult:
+    """One-sided hyperbolic Jacobi (row-cyclic) on the factor ``G``.
+
+    Orthogonalises the columns of ``G`` by trigonometric (equal signs) and
+    hyperbolic (opposite signs) rotations, eqs. (2.3)-(2.6) of Novaković &
+    Singer (2011), in row-cyclic order: ``(0,1), (0,2), ..., (0,r-1), (1,2),
+    ..., (r-2,r-1)``; ``i < j`` in every pair.  This is the sequential
+    algorithm of Veselić (1993) for the definite pair ``(G^* G, J)``.  It is
+    the oracle for the GPU kernels; see the module docstring for every
+    numerical detail (thresholds, breakdowns, complex phases).
+
+    Parameters
+    ----------
+    G : ndarray, shape (m, r)
+        The factor, real or complex (float32/complex64 are processed in their
+        own precision with their own epsilon; other types become float64 or
+        complex128).  Should have full column rank; it is not modified.
+    signs : ndarray, shape (r,)
+        Diagonal of ``J``, entries ``+1`` or ``-1``, in any order.
+    max_sweeps : int, optional
+        Maximum number of sweeps (default 60).  If exceeded, a
+        ``RuntimeWarning`` is issued and ``converged`` is ``False``.
+    accumulate_v : bool, optional
+        Accumulate the transformations in ``V`` (default ``True``).  The
+        final ``G`` does not depend on this (bitwise).
+
+    Returns
+    -------
+    ReferenceResult
+        ``(G, V, d, sweeps, rotations, breakdowns, converged)``; ``G_final ==
+        G @ V`` up to rounding, ``V^* J V = J``.
+
+    Notes
+    -----
+    Stopping criterion: after each sweep, stop if no rotation with
+    ``|t| > sqrt(eps)/2`` was applied in it (this includes the case of no
+    rotation at all, i.e. all pairs relatively orthogonal by eq. (2.3)).
+
+    References
+    ----------
+    V. Novaković and S. Singer, "A GPU-based hyperbolic SVD algorithm",
+    BIT 51 (2011), Sect. 2; K. Veselić, "A Jacobi eigenreduction algorithm
+    for definite matrix pairs", Numer. Math. 64 (1993).
+    """
+    G, s = _check_factor(G, signs)
+    if max_sweeps < 1:
+        raise ValueError("max_sweeps must be >= 1")
+    m, r = G.shape
+    is_complex = G.dtype.kind == "c"
+    rt = np.float32 if G.dtype in (np.float32, np.complex64) else np.float64
+    eps = float(np.finfo(rt).eps)
+    tol = rt(math.sqrt(eps) / 2)
+
+    # Work on the transpose so that each column of G is a contiguous row.
+    Gt = np.array(G.T, dtype=G.dtype, order="C", copy=True)
+    Vt = np.eye(r, dtype=G.dtype) if accumulate_v else None
+
+    def sqnorm(x: np.ndarray) -> np.floating:
+        return rt(np.vdot(x, x).real) if is_complex else rt(np.dot(x, x))
+
+    d = np.array([sqnorm(Gt[k]) for k in range(r)], dtype=rt)
+
+    sweeps = rotations = breakdowns = 0
+    converged = r < 2
+    if not converged:
+        for _ in range(max_sweeps):
+            sweeps += 1
+            big = False
+            for i in range(r - 1):
+                for j in range(i + 1, r):
+                    gi = Gt[i]
+                    gj = Gt[j]
+                    hyp = bool(s[i] != s[j])
+                    if is_complex:
+                        aij = np.vdot(gi, gj)  # g_i^* g_j
+                        mod = rt(abs(aij))
+                        kind, t, c = pair_rotation(d[i], d[j], mod, hyp, eps=eps)
+                        if kind == PairKind.ROTATE:
+                            # s = t e^{i alpha}; the phase of a_ij.
+                            tc = (aij / mod) * t
+                            tcc = np.conj(tc)
+                    else:
+                        aij = rt(np.dot(gi, gj))
+                        kind, t, c = pair_rotation(d[i], d[j], aij, hyp, eps=eps)
+                        tc = tcc = t
+                    if kind == PairKind.BREAKDOWN:
+                        breakdowns += 1
+                        continue
+                    if kind == PairKind.ORTHOGONAL:
+                        continue
+                    rotations += 1
+                    if abs(t) > tol:
+                        big = True
+                    # (2.4) / (2.5); the parenthesised part is what a kernel
+                    # evaluates with one FMA per element.
+                    if hyp:
+                        gi_new = c * (gi + tcc * gj)
+                    else:
+                        gi_new = c * (gi - tcc * gj)
+                    gj_new = c * (gj + tc * gi)
+                    Gt[i] = gi_new
+                    Gt[j] = gj_new
+                    d[i] = sqnorm(Gt[i])
+                    d[j] = sqnorm(Gt[j])
+                    if Vt is not None:
+                        vi = Vt[i]
+                        vj = Vt[j]
+                        if hyp:
+                            vi_new = c * (vi + tcc * vj)
+                        else:
+                            vi_new = c * (vi - tcc * vj)
+                        vj_new = c * (vj + tc * vi)
+                        Vt[i] = vi_new
+                        Vt[j] = vj_new
+            if not big:
+                converged = True
+                break
+        if not converged:
+            warnings.warn(
+                f"hyperbolic_jacobi: no convergence in {max_sweeps} sweeps "
+                f"({rotations} rotations, {breakdowns} breakdowns)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+
+    return ReferenceResult(
+        G=np.ascontiguousarray(Gt.T) if r else np.zeros((m, 0), G.dtype),
+        V=None if Vt is None else np.ascontiguousarray(Vt.T),
+        d=d,
+        sweeps=sweeps,
+        rotations=rotations,
+        breakdowns=breakdowns,
+        converged=converged,
+    )
+
+
+def eig_from_factor(
+    G: np.ndarray, signs: np.ndarray, **kw: object
+) -> tuple[np.ndarray, np.ndarray]:
+    """Eigendecomposition of ``M = G J G^*`` from the factor, by Jacobi.
+
+    Runs :func:`hyperbolic_jacobi` on ``G`` and returns the eigenvalues
+    ``lambda_i = j_i ||g_i||^2`` (``||g_i||^2`` taken from the maintained
+    squared norms ``d``) in ascending order, and the matching eigenvectors,
+    the normalised final columns ``g_i / ||g_i||`` (Novaković & Singer 2011,
+    Sect. 1-2).
+
+    Parameters
+    ----------
+    G : ndarray, shape (m, r)
+        Factor of full column rank.
+    signs : ndarray, shape (r,)
+        Diagonal of ``J`` (``+1``/``-1``).
+    **kw
+        Passed to :func:`hyperbolic_jacobi` (``max_sweeps``); ``accumulate_v``
+        defaults to ``False`` here.
+
+    Returns
+    -------
+    w : ndarray, shape (r,)
+        Eigenvalues, ascending (real, of the working real precision).
+    U : ndarray, shape (m, r)
+        Orthonormal eigenvectors in columns, ``M U = U diag(w)``.  If
+        ``m > r``, ``M`` has ``m - r`` further zero eigenvalues that are not
+        returned.  A column that became exactly zero (rank deficiency) gives
+        eigenvalue 0 and a zero vector.
+    """
+    kw.setdefault("accumulate_v", False)
+    res = hyperbolic_jacobi(G, signs, **kw)  # type: ignore[arg-type]
+    s = np.asarray(signs)
+    d = res.d
+    lam = np.where(s > 0, d, -d)
+    order = np.argsort(lam, kind="stable")
+    norms = np.sqrt(d)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(norms > 0, 1 / np.where(norms > 0, norms, 1), 0)
+    U = res.G * scale.astype(res.G.real.dtype)[None, :]
+    return lam[order], U[:, order]

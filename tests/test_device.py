@@ -1,0 +1,104 @@
+"""Device choice (CLJACOBI_DEVICE, queue=) and the limits checked before launch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+import pytest
+
+import cljacobi
+from cljacobi.errors import DeviceCapabilityError, DeviceMemoryError, DeviceNotFoundError
+from cljacobi.host import device as device_module
+from cljacobi.host.device import ENV_VAR, list_devices, select_device
+from cljacobi.host.limits import check_global_memory, check_local_memory, choose_work_group_size
+
+
+def test_automatic_choice_has_fp64():
+    chosen = select_device("")
+    assert device_module.has_fp64(chosen)
+    gpus = [e for e in list_devices() if e.is_gpu and device_module.has_fp64(e.device)]
+    if gpus:
+        assert chosen == gpus[0].device
+
+
+def test_index_and_substring_specs(queue):
+    entries = list_devices()
+    target = next(e for e in entries if e.device == queue.device)
+    by_index = select_device(f"{target.platform_index}:{target.device_index}")
+    assert by_index == queue.device
+    needle = target.device.name.strip()[:6].upper()  # case-insensitive
+    assert device_module.has_fp64(select_device(needle))
+    by_platform = select_device(target.platform.name.strip().lower())
+    assert by_platform.platform == target.platform
+
+
+@pytest.mark.parametrize("spec", ["no-such-device-xyz", "97:3"])
+def test_no_match_lists_devices(spec):
+    with pytest.raises(DeviceNotFoundError) as caught:
+        select_device(spec)
+    message = str(caught.value)
+    assert spec in message and "devices seen" in message
+    for entry in list_devices():
+        assert entry.device.name.strip() in message
+
+
+def test_env_var_is_read(monkeypatch, queue):
+    monkeypatch.setenv(ENV_VAR, "no-such-device-xyz")
+    with pytest.raises(DeviceNotFoundError, match="no-such-device-xyz"):
+        cljacobi.eig_indefinite(np.array([[1.0, 2.0], [2.0, -1.0]]))
+    # An explicit queue bypasses the variable.
+    w = cljacobi.eig_indefinite(np.array([[1.0, 2.0], [2.0, -1.0]]), queue=queue, eigvals_only=True)
+    assert np.allclose(w, [-np.sqrt(5), np.sqrt(5)])
+
+
+def test_context_accepted(queue):
+    M = np.array([[2.0, 1.0, 0.0], [1.0, -1.0, 3.0], [0.0, 3.0, 0.5]])
+    w_ctx = cljacobi.eig_indefinite(M, queue=queue.context, eigvals_only=True)
+    w_q = cljacobi.eig_indefinite(M, queue=queue, eigvals_only=True)
+    assert np.array_equal(w_ctx, w_q)
+
+
+class _FakeDevice:
+    """Just the attributes the limit checks read."""
+
+    name = "Fake Device"
+    type = cl.device_type.GPU
+    max_work_group_size = 64
+    local_mem_size = 1024
+    max_mem_alloc_size = 1 << 20
+    global_mem_size = 3 << 20
+
+
+def test_memory_limits_raise_before_launch():
+    fake = _FakeDevice()
+    with pytest.raises(DeviceMemoryError, match="Fake Device") as caught:
+        check_global_memory(fake, {"G": 2 << 20})
+    assert isinstance(caught.value, MemoryError)
+    with pytest.raises(DeviceMemoryError, match="has 3.0 MiB"):
+        check_global_memory(fake, {"G": 1 << 20, "V": 1 << 20, "W": 1 << 20, "D": 8})
+    check_global_memory(fake, {"G": 1 << 20, "V": 1 << 20})
+
+
+def test_local_memory_and_work_group_limits():
+    fake = _FakeDevice()
+    with pytest.raises(DeviceCapabilityError, match="local memory"):
+        check_local_memory(fake, 4096, "a kernel")
+    assert choose_work_group_size(fake, 10_000) == 64
+    assert choose_work_group_size(fake, 3) == 16
+    with pytest.raises(DeviceCapabilityError, match="maximal work-group size 64"):
+        choose_work_group_size(fake, 100, requested=128)
+    with pytest.raises(ValueError, match="power of two"):
+        choose_work_group_size(fake, 100, requested=48)
+
+
+def test_huge_problem_is_refused_before_launch(queue):
+    """A G that cannot fit the device memory fails with MemoryError, not in a kernel."""
+    from cljacobi.host.pointwise import PointwiseHSVD
+
+    n = int(np.sqrt(queue.device.global_mem_size / 8)) + 64
+
+    class _Huge:  # behaves like an (n x n) float64 array for the size computation only
+        shape = (n, n)
+
+    with pytest.raises(DeviceMemoryError):
+        PointwiseHSVD(queue, accumulate_v=True).run(_Huge(), np.ones(n, dtype=np.int8), max_sweeps=1)

@@ -1,0 +1,49 @@
+"""hsvd: G = U diag(S) Vh with U orthonormal and Vh J-orthogonal."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cljacobi
+
+EPS = np.finfo(np.float64).eps
+
+
+@pytest.mark.parametrize("m,n,p", [(1, 1, 1), (2, 2, 1), (5, 3, 0), (33, 33, 10), (64, 31, 31), (100, 64, 20)])
+def test_identities(m, n, p, rng):
+    G = rng.standard_normal((m, n))
+    J = np.array([1] * p + [-1] * (n - p))
+    rng.shuffle(J)
+    (U, S, Vh, J_S), info = cljacobi.hsvd(G, J, return_info=True)
+    tol = 100 * max(m, n) * EPS
+    assert U.shape == (m, n) and S.shape == (n,) and Vh.shape == (n, n)
+    assert np.all(np.diff(S) <= 0), "S descending"
+    assert np.linalg.norm(U * S @ Vh - G) <= tol * np.linalg.norm(G)
+    assert np.linalg.norm(U.T @ U - np.eye(n)) <= tol
+    VJ = Vh @ np.diag(J) @ Vh.T
+    assert np.linalg.norm(VJ - np.diag(J_S)) <= tol * np.linalg.norm(Vh) ** 2
+    assert sorted(J_S.tolist()) == sorted(J.tolist())
+    # The eigenvalues of G J G^T are J_S * S^2.
+    w = np.sort(J_S * S**2)
+    M = (G * J) @ G.T
+    w_np = np.linalg.eigvalsh(M)
+    nonzero = np.sort(np.concatenate([w, np.zeros(m - n)]))
+    assert np.max(np.abs(nonzero - w_np)) <= tol * np.abs(w_np).max()
+    assert info.positive == p
+
+
+def test_j_identity_is_svd(rng):
+    A = rng.standard_normal((40, 25))
+    S_ours, J = cljacobi.hsvd(A, np.ones(25), compute_uv=False)
+    assert np.all(J == 1)
+    assert np.allclose(S_ours, np.linalg.svd(A, compute_uv=False), rtol=1e-13)
+
+
+def test_wrong_inputs():
+    with pytest.raises(ValueError, match=r"\+1 and -1"):
+        cljacobi.hsvd(np.eye(3), np.array([1, 0, -1]))
+    with pytest.raises(ValueError, match="shape"):
+        cljacobi.hsvd(np.eye(3), np.ones(2))
+    with pytest.raises(ValueError, match="m >= n"):
+        cljacobi.hsvd(np.ones((2, 3)), np.ones(3))
