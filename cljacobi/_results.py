@@ -67,10 +67,19 @@ class SolveInfo:
         Some hyperbolic pair was numerically dependent and left unrotated.
     device : str
     work_group_size : int
+        Of the pointwise kernel.
+    variant : str
+        "pointwise", "bo" or "fb": what ran (``variant="auto"`` resolved).
+    block_width : int
+        Block width of the blocked variants (0 for pointwise).
+    blocked_sweeps : int
+        Of ``sweeps``, how many were blocked sweeps (the rest pointwise).
     seconds : dict
         Wall-clock seconds per phase: ``factorization``, ``transfer``
         (host-device copies), ``sweeps`` (the kernels, status reads
-        included), ``sort`` (the packed diagonal), ``total``.
+        included), ``sort`` (the packed diagonal), ``total``; with a blocked
+        variant also ``blocked_sweeps``, the part of ``sweeps`` spent in the
+        blocked kernels.
     """
 
     sweeps: int = 0
@@ -82,4 +91,7 @@ class SolveInfo:
     breakdown: bool = False
     device: str = ""
     work_group_size: int = 0
+    variant: str = "pointwise"
+    block_width: int = 0
+    blocked_sweeps: int = 0
     seconds: dict[str, float] = field(default_factory=dict)

@@ -18,7 +18,9 @@ from ._results import EighResult, HSVDResult, SolveInfo
 from .errors import ConvergenceError
 from .factorization import j_factorize, shorten
 from .host.device import resolve_queue
+from .host.blocked import BlockedHSVD
 from .host.pointwise import PointwiseHSVD, HSVDState
+from .host.variants import check_variant_options, choose_variant
 from .validation import as_float_matrix, check_max_sweeps, symmetric_part
 
 __all__ = ["DEFAULT_MAX_SWEEPS", "eig_indefinite", "hsvd"]
@@ -46,19 +48,51 @@ def _run_device(
     accumulate_v: bool,
     max_sweeps: int,
     info: SolveInfo,
+    variant: str = "auto",
+    block_width: int | None = None,
 ) -> HSVDState:
-    """Run the pointwise driver, fill `info`, raise ConvergenceError if it did not converge."""
+    """Orthogonalize the columns of G on the device; fill `info`.
+
+    The blocked variants run until no big block transformation happens, then
+    pointwise sweeps finish (and decide convergence), so every variant has
+    the pointwise method's accuracy.  Raises ConvergenceError if `max_sweeps`
+    quasi-sweeps (blocked and pointwise together) do not suffice.
+    """
+    variant, block_width = choose_variant(queue.device, G.shape[1], variant, block_width)
+    info.variant, info.block_width = variant, block_width
+    V_blocked = None
+    blocked_sweeps = 0
+    if variant != "pointwise":
+        driver = BlockedHSVD(queue, accumulate_v=accumulate_v, block_width=block_width,
+                             variant=variant)
+        G, V_blocked, blocked = driver.run(G, signs, max_sweeps=max_sweeps)
+        blocked_sweeps = blocked.sweeps
+        info.blocked_sweeps = blocked.sweeps
+        for phase, seconds in blocked.seconds.items():
+            info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
+        info.seconds["blocked_sweeps"] = blocked.seconds["sweeps"]
+        info.rotations_per_sweep = list(blocked.rotations_per_sweep)
+        if not blocked.converged:
+            info.sweeps = blocked.sweeps
+            info.rotations = blocked.rotations
+            info.converged = False
+            raise ConvergenceError(
+                f"the blocked ({variant}) sweeps did not converge in {max_sweeps} sweeps", info
+            )
     driver = PointwiseHSVD(queue, accumulate_v=accumulate_v)
-    state = driver.run(G, signs, max_sweeps=max_sweeps)
+    state = driver.run(G, signs, max_sweeps=max(max_sweeps - blocked_sweeps, 1))
     stats = state.stats
-    info.sweeps = stats.sweeps
-    info.rotations = stats.rotations
-    info.rotations_per_sweep = stats.rotations_per_sweep
+    info.sweeps = blocked_sweeps + stats.sweeps
+    info.rotations_per_sweep += stats.rotations_per_sweep
+    info.rotations = sum(info.rotations_per_sweep)
     info.converged = stats.converged
     info.breakdown = stats.breakdown
     info.work_group_size = stats.work_group_size
     info.device = queue.device.name.strip()
-    info.seconds.update(stats.seconds)
+    for phase, seconds in stats.seconds.items():
+        info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
+    if V_blocked is not None and state.V is not None:
+        state = state._replace(V=V_blocked @ state.V)
     if stats.breakdown:
         warnings.warn(
             "some hyperbolic pivot pairs were numerically linearly dependent and were left "
@@ -82,6 +116,8 @@ def eig_indefinite(
     check_finite: bool = True,
     overwrite_a: bool = False,
     max_sweeps: int = DEFAULT_MAX_SWEEPS,
+    variant: str = "auto",
+    block_width: int | None = None,
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
 ):
@@ -113,6 +149,15 @@ def eig_indefinite(
     max_sweeps : int, optional
         Quasi-sweeps (``n`` parallel steps each) before
         :class:`~cljacobi.ConvergenceError` is raised.
+    variant : {"auto", "pointwise", "bo", "fb"}, optional
+        The pointwise GPUJACH1 kernel, or the blocked block-oriented ("bo",
+        one inner sweep per block pair) or full-block ("fb", inner sweeps to
+        convergence) kernels, which are followed by pointwise sweeps that
+        decide convergence.  "auto" takes "bo" on GPUs for orders from
+        ``cljacobi.host.variants.AUTO_BLOCKED_MIN_ORDER`` on, else pointwise.
+    block_width : int, optional
+        Block width w of the blocked variants (pivot blocks 2w x 2w in local
+        memory); ValueError naming the device limit if it does not fit.
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
         Where to run; default: the device ``CLJACOBI_DEVICE`` names.
     return_info : bool, optional
@@ -143,6 +188,7 @@ def eig_indefinite(
     """
     total_start = time.perf_counter()
     max_sweeps = check_max_sweeps(max_sweeps)
+    check_variant_options(variant, block_width)
     M, result_dtype = as_float_matrix(M, "M", check_finite=check_finite, square=True)
     n = M.shape[0]
     info = SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0, "sort": 0.0})
@@ -177,7 +223,8 @@ def eig_indefinite(
 
     resolved = resolve_queue(queue)
     state = _run_device(
-        R, factor.signs, queue=resolved, accumulate_v=False, max_sweeps=max_sweeps, info=info
+        R, factor.signs, queue=resolved, accumulate_v=False, max_sweeps=max_sweeps, info=info,
+        variant=variant, block_width=block_width,
     )
     w = np.ldexp(state.signs * state.d, exponent)
     if rank < n:
@@ -203,6 +250,8 @@ def hsvd(
     compute_uv: bool = True,
     check_finite: bool = True,
     max_sweeps: int = DEFAULT_MAX_SWEEPS,
+    variant: str = "auto",
+    block_width: int | None = None,
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
 ):
@@ -221,7 +270,7 @@ def hsvd(
     compute_uv : bool, optional
         Compute U and Vh (V is accumulated on the device).  If False only
         ``(S, J)`` are returned.
-    check_finite, max_sweeps, queue, return_info
+    check_finite, max_sweeps, variant, block_width, queue, return_info
         As in :func:`eig_indefinite`.
 
     Returns
@@ -235,6 +284,7 @@ def hsvd(
     """
     total_start = time.perf_counter()
     max_sweeps = check_max_sweeps(max_sweeps)
+    check_variant_options(variant, block_width)
     G, result_dtype = as_float_matrix(G, "G", check_finite=check_finite, square=False)
     m, n = G.shape
     signs = np.asarray(J)
@@ -272,7 +322,7 @@ def hsvd(
 
     state = _run_device(
         R, signs_sorted, queue=resolve_queue(queue), accumulate_v=compute_uv,
-        max_sweeps=max_sweeps, info=info,
+        max_sweeps=max_sweeps, info=info, variant=variant, block_width=block_width,
     )
     sigma = np.linalg.norm(state.G, axis=0)
     order = np.argsort(-sigma, kind="stable")

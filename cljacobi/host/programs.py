@@ -39,12 +39,21 @@ class KernelSpec:
         Work-items per work-group, a power of two.
     accumulate_v : bool
         Whether the step kernel also transforms V.
+    block_width : int
+        Block width w of the blocked family (0 for the pointwise one).
+    inner_strategy : str
+        Strategy of the inner sweeps on the 2w x 2w pivot block (blocked family).
+    tile_rows : int
+        Rows of G per Gram tile in local memory (blocked family).
     """
 
     family: str
     dtype: str
     work_group_size: int
     accumulate_v: bool
+    block_width: int = 0
+    inner_strategy: str = ""
+    tile_rows: int = 0
 
     def __post_init__(self) -> None:
         if self.dtype not in _REAL_CTYPES:
@@ -55,11 +64,21 @@ class KernelSpec:
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
-        return {
+        args: dict[str, object] = {
             "real_ctype": _REAL_CTYPES[self.dtype],
             "work_group_size": self.work_group_size,
             "accumulate_v": self.accumulate_v,
         }
+        if self.block_width:
+            from ..strategies import step_table
+
+            table = step_table(self.inner_strategy, 2 * self.block_width)
+            args["block_width"] = self.block_width
+            args["tile_rows"] = self.tile_rows
+            args["inner_pairs"] = tuple(
+                tuple((int(i), int(j)) for i, j in step) for step in table.pairs
+            )
+        return args
 
 
 @lru_cache(maxsize=None)

@@ -1,0 +1,182 @@
+"""The blocked one-sided hyperbolic Jacobi driver ("bo" and "fb" variants).
+
+Novaković & Singer, implicit Hari-Zimmermann GSVD on GPUs, Sect. 2.3-2.5:
+the columns of G are grouped into blocks of width w; each parallel step
+transforms r/(2w) disjoint block pairs, one work-group each (the kernel in
+``templates/blocked.cl.mako``); the outer strategy over the blocks is the
+modified modulus table of :mod:`cljacobi.strategies`.  Outer convergence
+counts "big" transformations (|t| > sqrt(eps)/2, GSVD paper Sect. 2.5), so
+rounding noise in the Gram matrices cannot keep the sweeps going.
+
+The Gram matrix squares the condition number of the pivot block, so the
+blocked phase is followed by pointwise sweeps (:class:`PointwiseHSVD`) that
+decide final convergence with the relative-orthogonality test of the 2011
+paper: the accuracy of the result is that of the pointwise method.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyopencl as cl
+
+from ..strategies import step_table
+from .device import require_fp64
+from .limits import check_global_memory, check_local_memory, choose_work_group_size
+from .pointwise import ROW_ALIGNMENT, STATUS_BIG, RunStats
+from .programs import KernelSpec, build_program
+
+__all__ = ["BLOCK_VARIANTS", "BlockedHSVD", "FULL_BLOCK_INNER_SWEEPS", "blocked_local_bytes"]
+
+BLOCK_VARIANTS = ("bo", "fb")
+
+#: Inner sweeps of the full-block variant at most (the GSVD paper's bound).
+FULL_BLOCK_INNER_SWEEPS = 30
+
+#: Inner strategy on the 2w x 2w pivot block (the GSVD paper uses ME at both levels).
+INNER_STRATEGY = "me"
+
+#: Rows of G per Gram tile in local memory.
+TILE_ROWS = 32
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def blocked_local_bytes(block_width: int, tile_rows: int = TILE_ROWS) -> int:
+    """Local memory of one work-group of the block step kernel, in bytes."""
+    K = 2 * block_width
+    return 8 * (2 * K * K + K * (tile_rows + 1) + 3 * block_width) + 4 * (4 * block_width + K + 2)
+
+
+class BlockedHSVD:
+    """Device buffers and the outer sweep loop of the blocked method.
+
+    Parameters
+    ----------
+    queue : pyopencl.CommandQueue
+    accumulate_v : bool
+    block_width : int
+        Width w of a block column; the pivot block is 2w x 2w.
+    variant : {"bo", "fb"}
+        One inner sweep per block pair, or inner sweeps until the block has
+        no big rotation (at most :data:`FULL_BLOCK_INNER_SWEEPS`).
+    """
+
+    def __init__(
+        self,
+        queue: cl.CommandQueue,
+        *,
+        accumulate_v: bool,
+        block_width: int,
+        variant: str,
+        work_group_size: int | None = None,
+    ) -> None:
+        if variant not in BLOCK_VARIANTS:
+            raise ValueError(f"variant must be one of {BLOCK_VARIANTS}, not {variant!r}")
+        self.queue = queue
+        self.device = queue.device
+        require_fp64(self.device)
+        self.accumulate_v = accumulate_v
+        self.block_width = block_width
+        self.inner_sweeps = 1 if variant == "bo" else FULL_BLOCK_INNER_SWEEPS
+        check_local_memory(
+            self.device, blocked_local_bytes(block_width),
+            f"the blocked step kernel with block_width={block_width}",
+        )
+        self.requested_work_group_size = work_group_size
+
+    def run(self, G: np.ndarray, signs: np.ndarray, *, max_sweeps: int):
+        """Blocked sweeps on `G` (m x r) until no big transformation happens.
+
+        Returns ``(G, V, stats)``: the transformed G, the accumulated V (or
+        None) with ``G_new = G @ V``, and the :class:`RunStats`.
+        """
+        seconds = {"transfer": 0.0, "sweeps": 0.0, "sort": 0.0}
+        m, r = G.shape
+        w = self.block_width
+        r_pad = _round_up(r, 2 * w)
+        extra = r_pad - r
+        m_used = m + extra
+        ldg = _round_up(m_used, ROW_ALIGNMENT)
+        ldv = _round_up(r_pad, ROW_ALIGNMENT)
+        blocks = r_pad // w
+        slots = blocks // 2
+        check_global_memory(self.device, {
+            "G": 8 * ldg * r_pad, **({"V": 8 * ldv * r_pad} if self.accumulate_v else {}),
+        })
+        wg = choose_work_group_size(self.device, m_used, requested=self.requested_work_group_size)
+        spec = KernelSpec("blocked", "float64", wg, self.accumulate_v, block_width=w,
+                          inner_strategy=INNER_STRATEGY, tile_rows=TILE_ROWS)
+        program = build_program(self.queue.context, self.device, spec)
+        status_program = build_program(
+            self.queue.context, self.device, KernelSpec("pointwise", "float64", wg, False))
+
+        # Bordering as eq. (4.1) of the 2011 paper: unit columns in new rows.
+        columns = np.zeros((r_pad, ldg))
+        columns[:r, :m] = G.T
+        columns[r + np.arange(extra), m + np.arange(extra)] = 1.0
+        all_signs = np.concatenate([signs.astype(np.int32), np.ones(extra, np.int32)])
+        outer = np.concatenate([step_table("mm", blocks, sweep=s).pairs for s in (0, 1)])
+        outer = np.ascontiguousarray(outer, dtype=np.int32)
+
+        start = time.perf_counter()
+        mf = cl.mem_flags
+        ctx = self.queue.context
+        g_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=columns)
+        v_buf = None
+        if self.accumulate_v:
+            identity = np.zeros((r_pad, ldv))
+            identity[np.arange(r_pad), np.arange(r_pad)] = 1.0
+            v_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=identity)
+        signs_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=all_signs)
+        outer_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=outer)
+        zeros = np.zeros(slots, np.int32)
+        status_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
+        rotations_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
+        summary_buf = cl.Buffer(ctx, mf.READ_WRITE, 8)
+        self.queue.finish()
+        seconds["transfer"] += time.perf_counter() - start
+
+        step = cl.Kernel(program, "cjac_block_step")
+        args = [g_buf, np.int32(ldg), np.int32(m_used)]
+        if self.accumulate_v:
+            args += [v_buf, np.int32(ldv), np.int32(r_pad)]
+        args += [signs_buf, outer_buf, np.int32(0), np.int32(self.inner_sweeps),
+                 status_buf, rotations_buf]
+        step.set_args(*args)
+        step_arg = len(args) - 4
+        reduce_status = cl.Kernel(status_program, "cjac_sweep_status")
+        reduce_status.set_args(status_buf, rotations_buf, np.int32(slots), summary_buf)
+
+        stats = RunStats(work_group_size=wg)
+        summary = np.empty(2, np.int32)
+        sweep_start = time.perf_counter()
+        for sweep in range(max_sweeps):
+            for s in range(blocks):
+                step.set_arg(step_arg, np.int32((sweep % 2) * blocks + s))
+                cl.enqueue_nd_range_kernel(self.queue, step, (slots * wg,), (wg,))
+            cl.enqueue_nd_range_kernel(self.queue, reduce_status, (wg,), (wg,))
+            cl.enqueue_copy(self.queue, summary, summary_buf)
+            stats.sweeps += 1
+            stats.last_status = int(summary[0])
+            stats.rotations_per_sweep.append(int(summary[1]))
+            if not summary[0] & STATUS_BIG:
+                stats.converged = True
+                break
+        seconds["sweeps"] += time.perf_counter() - sweep_start
+        stats.rotations = sum(stats.rotations_per_sweep)
+
+        start = time.perf_counter()
+        cl.enqueue_copy(self.queue, columns, g_buf)
+        V = None
+        if self.accumulate_v:
+            v_columns = np.empty((r_pad, ldv))
+            cl.enqueue_copy(self.queue, v_columns, v_buf)
+            V = np.ascontiguousarray(v_columns[:r, :r].T)
+        self.queue.finish()
+        seconds["transfer"] += time.perf_counter() - start
+        stats.seconds = seconds
+        return np.ascontiguousarray(columns[:r, :m].T), V, stats

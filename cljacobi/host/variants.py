@@ -1,0 +1,79 @@
+"""Choosing between the pointwise and the blocked variants, and the block width."""
+
+from __future__ import annotations
+
+import numbers
+
+import pyopencl as cl
+
+from .blocked import BLOCK_VARIANTS, blocked_local_bytes
+
+__all__ = [
+    "VARIANTS",
+    "AUTO_BLOCK_WIDTH",
+    "AUTO_BLOCKED_MIN_ORDER",
+    "check_variant_options",
+    "choose_variant",
+]
+
+VARIANTS = ("auto", "pointwise", *BLOCK_VARIANTS)
+
+#: Block width ``variant="auto"`` uses on GPUs, the largest first that fits local memory.
+AUTO_BLOCK_WIDTH = (16, 8)
+
+#: ``variant="auto"`` takes the blocked "bo" variant on a GPU from this order of
+#: the factor on; below it (and on CPU devices) the pointwise kernel.
+AUTO_BLOCKED_MIN_ORDER = 1024
+
+
+def check_variant_options(variant: object, block_width: object) -> None:
+    """Device-independent checks of ``variant`` and ``block_width`` (ValueError)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, not {variant!r}")
+    if block_width is not None and (
+        isinstance(block_width, bool)
+        or not isinstance(block_width, numbers.Integral)
+        or block_width < 1
+    ):
+        raise ValueError(f"block_width must be a positive integer, not {block_width!r}")
+
+
+def choose_variant(
+    device: cl.Device, order: int, variant: str, block_width: int | None
+) -> tuple[str, int]:
+    """Validate ``variant``/``block_width`` and resolve ``"auto"``.
+
+    Returns ``(variant, block_width)`` with variant one of ``"pointwise"``,
+    ``"bo"``, ``"fb"`` (block width 0 for pointwise).
+
+    Raises
+    ------
+    ValueError
+        Unknown variant; a block width that is not a positive integer, or
+        whose pivot block does not fit the device's local memory (the
+        message names the device and the limit).
+    """
+    check_variant_options(variant, block_width)
+    if block_width is not None:
+        block_width = int(block_width)
+        need, have = blocked_local_bytes(block_width), int(device.local_mem_size)
+        if need > have:
+            raise ValueError(
+                f"block_width={block_width} needs {need} bytes of local memory per "
+                f"work-group; device {device.name.strip()!r} has {have}"
+            )
+    if variant == "pointwise":
+        return "pointwise", 0
+    if variant == "auto":
+        is_gpu = bool(device.type & cl.device_type.GPU)
+        if not is_gpu or order < AUTO_BLOCKED_MIN_ORDER:
+            if block_width is None:
+                return "pointwise", 0
+        variant = "bo"
+    if block_width is None:
+        fitting = [w for w in AUTO_BLOCK_WIDTH
+                   if blocked_local_bytes(w) <= int(device.local_mem_size)]
+        if not fitting:
+            return "pointwise", 0
+        block_width = fitting[0]
+    return variant, block_width

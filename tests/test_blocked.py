@@ -1,0 +1,151 @@
+"""The blocked variants ("bo", "fb"): the block step kernel against numpy, and
+eig_indefinite/hsvd through them with the same accuracy bar as pointwise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+import pytest
+
+import cljacobi
+from cljacobi.host.blocked import TILE_ROWS, blocked_local_bytes
+from cljacobi.host.programs import KernelSpec, build_program
+from cljacobi.host.variants import choose_variant
+from cljacobi.matrices import graded, with_spectrum
+from cljacobi.reference import PairKind, pair_rotation
+from cljacobi.strategies import step_table
+
+from hiprec import eigvalsh_hiprec
+
+EPS = np.finfo(np.float64).eps
+
+
+def _numpy_block_step(G, signs, P, Q, w, inner_sweeps):
+    """Reference of one block step: Gram, inner ME sweeps in two-sided form, G W."""
+    cols = np.r_[P * w : P * w + w, Q * w : Q * w + w]
+    X = G[:, cols]
+    A = X.T @ X
+    W = np.eye(2 * w)
+    s = signs[cols]
+    table = step_table("me", 2 * w).pairs
+    for _ in range(inner_sweeps):
+        big = False
+        for step in table:
+            rotations = []
+            for i, j in step:
+                hyperbolic = s[i] != s[j]
+                kind, t, c = pair_rotation(A[i, i], A[j, j], A[i, j], hyperbolic)
+                if kind == PairKind.ROTATE:
+                    rotations.append((i, j, t, c, t if hyperbolic else -t))
+                    big |= abs(t) > np.sqrt(EPS) / 2
+            R = np.eye(2 * w)
+            for i, j, t, c, ti in rotations:
+                R[i, i], R[j, i], R[i, j], R[j, j] = c, c * ti, c * t, c
+            A = R.T @ A @ R
+            for i, j, *_ in rotations:
+                A[i, j] = A[j, i] = 0.0
+            W = W @ R
+        if not big:
+            break
+    out = G.copy()
+    out[:, cols] = X @ W
+    return out, W
+
+
+@pytest.mark.parametrize("w,inner_sweeps", [(2, 1), (4, 1), (8, 30)])
+def test_block_step_against_numpy(queue, rng, w, inner_sweeps):
+    m, blocks = 45, 4
+    r = blocks * w
+    G = rng.standard_normal((m, r)) * 2.0 ** rng.integers(-4, 4, r)
+    signs = np.where(rng.random(r) < 0.5, 1, -1).astype(np.int32)
+    ld = 64
+    wg = 16
+    program = build_program(queue.context, queue.device, KernelSpec(
+        "blocked", "float64", wg, False, block_width=w, inner_strategy="me",
+        tile_rows=TILE_ROWS))
+    kernel = cl.Kernel(program, "cjac_block_step")
+    columns = np.zeros((r, ld))
+    columns[:, :m] = G.T
+    pairs = np.array([[0, 3], [1, 2]], dtype=np.int32)  # one outer step, two block pairs
+    mf = cl.mem_flags
+    ctx = queue.context
+    g_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=columns)
+    s_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=signs)
+    p_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=pairs)
+    zeros = np.zeros(2, np.int32)
+    status = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
+    rotations = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
+    kernel(queue, (2 * wg,), (wg,), g_buf, np.int32(ld), np.int32(m), s_buf, p_buf,
+           np.int32(0), np.int32(inner_sweeps), status, rotations)
+    cl.enqueue_copy(queue, columns, g_buf)
+    expected = G
+    for P, Q in pairs:
+        expected, _ = _numpy_block_step(expected, signs, P, Q, w, inner_sweeps)
+    scale = np.abs(G).max()
+    np.testing.assert_allclose(columns[:, :m].T / scale, expected / scale, rtol=0, atol=1e-12)
+    counts = np.empty(2, np.int32)
+    cl.enqueue_copy(queue, counts, rotations)
+    assert counts.min() > 0
+
+
+@pytest.mark.parametrize("variant", ["bo", "fb"])
+@pytest.mark.parametrize("n,p,w", [(33, 10, 4), (64, 64, 8), (100, 30, 16), (70, 0, 32)])
+def test_eig_blocked_matches_numpy(variant, n, p, w, rng):
+    magnitudes = rng.uniform(0.1, 10.0, n)
+    M = with_spectrum(np.concatenate([magnitudes[:p], -magnitudes[p:]]), rng=rng)
+    (w_ours, U), info = cljacobi.eig_indefinite(
+        M, variant=variant, block_width=w, return_info=True)
+    assert info.variant == variant and info.block_width == w
+    # Blocked sweeps ran, then pointwise sweeps finished the job.
+    assert 0 < info.blocked_sweeps < info.sweeps
+    w_np = np.linalg.eigvalsh(M)
+    assert np.max(np.abs(w_ours - w_np)) <= 50 * n * EPS * np.abs(w_np).max()
+    assert np.linalg.norm(M @ U - U * w_ours) <= 50 * n * EPS * np.linalg.norm(M)
+    assert np.linalg.norm(U.T @ U - np.eye(n)) <= 50 * n * EPS
+
+
+@pytest.mark.parametrize("variant", ["bo", "fb"])
+def test_blocked_graded_relative_accuracy(variant, rng):
+    """The Gram route alone would lose the small eigenvalues; the pointwise finish keeps them."""
+    M, _, _ = graded(40, p=17, low_exponent=-30, rng=rng)
+    exact = eigvalsh_hiprec(M)
+    w = cljacobi.eig_indefinite(M, eigvals_only=True, variant=variant, block_width=8)
+    assert np.max(np.abs(w - exact) / np.abs(exact)) <= 1e-12
+
+
+def test_hsvd_blocked(rng):
+    G = rng.standard_normal((60, 48))
+    J = np.where(rng.random(48) < 0.4, 1, -1)
+    U, S, Vh, J_S = cljacobi.hsvd(G, J, variant="bo", block_width=8)
+    tol = 100 * 60 * EPS
+    assert np.linalg.norm(U * S @ Vh - G) <= tol * np.linalg.norm(G)
+    assert np.linalg.norm(U.T @ U - np.eye(48)) <= tol
+    assert np.linalg.norm(Vh @ np.diag(J) @ Vh.T - np.diag(J_S)) <= tol * np.linalg.norm(Vh) ** 2
+
+
+def test_blocked_reproducible(rng):
+    M = with_spectrum(rng.uniform(-5, 5, 50), rng=rng)
+    first = cljacobi.eig_indefinite(M, variant="fb", block_width=8)
+    again = cljacobi.eig_indefinite(M, variant="fb", block_width=8)
+    assert np.array_equal(first.eigenvalues, again.eigenvalues)
+    assert np.array_equal(first.eigenvectors, again.eigenvectors)
+
+
+class _SmallLocalGPU:
+    name = "Small GPU"
+    type = cl.device_type.GPU
+    local_mem_size = 48 * 1024
+
+
+def test_variant_choice_and_errors():
+    gpu = _SmallLocalGPU()
+    assert choose_variant(gpu, 100, "auto", None) == ("pointwise", 0)
+    assert choose_variant(gpu, 4096, "auto", None) == ("bo", 16)
+    assert choose_variant(gpu, 100, "fb", None) == ("fb", 16)
+    assert blocked_local_bytes(32) > gpu.local_mem_size
+    with pytest.raises(ValueError, match=r"block_width=32 .*'Small GPU' has 49152"):
+        choose_variant(gpu, 4096, "bo", 32)
+    with pytest.raises(ValueError, match="variant must be one of"):
+        cljacobi.eig_indefinite(np.eye(3), variant="blocked")
+    with pytest.raises(ValueError, match="block_width"):
+        cljacobi.eig_indefinite(np.eye(3), variant="bo", block_width=0)
