@@ -90,9 +90,14 @@ def test_block_step_against_numpy(queue, rng, w, inner_sweeps):
 
 @pytest.mark.parametrize("variant", ["bo", "fb"])
 @pytest.mark.parametrize("n,p,w", [(33, 10, 4), (64, 64, 8), (100, 30, 16), (70, 0, 32)])
-def test_eig_blocked_matches_numpy(variant, n, p, w, rng):
+def test_eig_blocked_matches_numpy(variant, n, p, w, rng, queue):
     magnitudes = rng.uniform(0.1, 10.0, n)
     M = with_spectrum(np.concatenate([magnitudes[:p], -magnitudes[p:]]), rng=rng)
+    if blocked_local_bytes(w) > queue.device.local_mem_size:
+        # A block that cannot fit is refused up front, naming the device's limit.
+        with pytest.raises(ValueError, match=f"block_width={w} needs .* local memory"):
+            cljacobi.eig_indefinite(M, variant=variant, block_width=w)
+        return
     (w_ours, U), info = cljacobi.eig_indefinite(
         M, variant=variant, block_width=w, return_info=True)
     assert info.variant == variant and info.block_width == w
@@ -140,6 +145,7 @@ class _SmallLocalGPU:
 def test_variant_choice_and_errors():
     gpu = _SmallLocalGPU()
     assert choose_variant(gpu, 100, "auto", None) == ("pointwise", 0)
+    assert choose_variant(gpu, 1024, "auto", None) == ("pointwise", 0)
     assert choose_variant(gpu, 4096, "auto", None) == ("bo", 16)
     assert choose_variant(gpu, 100, "fb", None) == ("fb", 16)
     assert blocked_local_bytes(32) > gpu.local_mem_size

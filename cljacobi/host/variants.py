@@ -22,8 +22,12 @@ VARIANTS = ("auto", "pointwise", *BLOCK_VARIANTS)
 AUTO_BLOCK_WIDTH = (16, 8)
 
 #: ``variant="auto"`` takes the blocked "bo" variant on a GPU from this order of
-#: the factor on; below it (and on CPU devices) the pointwise kernel.
-AUTO_BLOCKED_MIN_ORDER = 1024
+#: the factor on; below it (and on CPU devices) the pointwise kernel.  Measured
+#: on an NVIDIA H200 through NVIDIA's OpenCL (bench/results/
+#: eig-H200-2026-11-22-variants.json), seconds of the sweeps for the 2011
+#: paper's family: n = 1024 pointwise 0.51 s total vs bo:16 0.65 s; n = 2048
+#: 2.85 s vs 2.88 s; n = 4096 sweeps 6.0 s vs 2.3 s (bo:8 2.4 s, fb:16 3.1 s).
+AUTO_BLOCKED_MIN_ORDER = 2048
 
 
 def check_variant_options(variant: object, block_width: object) -> None:
