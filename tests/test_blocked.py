@@ -52,18 +52,21 @@ def _numpy_block_step(G, signs, P, Q, w, inner_sweeps):
     return out, W
 
 
-@pytest.mark.parametrize("w,inner_sweeps", [(2, 1), (4, 1), (8, 30)])
-def test_block_step_against_numpy(queue, rng, w, inner_sweeps):
+@pytest.mark.parametrize(
+    "w,inner_sweeps,in_local", [(2, 1, True), (4, 1, False), (8, 30, True), (8, 30, False)]
+)
+def test_block_step_against_numpy(queue, rng, w, inner_sweeps, in_local):
+    """Gram (in row chunks), inner sweeps and update kernels of one parallel step."""
     m, blocks = 45, 4
     r = blocks * w
     G = rng.standard_normal((m, r)) * 2.0 ** rng.integers(-4, 4, r)
     signs = np.where(rng.random(r) < 0.5, 1, -1).astype(np.int32)
-    ld = 64
-    wg = 16
+    ld, wg, K, slots = 64, 16, 2 * w, 2
+    chunk_rows = TILE_ROWS  # two chunks for m = 45: the partial sums are exercised
+    chunks = -(-m // chunk_rows)
     program = build_program(queue.context, queue.device, KernelSpec(
         "blocked", "float64", wg, False, block_width=w, inner_strategy="me",
-        tile_rows=TILE_ROWS))
-    kernel = cl.Kernel(program, "cjac_block_step")
+        tile_rows=TILE_ROWS, transform_in_local=in_local))
     columns = np.zeros((r, ld))
     columns[:, :m] = G.T
     pairs = np.array([[0, 3], [1, 2]], dtype=np.int32)  # one outer step, two block pairs
@@ -72,17 +75,33 @@ def test_block_step_against_numpy(queue, rng, w, inner_sweeps):
     g_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=columns)
     s_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=signs)
     p_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=pairs)
-    zeros = np.zeros(2, np.int32)
+    partial = cl.Buffer(ctx, mf.READ_WRITE, 8 * slots * chunks * K * K)
+    transforms = cl.Buffer(ctx, mf.READ_WRITE, 8 * slots * K * K)
+    rotated = cl.Buffer(ctx, mf.READ_WRITE, 4 * slots)
+    zeros = np.zeros(slots, np.int32)
     status = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
     rotations = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
-    kernel(queue, (2 * wg,), (wg,), g_buf, np.int32(ld), np.int32(m), s_buf, p_buf,
-           np.int32(0), np.int32(inner_sweeps), status, rotations)
+    step = np.int32(0)
+    cl.Kernel(program, "cjac_block_gram")(
+        queue, (slots * wg, chunks), (wg, 1), g_buf, np.int32(ld), np.int32(m),
+        np.int32(chunk_rows), p_buf, step, partial)
+    cl.Kernel(program, "cjac_block_rotate")(
+        queue, (slots * wg,), (wg,), partial, np.int32(chunks), s_buf, p_buf, step,
+        np.int32(inner_sweeps), transforms, rotated, status, rotations)
+    cl.Kernel(program, "cjac_block_update")(
+        queue, (slots * wg, chunks), (wg, 1), g_buf, np.int32(ld), np.int32(m),
+        np.int32(chunk_rows), p_buf, step, transforms, rotated)
     cl.enqueue_copy(queue, columns, g_buf)
     expected = G
+    transforms_expected = []
     for P, Q in pairs:
-        expected, _ = _numpy_block_step(expected, signs, P, Q, w, inner_sweeps)
+        expected, W = _numpy_block_step(expected, signs, P, Q, w, inner_sweeps)
+        transforms_expected.append(W)
     scale = np.abs(G).max()
     np.testing.assert_allclose(columns[:, :m].T / scale, expected / scale, rtol=0, atol=1e-12)
+    W_device = np.empty((slots, K, K))
+    cl.enqueue_copy(queue, W_device, transforms)
+    np.testing.assert_allclose(W_device, np.array(transforms_expected), rtol=0, atol=1e-12)
     counts = np.empty(2, np.int32)
     cl.enqueue_copy(queue, counts, rotations)
     assert counts.min() > 0
@@ -148,9 +167,12 @@ def test_variant_choice_and_errors():
     assert choose_variant(gpu, 1024, "auto", None) == ("pointwise", 0)
     assert choose_variant(gpu, 4096, "auto", None) == ("bo", 16)
     assert choose_variant(gpu, 100, "fb", None) == ("fb", 16)
-    assert blocked_local_bytes(32) > gpu.local_mem_size
-    with pytest.raises(ValueError, match=r"block_width=32 .*'Small GPU' has 49152"):
-        choose_variant(gpu, 4096, "bo", 32)
+    # w = 32 fits 48 KiB only with the transformation in global memory; w = 64 not at all.
+    assert blocked_local_bytes(32) <= gpu.local_mem_size
+    assert blocked_local_bytes(32, transform_in_local=True) > gpu.local_mem_size
+    assert choose_variant(gpu, 4096, "bo", 32) == ("bo", 32)
+    with pytest.raises(ValueError, match=r"block_width=64 .*'Small GPU' has 49152"):
+        choose_variant(gpu, 4096, "bo", 64)
     with pytest.raises(ValueError, match="variant must be one of"):
         cljacobi.eig_indefinite(np.eye(3), variant="blocked")
     with pytest.raises(ValueError, match="block_width"):

@@ -45,10 +45,30 @@ def _round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
 
 
-def blocked_local_bytes(block_width: int, tile_rows: int = TILE_ROWS) -> int:
-    """Local memory of one work-group of the block step kernel, in bytes."""
+def blocked_local_bytes(
+    block_width: int, *, transform_in_local: bool = False, tile_rows: int = TILE_ROWS
+) -> int:
+    """Local memory per work-group of the largest blocked kernel, in bytes.
+
+    The Gram tile (2w x (tile_rows + 1)), the rotate kernel's Gram matrix,
+    transformation (if kept in local memory) and rotation parameters, and the
+    update kernel's copy of W.
+    """
     K = 2 * block_width
-    return 8 * (2 * K * K + K * (tile_rows + 1) + 3 * block_width) + 4 * (4 * block_width + K + 2)
+    gram = 8 * K * (tile_rows + 1)
+    rotate = 8 * K * K * (2 if transform_in_local else 1) + 8 * 3 * block_width \
+        + 4 * (4 * block_width + K + 1)
+    update = 8 * K * K
+    return max(gram, rotate, update)
+
+
+def _row_chunks(rows: int, slots: int, device: cl.Device) -> tuple[int, int]:
+    """(chunks, chunk_rows): split the rows so that each step has several
+    work-groups per compute unit; chunk_rows a multiple of TILE_ROWS."""
+    target = 4 * int(device.max_compute_units)
+    chunks = max(1, min(-(-target // slots), -(-rows // (4 * TILE_ROWS))))
+    chunk_rows = _round_up(-(-rows // chunks), TILE_ROWS)
+    return -(-rows // chunk_rows), chunk_rows
 
 
 class BlockedHSVD:
@@ -84,8 +104,10 @@ class BlockedHSVD:
         self.inner_sweeps = 1 if variant == "bo" else FULL_BLOCK_INNER_SWEEPS
         check_local_memory(
             self.device, blocked_local_bytes(block_width),
-            f"the blocked step kernel with block_width={block_width}",
+            f"the blocked kernels with block_width={block_width}",
         )
+        self.transform_in_local = blocked_local_bytes(
+            block_width, transform_in_local=True) <= int(self.device.local_mem_size)
         self.requested_work_group_size = work_group_size
 
     def run(self, G: np.ndarray, signs: np.ndarray, *, max_sweeps: int):
@@ -108,11 +130,15 @@ class BlockedHSVD:
             "G": 8 * ldg * r_pad, **({"V": 8 * ldv * r_pad} if self.accumulate_v else {}),
         })
         wg = choose_work_group_size(self.device, m_used, requested=self.requested_work_group_size)
-        spec = KernelSpec("blocked", "float64", wg, self.accumulate_v, block_width=w,
-                          inner_strategy=INNER_STRATEGY, tile_rows=TILE_ROWS)
+        spec = KernelSpec("blocked", "float64", wg, False, block_width=w,
+                          inner_strategy=INNER_STRATEGY, tile_rows=TILE_ROWS,
+                          transform_in_local=self.transform_in_local)
         program = build_program(self.queue.context, self.device, spec)
         status_program = build_program(
             self.queue.context, self.device, KernelSpec("pointwise", "float64", wg, False))
+        chunks, chunk_rows = _row_chunks(m_used, slots, self.device)
+        v_chunks, v_chunk_rows = _row_chunks(r_pad, slots, self.device)
+        K = 2 * w
 
         # Bordering as eq. (4.1) of the 2011 paper: unit columns in new rows.
         columns = np.zeros((r_pad, ldg))
@@ -133,6 +159,9 @@ class BlockedHSVD:
             v_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=identity)
         signs_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=all_signs)
         outer_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=outer)
+        partial_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * slots * chunks * K * K)
+        transforms_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * slots * K * K)
+        rotated_buf = cl.Buffer(ctx, mf.READ_WRITE, 4 * slots)
         zeros = np.zeros(slots, np.int32)
         status_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
         rotations_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
@@ -140,14 +169,23 @@ class BlockedHSVD:
         self.queue.finish()
         seconds["transfer"] += time.perf_counter() - start
 
-        step = cl.Kernel(program, "cjac_block_step")
-        args = [g_buf, np.int32(ldg), np.int32(m_used)]
+        gram = cl.Kernel(program, "cjac_block_gram")
+        gram.set_args(g_buf, np.int32(ldg), np.int32(m_used), np.int32(chunk_rows), outer_buf,
+                      np.int32(0), partial_buf)
+        rotate = cl.Kernel(program, "cjac_block_rotate")
+        rotate.set_args(partial_buf, np.int32(chunks), signs_buf, outer_buf, np.int32(0),
+                        np.int32(self.inner_sweeps), transforms_buf, rotated_buf,
+                        status_buf, rotations_buf)
+        update_g = cl.Kernel(program, "cjac_block_update")
+        update_g.set_args(g_buf, np.int32(ldg), np.int32(m_used), np.int32(chunk_rows),
+                          outer_buf, np.int32(0), transforms_buf, rotated_buf)
+        launches = [(gram, 5, (slots * wg, chunks)), (rotate, 4, (slots * wg,)),
+                    (update_g, 5, (slots * wg, chunks))]
         if self.accumulate_v:
-            args += [v_buf, np.int32(ldv), np.int32(r_pad)]
-        args += [signs_buf, outer_buf, np.int32(0), np.int32(self.inner_sweeps),
-                 status_buf, rotations_buf]
-        step.set_args(*args)
-        step_arg = len(args) - 4
+            update_v = cl.Kernel(program, "cjac_block_update")
+            update_v.set_args(v_buf, np.int32(ldv), np.int32(r_pad), np.int32(v_chunk_rows),
+                              outer_buf, np.int32(0), transforms_buf, rotated_buf)
+            launches.append((update_v, 5, (slots * wg, v_chunks)))
         reduce_status = cl.Kernel(status_program, "cjac_sweep_status")
         reduce_status.set_args(status_buf, rotations_buf, np.int32(slots), summary_buf)
 
@@ -156,8 +194,11 @@ class BlockedHSVD:
         sweep_start = time.perf_counter()
         for sweep in range(max_sweeps):
             for s in range(blocks):
-                step.set_arg(step_arg, np.int32((sweep % 2) * blocks + s))
-                cl.enqueue_nd_range_kernel(self.queue, step, (slots * wg,), (wg,))
+                step_index = np.int32((sweep % 2) * blocks + s)
+                for kernel, step_arg, global_size in launches:
+                    kernel.set_arg(step_arg, step_index)
+                    local_size = (wg,) if len(global_size) == 1 else (wg, 1)
+                    cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
             cl.enqueue_nd_range_kernel(self.queue, reduce_status, (wg,), (wg,))
             cl.enqueue_copy(self.queue, summary, summary_buf)
             stats.sweeps += 1

@@ -45,6 +45,8 @@ class KernelSpec:
         Strategy of the inner sweeps on the 2w x 2w pivot block (blocked family).
     tile_rows : int
         Rows of G per Gram tile in local memory (blocked family).
+    transform_in_local : bool
+        Keep the block transformation in local memory (blocked family).
     """
 
     family: str
@@ -54,6 +56,7 @@ class KernelSpec:
     block_width: int = 0
     inner_strategy: str = ""
     tile_rows: int = 0
+    transform_in_local: bool = True
 
     def __post_init__(self) -> None:
         if self.dtype not in _REAL_CTYPES:
@@ -75,6 +78,7 @@ class KernelSpec:
             table = step_table(self.inner_strategy, 2 * self.block_width)
             args["block_width"] = self.block_width
             args["tile_rows"] = self.tile_rows
+            args["transform_in_local"] = self.transform_in_local
             args["inner_pairs"] = tuple(
                 tuple((int(i), int(j)) for i, j in step) for step in table.pairs
             )

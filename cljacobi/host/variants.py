@@ -76,7 +76,8 @@ def choose_variant(
         variant = "bo"
     if block_width is None:
         fitting = [w for w in AUTO_BLOCK_WIDTH
-                   if blocked_local_bytes(w) <= int(device.local_mem_size)]
+                   if blocked_local_bytes(w, transform_in_local=True)
+                   <= int(device.local_mem_size)]
         if not fitting:
             return "pointwise", 0
         block_width = fitting[0]
