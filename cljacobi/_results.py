@@ -74,6 +74,8 @@ class SolveInfo:
         Block width of the blocked variants (0 for pointwise).
     blocked_sweeps : int
         Of ``sweeps``, how many were blocked sweeps (the rest pointwise).
+    factorization : str
+        Where eig_indefinite's J-factorization ran: "host" or "device".
     seconds : dict
         Wall-clock seconds per phase: ``factorization``, ``transfer``
         (host-device copies), ``sweeps`` (the kernels, status reads
@@ -93,5 +95,6 @@ class SolveInfo:
     work_group_size: int = 0
     variant: str = "pointwise"
     block_width: int = 0
+    factorization: str = ""
     blocked_sweeps: int = 0
     seconds: dict[str, float] = field(default_factory=dict)

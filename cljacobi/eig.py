@@ -19,11 +19,18 @@ from .errors import ConvergenceError
 from .factorization import j_factorize, shorten
 from .host.device import resolve_queue
 from .host.blocked import BlockedHSVD
+from .host.factorization import j_factorize_device
 from .host.pointwise import PointwiseHSVD, HSVDState
 from .host.variants import check_variant_options, choose_variant
 from .validation import as_float_matrix, check_max_sweeps, symmetric_part
 
 __all__ = ["DEFAULT_MAX_SWEEPS", "eig_indefinite", "hsvd"]
+
+#: Where the J-factorization runs.
+FACTORIZATIONS = ("auto", "host", "device")
+
+#: ``factorization="auto"`` factors on a GPU device from this order on.
+AUTO_DEVICE_FACTORIZATION_MIN_ORDER = 256
 
 #: Quasi-sweeps before giving up.  The 2011 paper needs at most 16 for
 #: n = 4096 (its Table 3); the margin covers harder spectra.
@@ -118,6 +125,7 @@ def eig_indefinite(
     max_sweeps: int = DEFAULT_MAX_SWEEPS,
     variant: str = "auto",
     block_width: int | None = None,
+    factorization: str = "auto",
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
 ):
@@ -158,6 +166,10 @@ def eig_indefinite(
     block_width : int, optional
         Block width w of the blocked variants (pivot blocks 2w x 2w in local
         memory); ValueError naming the device limit if it does not fit.
+    factorization : {"auto", "host", "device"}, optional
+        Where the Bunch-Parlett factorization runs: numpy on the host, or the
+        OpenCL kernels of ``bunch_parlett.cl.mako`` (same pivots, same rank
+        test).  "auto": on the device if it is a GPU and ``n >= 256``.
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
         Where to run; default: the device ``CLJACOBI_DEVICE`` names.
     return_info : bool, optional
@@ -189,6 +201,8 @@ def eig_indefinite(
     total_start = time.perf_counter()
     max_sweeps = check_max_sweeps(max_sweeps)
     check_variant_options(variant, block_width)
+    if factorization not in FACTORIZATIONS:
+        raise ValueError(f"factorization must be one of {FACTORIZATIONS}, not {factorization!r}")
     M, result_dtype = as_float_matrix(M, "M", check_finite=check_finite, square=True)
     n = M.shape[0]
     info = SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0, "sort": 0.0})
@@ -210,10 +224,17 @@ def eig_indefinite(
     exponent = _power_of_two_exponent(symmetric)
     scaled = np.ldexp(symmetric, -exponent)
 
+    resolved = resolve_queue(queue)
+    on_device = factorization == "device" or (
+        factorization == "auto"
+        and bool(resolved.device.type & cl.device_type.GPU)
+        and n >= AUTO_DEVICE_FACTORIZATION_MIN_ORDER
+    )
     start = time.perf_counter()
-    factor = j_factorize(scaled)
+    factor = j_factorize_device(scaled, resolved) if on_device else j_factorize(scaled)
     Q, R = shorten(factor.G)
     info.seconds["factorization"] = time.perf_counter() - start
+    info.factorization = "device" if on_device else "host"
     rank = factor.G.shape[1]
     info.rank = rank
     info.positive = int(factor.p)
@@ -221,7 +242,6 @@ def eig_indefinite(
     if rank == 0:
         return finish(np.zeros(n), np.eye(n))
 
-    resolved = resolve_queue(queue)
     state = _run_device(
         R, factor.signs, queue=resolved, accumulate_v=False, max_sweeps=max_sweeps, info=info,
         variant=variant, block_width=block_width,

@@ -526,8 +526,17 @@ def _negligible_scaled(
     confined to that tail.
     """
     n = store.n
-    trailing = np.abs(np.stack([store.line(i, k) for i in range(k, n)], axis=1))
-    scale = np.sqrt(row_scale[perm[k:]])
+    trailing = np.stack([store.line(i, k) for i in range(k, n)], axis=1)
+    return _negligible_scaled_dense(trailing, row_scale[perm[k:]], noise_level)
+
+
+def _negligible_scaled_dense(
+    trailing: np.ndarray, row_scale: np.ndarray, noise_level: float
+) -> bool:
+    """``max_ij |s_ij| / sqrt(r_i r_j) <= noise_level`` for a dense trailing block
+    with the row scales ``r`` of its rows (see :func:`_negligible_scaled`)."""
+    trailing = np.abs(trailing)
+    scale = np.sqrt(row_scale)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = trailing / scale[:, None] / scale[None, :]
     ratio[trailing == 0] = 0.0

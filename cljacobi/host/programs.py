@@ -72,6 +72,8 @@ class KernelSpec:
             "work_group_size": self.work_group_size,
             "accumulate_v": self.accumulate_v,
         }
+        if self.family == "bunch_parlett":
+            args["tile"] = self.tile_rows
         if self.block_width:
             from ..strategies import step_table
 

@@ -1,0 +1,272 @@
+## Bunch-Parlett symmetric indefinite factorization with complete pivoting on
+## the device, producing M = G J G^T (Slapnicar's J-factorization; the host
+## version is cljacobi.factorization.j_factorize).
+##
+## The working matrix A (n x n, column-major, leading dimension lda) holds the
+## full symmetric Schur complement; one host step k launches
+##   cjac_bp_swap_rows, cjac_bp_swap_columns   symmetric interchange k <-> p
+##   cjac_bp_pivot_columns                     the s = 1 or 2 new columns of G
+##   cjac_bp_update                            rank-s update of the trailing
+##                                             matrix, fused with the search
+##                                             for the next pivot (partial maxima)
+##   cjac_bp_decide                            fixed-order reduction of the
+##                                             partial maxima; pivot decision
+##
+## Render parameters:
+##   real_ctype        "double"
+##   tile              side of the square work-group of cjac_bp_update
+##   work_group_size   work-items of the 1-D kernels (a power of two)
+<%namespace name="arith" file="arith.cl.mako"/>
+${arith.prelude(real_ctype)}
+
+#define TILE ${tile}
+#define WG ${work_group_size}
+/* Bunch & Parlett (1971): alpha = (1 + sqrt(17)) / 8 balances the growth of
+ * 1x1 and 2x2 pivots. */
+#define CJAC_BP_ALPHA ${repr((1 + 17 ** 0.5) / 8)}
+
+/* Partial maxima of one work-group: the largest |a_ij| of the trailing matrix
+ * (lower triangle i >= j) and where, the largest |a_ii| and where.  Ties go to
+ * the smaller (column, row) so the search is deterministic. */
+typedef struct {
+    cjac_real off_value;
+    cjac_real diag_value;
+    int off_row, off_col;
+    int diag_index, pad;
+} cjac_bp_max;
+
+inline bool cjac_bp_better(const cjac_real v, const int col, const int row,
+                           const cjac_real best, const int best_col, const int best_row)
+{
+    return v > best || (v == best && (col < best_col || (col == best_col && row < best_row)));
+}
+
+/* Rows i and p of A exchanged in columns lo..n-1 (lo = k, the step's first
+ * position: for a 2x2 pivot the second interchange i = k + 1 must also move
+ * the entries of column k). */
+__kernel void cjac_bp_swap_rows(__global cjac_real *A, const int lda, const int n,
+                                const int lo, const int i, const int p)
+{
+    const int col = lo + get_global_id(0);
+    if (col >= n || i == p)
+        return;
+    const cjac_real x = A[(size_t)col * lda + i];
+    A[(size_t)col * lda + i] = A[(size_t)col * lda + p];
+    A[(size_t)col * lda + p] = x;
+}
+
+/* Columns i and p of A exchanged in rows lo..n-1; and the permutation. */
+__kernel void cjac_bp_swap_columns(__global cjac_real *A, const int lda, const int n,
+                                   const int lo, const int i, const int p,
+                                   __global int *perm)
+{
+    const int row = lo + get_global_id(0);
+    if (i == p)
+        return;
+    if (row < n) {
+        const cjac_real x = A[(size_t)i * lda + row];
+        A[(size_t)i * lda + row] = A[(size_t)p * lda + row];
+        A[(size_t)p * lda + row] = x;
+    }
+    if (get_global_id(0) == 0) {
+        const int t = perm[i];
+        perm[i] = perm[p];
+        perm[p] = t;
+    }
+}
+
+/* The s new columns of G from the pivot columns X = A[k:, k:k+s]
+ * (Slapnicar's J-factorization; same formulas as the host version):
+ *   1x1, d = a_kk:  w = X / (sign(d) sqrt|d|), pivot entry sqrt|d|;
+ *   2x2, E = X[0:2] = Q diag(lam) Q^T by a Jacobi rotation:
+ *        W = X Q diag(sign(lam) / sqrt|lam|), pivot rows Q |lam|^{1/2}.
+ * W (positions k..n-1) goes to the work array for the update, and to G at
+ * the original row index perm[i].  Writes sign(lam) to signs[k..k+s-1]. */
+__kernel void cjac_bp_pivot_columns(__global const cjac_real *A, const int lda, const int n,
+                                    const int k, const int s, __global const int *perm,
+                                    __global cjac_real *W, const int ldw,
+                                    __global cjac_real *G, const int ldg,
+                                    __global cjac_real *signs)
+{
+    const int i = k + get_global_id(0);
+    if (s == 1) {
+        const cjac_real d = A[(size_t)k * lda + k];
+        const cjac_real sign = d > 0 ? 1 : -1;
+        const cjac_real root = sqrt(fabs(d));
+        if (i < n) {
+            const cjac_real w = i == k ? root : A[(size_t)k * lda + i] / (sign * root);
+            W[i] = w;
+            G[(size_t)k * ldg + perm[i]] = w;
+        }
+        if (get_global_id(0) == 0)
+            signs[k] = sign;
+        return;
+    }
+    const cjac_real a = A[(size_t)k * lda + k], c = A[(size_t)(k + 1) * lda + k + 1];
+    const cjac_real b = A[(size_t)k * lda + k + 1];
+    const cjac_real beta = fabs(b);
+    const cjac_real kappa = (c - a) / (2 * beta);
+    const cjac_real t = copysign(1 / (fabs(kappa) + sqrt(fma(kappa, kappa, 1))), kappa);
+    const cjac_real cs = 1 / sqrt(fma(t, t, 1));
+    const cjac_real sn = t * cs;
+    const cjac_real phase = b > 0 ? 1 : -1;
+    /* Q = [[cs, sn], [-sn phase, cs phase]], lam = (a - t beta, c + t beta) */
+    const cjac_real q00 = cs, q01 = sn, q10 = -sn * phase, q11 = cs * phase;
+    const cjac_real lam0 = a - t * beta, lam1 = c + t * beta;
+    const cjac_real sign0 = lam0 > 0 ? 1 : -1, sign1 = lam1 > 0 ? 1 : -1;
+    const cjac_real root0 = sqrt(fabs(lam0)), root1 = sqrt(fabs(lam1));
+    if (i < n) {
+        cjac_real w0, w1;
+        if (i == k) {
+            w0 = q00 * root0;
+            w1 = q01 * root1;
+        } else if (i == k + 1) {
+            w0 = q10 * root0;
+            w1 = q11 * root1;
+        } else {
+            const cjac_real x0 = A[(size_t)k * lda + i], x1 = A[(size_t)(k + 1) * lda + i];
+            w0 = fma(x0, q00, x1 * q10) * (sign0 / root0);
+            w1 = fma(x0, q01, x1 * q11) * (sign1 / root1);
+        }
+        W[i] = w0;
+        W[ldw + i] = w1;
+        G[(size_t)k * ldg + perm[i]] = w0;
+        G[(size_t)(k + 1) * ldg + perm[i]] = w1;
+    }
+    if (get_global_id(0) == 0) {
+        signs[k] = sign0;
+        signs[k + 1] = sign1;
+    }
+}
+
+/* A[i][j] -= sum_t sign_t W_t[i] W_t[j] for k0 <= j <= i < n (k0 = k + s),
+ * the lower triangle only (the swaps read rows and columns of it through
+ * symmetry: the upper triangle is refreshed from it below), then the partial
+ * maxima of the updated tile.  Work-group (bx, by) covers rows k0 + bx*TILE..
+ * and columns k0 + by*TILE..; tiles above the diagonal exit at once. */
+__kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
+void cjac_bp_update(__global cjac_real *A, const int lda, const int n, const int k0,
+                    const int s, __global const cjac_real *W, const int ldw,
+                    __global const cjac_real *signs, const int k,
+                    __global cjac_bp_max *partial)
+/* signs[k..k+s-1]: the signs of the pivot just taken. */
+{
+    __local cjac_real best_off[TILE * TILE], best_diag[TILE * TILE];
+    __local int best_row[TILE * TILE], best_col[TILE * TILE], best_d[TILE * TILE];
+    const int bx = get_group_id(0), by = get_group_id(1);
+    const int lx = get_local_id(0), ly = get_local_id(1);
+    const int lid = ly * TILE + lx;
+    const int row = k0 + bx * TILE + lx, col = k0 + by * TILE + ly;
+    const int slot = by * get_num_groups(0) + bx;
+
+    cjac_real off = -1, diag = -1;
+    if (bx >= by && row < n && col < n && row >= col) {
+        cjac_real a = A[(size_t)col * lda + row];
+        if (s >= 1)
+            a = fma(-signs[k] * W[row], W[col], a);
+        if (s == 2)
+            a = fma(-signs[k + 1] * W[ldw + row], W[ldw + col], a);
+        A[(size_t)col * lda + row] = a;
+        A[(size_t)row * lda + col] = a;  /* keep the matrix symmetric for the swaps */
+        off = fabs(a);
+        if (row == col)
+            diag = off;
+    }
+    best_off[lid] = off;
+    best_row[lid] = row;
+    best_col[lid] = col;
+    best_diag[lid] = diag;
+    best_d[lid] = row;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int width = TILE * TILE / 2; width > 0; width /= 2) {
+        if (lid < width) {
+            const int o = lid + width;
+            if (cjac_bp_better(best_off[o], best_col[o], best_row[o],
+                               best_off[lid], best_col[lid], best_row[lid])) {
+                best_off[lid] = best_off[o];
+                best_row[lid] = best_row[o];
+                best_col[lid] = best_col[o];
+            }
+            if (cjac_bp_better(best_diag[o], best_d[o], best_d[o],
+                               best_diag[lid], best_d[lid], best_d[lid])) {
+                best_diag[lid] = best_diag[o];
+                best_d[lid] = best_d[o];
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        cjac_bp_max out;
+        out.off_value = best_off[0];
+        out.off_row = best_row[0];
+        out.off_col = best_col[0];
+        out.diag_value = best_diag[0];
+        out.diag_index = best_d[0];
+        out.pad = 0;
+        partial[slot] = out;
+    }
+}
+
+/* Fixed-order reduction of the partial maxima and the Bunch-Parlett choice:
+ * mu0 = max |a_ij|, mu1 = max |a_ii|; 1x1 pivot at the largest diagonal entry
+ * if mu1 >= alpha mu0, else 2x2 pivot at the off-diagonal position of mu0.
+ * decision = (s, p, q, -) and mu0 for the host's rank test. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void cjac_bp_decide(__global const cjac_bp_max *partial, const int count,
+                    __global int *decision, __global cjac_real *mu0_out)
+{
+    __local cjac_real best_off[WG], best_diag[WG];
+    __local int best_row[WG], best_col[WG], best_d[WG];
+    const int lid = get_local_id(0);
+    cjac_real off = -1, diag = -1;
+    int r = 0, c = 0, d = 0;
+    for (int x = lid; x < count; x += WG) {
+        const cjac_bp_max m = partial[x];
+        if (cjac_bp_better(m.off_value, m.off_col, m.off_row, off, c, r)) {
+            off = m.off_value;
+            r = m.off_row;
+            c = m.off_col;
+        }
+        if (cjac_bp_better(m.diag_value, m.diag_index, m.diag_index, diag, d, d)) {
+            diag = m.diag_value;
+            d = m.diag_index;
+        }
+    }
+    best_off[lid] = off;
+    best_row[lid] = r;
+    best_col[lid] = c;
+    best_diag[lid] = diag;
+    best_d[lid] = d;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int width = WG / 2; width > 0; width /= 2) {
+        if (lid < width) {
+            const int o = lid + width;
+            if (cjac_bp_better(best_off[o], best_col[o], best_row[o],
+                               best_off[lid], best_col[lid], best_row[lid])) {
+                best_off[lid] = best_off[o];
+                best_row[lid] = best_row[o];
+                best_col[lid] = best_col[o];
+            }
+            if (cjac_bp_better(best_diag[o], best_d[o], best_d[o],
+                               best_diag[lid], best_d[lid], best_d[lid])) {
+                best_diag[lid] = best_diag[o];
+                best_d[lid] = best_d[o];
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        const cjac_real mu0 = best_off[0], mu1 = best_diag[0];
+        mu0_out[0] = mu0;
+        if (mu1 >= CJAC_BP_ALPHA * mu0) {
+            decision[0] = 1;
+            decision[1] = best_d[0];
+            decision[2] = best_d[0];
+        } else {
+            decision[0] = 2;
+            decision[1] = min(best_row[0], best_col[0]);
+            decision[2] = max(best_row[0], best_col[0]);
+        }
+        decision[3] = 0;
+    }
+}
