@@ -231,7 +231,9 @@ def eig_indefinite(
         and n >= AUTO_DEVICE_FACTORIZATION_MIN_ORDER
     )
     start = time.perf_counter()
-    factor = j_factorize_device(scaled, resolved) if on_device else j_factorize(scaled)
+    # `scaled` is exactly symmetric, so its transpose (a Fortran-ordered view,
+    # no copy) is the same matrix, in the column-major layout the device uses.
+    factor = j_factorize_device(scaled.T, resolved) if on_device else j_factorize(scaled)
     Q, R = shorten(factor.G)
     info.seconds["factorization"] = time.perf_counter() - start
     info.factorization = "device" if on_device else "host"

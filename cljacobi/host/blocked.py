@@ -216,8 +216,8 @@ class BlockedHSVD:
         if self.accumulate_v:
             v_columns = np.empty((r_pad, ldv))
             cl.enqueue_copy(self.queue, v_columns, v_buf)
-            V = np.ascontiguousarray(v_columns[:r, :r].T)
+            V = v_columns[:r, :r].T  # Fortran-ordered view
         self.queue.finish()
         seconds["transfer"] += time.perf_counter() - start
         stats.seconds = seconds
-        return np.ascontiguousarray(columns[:r, :m].T), V, stats
+        return columns[:r, :m].T, V, stats  # Fortran-ordered view

@@ -57,15 +57,16 @@ def j_factorize_device(
         "cjac_bp_swap_rows", "cjac_bp_swap_columns", "cjac_bp_pivot_columns",
         "cjac_bp_update", "cjac_bp_decide")}
 
-    lower = np.tril(M)
-    symmetric = lower + np.tril(M, -1).T
+    # Row c of `columns` is column c of A (column-major).  The first update
+    # launch (s = 0) copies the lower triangle onto the upper one, so only the
+    # lower triangle of M counts, as on the host.
     columns = np.zeros((n, lda))
-    columns[:, :n] = symmetric  # symmetric: row c = column c
+    columns[:, :n] = M.T
     noise_level = n * np.finfo(np.float64).eps
     scaled_test = rank_tol is None
     if scaled_test:
-        rank_tol = noise_level * float(np.abs(symmetric).max())
-        row_scale = _row_scale(symmetric)
+        row_scale = _row_scale(M)
+        rank_tol = noise_level * float(row_scale.max())
 
     mf = cl.mem_flags
     ctx = queue.context
@@ -134,6 +135,6 @@ def j_factorize_device(
     queue.finish()
     signs = np.where(signs[:k] > 0, 1, -1).astype(np.int8)
     order = np.concatenate((np.flatnonzero(signs > 0), np.flatnonzero(signs < 0)))
-    G = np.asfortranarray(G_cols[:k, :n].T[:, order])
+    G = G_cols[order, :n].T  # Fortran-ordered: gathering rows is a contiguous copy
     signs = signs[order]
     return JFactor(G, signs, int(np.count_nonzero(signs > 0)))

@@ -51,7 +51,8 @@ class RunStats:
 class HSVDState(NamedTuple):
     """The result of a run, back on the host, border stripped.
 
-    G holds U Sigma in the original column order, V holds V^{-T} of eq. (2.1)
+    G holds U Sigma in the original column order (a Fortran-ordered array:
+    columns contiguous, as on the device), V holds V^{-T} of eq. (2.1)
     (so that ``G_final = G_initial @ V``), `d` the squared column norms and
     `signs` the signature, both in the original column order.
     """
@@ -212,7 +213,7 @@ class PointwiseHSVD:
         if self.accumulate_v:
             v_columns = np.empty((r_pad, ldv), dtype=np.float64)
             cl.enqueue_copy(self.queue, v_columns, v_buf)
-            V = np.ascontiguousarray(v_columns[:r, :r].T)
+            V = v_columns[:r, :r].T  # Fortran-ordered view: no transposing copy
         cl.enqueue_copy(self.queue, diagonal, d_buf)
         self.queue.finish()
         seconds["transfer"] += time.perf_counter() - start
@@ -222,7 +223,7 @@ class PointwiseHSVD:
         by_column = np.empty(r_pad, dtype=DIAG_DTYPE)
         by_column[diagonal["rho"]] = diagonal
         return HSVDState(
-            G=np.ascontiguousarray(columns[:r, :m].T),
+            G=columns[:r, :m].T,  # Fortran-ordered view
             V=V,
             d=by_column["d"][:r].copy(),
             signs=by_column["j"][:r].astype(np.int8),
