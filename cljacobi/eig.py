@@ -10,16 +10,26 @@ from __future__ import annotations
 
 import time
 import warnings
+from typing import Any
 
 import numpy as np
 import pyopencl as cl
 
+from ._arrays import is_device_array, solve_stack, to_device, to_host
 from ._results import EighResult, HSVDResult, SolveInfo
-from .errors import ConvergenceError
+from .errors import ConvergenceError, ConvergenceWarning
 from .factorization import j_factorize, shorten
 from .host.device import resolve_queue
 from .host.pointwise import PointwiseHSVD, HSVDState
-from .validation import as_float_matrix, check_max_sweeps, symmetric_part
+from .host.preflight import preflight
+from .scaling import factor_shift, matrix_shift
+from .validation import (
+    as_float_matrix,
+    check_max_sweeps,
+    check_on_nonconvergence,
+    check_queue_argument,
+    symmetric_part,
+)
 
 __all__ = ["DEFAULT_MAX_SWEEPS", "eig_indefinite", "hsvd"]
 
@@ -28,14 +38,13 @@ __all__ = ["DEFAULT_MAX_SWEEPS", "eig_indefinite", "hsvd"]
 DEFAULT_MAX_SWEEPS = 60
 
 
-def _power_of_two_exponent(array: np.ndarray) -> int:
-    """Exponent e with max|array| in [2^(e-1), 2^e); 0 for a zero array.
+def _new_info() -> SolveInfo:
+    return SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0, "sort": 0.0})
 
-    Scaling by 2^-e is exact and keeps squared norms and dot products away
-    from overflow and underflow.
-    """
-    largest = float(np.max(np.abs(array))) if array.size else 0.0
-    return int(np.frexp(largest)[1]) if largest > 0 else 0
+
+def _where(index: tuple[int, ...]) -> str:
+    """How a message names one matrix of a stack ("" for a single matrix)."""
+    return f" (matrix {index} of the stack)" if index else ""
 
 
 def _run_device(
@@ -45,9 +54,16 @@ def _run_device(
     queue: cl.CommandQueue,
     accumulate_v: bool,
     max_sweeps: int,
+    on_nonconvergence: str,
     info: SolveInfo,
+    index: tuple[int, ...],
 ) -> HSVDState:
-    """Run the pointwise driver, fill `info`, raise ConvergenceError if it did not converge."""
+    """Run the pointwise driver and fill `info`.
+
+    Without convergence, raise :class:`ConvergenceError` carrying `info`, or,
+    with ``on_nonconvergence="warn"``, return the partial state (the public
+    function then warns).
+    """
     driver = PointwiseHSVD(queue, accumulate_v=accumulate_v)
     state = driver.run(G, signs, max_sweeps=max_sweeps)
     stats = state.stats
@@ -59,127 +75,102 @@ def _run_device(
     info.work_group_size = stats.work_group_size
     info.device = queue.device.name.strip()
     info.seconds.update(stats.seconds)
-    if stats.breakdown:
-        warnings.warn(
-            "some hyperbolic pivot pairs were numerically linearly dependent and were left "
-            "unrotated; the factor is (nearly) rank deficient and the results may be inaccurate",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-    if not stats.converged:
+    if not stats.converged and on_nonconvergence == "raise":
         raise ConvergenceError(
-            f"the hyperbolic Jacobi method did not converge in {max_sweeps} sweeps "
-            f"(rotations in the last sweep: {stats.rotations_per_sweep[-1]})",
+            f"the hyperbolic Jacobi method did not converge in {max_sweeps} sweeps"
+            f"{_where(index)} (rotations per sweep: {stats.rotations_per_sweep}); pass a "
+            "larger max_sweeps, or on_nonconvergence='warn' for the partial result",
             info,
         )
     return state
 
 
-def eig_indefinite(
+def _require_finite(index: tuple[int, ...], *arrays: np.ndarray | None) -> None:
+    """Never hand out NaN or inf: raise LinAlgError if a result is not finite."""
+    for array in arrays:
+        if array is not None and not np.isfinite(array).all():
+            raise np.linalg.LinAlgError(
+                f"the computation produced non-finite values{_where(index)}; the input is "
+                "numerically rank deficient or outside the range cljacobi handles"
+            )
+
+
+def _warn_about(infos: list[SolveInfo], leading: tuple[int, ...]) -> None:
+    """The warnings of a finished call, once per call, pointing at the caller's line."""
+
+    def which(flags: list[bool]) -> str:
+        if not leading:
+            return ""
+        hits = [np.unravel_index(k, leading) for k, flag in enumerate(flags) if flag]
+        return f" (matrices {[tuple(int(i) for i in h) for h in hits]} of the stack)"
+
+    unconverged = [not info.converged for info in infos]
+    if any(unconverged):
+        warnings.warn(
+            "the hyperbolic Jacobi method did not converge in max_sweeps sweeps"
+            f"{which(unconverged)}; the partial result is returned (info.converged is False)",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    broken = [info.breakdown for info in infos]
+    if any(broken):
+        warnings.warn(
+            "some pivot pairs could not be rotated (numerically dependent hyperbolic pairs, "
+            f"or a rotation below the floating-point range){which(broken)}; the factor is "
+            "(nearly) rank deficient and the results may be inaccurate",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+def _eig_single(
     M: np.ndarray,
     *,
-    eigvals_only: bool = False,
-    check_finite: bool = True,
-    overwrite_a: bool = False,
-    max_sweeps: int = DEFAULT_MAX_SWEEPS,
-    queue: cl.CommandQueue | cl.Context | None = None,
-    return_info: bool = False,
-):
-    """Eigenvalues and eigenvectors of a real symmetric, possibly indefinite, matrix.
-
-    Factors ``M = G J G^T`` by Bunch-Parlett complete pivoting (rank
-    revealing, 2x2 pivots diagonalized), shortens a tall G by QR, and
-    orthogonalizes the columns of G by one-sided hyperbolic Jacobi rotations on
-    an OpenCL device (Novaković & Singer 2011, Sect. 2 and 4).  The
-    eigenvalues are ``lambda_i = j_i ||g_i||^2`` and the eigenvectors the
-    normalized columns of the final G; small eigenvalues are as accurate as
-    the data determines them (relative accuracy), unlike LAPACK's.
-
-    Parameters
-    ----------
-    M : (n, n) array_like
-        Real symmetric matrix.  Only the lower triangle is used, after checking
-        that ``max|M - M.T| <= sqrt(eps) * max|M|`` (ValueError otherwise).
-        Integer and bool input is promoted to float64; float32 input is
-        computed in float64 and returned as float32.
-    eigvals_only : bool, optional
-        Return only the eigenvalues.
-    check_finite : bool, optional
-        Raise ValueError for NaN or inf entries.  If False, non-finite input
-        gives NaN results or an exception from the factorization.
-    overwrite_a : bool, optional
-        Permit `M` to be used as workspace (scipy's convention).  This version
-        always factors a symmetrized copy, so `M` is left intact either way.
-    max_sweeps : int, optional
-        Quasi-sweeps (``n`` parallel steps each) before
-        :class:`~cljacobi.ConvergenceError` is raised.
-    queue : pyopencl.CommandQueue or pyopencl.Context, optional
-        Where to run; default: the device ``CLJACOBI_DEVICE`` names.
-    return_info : bool, optional
-        Also return a :class:`~cljacobi.SolveInfo`.
-
-    Returns
-    -------
-    EighResult(eigenvalues, eigenvectors)
-        Ascending eigenvalues and orthonormal eigenvectors (columns); only
-        the eigenvalues with ``eigvals_only=True``.  With ``return_info=True``,
-        the pair ``(result, info)``.
-
-    Raises
-    ------
-    ValueError
-        `M` not square, not 2-D, not symmetric, or not finite.
-    TypeError
-        Unsupported dtype (complex input is not handled by this version).
-    ConvergenceError
-        No convergence within `max_sweeps` (a ``numpy.linalg.LinAlgError``).
-    DeviceCapabilityError, DeviceMemoryError
-        The device lacks fp64, memory or work-group size (before any launch).
-
-    Notes
-    -----
-    A singular M of rank r gives ``n - r`` eigenvalues that are exactly zero,
-    with eigenvectors spanning the orthogonal complement of the others.
-    """
+    index: tuple[int, ...],
+    eigvals_only: bool,
+    max_sweeps: int,
+    on_nonconvergence: str,
+    queue: cl.CommandQueue | None,
+) -> tuple[Any, SolveInfo]:
+    """eig_indefinite of one validated float64 matrix: ``(result, info)`` in float64."""
     total_start = time.perf_counter()
-    max_sweeps = check_max_sweeps(max_sweeps)
-    M, result_dtype = as_float_matrix(M, "M", check_finite=check_finite, square=True)
     n = M.shape[0]
-    info = SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0, "sort": 0.0})
+    info = _new_info()
 
     def finish(w: np.ndarray, U: np.ndarray | None):
-        w = w.astype(result_dtype, copy=False)
-        result = w if eigvals_only else EighResult(w, U.astype(result_dtype, copy=False))
+        _require_finite(index, w, U)
         info.seconds["total"] = time.perf_counter() - total_start
-        return (result, info) if return_info else result
+        return (w if eigvals_only else EighResult(w, U)), info
 
     if n == 0:
         return finish(np.empty(0), np.empty((0, 0)))
     symmetric = symmetric_part(M, "M")
+    shift = matrix_shift(symmetric, "M")  # also catches inf/NaN with check_finite=False
     if n == 1:
         info.rank = int(symmetric[0, 0] != 0)
         info.positive = int(symmetric[0, 0] > 0)
         return finish(symmetric[0].copy(), np.ones((1, 1)))
 
-    exponent = _power_of_two_exponent(symmetric)
-    scaled = np.ldexp(symmetric, -exponent)
-
     start = time.perf_counter()
-    factor = j_factorize(scaled)
-    Q, R = shorten(factor.G)
-    info.seconds["factorization"] = time.perf_counter() - start
+    factor = j_factorize(np.ldexp(symmetric, shift))
     rank = factor.G.shape[1]
     info.rank = rank
     info.positive = int(factor.p)
-
     if rank == 0:
+        info.seconds["factorization"] = time.perf_counter() - start
         return finish(np.zeros(n), np.eye(n))
+    Q, R = shorten(factor.G)
+    # Center the squared column norms (the eigenvalue magnitudes) in float64's range.
+    factor_exponent = factor_shift(R, "the factor G of M")
+    R = np.ldexp(R, factor_exponent)
+    info.seconds["factorization"] = time.perf_counter() - start
 
-    resolved = resolve_queue(queue)
     state = _run_device(
-        R, factor.signs, queue=resolved, accumulate_v=False, max_sweeps=max_sweeps, info=info
+        R, factor.signs, queue=queue, accumulate_v=False, max_sweeps=max_sweeps,
+        on_nonconvergence=on_nonconvergence, info=info, index=index,
     )
-    w = np.ldexp(state.signs * state.d, exponent)
+    # 2^(2t) 2^s M = (2^t G) J (2^t G)^T: undo both shifts exactly.
+    w = np.ldexp(state.signs * state.d, -(2 * factor_exponent + shift))
     if rank < n:
         w = np.concatenate([w, np.zeros(n - rank)])
     order = np.argsort(w, kind="stable")
@@ -196,6 +187,142 @@ def eig_indefinite(
     return finish(w[order], U[:, order])
 
 
+def eig_indefinite(
+    M: np.ndarray,
+    *,
+    eigvals_only: bool = False,
+    check_finite: bool = True,
+    overwrite_a: bool = False,
+    max_sweeps: int = DEFAULT_MAX_SWEEPS,
+    on_nonconvergence: str = "raise",
+    queue: cl.CommandQueue | cl.Context | None = None,
+    return_info: bool = False,
+):
+    """Eigenvalues and eigenvectors of a real symmetric, possibly indefinite, matrix.
+
+    Factors ``M = G J G^T`` by Bunch-Parlett complete pivoting (rank
+    revealing, 2x2 pivots diagonalized), shortens a tall G by QR, and
+    orthogonalizes the columns of G by one-sided hyperbolic Jacobi rotations on
+    an OpenCL device (Novaković & Singer 2011, Sect. 2 and 4).  The
+    eigenvalues are ``lambda_i = j_i ||g_i||^2`` and the eigenvectors the
+    normalized columns of the final G; small eigenvalues are as accurate as
+    the data determines them (relative accuracy), unlike LAPACK's.
+
+    Parameters
+    ----------
+    M : (..., n, n) array_like or pyopencl.array.Array
+        Real symmetric matrix, or a stack of them over the leading
+        dimensions.  Only the lower triangle is used, after checking that
+        ``max|M - M.T| <= sqrt(eps) * max|M|`` (ValueError stating the largest
+        asymmetry otherwise).  Integer and bool input is promoted to float64;
+        float16/float32 input is computed in float64 and returned as float32.
+        Any memory layout (C, Fortran, strided views) is accepted.  A
+        pyopencl array is copied to the host and the results come back as
+        pyopencl arrays on its queue.
+    eigvals_only : bool, optional
+        Return only the eigenvalues.
+    check_finite : bool, optional
+        Raise ValueError for NaN or inf entries.  If False, that scan is
+        skipped; a non-finite entry is still noticed by the scaling (which
+        reads ``max|M|``) and raises ``numpy.linalg.LinAlgError`` instead of
+        giving a result.
+    overwrite_a : bool, optional
+        Permit `M` to be used as workspace (scipy's convention).  This version
+        always factors a symmetrized copy, so `M` is left intact either way.
+    max_sweeps : int, optional
+        Quasi-sweeps (``n`` parallel steps each) before the method counts as
+        not converged.
+    on_nonconvergence : {"raise", "warn"}, optional
+        Without convergence in `max_sweeps`: ``"raise"``
+        :class:`~cljacobi.ConvergenceError` (default), or ``"warn"``: issue a
+        :class:`~cljacobi.ConvergenceWarning` and return the partial result
+        (eigenpairs read off the not yet orthogonal factor,
+        ``info.converged`` False).
+    queue : pyopencl.CommandQueue or pyopencl.Context, optional
+        Where to run; default: the queue of a pyopencl array argument, else
+        the device ``CLJACOBI_DEVICE`` names.  Calls from several threads may
+        share one queue.
+    return_info : bool, optional
+        Also return a :class:`~cljacobi.SolveInfo` (for a stack: a list of
+        them, one per matrix in C order of the leading indices).
+
+    Returns
+    -------
+    EighResult(eigenvalues, eigenvectors)
+        Ascending eigenvalues ``(..., n)`` and orthonormal eigenvectors
+        ``(..., n, n)`` (columns); only the eigenvalues with
+        ``eigvals_only=True``.  With ``return_info=True``, the pair
+        ``(result, info)``.
+
+    Raises
+    ------
+    ValueError
+        `M` not square, less than 2-D, not symmetric, or not finite; an
+        unknown option value; nonzero entries or eigenvalue magnitudes that
+        span more than float64 holds at once (about ``1e600``, see
+        :mod:`cljacobi.scaling`).
+    TypeError
+        Unsupported dtype (complex, strings, objects, longdouble) or `queue`.
+    ConvergenceError
+        No convergence within `max_sweeps` (a ``numpy.linalg.LinAlgError``),
+        unless ``on_nonconvergence="warn"``.
+    numpy.linalg.LinAlgError
+        Non-finite input with ``check_finite=False``.
+    DeviceCapabilityError, DeviceMemoryError
+        The device lacks fp64, memory, work-group size or local memory:
+        checked before the factorization and before any launch.
+
+    Notes
+    -----
+    A singular M of rank r gives ``n - r`` eigenvalues that are exactly zero,
+    with eigenvectors spanning the orthogonal complement of the others.
+    0 x 0 and 1 x 1 matrices, and the zero matrix, are answered on the host
+    without touching the device.  M is scaled by powers of two (exact) so that
+    no squared norm or dot product overflows or underflows; see
+    :mod:`cljacobi.scaling` for the range handled.
+    """
+    max_sweeps = check_max_sweeps(max_sweeps)
+    on_nonconvergence = check_on_nonconvergence(on_nonconvergence)
+    check_queue_argument(queue)
+    host, array_queue = to_host(M)
+    A, result_dtype = as_float_matrix(
+        host, "M", check_finite=check_finite, square=True, stacked=True
+    )
+    n = A.shape[-1]
+    run_queue = None
+    if n >= 2 and A.size:
+        run_queue = resolve_queue(queue if queue is not None else array_queue)
+        preflight(run_queue, rows=n, columns=n, accumulate_v=False)
+
+    def solve(index: tuple[int, ...], matrix: np.ndarray):
+        return _eig_single(
+            matrix, index=index, eigvals_only=eigvals_only, max_sweeps=max_sweeps,
+            on_nonconvergence=on_nonconvergence, queue=run_queue,
+        )
+
+    leading = A.shape[:-2]
+    if leading:
+        template = np.zeros(n) if eigvals_only else EighResult(np.zeros(n), np.eye(n))
+        result, info = solve_stack(A, solve, template)
+        infos = info
+    else:
+        result, info = solve((), A)
+        infos = [info]
+    _warn_about(infos, leading)
+    result = _cast(result, result_dtype)
+    if is_device_array(M):
+        result = to_device(result, array_queue or run_queue or resolve_queue(queue))
+    return (result, info) if return_info else result
+
+
+def _cast(result: Any, dtype: np.dtype) -> Any:
+    """Floating arrays of `result` (an array or a tuple of them) in `dtype`; signs stay int8."""
+    if isinstance(result, np.ndarray):
+        return result.astype(dtype, copy=False) if result.dtype.kind == "f" else result
+    converted = [_cast(item, dtype) for item in result]
+    return type(result)(*converted) if hasattr(result, "_fields") else tuple(converted)
+
+
 def hsvd(
     G: np.ndarray,
     J: np.ndarray,
@@ -203,6 +330,7 @@ def hsvd(
     compute_uv: bool = True,
     check_finite: bool = True,
     max_sweeps: int = DEFAULT_MAX_SWEEPS,
+    on_nonconvergence: str = "raise",
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
 ):
@@ -214,14 +342,17 @@ def hsvd(
 
     Parameters
     ----------
-    G : (m, n) array_like
-        Real, of full column rank (m >= n).  A tall G is shortened by QR first.
-    J : (n,) array_like
-        The signature: entries +1 or -1.
+    G : (..., m, n) array_like or pyopencl.array.Array
+        Real, of full column rank (m >= n, no zero column), or a stack of
+        such.  A tall G is shortened by QR first.  Dtypes, layouts and
+        device arrays as in :func:`eig_indefinite`.
+    J : (n,) or (..., n) array_like
+        The signature: entries +1 or -1 (one for the whole stack, or one per
+        matrix).
     compute_uv : bool, optional
         Compute U and Vh (V is accumulated on the device).  If False only
         ``(S, J)`` are returned.
-    check_finite, max_sweeps, queue, return_info
+    check_finite, max_sweeps, on_nonconvergence, queue, return_info
         As in :func:`eig_indefinite`.
 
     Returns
@@ -229,54 +360,120 @@ def hsvd(
     HSVDResult(U, S, Vh, J)
         U (m, n) with orthonormal columns; S (n,) **descending** hyperbolic
         singular values; Vh (n, n) with ``Vh @ diag(J) @ Vh.T = diag(J)``;
-        J (n,) the input signature permuted to match S.  With
-        ``compute_uv=False``, the pair ``(S, J)``.  With ``return_info=True``,
-        ``(result, info)``.
+        J (n,) the input signature permuted to match S (int8).  Stacked over
+        the leading dimensions of `G`.  With ``compute_uv=False``, the pair
+        ``(S, J)``.  With ``return_info=True``, ``(result, info)``.
+
+    Raises
+    ------
+    ValueError
+        Bad shapes, ``m < n``, a zero column, J not +-1, non-finite input,
+        column norms spanning more than float64 holds at once.
+    numpy.linalg.LinAlgError
+        G numerically rank deficient (a singular value came out zero), or
+        non-finite input with ``check_finite=False``;
+        :class:`~cljacobi.ConvergenceError` as in :func:`eig_indefinite`.
     """
-    total_start = time.perf_counter()
     max_sweeps = check_max_sweeps(max_sweeps)
-    G, result_dtype = as_float_matrix(G, "G", check_finite=check_finite, square=False)
-    m, n = G.shape
-    signs = np.asarray(J)
-    if signs.shape != (n,):
-        raise ValueError(f"J must have shape ({n},) to match G of shape {G.shape}, got {signs.shape}")
-    if not np.all((signs == 1) | (signs == -1)):
+    on_nonconvergence = check_on_nonconvergence(on_nonconvergence)
+    check_queue_argument(queue)
+    host, array_queue = to_host(G)
+    A, result_dtype = as_float_matrix(
+        host, "G", check_finite=check_finite, square=False, stacked=True
+    )
+    m, n = A.shape[-2:]
+    leading = A.shape[:-2]
+    signs = np.asarray(to_host(J)[0])
+    if signs.shape not in {(n,), leading + (n,)}:
+        raise ValueError(
+            f"J must have shape ({n},) to match G of shape {A.shape}"
+            + (f" (or {leading + (n,)}, one per matrix)" if leading else "")
+            + f", got {signs.shape}"
+        )
+    if signs.dtype.kind not in "biuf" or not np.all((signs == 1) | (signs == -1)):
         raise ValueError("J must contain only +1 and -1")
+    signs = np.broadcast_to(signs, leading + (n,))
     if m < n:
         raise ValueError(
-            f"G of shape {G.shape} cannot have full column rank: hsvd needs m >= n"
+            f"G of shape {A.shape} cannot have full column rank: hsvd needs m >= n"
         )
-    info = SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0, "sort": 0.0})
-    info.rank = n
+    run_queue = None
+    if n and A.size:
+        run_queue = resolve_queue(queue if queue is not None else array_queue)
+        preflight(run_queue, rows=n, columns=n, accumulate_v=compute_uv)
 
+    def solve(index: tuple[int, ...], matrix: np.ndarray):
+        return _hsvd_single(
+            matrix, signs[index], index=index, compute_uv=compute_uv, max_sweeps=max_sweeps,
+            on_nonconvergence=on_nonconvergence, queue=run_queue,
+        )
+
+    if leading:
+        S0, J0 = np.zeros(n), np.ones(n, dtype=np.int8)
+        template = (
+            HSVDResult(np.zeros((m, n)), S0, np.zeros((n, n)), J0) if compute_uv else (S0, J0)
+        )
+        result, info = solve_stack(A, solve, template)
+        infos = info
+    else:
+        result, info = solve((), A)
+        infos = [info]
+    _warn_about(infos, leading)
+    result = _cast(result, result_dtype)
+    if is_device_array(G):
+        result = to_device(result, array_queue or run_queue or resolve_queue(queue))
+    return (result, info) if return_info else result
+
+
+def _hsvd_single(
+    G: np.ndarray,
+    signs: np.ndarray,
+    *,
+    index: tuple[int, ...],
+    compute_uv: bool,
+    max_sweeps: int,
+    on_nonconvergence: str,
+    queue: cl.CommandQueue | None,
+) -> tuple[Any, SolveInfo]:
+    """hsvd of one validated float64 matrix: ``(result, info)`` in float64."""
+    total_start = time.perf_counter()
+    m, n = G.shape
+    info = _new_info()
+    info.rank = n
     # J sorted +1 first (stable); columns of G permuted alike.
     perm = np.argsort(-signs, kind="stable")
     signs_sorted = signs[perm].astype(np.int8)
     info.positive = int(np.count_nonzero(signs_sorted > 0))
 
     def finish(result):
+        _require_finite(index, *result)
         info.seconds["total"] = time.perf_counter() - total_start
-        return (result, info) if return_info else result
+        return result, info
 
     if n == 0:
-        empty = np.empty(0, dtype=result_dtype)
+        empty = np.empty(0)
         if not compute_uv:
             return finish((empty, signs_sorted))
-        return finish(HSVDResult(np.empty((m, 0), result_dtype), empty,
-                                 np.empty((0, 0), result_dtype), signs_sorted))
+        return finish(HSVDResult(np.empty((m, 0)), empty, np.empty((0, 0)), signs_sorted))
 
-    exponent = _power_of_two_exponent(G)
     start = time.perf_counter()
-    Q, R = shorten(np.ldexp(G[:, perm], -exponent))
+    # Center the squared column norms in float64's range (exact).
+    exponent = factor_shift(G, "G")
+    Q, R = shorten(np.ldexp(G[:, perm], exponent))
     info.seconds["factorization"] = time.perf_counter() - start
 
     state = _run_device(
-        R, signs_sorted, queue=resolve_queue(queue), accumulate_v=compute_uv,
-        max_sweeps=max_sweeps, info=info,
+        R, signs_sorted, queue=queue, accumulate_v=compute_uv, max_sweeps=max_sweeps,
+        on_nonconvergence=on_nonconvergence, info=info, index=index,
     )
     sigma = np.linalg.norm(state.G, axis=0)
+    if not np.all(sigma > 0):
+        raise np.linalg.LinAlgError(
+            f"G is numerically rank deficient{_where(index)}: a hyperbolic singular value "
+            "came out zero"
+        )
     order = np.argsort(-sigma, kind="stable")
-    S = np.ldexp(sigma, exponent)[order].astype(result_dtype)
+    S = np.ldexp(sigma, -exponent)[order]
     J_out = signs_sorted[order]
     if not compute_uv:
         return finish((S, J_out))
@@ -288,9 +485,4 @@ def hsvd(
     Vh_sorted = (signs_sorted[:, None] * state.V.T) * signs_sorted[None, :]
     Vh = np.empty_like(Vh_sorted)
     Vh[:, perm] = Vh_sorted
-    return finish(HSVDResult(
-        U[:, order].astype(result_dtype),
-        S,
-        Vh[order].astype(result_dtype),
-        J_out,
-    ))
+    return finish(HSVDResult(U[:, order], S, Vh[order], J_out))
