@@ -47,6 +47,11 @@ def _where(index: tuple[int, ...]) -> str:
     return f" (matrix {index} of the stack)" if index else ""
 
 
+def _name(base: str, index: tuple[int, ...]) -> str:
+    """The argument name with the stack index, e.g. ``M[1, 0]``."""
+    return f"{base}[{', '.join(map(str, index))}]" if index else base
+
+
 def _run_device(
     G: np.ndarray,
     signs: np.ndarray,
@@ -144,8 +149,8 @@ def _eig_single(
 
     if n == 0:
         return finish(np.empty(0), np.empty((0, 0)))
-    symmetric = symmetric_part(M, "M")
-    shift = matrix_shift(symmetric, "M")  # also catches inf/NaN with check_finite=False
+    symmetric = symmetric_part(M, _name("M", index))
+    shift = matrix_shift(symmetric, _name("M", index))  # also catches inf/NaN with check_finite=False
     if n == 1:
         info.rank = int(symmetric[0, 0] != 0)
         info.positive = int(symmetric[0, 0] > 0)
@@ -161,7 +166,7 @@ def _eig_single(
         return finish(np.zeros(n), np.eye(n))
     Q, R = shorten(factor.G)
     # Center the squared column norms (the eigenvalue magnitudes) in float64's range.
-    factor_exponent = factor_shift(R, "the factor G of M")
+    factor_exponent = factor_shift(R, f"the factor G of {_name('M', index)}")
     R = np.ldexp(R, factor_exponent)
     info.seconds["factorization"] = time.perf_counter() - start
 
@@ -458,7 +463,7 @@ def _hsvd_single(
 
     start = time.perf_counter()
     # Center the squared column norms in float64's range (exact).
-    exponent = factor_shift(G, "G")
+    exponent = factor_shift(G, _name("G", index))
     Q, R = shorten(np.ldexp(G[:, perm], exponent))
     info.seconds["factorization"] = time.perf_counter() - start
 
