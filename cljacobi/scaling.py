@@ -27,8 +27,9 @@ two shifts are applied and undone exactly:
    overflows, with :data:`GROWTH_BITS` bits to spare.
 
 The eigenvalues of M are ``j_k d_k 2^-(2t + s)``.  Both shifts depend only on
-exponents of the data, so ``M`` and ``2^k M`` give bitwise identical
-eigenvectors and eigenvalues differing by exactly ``2^k`` while they fit.
+exponents of the data, so ``M`` and ``4^k M`` give bitwise identical
+eigenvectors and eigenvalues differing by exactly ``4^k`` while they fit
+(``s`` is even, so that square roots of scaled pivots stay exact).
 
 When the data span more than float64 can hold in one scaled copy -- nonzero
 entries of M more than about ``2^2000`` apart (``1e600``), or squared norms
@@ -93,7 +94,8 @@ def matrix_shift(M: np.ndarray, name: str = "M") -> int:
     """Exponent ``s`` such that ``2^s M`` is safe to factor (see the module notes).
 
     Afterwards every nonzero entry lies in ``[2^-1022, 2^(1024 - GROWTH_BITS
-    - bits(n))]``, the exponent range of the entries centered in that window.
+    - bits(n))]``, the exponent range of the entries centered in that window
+    (to within one, as ``s`` is even).
 
     Raises
     ------
@@ -107,13 +109,21 @@ def matrix_shift(M: np.ndarray, name: str = "M") -> int:
     e_lo, e_hi = extent
     top = _OVERFLOW_EXP - GROWTH_BITS - _bits(M.shape[-1])
     bottom = _NORMAL_EXP
-    if e_hi - e_lo > top - bottom:
+    # s is even (2 bits of the window go to that), so that the factor of 2^s M
+    # is exactly 2^(s/2) times the factor of M: square roots stay exact where
+    # they were (diag(-1, 4) gives exactly -1 and 4).
+    if e_hi - e_lo > top - bottom - 2:
         raise ValueError(
             f"the nonzero entries of {name} span magnitudes {_power(e_lo - 1)} to "
-            f"{_power(e_hi)}; cljacobi handles a ratio of at most 2^{top - bottom} in "
+            f"{_power(e_hi)}; cljacobi handles a ratio of at most 2^{top - bottom - 2} in "
             "float64 without flushing the small ones to zero"
         )
-    return (top + bottom - e_hi - e_lo) // 2
+    s = 2 * ((top + bottom - e_hi - e_lo) // 4)
+    if e_hi + s > top:
+        s -= 2
+    elif e_lo + s < bottom:
+        s += 2
+    return s
 
 
 def factor_shift(G: np.ndarray, name: str = "G") -> int:

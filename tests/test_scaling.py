@@ -44,14 +44,15 @@ def test_matrix_shift_centers_the_exponents():
     top = np.frexp(np.abs(scaled).max())[1]
     bottom = np.frexp(np.abs(scaled[scaled != 0]).min())[1]
     assert top <= 1024 - GROWTH_BITS - 1 and bottom >= -1021
-    assert abs((top + bottom) - (1024 - GROWTH_BITS - 1 - 1021)) <= 1
+    assert abs((top + bottom) - (1024 - GROWTH_BITS - 1 - 1021)) <= 2
+    assert s % 2 == 0
     assert matrix_shift(np.zeros((3, 3))) == 0
-    # Exactly equivariant: shifting the input shifts s by the same amount.
-    assert matrix_shift(np.ldexp(M, -37)) == s + 37
+    # Exactly equivariant: shifting the input by 4^k shifts s by -2k.
+    assert matrix_shift(np.ldexp(M, -38)) == s + 38
 
 
 def test_too_wide_a_range_is_a_clear_error():
-    with pytest.raises(ValueError, match=r"span magnitudes 2\^-1074 \(~1e-323\) to 2\^1020"):
+    with pytest.raises(ValueError, match=r"span magnitudes 2\^-1074 \(~1e-323\) to 2\^1020 \(~1e307\); .* at most 2\^2025"):
         cljacobi.eig_indefinite(np.diag([1e307, 5e-324, 1.0]))
     with pytest.raises(ValueError, match="zero"):
         factor_shift(np.array([[1.0, 0.0], [0.0, 0.0]]))
@@ -102,7 +103,7 @@ def test_graded_over_the_whole_range(n, p, seed):
     assert np.linalg.norm(U.T @ U - np.eye(n)) <= 100 * n * EPS
 
 
-@pytest.mark.parametrize("k", [-1000, -520, 333, 990])
+@pytest.mark.parametrize("k", [-1000, -520, 334, 990])
 def test_power_of_two_equivariance_is_bitwise(k, rng):
     M = _base(9, 4, rng)
     w, U = cljacobi.eig_indefinite(M)
