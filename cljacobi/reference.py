@@ -42,9 +42,12 @@ For a pivot pair ``(i, j)``, ``i < j``, with ``a_ii = d_i``, ``a_jj = d_j``
   negative real ``a_ij``) gives ``t = -1``, consistent with the complex rule;
 * the new squared norms ``d_i, d_j`` are recomputed as the squared norms of
   the new columns (as GPUJACH1 does), not by the update formula (2.6);
-* the pair is counted as a "big" rotation if ``|t| > sqrt(eps)/2``; the
-  process stops after the first sweep without a big rotation (Sect. 2 and
-  eq. (4.2) of Novaković & Singer 2011).
+* the pair is counted as a "big" rotation if
+  ``|t| sqrt(max(a_ii, a_jj) / min(a_ii, a_jj)) > sqrt(eps)/2`` (how far the
+  rotation moves the shorter column, relative to its norm; the paper's plain
+  ``|t|`` stops too early when the norms differ widely); the process stops
+  after the first sweep without a big rotation (Sect. 2 and eq. (4.2) of
+  Novaković & Singer 2011).
 
 Complex case (Hermitian ``M = G J G^*``).  Write ``a_ij = |a_ij| e^{i alpha}``.
 Conceptually column ``j`` is first rotated by the phase, ``g_j <- e^{-i alpha}
@@ -136,6 +139,11 @@ class ReferenceResult(NamedTuple):
     rotations: int
     breakdowns: int
     converged: bool
+
+
+def _moved(t: float, a_ii: float, a_jj: float) -> float:
+    """``|t| sqrt(a_long / a_short)``: the relative change of the shorter column."""
+    return abs(t) * (math.sqrt(max(a_ii, a_jj)) / math.sqrt(min(a_ii, a_jj)))
 
 
 def pair_rotation(
@@ -385,7 +393,7 @@ def hyperbolic_jacobi(
                     if kind == PairKind.ORTHOGONAL:
                         continue
                     rotations += 1
-                    if abs(t) > tol:
+                    if _moved(t, d[i], d[j]) > tol:
                         big = True
                     # (2.4) / (2.5); the parenthesised part is what a kernel
                     # evaluates with one FMA per element.
