@@ -4,9 +4,11 @@ Every case draws a size, an inertia, a rank, a spectrum shape, a dtype, a
 power-of-two scaling over the whole float64 range and a memory layout, and
 checks the result against numpy (eigenvalues to ``O(n eps ||M||)``), its
 own residual and orthogonality, and exact invariants (zeros of an exactly
-singular matrix, inertia).  ``CLJACOBI_FUZZ_CASES`` (default 200) sets the
-number of cases per function; the seed is fixed so a failure is reproducible
-from its case number.
+singular matrix, the inertia fixed by the construction: an eigenvalue of
+1e-290 flushed to zero fails it).  ``CLJACOBI_FUZZ_CASES`` (default 200) sets the
+number of cases for eig_indefinite (half as many for hsvd) and
+``CLJACOBI_FUZZ_SEED`` the seed; the default seed is fixed, so a failure is
+reproducible from its case number.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from cljacobi.matrices import with_spectrum
 
 EPS = np.finfo(np.float64).eps
 CASES = int(os.environ.get("CLJACOBI_FUZZ_CASES", "200"))
-SEED = 20261122
+SEED = int(os.environ.get("CLJACOBI_FUZZ_SEED", "20261122"))
 SIZES = [2, 3, 4, 5, 7, 8, 11, 16, 17, 24, 31, 32, 33, 40]
 
 
@@ -39,9 +41,13 @@ def _layout(A, rng):
 
 
 def _eig_case(rng):
-    """(input, float64 base matrix, 2^k scale exponent, expected dtype, exact rank/p, label)."""
+    """(input, float64 base matrix, 2^k scale exponent, expected dtype, inertia, label).
+
+    ``inertia`` is ``(positive, zero, negative)`` where the construction fixes
+    it exactly (Sylvester's law), else None.
+    """
     n = int(rng.choice(SIZES))
-    kind = rng.choice(["spectrum", "clustered", "lowrank", "graded", "integer"])
+    kind = rng.choice(["spectrum", "clustered", "lowrank", "graded", "wide", "integer"])
     exact = None
     if kind in ("spectrum", "clustered"):
         p = int(rng.integers(0, n + 1))
@@ -50,18 +56,23 @@ def _eig_case(rng):
         else:
             magnitudes = np.repeat(rng.uniform(0.5, 2, 3), n)[:n] * (1 + 1e-12 * rng.standard_normal(n))
         base = with_spectrum(np.concatenate([magnitudes[:p], -magnitudes[p:]]), rng=rng)
+        exact = (p, 0, n - p)
     elif kind == "lowrank":
         r = int(rng.integers(0, n + 1))
         p = int(rng.integers(0, r + 1))
         X = rng.integers(-3, 4, size=(n, r)).astype(float)
         r = int(np.linalg.matrix_rank(X)) if r else 0
         base = (X * np.array([1.0] * p + [-1.0] * (X.shape[1] - p))) @ X.T
-        exact = (r, p) if r == X.shape[1] else None
-    elif kind == "graded":
+        exact = (p, n - r, r - p) if r == X.shape[1] else None
+    elif kind in ("graded", "wide"):
+        # D A D, exact; "wide" puts entries and eigenvalues over ~1e-295..1e295.
         p = int(rng.integers(0, n + 1))
         A = with_spectrum(np.concatenate([rng.uniform(1, 10, p), -rng.uniform(1, 10, n - p)]), rng=rng)
-        d = np.ldexp(1.0, rng.integers(-40, 1, n))
+        d = np.ldexp(1.0, rng.integers(-40, 1, n) if kind == "graded" else rng.integers(-490, 491, n))
         base = d[:, None] * A * d[None, :]
+        exact = (p, 0, n - p)
+        if kind == "wide":
+            return _layout(base, rng), base, 0, np.dtype(np.float64), exact, kind
     else:
         R = rng.integers(-5, 6, size=(n, n))
         base = (R + R.T).astype(float)
@@ -92,18 +103,23 @@ def test_fuzz_eig_indefinite():
             w = np.ldexp(w.astype(np.float64), -k)
             U = U.astype(np.float64)
             tol = 1e-5 if dtype == np.float32 else 200 * n * EPS
-            reference = np.linalg.eigvalsh(base)
+            # The checks themselves work on base / 2^e (max|base| ~ 1), so that
+            # their own norms neither overflow nor underflow.
+            e = int(np.frexp(np.abs(base).max())[1]) if base.any() else 0
+            unit, w_unit = np.ldexp(base, -e), np.ldexp(w, -e)
+            reference = np.linalg.eigvalsh(unit)
             norm = max(np.abs(reference).max(), np.finfo(np.float64).tiny)
             assert np.all(np.diff(w) >= 0), "not ascending"
-            assert np.max(np.abs(w - reference)) <= tol * norm, "eigenvalues differ from numpy"
-            residual = np.linalg.norm(base @ U - U * w) / (np.linalg.norm(base) or 1.0)
+            assert np.max(np.abs(w_unit - reference)) <= tol * norm, "eigenvalues differ from numpy"
+            residual = np.linalg.norm(unit @ U - U * w_unit) / (np.linalg.norm(unit) or 1.0)
             assert residual <= tol, f"residual {residual:.2e}"
             orthogonality = np.linalg.norm(U.T @ U - np.eye(n))
             assert orthogonality <= tol, f"orthogonality {orthogonality:.2e}"
             if exact is not None:
-                r, p = exact
-                assert np.count_nonzero(w == 0) == n - r, "zero eigenvalues not exact"
-                assert np.count_nonzero(w > 0) == p, "inertia"
+                positive, zero, negative = exact
+                assert np.count_nonzero(w == 0) == zero, "zero eigenvalues not exact"
+                assert np.count_nonzero(w > 0) == positive, "inertia"
+                assert np.count_nonzero(w < 0) == negative, "inertia"
         except Exception as error:  # collect all, report together
             failures.append(f"case {case} ({label}, n={n}, {layout}): {type(error).__name__}: {error}")
     assert tried == CASES
