@@ -35,8 +35,10 @@ For a pivot pair ``(i, j)``, ``i < j``, with ``a_ii = d_i``, ``a_jj = d_j``
   ``g_i' = c (g_i + t g_j)``, ``g_j' = c (g_j + t g_i)``.
   If rounding gives ``|kappa| <= 1`` the columns are numerically dependent:
   the pair is not rotated and the event is counted as a *breakdown*;
-* for ``|kappa| >= sqrt(2/eps)`` (both kinds) ``t = 1/(2 kappa)``, and then
-  ``c`` evaluates to 1; this also avoids overflow of ``kappa^2``;
+* for ``|kappa| >= sqrt(2/eps)`` (both kinds) ``t = 1/(2 kappa)``, evaluated
+  as ``a_ij / (a_jj - a_ii)`` or ``-a_ij / (a_ii + a_jj)`` (finite where kappa
+  itself overflows), and then ``c`` evaluates to 1; this also avoids
+  overflow of ``kappa^2``;
 * ``sign(kappa)`` is ``copysign(1, kappa)``, so ``kappa = +0`` gives the
   45-degree rotation ``t = 1`` and ``kappa = -0`` (``a_ii == a_jj`` with a
   negative real ``a_ij``) gives ``t = -1``, consistent with the complex rule;
@@ -210,8 +212,11 @@ def pair_rotation(
         return PairKind.BREAKDOWN, zero_t, one_c
 
     if ak >= big_kappa:
-        # t ~ 1/(2 kappa); kappa = inf gives t = 0 and c = 1.
-        t = one / (two * kappa)
+        # t ~ 1/(2 kappa), evaluated without kappa: kappa overflows to inf
+        # when the squared norms are more than ~2^1024 apart, and t = 0
+        # would leave a nonorthogonal pair unrotated.
+        with np.errstate(under="ignore"):
+            t = -a_ij / (a_ii + a_jj) if hyperbolic else a_ij / (a_jj - a_ii)
     elif hyperbolic:
         t = sgn / (ak + np.sqrt((ak - one) * (ak + one)))
     else:

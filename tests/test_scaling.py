@@ -140,3 +140,22 @@ def test_eigenvalue_beyond_float64_is_an_error_not_inf():
     big = np.finfo(np.float64).max / 2
     with pytest.raises(np.linalg.LinAlgError, match="non-finite"):
         cljacobi.eig_indefinite(np.array([[big, big], [big, big]]))
+
+
+@pytest.mark.parametrize("cosine", [2.0**-30, 2.0**-45])
+@pytest.mark.parametrize("J", [[1, 1], [1, -1]])
+def test_rotation_between_columns_2_to_the_1000_apart(cosine, J):
+    """kappa = (a_jj - a_ii) / (2 a_ij) overflows here; t = 1/(2 kappa) must not become 0
+    (that left the pair unrotated, with a warning and U orthogonal only to 1e-9)."""
+    import warnings
+
+    G = np.zeros((4, 2))
+    G[:, 0] = np.ldexp([1.0, 0.0, 0.0, 0.0], 500)
+    G[:, 1] = np.ldexp([cosine, 1.0, 0.5, 0.25], -500)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (U, S, Vh, J_S), info = cljacobi.hsvd(G, np.array(J), return_info=True)
+    assert not info.breakdown and info.converged
+    assert np.abs(U.T @ U - np.eye(2)).max() <= 4 * EPS
+    errors = np.linalg.norm(U * S @ Vh - G, axis=0) / np.linalg.norm(G, axis=0)
+    assert errors.max() <= 10 * EPS
