@@ -322,9 +322,22 @@ def eig_indefinite(
 
 
 def _cast(result: Any, dtype: np.dtype) -> Any:
-    """Floating arrays of `result` (an array or a tuple of them) in `dtype`; signs stay int8."""
+    """Floating arrays of `result` (an array or a tuple of them) in `dtype`; signs stay int8.
+
+    Raises LinAlgError if a value exceeds the range of `dtype` (float32 input
+    whose eigenvalue is beyond 3.4e38): no inf is handed out.
+    """
     if isinstance(result, np.ndarray):
-        return result.astype(dtype, copy=False) if result.dtype.kind == "f" else result
+        if result.dtype.kind != "f":
+            return result
+        with np.errstate(over="ignore"):
+            cast = result.astype(dtype, copy=False)
+        if not np.isfinite(cast).all():
+            raise np.linalg.LinAlgError(
+                f"a result exceeds the range of {dtype} (largest {np.finfo(dtype).max:.3g}); "
+                "pass the input as float64 to get it"
+            )
+        return cast
     converted = [_cast(item, dtype) for item in result]
     return type(result)(*converted) if hasattr(result, "_fields") else tuple(converted)
 

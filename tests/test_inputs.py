@@ -146,6 +146,15 @@ def test_dtype_promotion(dtype, result):
     assert U.dtype == S.dtype == Vh.dtype == result and J.dtype == np.int8
 
 
+def test_float32_result_beyond_float32_range_is_an_error():
+    big = np.float32(3e38)
+    M = np.array([[big, big], [big, big]], dtype=np.float32)  # eigenvalue 6e38
+    with pytest.raises(np.linalg.LinAlgError, match="range of float32"):
+        cljacobi.eig_indefinite(M)
+    w = cljacobi.eig_indefinite(M.astype(np.float64), eigvals_only=True)
+    assert np.isclose(w[1], 2 * float(big), rtol=1e-15)
+
+
 # ----------------------------------------------------------------- tiny sizes
 
 
