@@ -18,7 +18,14 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cl_array
 
-__all__ = ["is_device_array", "iterate_stack", "stack_results", "to_device", "to_host"]
+__all__ = [
+    "is_device_array",
+    "iterate_stack",
+    "solve_stack",
+    "stack_results",
+    "to_device",
+    "to_host",
+]
 
 
 def is_device_array(a: object) -> bool:
@@ -43,7 +50,9 @@ def to_device(result: Any, queue: cl.CommandQueue) -> Any:
     return result
 
 
-def iterate_stack(array: np.ndarray, core_ndim: int = 2) -> Iterator[tuple[tuple[int, ...], np.ndarray]]:
+def iterate_stack(
+    array: np.ndarray, core_ndim: int = 2
+) -> Iterator[tuple[tuple[int, ...], np.ndarray]]:
     """``(index, array[index])`` over the leading dimensions, in C order."""
     for index in np.ndindex(*array.shape[: array.ndim - core_ndim]):
         yield index, array[index]

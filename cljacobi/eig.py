@@ -150,7 +150,8 @@ def _eig_single(
     if n == 0:
         return finish(np.empty(0), np.empty((0, 0)))
     symmetric = symmetric_part(M, _name("M", index))
-    shift = matrix_shift(symmetric, _name("M", index))  # also catches inf/NaN with check_finite=False
+    # matrix_shift also catches inf/NaN that check_finite=False let through.
+    shift = matrix_shift(symmetric, _name("M", index))
     if n == 1:
         info.rank = int(symmetric[0, 0] != 0)
         info.positive = int(symmetric[0, 0] > 0)

@@ -33,10 +33,11 @@ def test_max_sweeps_one_raises_with_statistics(rng):
 def test_partial_result_with_warning(rng):
     n = 24
     M = _indefinite(n, rng)
-    with pytest.warns(cljacobi.ConvergenceWarning, match="partial result"):
+    with pytest.warns(cljacobi.ConvergenceWarning, match="partial result") as record:
         (w, U), info = cljacobi.eig_indefinite(
             M, max_sweeps=1, on_nonconvergence="warn", return_info=True
         )
+    assert record[0].filename == __file__, "the warning points at the caller's line"
     assert not info.converged and info.sweeps == 1
     assert w.shape == (n,) and U.shape == (n, n) and np.all(np.isfinite(U))
     assert np.all(np.diff(w) >= 0)
@@ -46,7 +47,9 @@ def test_partial_result_with_warning(rng):
     assert np.max(np.abs(w - converged)) < 0.5 * np.abs(converged).max()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        (w_full, _), info_full = cljacobi.eig_indefinite(M, on_nonconvergence="warn", return_info=True)
+        (w_full, _), info_full = cljacobi.eig_indefinite(
+            M, on_nonconvergence="warn", return_info=True
+        )
     assert info_full.converged and np.array_equal(w_full, converged)
 
 

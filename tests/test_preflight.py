@@ -104,7 +104,9 @@ def test_small_problems_need_no_device(fake_device):
     assert cljacobi.eig_indefinite(np.array([[2.0]]), eigvals_only=True).tolist() == [2.0]
 
 
-@pytest.mark.parametrize("m,r,accumulate_v", [(1, 1, False), (5, 3, True), (64, 64, True), (100, 33, False)])
+@pytest.mark.parametrize(
+    "m,r,accumulate_v", [(1, 1, False), (5, 3, True), (64, 64, True), (100, 33, False)]
+)
 def test_footprint_matches_the_driver(m, r, accumulate_v, queue, monkeypatch, rng):
     """The up-front estimate covers exactly the buffers the driver checks and allocates."""
     seen = {}

@@ -23,7 +23,9 @@ def _check(M, w, U, factor=100, scale=1.0):
     assert np.linalg.norm(U.T @ U - np.eye(n)) <= factor * n * EPS
 
 
-@pytest.mark.parametrize("n,rank,p", [(6, 1, 1), (6, 1, 0), (9, 8, 4), (20, 7, 3), (33, 16, 16), (40, 39, 0)])
+@pytest.mark.parametrize(
+    "n,rank,p", [(6, 1, 1), (6, 1, 0), (9, 8, 4), (20, 7, 3), (33, 16, 16), (40, 39, 0)]
+)
 def test_exactly_singular(n, rank, p, rng):
     """Integer factors make M exactly of rank r: n - r exact zeros, null space orthonormal."""
     X = rng.integers(-3, 4, size=(n, rank)).astype(float)
