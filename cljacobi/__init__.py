@@ -11,6 +11,7 @@ from ._results import EighResult, HSVDResult, SolveInfo
 from .eig import eig_indefinite, hsvd
 from .errors import (
     ConvergenceError,
+    ConvergenceWarning,
     DeviceCapabilityError,
     DeviceMemoryError,
     DeviceNotFoundError,
@@ -18,6 +19,7 @@ from .errors import (
 
 __all__ = [
     "ConvergenceError",
+    "ConvergenceWarning",
     "DeviceCapabilityError",
     "DeviceMemoryError",
     "DeviceNotFoundError",

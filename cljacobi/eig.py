@@ -3,30 +3,40 @@
 Both run the one-sided hyperbolic Jacobi method of Novaković & Singer,
 "A GPU-based hyperbolic SVD algorithm", BIT 51 (2011) (GPUJACH1) on an
 OpenCL device.  ``eig_indefinite`` first factors ``M = G J G^T`` by
-Bunch-Parlett complete pivoting (Slapničar 1992) on the host.
+Bunch-Parlett complete pivoting (Slapničar 1992), on the host or the device.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
+from typing import Any
 
 import numpy as np
 import pyopencl as cl
 
+from ._arrays import is_device_array, solve_stack, to_device, to_host
 from ._results import EighResult, HSVDResult, SolveInfo
-from .errors import ConvergenceError
+from .errors import ConvergenceError, ConvergenceWarning
 from .factorization import j_factorize, shorten
-from .host.device import resolve_queue
 from .host.blocked import BlockedHSVD
+from .host.device import resolve_queue
 from .host.factorization import j_factorize_device
 from .host.pointwise import PointwiseHSVD, HSVDState
+from .host.preflight import preflight
 from .host.variants import check_variant_options, choose_variant
-from .validation import as_float_matrix, check_max_sweeps, symmetric_part
+from .scaling import factor_shift, matrix_shift
+from .validation import (
+    as_float_matrix,
+    check_max_sweeps,
+    check_on_nonconvergence,
+    check_queue_argument,
+    symmetric_part,
+)
 
-__all__ = ["DEFAULT_MAX_SWEEPS", "eig_indefinite", "hsvd"]
+__all__ = ["DEFAULT_MAX_SWEEPS", "FACTORIZATIONS", "eig_indefinite", "hsvd"]
 
-#: Where the J-factorization runs.
+#: Where eig_indefinite's J-factorization runs.
 FACTORIZATIONS = ("auto", "host", "device")
 
 #: ``factorization="auto"`` factors on a GPU device from this order on.
@@ -37,14 +47,18 @@ AUTO_DEVICE_FACTORIZATION_MIN_ORDER = 256
 DEFAULT_MAX_SWEEPS = 60
 
 
-def _power_of_two_exponent(array: np.ndarray) -> int:
-    """Exponent e with max|array| in [2^(e-1), 2^e); 0 for a zero array.
+def _new_info() -> SolveInfo:
+    return SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0, "sort": 0.0})
 
-    Scaling by 2^-e is exact and keeps squared norms and dot products away
-    from overflow and underflow.
-    """
-    largest = float(np.max(np.abs(array))) if array.size else 0.0
-    return int(np.frexp(largest)[1]) if largest > 0 else 0
+
+def _where(index: tuple[int, ...]) -> str:
+    """How a message names one matrix of a stack ("" for a single matrix)."""
+    return f" (matrix {index} of the stack)" if index else ""
+
+
+def _name(base: str, index: tuple[int, ...]) -> str:
+    """The argument name with the stack index, e.g. ``M[1, 0]``."""
+    return f"{base}[{', '.join(map(str, index))}]" if index else base
 
 
 def _run_device(
@@ -54,66 +68,175 @@ def _run_device(
     queue: cl.CommandQueue,
     accumulate_v: bool,
     max_sweeps: int,
+    on_nonconvergence: str,
     info: SolveInfo,
-    variant: str = "auto",
-    block_width: int | None = None,
+    index: tuple[int, ...],
+    variant: str,
+    block_width: int | None,
 ) -> HSVDState:
-    """Orthogonalize the columns of G on the device; fill `info`.
+    """Orthogonalize the columns of G on the device and fill `info`.
 
     The blocked variants run until no big block transformation happens, then
-    pointwise sweeps finish (and decide convergence), so every variant has
-    the pointwise method's accuracy.  Raises ConvergenceError if `max_sweeps`
-    quasi-sweeps (blocked and pointwise together) do not suffice.
+    pointwise sweeps finish and decide convergence, so every variant has the
+    pointwise method's accuracy (the Gram matrices of the blocked kernels
+    square the condition numbers).  Without convergence within `max_sweeps`
+    (blocked and pointwise quasi-sweeps together), raise
+    :class:`ConvergenceError` carrying `info`, or, with
+    ``on_nonconvergence="warn"``, return the partial state (the public
+    function then warns).
     """
     variant, block_width = choose_variant(queue.device, G.shape[1], variant, block_width)
     info.variant, info.block_width = variant, block_width
+    info.device = queue.device.name.strip()
     V_blocked = None
-    blocked_sweeps = 0
     if variant != "pointwise":
-        driver = BlockedHSVD(queue, accumulate_v=accumulate_v, block_width=block_width,
-                             variant=variant)
-        G, V_blocked, blocked = driver.run(G, signs, max_sweeps=max_sweeps)
-        blocked_sweeps = blocked.sweeps
+        blocked_driver = BlockedHSVD(
+            queue, accumulate_v=accumulate_v, block_width=block_width, variant=variant
+        )
+        G, V_blocked, blocked = blocked_driver.run(G, signs, max_sweeps=max_sweeps)
         info.blocked_sweeps = blocked.sweeps
+        info.rotations_per_sweep = list(blocked.rotations_per_sweep)
         for phase, seconds in blocked.seconds.items():
             info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
         info.seconds["blocked_sweeps"] = blocked.seconds["sweeps"]
-        info.rotations_per_sweep = list(blocked.rotations_per_sweep)
-        if not blocked.converged:
-            info.sweeps = blocked.sweeps
-            info.rotations = blocked.rotations
-            info.converged = False
-            raise ConvergenceError(
-                f"the blocked ({variant}) sweeps did not converge in {max_sweeps} sweeps", info
-            )
     driver = PointwiseHSVD(queue, accumulate_v=accumulate_v)
-    state = driver.run(G, signs, max_sweeps=max(max_sweeps - blocked_sweeps, 1))
+    state = driver.run(G, signs, max_sweeps=max(max_sweeps - info.blocked_sweeps, 1))
     stats = state.stats
-    info.sweeps = blocked_sweeps + stats.sweeps
+    info.sweeps = info.blocked_sweeps + stats.sweeps
     info.rotations_per_sweep += stats.rotations_per_sweep
     info.rotations = sum(info.rotations_per_sweep)
-    info.converged = stats.converged
+    info.converged = stats.converged and info.sweeps <= max_sweeps
     info.breakdown = stats.breakdown
     info.work_group_size = stats.work_group_size
-    info.device = queue.device.name.strip()
     for phase, seconds in stats.seconds.items():
         info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
     if V_blocked is not None and state.V is not None:
         state = state._replace(V=V_blocked @ state.V)
-    if stats.breakdown:
-        warnings.warn(
-            "some hyperbolic pivot pairs were numerically linearly dependent and were left "
-            "unrotated; the factor is (nearly) rank deficient and the results may be inaccurate",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-    if not stats.converged:
+    if not info.converged and on_nonconvergence == "raise":
         raise ConvergenceError(
-            f"the hyperbolic Jacobi method did not converge in {max_sweeps} sweeps "
-            f"(rotations in the last sweep: {stats.rotations_per_sweep[-1]})",
+            f"the hyperbolic Jacobi method did not converge in {max_sweeps} sweeps"
+            f"{_where(index)} (rotations per sweep: {info.rotations_per_sweep}); pass a "
+            "larger max_sweeps, or on_nonconvergence='warn' for the partial result",
             info,
         )
     return state
+
+
+def _require_finite(index: tuple[int, ...], *arrays: np.ndarray | None) -> None:
+    """Never hand out NaN or inf: raise LinAlgError if a result is not finite."""
+    for array in arrays:
+        if array is not None and not np.isfinite(array).all():
+            raise np.linalg.LinAlgError(
+                f"the computation produced non-finite values{_where(index)}; the input is "
+                "numerically rank deficient or outside the range cljacobi handles"
+            )
+
+
+def _warn_about(infos: list[SolveInfo], leading: tuple[int, ...]) -> None:
+    """The warnings of a finished call, once per call, pointing at the caller's line."""
+
+    def which(flags: list[bool]) -> str:
+        if not leading:
+            return ""
+        hits = [np.unravel_index(k, leading) for k, flag in enumerate(flags) if flag]
+        return f" (matrices {[tuple(int(i) for i in h) for h in hits]} of the stack)"
+
+    unconverged = [not info.converged for info in infos]
+    if any(unconverged):
+        warnings.warn(
+            "the hyperbolic Jacobi method did not converge in max_sweeps sweeps"
+            f"{which(unconverged)}; the partial result is returned (info.converged is False)",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    broken = [info.breakdown for info in infos]
+    if any(broken):
+        warnings.warn(
+            "some pivot pairs could not be rotated (numerically dependent hyperbolic pairs, "
+            f"or a rotation below the floating-point range){which(broken)}; the factor is "
+            "(nearly) rank deficient and the results may be inaccurate",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+def _eig_single(
+    M: np.ndarray,
+    *,
+    index: tuple[int, ...],
+    eigvals_only: bool,
+    max_sweeps: int,
+    on_nonconvergence: str,
+    queue: cl.CommandQueue | None,
+    variant: str,
+    block_width: int | None,
+    factorization: str,
+) -> tuple[Any, SolveInfo]:
+    """eig_indefinite of one validated float64 matrix: ``(result, info)`` in float64."""
+    total_start = time.perf_counter()
+    n = M.shape[0]
+    info = _new_info()
+
+    def finish(w: np.ndarray, U: np.ndarray | None):
+        _require_finite(index, w, U)
+        info.seconds["total"] = time.perf_counter() - total_start
+        return (w if eigvals_only else EighResult(w, U)), info
+
+    if n == 0:
+        return finish(np.empty(0), np.empty((0, 0)))
+    symmetric = symmetric_part(M, _name("M", index))
+    # matrix_shift also catches inf/NaN that check_finite=False let through.
+    shift = matrix_shift(symmetric, _name("M", index))
+    if n == 1:
+        info.rank = int(symmetric[0, 0] != 0)
+        info.positive = int(symmetric[0, 0] > 0)
+        return finish(symmetric[0].copy(), np.ones((1, 1)))
+
+    on_device = factorization == "device" or (
+        factorization == "auto"
+        and bool(queue.device.type & cl.device_type.GPU)
+        and n >= AUTO_DEVICE_FACTORIZATION_MIN_ORDER
+    )
+    start = time.perf_counter()
+    scaled = np.ldexp(symmetric, shift)
+    # `scaled` is exactly symmetric, so its transpose (a Fortran-ordered view,
+    # no copy) is the same matrix, in the column-major layout of the device.
+    factor = j_factorize_device(scaled.T, queue) if on_device else j_factorize(scaled)
+    info.factorization = "device" if on_device else "host"
+    rank = factor.G.shape[1]
+    info.rank = rank
+    info.positive = int(factor.p)
+    if rank == 0:
+        info.seconds["factorization"] = time.perf_counter() - start
+        return finish(np.zeros(n), np.eye(n))
+    Q, R = shorten(factor.G)
+    # Center the squared column norms (the eigenvalue magnitudes) in float64's range.
+    factor_exponent = factor_shift(R, f"the factor G of {_name('M', index)}")
+    R = np.ldexp(R, factor_exponent)
+    info.seconds["factorization"] = time.perf_counter() - start
+
+    state = _run_device(
+        R, factor.signs, queue=queue, accumulate_v=False, max_sweeps=max_sweeps,
+        on_nonconvergence=on_nonconvergence, info=info, index=index,
+        variant=variant, block_width=block_width,
+    )
+    # 2^(2t) 2^s M = (2^t G) J (2^t G)^T: undo both shifts exactly.
+    with np.errstate(over="ignore"):  # an eigenvalue beyond float64: _require_finite raises
+        w = np.ldexp(state.signs * state.d, -(2 * factor_exponent + shift))
+    if rank < n:
+        w = np.concatenate([w, np.zeros(n - rank)])
+    order = np.argsort(w, kind="stable")
+    if eigvals_only:
+        return finish(w[order], None)
+
+    U = state.G / np.linalg.norm(state.G, axis=0)
+    if Q is not None:
+        U = Q @ U
+    if rank < n:
+        # Complete the orthonormal basis: the null space of M.
+        complete, _ = np.linalg.qr(U, mode="complete")
+        U = np.concatenate([U, complete[:, rank:]], axis=1)
+    return finish(w[order], U[:, order])
 
 
 def eig_indefinite(
@@ -123,6 +246,7 @@ def eig_indefinite(
     check_finite: bool = True,
     overwrite_a: bool = False,
     max_sweeps: int = DEFAULT_MAX_SWEEPS,
+    on_nonconvergence: str = "raise",
     variant: str = "auto",
     block_width: int | None = None,
     factorization: str = "auto",
@@ -141,22 +265,34 @@ def eig_indefinite(
 
     Parameters
     ----------
-    M : (n, n) array_like
-        Real symmetric matrix.  Only the lower triangle is used, after checking
-        that ``max|M - M.T| <= sqrt(eps) * max|M|`` (ValueError otherwise).
-        Integer and bool input is promoted to float64; float32 input is
-        computed in float64 and returned as float32.
+    M : (..., n, n) array_like or pyopencl.array.Array
+        Real symmetric matrix, or a stack of them over the leading
+        dimensions.  Only the lower triangle is used, after checking that
+        ``max|M - M.T| <= sqrt(eps) * max|M|`` (ValueError stating the largest
+        asymmetry otherwise).  Integer and bool input is promoted to float64;
+        float16/float32 input is computed in float64 and returned as float32.
+        Any memory layout (C, Fortran, strided views) is accepted.  A
+        pyopencl array is copied to the host and the results come back as
+        pyopencl arrays on its queue.
     eigvals_only : bool, optional
         Return only the eigenvalues.
     check_finite : bool, optional
-        Raise ValueError for NaN or inf entries.  If False, non-finite input
-        gives NaN results or an exception from the factorization.
+        Raise ValueError for NaN or inf entries.  If False, that scan is
+        skipped; a non-finite entry is still noticed by the scaling (which
+        reads ``max|M|``) and raises ``numpy.linalg.LinAlgError`` instead of
+        giving a result.
     overwrite_a : bool, optional
         Permit `M` to be used as workspace (scipy's convention).  This version
         always factors a symmetrized copy, so `M` is left intact either way.
     max_sweeps : int, optional
-        Quasi-sweeps (``n`` parallel steps each) before
-        :class:`~cljacobi.ConvergenceError` is raised.
+        Quasi-sweeps (``n`` parallel steps each) before the method counts as
+        not converged.
+    on_nonconvergence : {"raise", "warn"}, optional
+        Without convergence in `max_sweeps`: ``"raise"``
+        :class:`~cljacobi.ConvergenceError` (default), or ``"warn"``: issue a
+        :class:`~cljacobi.ConvergenceWarning` and return the partial result
+        (eigenpairs read off the not yet orthogonal factor,
+        ``info.converged`` False).
     variant : {"auto", "pointwise", "bo", "fb"}, optional
         The pointwise GPUJACH1 kernel, or the blocked block-oriented ("bo",
         one inner sweep per block pair) or full-block ("fb", inner sweeps to
@@ -171,98 +307,105 @@ def eig_indefinite(
         OpenCL kernels of ``bunch_parlett.cl.mako`` (same pivots, same rank
         test).  "auto": on the device if it is a GPU and ``n >= 256``.
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
-        Where to run; default: the device ``CLJACOBI_DEVICE`` names.
+        Where to run; default: the queue of a pyopencl array argument, else
+        the device ``CLJACOBI_DEVICE`` names.  Calls from several threads may
+        share one queue.
     return_info : bool, optional
-        Also return a :class:`~cljacobi.SolveInfo`.
+        Also return a :class:`~cljacobi.SolveInfo` (for a stack: a list of
+        them, one per matrix in C order of the leading indices).
 
     Returns
     -------
     EighResult(eigenvalues, eigenvectors)
-        Ascending eigenvalues and orthonormal eigenvectors (columns); only
-        the eigenvalues with ``eigvals_only=True``.  With ``return_info=True``,
-        the pair ``(result, info)``.
+        Ascending eigenvalues ``(..., n)`` and orthonormal eigenvectors
+        ``(..., n, n)`` (columns); only the eigenvalues with
+        ``eigvals_only=True``.  With ``return_info=True``, the pair
+        ``(result, info)``.
 
     Raises
     ------
     ValueError
-        `M` not square, not 2-D, not symmetric, or not finite.
+        `M` not square, less than 2-D, not symmetric, or not finite; an
+        unknown option value; nonzero entries or eigenvalue magnitudes that
+        span more than float64 holds at once (about ``1e600``, see
+        :mod:`cljacobi.scaling`).
     TypeError
-        Unsupported dtype (complex input is not handled by this version).
+        Unsupported dtype (complex, strings, objects, longdouble) or `queue`.
     ConvergenceError
-        No convergence within `max_sweeps` (a ``numpy.linalg.LinAlgError``).
+        No convergence within `max_sweeps` (a ``numpy.linalg.LinAlgError``),
+        unless ``on_nonconvergence="warn"``.
+    numpy.linalg.LinAlgError
+        Non-finite input with ``check_finite=False``.
     DeviceCapabilityError, DeviceMemoryError
-        The device lacks fp64, memory or work-group size (before any launch).
+        The device lacks fp64, memory, work-group size or local memory:
+        checked before the factorization and before any launch.
 
     Notes
     -----
     A singular M of rank r gives ``n - r`` eigenvalues that are exactly zero,
     with eigenvectors spanning the orthogonal complement of the others.
+    0 x 0 and 1 x 1 matrices, and the zero matrix, are answered on the host
+    without touching the device.  M is scaled by powers of two (exact) so that
+    no squared norm or dot product overflows or underflows; see
+    :mod:`cljacobi.scaling` for the range handled.
     """
-    total_start = time.perf_counter()
     max_sweeps = check_max_sweeps(max_sweeps)
+    on_nonconvergence = check_on_nonconvergence(on_nonconvergence)
     check_variant_options(variant, block_width)
     if factorization not in FACTORIZATIONS:
         raise ValueError(f"factorization must be one of {FACTORIZATIONS}, not {factorization!r}")
-    M, result_dtype = as_float_matrix(M, "M", check_finite=check_finite, square=True)
-    n = M.shape[0]
-    info = SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0, "sort": 0.0})
-
-    def finish(w: np.ndarray, U: np.ndarray | None):
-        w = w.astype(result_dtype, copy=False)
-        result = w if eigvals_only else EighResult(w, U.astype(result_dtype, copy=False))
-        info.seconds["total"] = time.perf_counter() - total_start
-        return (result, info) if return_info else result
-
-    if n == 0:
-        return finish(np.empty(0), np.empty((0, 0)))
-    symmetric = symmetric_part(M, "M")
-    if n == 1:
-        info.rank = int(symmetric[0, 0] != 0)
-        info.positive = int(symmetric[0, 0] > 0)
-        return finish(symmetric[0].copy(), np.ones((1, 1)))
-
-    exponent = _power_of_two_exponent(symmetric)
-    scaled = np.ldexp(symmetric, -exponent)
-
-    resolved = resolve_queue(queue)
-    on_device = factorization == "device" or (
-        factorization == "auto"
-        and bool(resolved.device.type & cl.device_type.GPU)
-        and n >= AUTO_DEVICE_FACTORIZATION_MIN_ORDER
+    check_queue_argument(queue)
+    host, array_queue = to_host(M)
+    A, result_dtype = as_float_matrix(
+        host, "M", check_finite=check_finite, square=True, stacked=True
     )
-    start = time.perf_counter()
-    # `scaled` is exactly symmetric, so its transpose (a Fortran-ordered view,
-    # no copy) is the same matrix, in the column-major layout the device uses.
-    factor = j_factorize_device(scaled.T, resolved) if on_device else j_factorize(scaled)
-    Q, R = shorten(factor.G)
-    info.seconds["factorization"] = time.perf_counter() - start
-    info.factorization = "device" if on_device else "host"
-    rank = factor.G.shape[1]
-    info.rank = rank
-    info.positive = int(factor.p)
+    n = A.shape[-1]
+    run_queue = None
+    if n >= 2 and A.size:
+        run_queue = resolve_queue(queue if queue is not None else array_queue)
+        preflight(run_queue, rows=n, columns=n, accumulate_v=False)
 
-    if rank == 0:
-        return finish(np.zeros(n), np.eye(n))
+    def solve(index: tuple[int, ...], matrix: np.ndarray):
+        return _eig_single(
+            matrix, index=index, eigvals_only=eigvals_only, max_sweeps=max_sweeps,
+            on_nonconvergence=on_nonconvergence, queue=run_queue, variant=variant,
+            block_width=block_width, factorization=factorization,
+        )
 
-    state = _run_device(
-        R, factor.signs, queue=resolved, accumulate_v=False, max_sweeps=max_sweeps, info=info,
-        variant=variant, block_width=block_width,
-    )
-    w = np.ldexp(state.signs * state.d, exponent)
-    if rank < n:
-        w = np.concatenate([w, np.zeros(n - rank)])
-    order = np.argsort(w, kind="stable")
-    if eigvals_only:
-        return finish(w[order], None)
+    leading = A.shape[:-2]
+    if leading:
+        template = np.zeros(n) if eigvals_only else EighResult(np.zeros(n), np.eye(n))
+        result, info = solve_stack(A, solve, template)
+        infos = info
+    else:
+        result, info = solve((), A)
+        infos = [info]
+    _warn_about(infos, leading)
+    result = _cast(result, result_dtype)
+    if is_device_array(M):
+        result = to_device(result, array_queue or run_queue or resolve_queue(queue))
+    return (result, info) if return_info else result
 
-    U = state.G / np.linalg.norm(state.G, axis=0)
-    if Q is not None:
-        U = Q @ U
-    if rank < n:
-        # Complete the orthonormal basis: the null space of M.
-        complete, _ = np.linalg.qr(U, mode="complete")
-        U = np.concatenate([U, complete[:, rank:]], axis=1)
-    return finish(w[order], U[:, order])
+
+def _cast(result: Any, dtype: np.dtype) -> Any:
+    """Floating arrays of `result` (an array or a tuple of them) in `dtype`; signs stay int8.
+
+    Raises LinAlgError if a value exceeds the range of `dtype` (float32 input
+    whose eigenvalue is beyond 3.4e38): no inf is handed out.
+    """
+    if isinstance(result, np.ndarray):
+        if result.dtype.kind != "f":
+            return result
+        with np.errstate(over="ignore"):
+            cast = result.astype(dtype, copy=False)
+        if not np.isfinite(cast).all():
+            raise np.linalg.LinAlgError(
+                f"a result exceeds the range of {dtype} (largest {np.finfo(dtype).max:.3g}); "
+                "pass the input as float64 to get it"
+            )
+        return cast
+    converted = [_cast(item, dtype) for item in result]
+    return type(result)(*converted) if hasattr(result, "_fields") else tuple(converted)
 
 
 def hsvd(
@@ -272,6 +415,7 @@ def hsvd(
     compute_uv: bool = True,
     check_finite: bool = True,
     max_sweeps: int = DEFAULT_MAX_SWEEPS,
+    on_nonconvergence: str = "raise",
     variant: str = "auto",
     block_width: int | None = None,
     queue: cl.CommandQueue | cl.Context | None = None,
@@ -285,14 +429,17 @@ def hsvd(
 
     Parameters
     ----------
-    G : (m, n) array_like
-        Real, of full column rank (m >= n).  A tall G is shortened by QR first.
-    J : (n,) array_like
-        The signature: entries +1 or -1.
+    G : (..., m, n) array_like or pyopencl.array.Array
+        Real, of full column rank (m >= n, no zero column), or a stack of
+        such.  A tall G is shortened by QR first.  Dtypes, layouts and
+        device arrays as in :func:`eig_indefinite`.
+    J : (n,) or (..., n) array_like
+        The signature: entries +1 or -1 (one for the whole stack, or one per
+        matrix).
     compute_uv : bool, optional
         Compute U and Vh (V is accumulated on the device).  If False only
         ``(S, J)`` are returned.
-    check_finite, max_sweeps, variant, block_width, queue, return_info
+    check_finite, max_sweeps, on_nonconvergence, variant, block_width, queue, return_info
         As in :func:`eig_indefinite`.
 
     Returns
@@ -300,55 +447,125 @@ def hsvd(
     HSVDResult(U, S, Vh, J)
         U (m, n) with orthonormal columns; S (n,) **descending** hyperbolic
         singular values; Vh (n, n) with ``Vh @ diag(J) @ Vh.T = diag(J)``;
-        J (n,) the input signature permuted to match S.  With
-        ``compute_uv=False``, the pair ``(S, J)``.  With ``return_info=True``,
-        ``(result, info)``.
+        J (n,) the input signature permuted to match S (int8).  Stacked over
+        the leading dimensions of `G`.  With ``compute_uv=False``, the pair
+        ``(S, J)``.  With ``return_info=True``, ``(result, info)``.
+
+    Raises
+    ------
+    ValueError
+        Bad shapes, ``m < n``, a zero column, J not +-1, non-finite input,
+        column norms spanning more than float64 holds at once.
+    numpy.linalg.LinAlgError
+        G numerically rank deficient (a singular value came out zero), or
+        non-finite input with ``check_finite=False``;
+        :class:`~cljacobi.ConvergenceError` as in :func:`eig_indefinite`.
     """
-    total_start = time.perf_counter()
     max_sweeps = check_max_sweeps(max_sweeps)
+    on_nonconvergence = check_on_nonconvergence(on_nonconvergence)
+    check_queue_argument(queue)
     check_variant_options(variant, block_width)
-    G, result_dtype = as_float_matrix(G, "G", check_finite=check_finite, square=False)
-    m, n = G.shape
-    signs = np.asarray(J)
-    if signs.shape != (n,):
-        raise ValueError(f"J must have shape ({n},) to match G of shape {G.shape}, got {signs.shape}")
-    if not np.all((signs == 1) | (signs == -1)):
+    host, array_queue = to_host(G)
+    A, result_dtype = as_float_matrix(
+        host, "G", check_finite=check_finite, square=False, stacked=True
+    )
+    m, n = A.shape[-2:]
+    leading = A.shape[:-2]
+    signs = np.asarray(to_host(J)[0])
+    if signs.shape not in {(n,), leading + (n,)}:
+        raise ValueError(
+            f"J must have shape ({n},) to match G of shape {A.shape}"
+            + (f" (or {leading + (n,)}, one per matrix)" if leading else "")
+            + f", got {signs.shape}"
+        )
+    if signs.dtype.kind not in "biuf" or not np.all((signs == 1) | (signs == -1)):
         raise ValueError("J must contain only +1 and -1")
+    signs = np.broadcast_to(signs, leading + (n,))
     if m < n:
         raise ValueError(
-            f"G of shape {G.shape} cannot have full column rank: hsvd needs m >= n"
+            f"G of shape {A.shape} cannot have full column rank: hsvd needs m >= n"
         )
-    info = SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0, "sort": 0.0})
-    info.rank = n
+    run_queue = None
+    if n and A.size:
+        run_queue = resolve_queue(queue if queue is not None else array_queue)
+        preflight(run_queue, rows=n, columns=n, accumulate_v=compute_uv)
 
+    def solve(index: tuple[int, ...], matrix: np.ndarray):
+        return _hsvd_single(
+            matrix, signs[index], index=index, compute_uv=compute_uv, max_sweeps=max_sweeps,
+            on_nonconvergence=on_nonconvergence, queue=run_queue, variant=variant,
+            block_width=block_width,
+        )
+
+    if leading:
+        S0, J0 = np.zeros(n), np.ones(n, dtype=np.int8)
+        template = (
+            HSVDResult(np.zeros((m, n)), S0, np.zeros((n, n)), J0) if compute_uv else (S0, J0)
+        )
+        result, info = solve_stack(A, solve, template)
+        infos = info
+    else:
+        result, info = solve((), A)
+        infos = [info]
+    _warn_about(infos, leading)
+    result = _cast(result, result_dtype)
+    if is_device_array(G):
+        result = to_device(result, array_queue or run_queue or resolve_queue(queue))
+    return (result, info) if return_info else result
+
+
+def _hsvd_single(
+    G: np.ndarray,
+    signs: np.ndarray,
+    *,
+    index: tuple[int, ...],
+    compute_uv: bool,
+    max_sweeps: int,
+    on_nonconvergence: str,
+    queue: cl.CommandQueue | None,
+    variant: str,
+    block_width: int | None,
+) -> tuple[Any, SolveInfo]:
+    """hsvd of one validated float64 matrix: ``(result, info)`` in float64."""
+    total_start = time.perf_counter()
+    m, n = G.shape
+    info = _new_info()
+    info.rank = n
     # J sorted +1 first (stable); columns of G permuted alike.
     perm = np.argsort(-signs, kind="stable")
     signs_sorted = signs[perm].astype(np.int8)
     info.positive = int(np.count_nonzero(signs_sorted > 0))
 
     def finish(result):
+        _require_finite(index, *result)
         info.seconds["total"] = time.perf_counter() - total_start
-        return (result, info) if return_info else result
+        return result, info
 
     if n == 0:
-        empty = np.empty(0, dtype=result_dtype)
+        empty = np.empty(0)
         if not compute_uv:
             return finish((empty, signs_sorted))
-        return finish(HSVDResult(np.empty((m, 0), result_dtype), empty,
-                                 np.empty((0, 0), result_dtype), signs_sorted))
+        return finish(HSVDResult(np.empty((m, 0)), empty, np.empty((0, 0)), signs_sorted))
 
-    exponent = _power_of_two_exponent(G)
     start = time.perf_counter()
-    Q, R = shorten(np.ldexp(G[:, perm], -exponent))
+    # Center the squared column norms in float64's range (exact).
+    exponent = factor_shift(G, _name("G", index))
+    Q, R = shorten(np.ldexp(G[:, perm], exponent))
     info.seconds["factorization"] = time.perf_counter() - start
 
     state = _run_device(
-        R, signs_sorted, queue=resolve_queue(queue), accumulate_v=compute_uv,
-        max_sweeps=max_sweeps, info=info, variant=variant, block_width=block_width,
+        R, signs_sorted, queue=queue, accumulate_v=compute_uv, max_sweeps=max_sweeps,
+        on_nonconvergence=on_nonconvergence, info=info, index=index,
+        variant=variant, block_width=block_width,
     )
     sigma = np.linalg.norm(state.G, axis=0)
+    if not np.all(sigma > 0):
+        raise np.linalg.LinAlgError(
+            f"G is numerically rank deficient{_where(index)}: a hyperbolic singular value "
+            "came out zero"
+        )
     order = np.argsort(-sigma, kind="stable")
-    S = np.ldexp(sigma, exponent)[order].astype(result_dtype)
+    S = np.ldexp(sigma, -exponent)[order]
     J_out = signs_sorted[order]
     if not compute_uv:
         return finish((S, J_out))
@@ -360,9 +577,4 @@ def hsvd(
     Vh_sorted = (signs_sorted[:, None] * state.V.T) * signs_sorted[None, :]
     Vh = np.empty_like(Vh_sorted)
     Vh[:, perm] = Vh_sorted
-    return finish(HSVDResult(
-        U[:, order].astype(result_dtype),
-        S,
-        Vh[order].astype(result_dtype),
-        J_out,
-    ))
+    return finish(HSVDResult(U[:, order], S, Vh[order], J_out))

@@ -13,6 +13,7 @@ import numpy as np
 
 __all__ = [
     "ConvergenceError",
+    "ConvergenceWarning",
     "DeviceCapabilityError",
     "DeviceMemoryError",
     "DeviceNotFoundError",
@@ -32,6 +33,16 @@ class ConvergenceError(np.linalg.LinAlgError):
     def __init__(self, message: str, info: Any = None) -> None:
         super().__init__(message)
         self.info = info
+
+
+class ConvergenceWarning(RuntimeWarning):
+    """Issued instead of :class:`ConvergenceError` with ``on_nonconvergence="warn"``.
+
+    The result returned with it is the partial one after ``max_sweeps``
+    sweeps: eigenvalues and vectors read off the not yet orthogonal factor,
+    so residual and orthogonality are only as good as the last sweep left
+    them; ``info.converged`` is False.
+    """
 
 
 class DeviceNotFoundError(RuntimeError):

@@ -414,11 +414,12 @@ def j_factorize(M: np.ndarray, *, rank_tol: float | None = None) -> JFactor:
         the numerical rank ``r``.  Negative values act as 0 (stop only at an
         exactly zero Schur complement).  Default (None): stop when the
         remaining entries are negligible both normwise,
-        ``max|s_ij| <= n eps max|m_ij|``, and entrywise relative to the row
-        scales of M, ``max|s_ij| / sqrt(r_i r_j) <= n eps`` with
-        ``r_i = max_j |m_ij|``; so an exactly singular M gives ``r = rank(M)``
-        while a graded ``M = D A D`` keeps all its small scales.  A zero
-        matrix gives ``r = 0``.
+        ``max|s_ij| <= n eps max|m_ij|``, and entrywise relative to their own
+        rounding-error bound, ``|s_ij| <= n eps (|m_ij| + ||g_i|| ||g_j||)``
+        with ``g_i`` the rows of the factor built so far; so an exactly
+        singular M gives ``r = rank(M)`` while a graded ``M = D A D`` keeps
+        all its small scales, however wide ``D`` is.  A zero matrix gives
+        ``r = 0``.
 
     Returns
     -------
@@ -471,7 +472,6 @@ def j_factorize(M: np.ndarray, *, rank_tol: float | None = None) -> JFactor:
     scaled_test = rank_tol is None
     if scaled_test:
         rank_tol = noise_level * float(store.panel_max.max())
-        row_scale = _row_scale(M)
 
     G = np.zeros((n, n), dtype=dtype, order="F")
     signs = np.zeros(n, dtype=np.int8)
@@ -484,7 +484,7 @@ def j_factorize(M: np.ndarray, *, rank_tol: float | None = None) -> JFactor:
                 # Normwise negligible.  With the default tolerance, stop only if
                 # it is negligible entrywise too, relative to the rows' scales
                 # in M: a graded matrix keeps its small scales.
-                if not scaled_test or _negligible_scaled(store, k, perm, row_scale, noise_level):
+                if not scaled_test or _negligible_entrywise(store, k, perm, M, G, noise_level):
                     break
             pivots = _choose_pivot(store, k, mu0, r, c)
             for t, piv in enumerate(pivots):
@@ -506,41 +506,46 @@ def j_factorize(M: np.ndarray, *, rank_tol: float | None = None) -> JFactor:
     return JFactor(G, signs, int(np.count_nonzero(signs > 0)))
 
 
-def _row_scale(M: np.ndarray) -> np.ndarray:
-    """``r_i = max_j |m_ij|`` over the lower triangle mirrored (what is factored)."""
-    lower = np.abs(np.tril(M))
-    return np.maximum(lower.max(axis=1), lower.max(axis=0))
-
-
-def _negligible_scaled(
-    store: _BlockLower, k: int, perm: np.ndarray, row_scale: np.ndarray, noise_level: float
+def _negligible_entrywise(
+    store: _BlockLower, k: int, perm: np.ndarray, M: np.ndarray, G: np.ndarray,
+    noise_level: float,
 ) -> bool:
     """Whether the trailing Schur complement ``S`` is rounding noise entrywise.
 
-    ``max_ij |s_ij| / sqrt(r_i r_j) <= noise_level`` with ``r_i`` the largest
-    entry of row ``i`` of M (original row order): the elimination errors in
-    ``s_ij`` are of order ``eps sqrt(r_i r_j)`` for the pivoted, graded
-    matrices complete pivoting produces, while a graded matrix ``D A D`` with
-    well-conditioned ``A`` has ``|s_ij| ~ sqrt(r_i r_j)`` (Slapničar 1998).
-    Called only when ``S`` is already normwise negligible, so its cost is
-    confined to that tail.
+    After ``k`` eliminated columns, ``s_ij = m_ij - sum_c g_ic j_c g_jc`` is
+    computed with an error of at most about
+    ``k eps (|m_ij| + ||g_i|| ||g_j||)`` (Cauchy-Schwarz on the rows ``g_i`` of
+    the factor built so far), so ``S`` is noise if
+    ``|s_ij| <= noise_level (|m_ij| + ||g_i|| ||g_j||)`` for all i, j.  The
+    test follows every scale of the data: a graded ``M = D A D`` has
+    ``||g_i|| ~ d_i`` and ``|s_ij| ~ d_i d_j``, kept however wide ``D`` is,
+    while an exactly singular M leaves ``|s_ij|`` at the noise level.  (A
+    test against the row maxima of M instead drops the small scales of a
+    graded matrix whose ``D`` spans more than ``1/eps``.)  Called only when
+    ``S`` is already normwise negligible, so its cost is confined to that tail.
     """
     n = store.n
     trailing = np.stack([store.line(i, k) for i in range(k, n)], axis=1)
-    return _negligible_scaled_dense(trailing, row_scale[perm[k:]], noise_level)
+    return _negligible_entrywise_dense(trailing, M, G[:, :k], perm[k:], noise_level)
 
 
-def _negligible_scaled_dense(
-    trailing: np.ndarray, row_scale: np.ndarray, noise_level: float
+def _negligible_entrywise_dense(
+    trailing: np.ndarray, M: np.ndarray, G_done: np.ndarray, rows: np.ndarray,
+    noise_level: float,
 ) -> bool:
-    """``max_ij |s_ij| / sqrt(r_i r_j) <= noise_level`` for a dense trailing block
-    with the row scales ``r`` of its rows (see :func:`_negligible_scaled`)."""
+    """The test of :func:`_negligible_entrywise` on a dense trailing block.
+
+    `trailing` is the Schur complement on the original rows `rows` (in
+    pivot order), `G_done` the factor columns computed so far (original row
+    order).
+    """
     trailing = np.abs(trailing)
-    scale = np.sqrt(row_scale)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = trailing / scale[:, None] / scale[None, :]
-    ratio[trailing == 0] = 0.0
-    return not float(np.max(ratio)) > noise_level
+    lower = np.tril(M)
+    symmetric = lower + np.tril(M, -1).conj().T
+    data = np.abs(symmetric[np.ix_(rows, rows)])
+    row_norms = np.linalg.norm(G_done[rows], axis=1)
+    noise = data + row_norms[:, None] * row_norms[None, :]
+    return bool(np.all(trailing <= noise_level * noise))
 
 
 def shorten(G: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:

@@ -35,16 +35,21 @@ For a pivot pair ``(i, j)``, ``i < j``, with ``a_ii = d_i``, ``a_jj = d_j``
   ``g_i' = c (g_i + t g_j)``, ``g_j' = c (g_j + t g_i)``.
   If rounding gives ``|kappa| <= 1`` the columns are numerically dependent:
   the pair is not rotated and the event is counted as a *breakdown*;
-* for ``|kappa| >= sqrt(2/eps)`` (both kinds) ``t = 1/(2 kappa)``, and then
-  ``c`` evaluates to 1; this also avoids overflow of ``kappa^2``;
+* for ``|kappa| >= sqrt(2/eps)`` (both kinds) ``t = 1/(2 kappa)``, evaluated
+  as ``a_ij / (a_jj - a_ii)`` or ``-a_ij / (a_ii + a_jj)`` (finite where kappa
+  itself overflows), and then ``c`` evaluates to 1; this also avoids
+  overflow of ``kappa^2``;
 * ``sign(kappa)`` is ``copysign(1, kappa)``, so ``kappa = +0`` gives the
   45-degree rotation ``t = 1`` and ``kappa = -0`` (``a_ii == a_jj`` with a
   negative real ``a_ij``) gives ``t = -1``, consistent with the complex rule;
 * the new squared norms ``d_i, d_j`` are recomputed as the squared norms of
   the new columns (as GPUJACH1 does), not by the update formula (2.6);
-* the pair is counted as a "big" rotation if ``|t| > sqrt(eps)/2``; the
-  process stops after the first sweep without a big rotation (Sect. 2 and
-  eq. (4.2) of Novaković & Singer 2011).
+* the pair is counted as a "big" rotation if
+  ``|t| sqrt(max(a_ii, a_jj) / min(a_ii, a_jj)) > sqrt(eps)/2`` (how far the
+  rotation moves the shorter column, relative to its norm; the paper's plain
+  ``|t|`` stops too early when the norms differ widely); the process stops
+  after the first sweep without a big rotation (Sect. 2 and eq. (4.2) of
+  Novaković & Singer 2011).
 
 Complex case (Hermitian ``M = G J G^*``).  Write ``a_ij = |a_ij| e^{i alpha}``.
 Conceptually column ``j`` is first rotated by the phase, ``g_j <- e^{-i alpha}
@@ -138,6 +143,11 @@ class ReferenceResult(NamedTuple):
     converged: bool
 
 
+def _moved(t: float, a_ii: float, a_jj: float) -> float:
+    """``|t| sqrt(a_long / a_short)``: the relative change of the shorter column."""
+    return abs(t) * (math.sqrt(max(a_ii, a_jj)) / math.sqrt(min(a_ii, a_jj)))
+
+
 def pair_rotation(
     a_ii: float,
     a_jj: float,
@@ -202,8 +212,11 @@ def pair_rotation(
         return PairKind.BREAKDOWN, zero_t, one_c
 
     if ak >= big_kappa:
-        # t ~ 1/(2 kappa); kappa = inf gives t = 0 and c = 1.
-        t = one / (two * kappa)
+        # t ~ 1/(2 kappa), evaluated without kappa: kappa overflows to inf
+        # when the squared norms are more than ~2^1024 apart, and t = 0
+        # would leave a nonorthogonal pair unrotated.
+        with np.errstate(under="ignore"):
+            t = -a_ij / (a_ii + a_jj) if hyperbolic else a_ij / (a_jj - a_ii)
     elif hyperbolic:
         t = sgn / (ak + np.sqrt((ak - one) * (ak + one)))
     else:
@@ -385,7 +398,7 @@ def hyperbolic_jacobi(
                     if kind == PairKind.ORTHOGONAL:
                         continue
                     rotations += 1
-                    if abs(t) > tol:
+                    if _moved(t, d[i], d[j]) > tol:
                         big = True
                     # (2.4) / (2.5); the parenthesised part is what a kernel
                     # evaluates with one FMA per element.

@@ -9,7 +9,10 @@ import numpy as np
 
 __all__ = [
     "HERMITIAN_RTOL",
+    "ON_NONCONVERGENCE",
     "check_max_sweeps",
+    "check_on_nonconvergence",
+    "check_queue_argument",
     "as_float_matrix",
     "symmetric_part",
 ]
@@ -29,10 +32,38 @@ def check_max_sweeps(max_sweeps: object) -> int:
     return int(max_sweeps)
 
 
+#: Allowed values of ``on_nonconvergence``.
+ON_NONCONVERGENCE = ("raise", "warn")
+
+
+def check_on_nonconvergence(value: object) -> str:
+    """``"raise"`` or ``"warn"``; anything else is a ValueError listing both."""
+    if not isinstance(value, str) or value not in ON_NONCONVERGENCE:
+        raise ValueError(
+            f"on_nonconvergence must be one of {', '.join(map(repr, ON_NONCONVERGENCE))}, "
+            f"not {value!r}"
+        )
+    return value
+
+
+def check_queue_argument(queue: object) -> None:
+    """A pyopencl.CommandQueue, a pyopencl.Context or None (checked before the arrays)."""
+    import pyopencl as cl
+
+    if queue is not None and not isinstance(queue, (cl.CommandQueue, cl.Context)):
+        raise TypeError(
+            f"queue must be a pyopencl.CommandQueue, a pyopencl.Context or None, "
+            f"not {type(queue).__name__}"
+        )
+
+
 def as_float_matrix(
-    a: object, name: str, *, check_finite: bool, square: bool
+    a: object, name: str, *, check_finite: bool, square: bool, stacked: bool = False
 ) -> tuple[np.ndarray, np.dtype]:
     """`a` as a 2-D float64 array (a view where possible) and the result dtype.
+
+    With ``stacked=True`` any ``ndim >= 2`` is accepted: a stack of matrices
+    over the leading dimensions, like numpy.linalg's ``(..., m, n)``.
 
     Integer and bool input is promoted to float64 like numpy; float16/32 are
     computed in float64 and results returned in float32 (numpy's ``eigh``
@@ -53,9 +84,10 @@ def as_float_matrix(
         )
     else:
         raise TypeError(f"{name} has unsupported dtype {array.dtype}; expected a real array")
-    if array.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array, got {array.ndim} dimension(s)")
-    if square and array.shape[0] != array.shape[1]:
+    if array.ndim != 2 and not (stacked and array.ndim > 2):
+        wanted = "at least 2-D (..., m, n)" if stacked else "a 2-D array"
+        raise ValueError(f"{name} must be {wanted}, got {array.ndim} dimension(s)")
+    if square and array.shape[-2] != array.shape[-1]:
         raise ValueError(f"{name} must be square, got shape {array.shape}")
     array = array.astype(np.float64, copy=False)
     if check_finite and not np.isfinite(array).all():
@@ -78,17 +110,18 @@ def symmetric_part(M: np.ndarray, name: str) -> np.ndarray:
     S = np.empty((n, n), dtype=M.dtype)
     scale = float(np.max(np.abs(M))) if M.size else 0.0
     asymmetry = 0.0
-    for i0 in range(0, n, _TILE):
-        i1 = min(n, i0 + _TILE)
-        for j0 in range(0, i0 + 1, _TILE):
-            j1 = min(n, j0 + _TILE)
-            lower, mirror = M[i0:i1, j0:j1], M[j0:j1, i0:i1].T
-            asymmetry = max(asymmetry, float(np.max(np.abs(lower - mirror))))
-            if i0 == j0:
-                S[i0:i1, i0:i1] = np.tril(lower) + np.tril(lower, -1).T
-            else:
-                S[i0:i1, j0:j1] = lower
-                S[j0:j1, i0:i1] = lower.T
+    with np.errstate(invalid="ignore"):  # inf - inf with check_finite=False
+        for i0 in range(0, n, _TILE):
+            i1 = min(n, i0 + _TILE)
+            for j0 in range(0, i0 + 1, _TILE):
+                j1 = min(n, j0 + _TILE)
+                lower, mirror = M[i0:i1, j0:j1], M[j0:j1, i0:i1].T
+                asymmetry = max(asymmetry, float(np.max(np.abs(lower - mirror))))
+                if i0 == j0:
+                    S[i0:i1, i0:i1] = np.tril(lower) + np.tril(lower, -1).T
+                else:
+                    S[i0:i1, j0:j1] = lower
+                    S[j0:j1, i0:i1] = lower.T
     if asymmetry > HERMITIAN_RTOL * scale:
         raise ValueError(
             f"{name} is not symmetric: max|{name} - {name}.T| = {asymmetry:.3g} exceeds "

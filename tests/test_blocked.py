@@ -37,7 +37,8 @@ def _numpy_block_step(G, signs, P, Q, w, inner_sweeps):
                 kind, t, c = pair_rotation(A[i, i], A[j, j], A[i, j], hyperbolic)
                 if kind == PairKind.ROTATE:
                     rotations.append((i, j, t, c, t if hyperbolic else -t))
-                    big |= abs(t) > np.sqrt(EPS) / 2
+                    moved = abs(t) * np.sqrt(max(A[i, i], A[j, j]) / min(A[i, i], A[j, j]))
+                    big |= moved > np.sqrt(EPS) / 2
             R = np.eye(2 * w)
             for i, j, t, c, ti in rotations:
                 R[i, i], R[j, i], R[i, j], R[j, j] = c, c * ti, c * t, c

@@ -146,7 +146,9 @@ def test_one_step_against_reference(queue, rng, p):
         expected_G[:, ci], expected_G[:, cj] = c * (gi + t_i * gj), c * (gj + t * gi)
         vi, vj = expected_V[:, ci].copy(), expected_V[:, cj].copy()
         expected_V[:, ci], expected_V[:, cj] = c * (vi + t_i * vj), c * (vj + t * vi)
-        expected_status[slot] = 3 if abs(t) > np.sqrt(EPS) / 2 else 1
+        d_i, d_j = diagonal["d"][i], diagonal["d"][j]
+        moved = abs(t) * np.sqrt(max(d_i, d_j)) / np.sqrt(min(d_i, d_j))
+        expected_status[slot] = 3 if moved > np.sqrt(EPS) / 2 else 1
 
     scale = np.abs(G).max(axis=0)
     np.testing.assert_allclose(run.columns(run.g) / scale, expected_G / scale, rtol=0, atol=1e-13)

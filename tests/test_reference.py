@@ -155,8 +155,11 @@ def test_rotation_breakdown_and_special_cases():
         t, c = rotation(1.0, 1e20, 1.0, hyp)
         kappa = -(1.0 + 1e20) / 2.0 if hyp else (1e20 - 1.0) / 2.0
         assert t == 1.0 / (2.0 * kappa) and c == 1.0
-        t, c = rotation(1e-300, 1e300, 1e-10, hyp)  # kappa overflows to inf
-        assert t == 0.0 and c == 1.0
+        # kappa overflows to inf; t = 1/(2 kappa) is still computed (as
+        # a_ij / (a_jj - a_ii)), not flushed to 0, which left the pair unrotated.
+        t, c = rotation(1e-300, 1e300, 1e-10, hyp)
+        assert t == (-1e-10 / (1e-300 + 1e300) if hyp else 1e-10 / (1e300 - 1e-300))
+        assert t != 0.0 and c == 1.0
     # the sign of t follows a_ij (real case == complex rule with phase +-1)
     t1, _ = rotation(1.0, 3.0, 0.7, False)
     t2, _ = rotation(1.0, 3.0, -0.7, False)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
-from ..factorization import JFactor, _negligible_scaled_dense, _row_scale
+from ..factorization import JFactor, _negligible_entrywise_dense
 from .device import require_fp64
 from .limits import check_global_memory
 from .programs import KernelSpec, build_program
@@ -65,8 +65,7 @@ def j_factorize_device(
     noise_level = n * np.finfo(np.float64).eps
     scaled_test = rank_tol is None
     if scaled_test:
-        row_scale = _row_scale(M)
-        rank_tol = noise_level * float(row_scale.max())
+        rank_tol = noise_level * float(np.abs(np.tril(M)).max())
 
     mf = cl.mem_flags
     ctx = queue.context
@@ -114,7 +113,11 @@ def j_factorize_device(
             trailing = np.empty((n, lda))
             cl.enqueue_copy(queue, trailing, a_buf)
             cl.enqueue_copy(queue, perm, perm_buf)
-            if _negligible_scaled_dense(trailing[k:, k:n], row_scale[perm[k:]], noise_level):
+            done = np.empty((n, lda))
+            cl.enqueue_copy(queue, done, g_buf)
+            if _negligible_entrywise_dense(
+                trailing[k:, k:n], M, done[:k, :n].T, perm[k:], noise_level
+            ):
                 break
         s, p, q = int(decision[0]), int(decision[1]), int(decision[2])
         if k + s > n:  # a 2x2 pivot needs two rows (cannot happen for n - k >= 2)

@@ -20,6 +20,7 @@ from .diagonal import DIAG_DTYPE, sort_diagonal
 from .limits import check_global_memory, check_local_memory, choose_work_group_size
 from .programs import KernelSpec, build_program
 from .device import require_fp64
+from ..errors import DeviceCapabilityError
 
 __all__ = ["PointwiseHSVD", "RunStats", "HSVDState", "STATUS_BIG", "STATUS_BROKEN"]
 
@@ -109,7 +110,7 @@ class PointwiseHSVD:
             if size <= kernel_max:
                 return program, size
             if self.requested_work_group_size is not None or size == 1:
-                raise RuntimeError(
+                raise DeviceCapabilityError(
                     f"the pointwise kernels run with at most {kernel_max} work-items per "
                     f"work-group on device {self.device.name.strip()!r}; {size} were requested"
                 )

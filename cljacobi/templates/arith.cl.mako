@@ -54,14 +54,16 @@ inline cjac_real cjac_workgroup_sum(__local cjac_real *scratch, const cjac_real 
  * [a_ii a_ij; a_ij a_jj] (same signs in J).  cot 2phi = (a_jj - a_ii) / (2 a_ij),
  * t = tan phi = sign(kappa) / (|kappa| + sqrt(1 + kappa^2)); for
  * |kappa| >= sqrt(2/eps), t = 1/(2 kappa) to the working precision
- * (Novakovic & Singer 2011, Sect. 2, eq. (2.4) and the theta/t relation). */
+ * (Novakovic & Singer 2011, Sect. 2, eq. (2.4) and the theta/t relation),
+ * evaluated as a_ij / (a_jj - a_ii): kappa overflows when the squared norms
+ * are more than ~2^1024 apart, and t = 0 would leave the pair unrotated. */
 inline cjac_real cjac_trig_tangent(const cjac_real a_ii, const cjac_real a_jj,
                                    const cjac_real a_ij)
 {
     const cjac_real kappa = (a_jj - a_ii) / (2 * a_ij);
     const cjac_real abs_kappa = fabs(kappa);
     if (abs_kappa >= sqrt(2 / CJAC_EPS))
-        return 1 / (2 * kappa);
+        return a_ij / (a_jj - a_ii);  /* = 1/(2 kappa), finite where kappa overflows */
     return copysign(1 / (abs_kappa + sqrt(fma(kappa, kappa, 1))), kappa);
 }
 
@@ -78,7 +80,7 @@ inline cjac_real cjac_hyp_tangent(const cjac_real a_ii, const cjac_real a_jj,
     if (!(abs_kappa > 1))
         return 0;
     if (abs_kappa >= sqrt(2 / CJAC_EPS))
-        return 1 / (2 * kappa);
+        return -a_ij / (a_ii + a_jj);  /* = 1/(2 kappa), finite where kappa overflows */
     return copysign(1 / (abs_kappa + sqrt((abs_kappa - 1) * (abs_kappa + 1))), kappa);
 }
 </%def>

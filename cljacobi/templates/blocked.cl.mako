@@ -165,7 +165,11 @@ void cjac_block_rotate(__global const cjac_real *partial, const int chunks,
                 rot_c[lid] = hyperbolic ? 1 / sqrt((1 - t) * (1 + t)) : 1 / sqrt(fma(t, t, 1));
                 if (t != 0) {
                     rot_count[lid] += 1;
-                    if (fabs(t) > sqrt(CJAC_EPS) / 2) {
+                    /* "big" as in the pointwise kernel: |t| measured against
+                     * the shorter column (GSVD paper Sect. 2.5 counts these). */
+                    const cjac_real moved =
+                        fabs(t) * (sqrt(fmax(a_ii, a_jj)) / sqrt(fmin(a_ii, a_jj)));
+                    if (moved > sqrt(CJAC_EPS) / 2) {
                         rot_big[lid] = 1;
                         sweep_big[lid] = 1;
                     }

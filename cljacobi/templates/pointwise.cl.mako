@@ -141,8 +141,11 @@ void cjac_step(__global cjac_real *G, const int ldg, const int m,
         if (rotate) {
             D[i].d = d_i;
             D[j].d = d_j;
-            /* eq. (4.2) */
-            status[k] |= fabs(t) > sqrt(CJAC_EPS) / 2 ? (CJAC_ROTATED | CJAC_BIG) : CJAC_ROTATED;
+            /* eq. (4.2), with |t| measured against the shorter column: the
+             * rotation moves it by |t| sqrt(a_long / a_short) of its norm
+             * (a plain |t| test stops early when the norms differ widely). */
+            const cjac_real moved = fabs(t) * (sqrt(fmax(a_ii, a_jj)) / sqrt(fmin(a_ii, a_jj)));
+            status[k] |= moved > sqrt(CJAC_EPS) / 2 ? (CJAC_ROTATED | CJAC_BIG) : CJAC_ROTATED;
             rotations[k] += 1;
         } else if (nonorthogonal) {
             status[k] |= CJAC_BROKEN;

@@ -1,0 +1,63 @@
+"""Everything a pointwise run needs from the device, checked before any work.
+
+:func:`pointwise_footprint` computes the device buffers of
+:class:`~cljacobi.host.pointwise.PointwiseHSVD` for a given problem size (the
+same bordering and padding, eq. (4.1) of Novaković & Singer 2011), so the
+public functions can refuse a problem that does not fit *before* the
+O(n^3) factorization on the host and before any launch.
+"""
+
+from __future__ import annotations
+
+import pyopencl as cl
+
+from .device import require_fp64
+from .diagonal import DIAG_DTYPE
+from .limits import check_global_memory, check_local_memory, choose_work_group_size
+from .pointwise import ROW_ALIGNMENT
+
+__all__ = ["pointwise_footprint", "preflight"]
+
+_REAL_BYTES = 8  # float64: the kernels run in double precision
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def pointwise_footprint(rows: int, columns: int, accumulate_v: bool) -> dict[str, int]:
+    """Bytes of every device buffer of a pointwise run on a ``rows x columns`` factor."""
+    bordered = columns % 2
+    r_pad = columns + bordered
+    ldg = _round_up(max(rows + bordered, 1), ROW_ALIGNMENT)
+    ldv = _round_up(r_pad, ROW_ALIGNMENT)
+    slots = r_pad // 2
+    buffers = {"G": _REAL_BYTES * ldg * r_pad}
+    if accumulate_v:
+        buffers["V"] = _REAL_BYTES * ldv * r_pad
+    buffers["packed diagonal"] = DIAG_DTYPE.itemsize * r_pad
+    buffers["stepper"] = 16 * slots
+    buffers["status words"] = 2 * 4 * slots + 8
+    return buffers
+
+
+def preflight(queue: cl.CommandQueue, *, rows: int, columns: int, accumulate_v: bool) -> None:
+    """Raise before any launch if the device cannot run a ``rows x columns`` problem.
+
+    Checks fp64 (:func:`~cljacobi.host.device.require_fp64`), global memory
+    (every buffer against ``max_mem_alloc_size``, the sum against
+    ``global_mem_size``), the work-group size and the local memory of the
+    step kernel.  Each error names the device and the limit.
+
+    Raises
+    ------
+    DeviceCapabilityError
+        No fp64, too small a work-group or too little local memory.
+    DeviceMemoryError
+        The buffers do not fit (also a :class:`MemoryError`).
+    """
+    device = queue.device
+    require_fp64(device)
+    check_global_memory(device, pointwise_footprint(rows, columns, accumulate_v))
+    size = choose_work_group_size(device, rows + columns % 2)
+    check_local_memory(device, 2 * size * _REAL_BYTES, "the pointwise step kernel")

@@ -1,0 +1,168 @@
+"""Exact power-of-two scaling that keeps every computation inside float64's range.
+
+The one-sided method works with squared column norms ``d_k = ||g_k||^2`` and
+dot products ``g_i^T g_j`` of the factor G.  For ``M = G J G^T`` the ``d_k``
+are of the size of the eigenvalues, so a matrix whose eigenvalues span
+``1e-300 .. 1e300`` needs squared norms over that whole range, which float64
+holds (its normal range is ``2^-1022 .. 2^1024``, about ``1e-308 .. 1e308``)
+only if the data sit in the *middle* of it.  One global scaling that puts
+``max|M|`` near 1 (the obvious choice) pushes ``1e-300`` down to ``1e-600``,
+where it underflows to zero, and returns a wrong eigenvalue.
+
+Scaling by a power of two is exact, and multiplying a matrix by ``2^s``
+multiplies its eigenvalues by ``2^s`` and leaves the eigenvectors alone, so
+two shifts are applied and undone exactly:
+
+1. :func:`matrix_shift` -- ``M -> 2^s M`` centers the exponents of the
+   nonzero entries of M between the largest safe exponent (room for ``n``
+   terms and element growth, :data:`GROWTH_BITS`) and the smallest normal
+   one, so the factorization neither overflows nor flushes an entry to a
+   subnormal.  The Bunch-Parlett factorization commutes with this scaling
+   (every step is homogeneous), and so does everything after it.
+2. :func:`factor_shift` -- ``G -> 2^t G`` (that is ``M -> 2^(2t) M``) centers
+   the squared column norms of the factor in ``[2^D_lo, 2^D_hi]``: above
+   ``D_lo`` the terms that underflow in a squared norm or a dot product
+   (each wrong by at most ``2^-1075``) change it by less than half an ulp;
+   below ``D_hi`` no squared norm, dot product or hyperbolic update
+   overflows, with :data:`GROWTH_BITS` bits to spare.
+
+The eigenvalues of M are ``j_k d_k 2^-(2t + s)``.  Both shifts depend only on
+exponents of the data, so ``M`` and ``4^k M`` give bitwise identical
+eigenvectors and eigenvalues differing by exactly ``4^k`` while they fit
+(``s`` is even, so that square roots of scaled pivots stay exact).
+
+When the data span more than float64 can hold in one scaled copy -- nonzero
+entries of M more than about ``2^2000`` apart (``1e600``), or squared norms
+of G likewise -- a ValueError says so: cljacobi never flushes data to zero
+silently.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "GROWTH_BITS",
+    "exponent_range",
+    "factor_shift",
+    "matrix_shift",
+]
+
+#: Bits of headroom below overflow kept for element growth (Bunch-Parlett
+#: pivot growth, hyperbolic rotations that lengthen both columns).
+GROWTH_BITS = 16
+
+#: frexp exponent of the smallest normal float64: 2^-1022 = 0.5 * 2^-1021.
+_NORMAL_EXP = int(np.frexp(np.finfo(np.float64).tiny)[1])
+#: frexp exponent just above the largest float64 (max < 2^1024 = 0.5 * 2^1025).
+_OVERFLOW_EXP = int(np.finfo(np.float64).maxexp)
+
+
+def _power(exponent: int) -> str:
+    """``2^e`` with its decimal order of magnitude (2.0 ** e may overflow)."""
+    return f"2^{exponent} (~1e{round(exponent * 0.30103)})"
+
+
+def _bits(count: int) -> int:
+    """Smallest b with ``count <= 2^b``."""
+    return max(int(count) - 1, 0).bit_length()
+
+
+def exponent_range(array: np.ndarray) -> tuple[int, int] | None:
+    """frexp exponents ``(e_lo, e_hi)`` of the smallest and largest nonzero ``|a_ij|``.
+
+    ``2^(e-1) <= |x| < 2^e`` for ``(m, e) = frexp(x)``.  None if `array` has
+    no nonzero entry.  Non-finite entries raise :class:`numpy.linalg.LinAlgError`
+    (they reach here only with ``check_finite=False``).
+    """
+    magnitudes = np.abs(array)
+    if magnitudes.size == 0:
+        return None
+    largest = float(magnitudes.max())
+    if not np.isfinite(largest):
+        raise np.linalg.LinAlgError(
+            "the input contains infs or NaNs (check_finite=False skipped the up-front "
+            "check; no result can be computed from them)"
+        )
+    if largest == 0:
+        return None
+    smallest = float(magnitudes[magnitudes > 0].min())
+    return int(np.frexp(smallest)[1]), int(np.frexp(largest)[1])
+
+
+def matrix_shift(M: np.ndarray, name: str = "M") -> int:
+    """Exponent ``s`` such that ``2^s M`` is safe to factor (see the module notes).
+
+    Afterwards every nonzero entry lies in ``[2^-1022, 2^(1024 - GROWTH_BITS
+    - bits(n))]``, the exponent range of the entries centered in that window
+    (to within one, as ``s`` is even).
+
+    Raises
+    ------
+    ValueError
+        The nonzero entries span more than that window: some would have to be
+        flushed to subnormals or zero (the message gives both magnitudes).
+    """
+    extent = exponent_range(M)
+    if extent is None:
+        return 0
+    e_lo, e_hi = extent
+    top = _OVERFLOW_EXP - GROWTH_BITS - _bits(M.shape[-1])
+    bottom = _NORMAL_EXP
+    # s is even (2 bits of the window go to that), so that the factor of 2^s M
+    # is exactly 2^(s/2) times the factor of M: square roots stay exact where
+    # they were (diag(-1, 4) gives exactly -1 and 4).
+    if e_hi - e_lo > top - bottom - 2:
+        raise ValueError(
+            f"the nonzero entries of {name} span magnitudes {_power(e_lo - 1)} to "
+            f"{_power(e_hi)}; cljacobi handles a ratio of at most 2^{top - bottom - 2} in "
+            "float64 without flushing the small ones to zero"
+        )
+    s = 2 * ((top + bottom - e_hi - e_lo) // 4)
+    if e_hi + s > top:
+        s -= 2
+    elif e_lo + s < bottom:
+        s += 2
+    return s
+
+
+def factor_shift(G: np.ndarray, name: str = "G") -> int:
+    """Exponent ``t`` such that the squared column norms of ``2^t G`` are safe.
+
+    With ``e_k`` the frexp exponent of ``max_i |g_ik|`` and m the rows,
+    ``2^(2 e_k - 2) <= ||g_k||^2 < m 2^(2 e_k)``.  Afterwards every squared
+    norm lies in ``[2^D_lo, 2^D_hi]`` with ``D_lo = -1021 + bits(m)`` (the
+    underflow of ``m`` terms, each at most ``2^-1075``, is below half an ulp)
+    and ``D_hi = 1024 - GROWTH_BITS``; the interval of admissible ``t`` is
+    split in the middle.
+
+    Raises
+    ------
+    ValueError
+        A column of `G` is zero, or the column norms span more than float64
+        can hold at once (the message gives the range).
+    """
+    if G.size == 0:
+        return 0
+    column_max = np.abs(G).max(axis=0)
+    if not np.isfinite(column_max).all():
+        raise np.linalg.LinAlgError(f"{name} contains infs or NaNs")
+    zero = np.flatnonzero(column_max == 0)
+    if zero.size:
+        raise ValueError(
+            f"column {int(zero[0])} of {name} is zero: {name} must have full column rank"
+        )
+    exponents = np.frexp(column_max)[1].astype(np.int64)
+    m = G.shape[0]
+    d_lo = _NORMAL_EXP + _bits(m)
+    d_hi = _OVERFLOW_EXP - GROWTH_BITS
+    # 2 e_min - 2 + 2t >= d_lo  and  2 e_max + bits(m) + 2t <= d_hi.
+    t_lo = -((2 * int(exponents.min()) - 2 - d_lo) // 2)  # ceil((d_lo + 2 - 2 e_min) / 2)
+    t_hi = (d_hi - _bits(m) - 2 * int(exponents.max())) // 2
+    if t_lo > t_hi:
+        raise ValueError(
+            f"the column norms of {name} range from about {_power(int(exponents.min()) - 1)} "
+            f"to {_power(int(exponents.max()))}: their squares (the eigenvalue magnitudes) "
+            "span more than float64 can hold at once"
+        )
+    return (t_lo + t_hi) // 2

@@ -1,0 +1,82 @@
+"""Non-convergence: ConvergenceError (a LinAlgError) with the sweep statistics,
+or the partial result with a ConvergenceWarning when asked."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import cljacobi
+from cljacobi.matrices import with_spectrum
+
+
+def _indefinite(n, rng):
+    lam = np.concatenate([rng.uniform(1, 10, n // 2), -rng.uniform(1, 10, n - n // 2)])
+    return with_spectrum(lam, rng=rng)
+
+
+def test_max_sweeps_one_raises_with_statistics(rng):
+    M = _indefinite(24, rng)
+    with pytest.raises(cljacobi.ConvergenceError, match="did not converge in 1 sweeps") as caught:
+        cljacobi.eig_indefinite(M, max_sweeps=1)
+    error = caught.value
+    assert isinstance(error, np.linalg.LinAlgError)
+    info = error.info
+    assert info.sweeps == 1 and not info.converged
+    assert info.rotations == info.rotations_per_sweep[0] > 0
+    assert str(info.rotations_per_sweep) in str(error)
+    assert info.rank == 24 and info.device
+
+
+def test_partial_result_with_warning(rng):
+    n = 24
+    M = _indefinite(n, rng)
+    with pytest.warns(cljacobi.ConvergenceWarning, match="partial result") as record:
+        (w, U), info = cljacobi.eig_indefinite(
+            M, max_sweeps=1, on_nonconvergence="warn", return_info=True
+        )
+    assert record[0].filename == __file__, "the warning points at the caller's line"
+    assert not info.converged and info.sweeps == 1
+    assert w.shape == (n,) and U.shape == (n, n) and np.all(np.isfinite(U))
+    assert np.all(np.diff(w) >= 0)
+    assert issubclass(cljacobi.ConvergenceWarning, RuntimeWarning)
+    # The partial result is not the answer yet, but it is on its way.
+    converged = cljacobi.eig_indefinite(M, eigvals_only=True)
+    assert np.max(np.abs(w - converged)) < 0.5 * np.abs(converged).max()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (w_full, _), info_full = cljacobi.eig_indefinite(
+            M, on_nonconvergence="warn", return_info=True
+        )
+    assert info_full.converged and np.array_equal(w_full, converged)
+
+
+def test_hsvd_nonconvergence(rng):
+    G = rng.standard_normal((20, 16))
+    J = np.array([1, -1] * 8)
+    with pytest.raises(cljacobi.ConvergenceError) as caught:
+        cljacobi.hsvd(G, J, max_sweeps=1)
+    assert caught.value.info.sweeps == 1
+    with pytest.warns(cljacobi.ConvergenceWarning):
+        U, S, Vh, J_S = cljacobi.hsvd(G, J, max_sweeps=1, on_nonconvergence="warn")
+    assert np.all(np.isfinite(S)) and U.shape == (20, 16)
+
+
+def test_stack_names_the_unconverged_matrix(rng):
+    stack = np.stack([np.diag([3.0, -1.0, 2.0, 5.0]), _indefinite(4, rng)])
+    with pytest.raises(cljacobi.ConvergenceError, match=r"matrix \(1,\) of the stack"):
+        cljacobi.eig_indefinite(stack, max_sweeps=1)
+    with pytest.warns(cljacobi.ConvergenceWarning, match=r"\[\(1,\)\]"):
+        _, infos = cljacobi.eig_indefinite(
+            stack, max_sweeps=1, on_nonconvergence="warn", return_info=True
+        )
+    assert [info.converged for info in infos] == [True, False]
+
+
+def test_one_sweep_is_enough_when_nothing_rotates():
+    """A diagonal matrix converges in its first sweep: no error for max_sweeps=1."""
+    M = np.diag([9.0, -1.0, 4.0])  # perfect squares: exact through the square roots
+    (w, U), info = cljacobi.eig_indefinite(M, max_sweeps=1, return_info=True)
+    assert info.converged and info.rotations == 0 and w.tolist() == [-1.0, 4.0, 9.0]
