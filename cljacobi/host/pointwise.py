@@ -9,6 +9,7 @@ OR-reduced on the device and the small packed diagonal (d, rho, j) is sorted.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -18,10 +19,12 @@ import pyopencl as cl
 
 from .diagonal import DIAG_DTYPE, sort_diagonal
 from .limits import check_global_memory, check_local_memory, choose_work_group_size
-from .programs import KernelSpec, build_program
+from .programs import COMPLEX_LAYOUTS, KernelSpec, build_program
 from .device import require_fp64
 
-__all__ = ["PointwiseHSVD", "RunStats", "HSVDState", "STATUS_BIG", "STATUS_BROKEN"]
+__all__ = [
+    "PointwiseHSVD", "RunStats", "HSVDState", "STATUS_BIG", "STATUS_BROKEN", "complex_layout",
+]
 
 #: Status bits of eq. (4.2), as the kernels set them.
 STATUS_ROTATED = 1
@@ -30,6 +33,27 @@ STATUS_BROKEN = 4
 
 #: Rows of the device arrays are padded to a multiple of this (eq. (4.1)).
 ROW_ALIGNMENT = 32
+
+#: Environment variable that selects the complex storage layout when the
+#: caller passes none: ``interleaved`` or ``split`` (for benchmarking both).
+LAYOUT_ENV = "CLJACOBI_COMPLEX_LAYOUT"
+
+#: Default complex storage.  Interleaved (double2) needs half as many load
+#: instructions and no second address stream; split keeps every access an
+#: 8-byte unit-stride one, as the GSVD paper (Sect. 3.1) chose for its CUDA
+#: kernels.  Both are implemented; this default stands until the benchmark
+#: (``bench/bench_eig.py --dtype complex128 --layout interleaved split``) has
+#: measured both on an H100/H200.
+DEFAULT_COMPLEX_LAYOUT = "interleaved"
+
+
+def complex_layout(layout: str | None = None) -> str:
+    """The complex storage layout: `layout`, else ``$CLJACOBI_COMPLEX_LAYOUT``, else the default."""
+    if layout is None:
+        layout = os.environ.get(LAYOUT_ENV, "").strip().lower() or DEFAULT_COMPLEX_LAYOUT
+    if layout not in COMPLEX_LAYOUTS:
+        raise ValueError(f"complex layout must be one of {COMPLEX_LAYOUTS}, not {layout!r}")
+    return layout
 
 
 @dataclass
@@ -63,6 +87,17 @@ class HSVDState(NamedTuple):
     stats: RunStats
 
 
+def _to_split(columns: np.ndarray) -> np.ndarray:
+    """Complex rows (one per column of G) -> float rows holding re, then im."""
+    return np.ascontiguousarray(np.concatenate([columns.real, columns.imag], axis=1))
+
+
+def _from_split(planes: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`_to_split`."""
+    half = planes.shape[1] // 2
+    return planes[:, :half] + 1j * planes[:, half:]
+
+
 def _round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
 
@@ -78,6 +113,9 @@ class PointwiseHSVD:
         Also accumulate V^{-T} (needed for the right singular vectors).
     work_group_size : int, optional
         Force a work-group size (a power of two); default by device and size.
+    layout : {"interleaved", "split"}, optional
+        Storage of complex G and V on the device (see ``arith.cl.mako``);
+        default :func:`complex_layout`.  Ignored for real data.
     """
 
     def __init__(
@@ -86,20 +124,23 @@ class PointwiseHSVD:
         *,
         accumulate_v: bool,
         work_group_size: int | None = None,
+        layout: str | None = None,
     ) -> None:
         self.queue = queue
         self.device = queue.device
         require_fp64(self.device)
         self.accumulate_v = accumulate_v
         self.requested_work_group_size = work_group_size
+        self.layout = complex_layout(layout)
 
-    def _program(self, rows: int) -> tuple[cl.Program, int]:
+    def _program(self, rows: int, dtype: str = "float64") -> tuple[cl.Program, int]:
         size = choose_work_group_size(
             self.device, rows, requested=self.requested_work_group_size
         )
         while True:
             check_local_memory(self.device, 2 * size * 8, "the pointwise step kernel")
-            spec = KernelSpec("pointwise", "float64", size, self.accumulate_v)
+            layout = self.layout if dtype.startswith("complex") else "interleaved"
+            spec = KernelSpec("pointwise", dtype, size, self.accumulate_v, layout)
             program = build_program(self.queue.context, self.device, spec)
             kernel_max = min(
                 k.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, self.device)
@@ -115,12 +156,15 @@ class PointwiseHSVD:
             size //= 2
 
     def run(self, G: np.ndarray, signs: np.ndarray, *, max_sweeps: int) -> HSVDState:
-        """Orthogonalize the columns of `G` (m x r, float64) with signature `signs`.
+        """Orthogonalize the columns of `G` (m x r, float64 or complex128) with signature `signs`.
 
         `signs` must be sorted, +1 first.  Returns after convergence or after
         `max_sweeps` quasi-sweeps (``stats.converged`` tells which).
         """
         seconds = {"transfer": 0.0, "sweeps": 0.0, "sort": 0.0}
+        complex_ = np.iscomplexobj(G)
+        dtype = np.dtype(np.complex128 if complex_ else np.float64)
+        G = np.asarray(G, dtype=dtype)
         m, r = G.shape
         p = int(np.count_nonzero(signs > 0))
         # Bordering, eq. (4.1): an odd r gets one column that is a unit vector in
@@ -135,17 +179,20 @@ class PointwiseHSVD:
         check_global_memory(
             self.device,
             {
-                "G": 8 * ldg * r_pad,
-                **({"V": 8 * ldv * r_pad} if self.accumulate_v else {}),
+                "G": dtype.itemsize * ldg * r_pad,
+                **({"V": dtype.itemsize * ldv * r_pad} if self.accumulate_v else {}),
                 "packed diagonal": DIAG_DTYPE.itemsize * r_pad,
             },
         )
-        program, wg = self._program(m_used)
+        program, wg = self._program(m_used, dtype.name)
+        split = complex_ and self.layout == "split"
 
-        columns = np.zeros((r_pad, ldg), dtype=np.float64)  # row c = column c of G
+        columns = np.zeros((r_pad, ldg), dtype=dtype)  # row c = column c of G
         columns[:r, :m] = G.T
         if bordered:
             columns[r, m] = 1.0
+        if split:
+            columns = _to_split(columns)
 
         start = time.perf_counter()
         mf = cl.mem_flags
@@ -153,8 +200,10 @@ class PointwiseHSVD:
         g_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=columns)
         v_buf = None
         if self.accumulate_v:
-            identity = np.zeros((r_pad, ldv), dtype=np.float64)
+            identity = np.zeros((r_pad, ldv), dtype=dtype)
             identity[np.arange(r_pad), np.arange(r_pad)] = 1.0
+            if split:
+                identity = _to_split(identity)
             v_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=identity)
         d_buf = cl.Buffer(ctx, mf.READ_WRITE, DIAG_DTYPE.itemsize * r_pad)
         stepper_buf = cl.Buffer(ctx, mf.READ_WRITE, 16 * slots)
@@ -210,11 +259,15 @@ class PointwiseHSVD:
         cl.enqueue_copy(self.queue, columns, g_buf)
         V = None
         if self.accumulate_v:
-            v_columns = np.empty((r_pad, ldv), dtype=np.float64)
+            v_columns = np.empty_like(identity)
             cl.enqueue_copy(self.queue, v_columns, v_buf)
+            if split:
+                v_columns = _from_split(v_columns)
             V = np.ascontiguousarray(v_columns[:r, :r].T)
         cl.enqueue_copy(self.queue, diagonal, d_buf)
         self.queue.finish()
+        if split:
+            columns = _from_split(columns)
         seconds["transfer"] += time.perf_counter() - start
         stats.seconds = seconds
 
