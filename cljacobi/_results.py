@@ -67,6 +67,10 @@ class SolveInfo:
         Some hyperbolic pair was numerically dependent and left unrotated.
     device : str
     work_group_size : int
+    factorization : str
+        ``eig_indefinite``: ``"cholesky"`` (definite M, pivoted Cholesky) or
+        ``"bunch-parlett"``; ``svd``: ``"qr"`` when a tall A was reduced to its
+        triangular factor first; empty otherwise.
     seconds : dict
         Wall-clock seconds per phase: ``factorization``, ``transfer``
         (host-device copies), ``sweeps`` (the kernels, status reads
@@ -82,4 +86,5 @@ class SolveInfo:
     breakdown: bool = False
     device: str = ""
     work_group_size: int = 0
+    factorization: str = ""
     seconds: dict[str, float] = field(default_factory=dict)

@@ -2,8 +2,9 @@
 
 Both run the one-sided hyperbolic Jacobi method of Novaković & Singer,
 "A GPU-based hyperbolic SVD algorithm", BIT 51 (2011) (GPUJACH1) on an
-OpenCL device.  ``eig_indefinite`` first factors ``M = G J G^T`` by
-Bunch-Parlett complete pivoting (Slapničar 1992) on the host.
+OpenCL device, on real or complex data.  ``eig_indefinite`` first factors
+``M = G J G^*`` on the host: by Cholesky with diagonal pivoting when M is
+definite, otherwise by Bunch-Parlett complete pivoting (Slapničar 1992).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pyopencl as cl
 
 from ._results import EighResult, HSVDResult, SolveInfo
 from .errors import ConvergenceError
-from .factorization import j_factorize, shorten
+from .factorization import definite_factorize, j_factorize, shorten
 from .host.device import resolve_queue
 from .host.pointwise import PointwiseHSVD, HSVDState
 from .validation import as_float_matrix, check_max_sweeps, symmetric_part
@@ -38,6 +39,21 @@ def _power_of_two_exponent(array: np.ndarray) -> int:
     return int(np.frexp(largest)[1]) if largest > 0 else 0
 
 
+def _ldexp(array: np.ndarray, exponent: int) -> np.ndarray:
+    """``array * 2**exponent``, exactly (no overflow/underflow), real or complex."""
+    if not np.iscomplexobj(array):
+        return np.ldexp(array, exponent)
+    out = np.empty_like(array)
+    out.real = np.ldexp(array.real, exponent)
+    out.imag = np.ldexp(array.imag, exponent)
+    return out
+
+
+def _real_dtype(dtype: np.dtype) -> np.dtype:
+    """float32 for float32/complex64, float64 for float64/complex128."""
+    return np.dtype(np.finfo(dtype).dtype)
+
+
 def _run_device(
     G: np.ndarray,
     signs: np.ndarray,
@@ -46,9 +62,10 @@ def _run_device(
     accumulate_v: bool,
     max_sweeps: int,
     info: SolveInfo,
+    layout: str | None = None,
 ) -> HSVDState:
     """Run the pointwise driver, fill `info`, raise ConvergenceError if it did not converge."""
-    driver = PointwiseHSVD(queue, accumulate_v=accumulate_v)
+    driver = PointwiseHSVD(queue, accumulate_v=accumulate_v, layout=layout)
     state = driver.run(G, signs, max_sweeps=max_sweeps)
     stats = state.stats
     info.sweeps = stats.sweeps
@@ -84,11 +101,15 @@ def eig_indefinite(
     max_sweeps: int = DEFAULT_MAX_SWEEPS,
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
+    _layout: str | None = None,
 ):
-    """Eigenvalues and eigenvectors of a real symmetric, possibly indefinite, matrix.
+    """Eigenvalues and eigenvectors of a real symmetric or complex Hermitian, possibly indefinite, matrix.
 
-    Factors ``M = G J G^T`` by Bunch-Parlett complete pivoting (rank
-    revealing, 2x2 pivots diagonalized), shortens a tall G by QR, and
+    Factors ``M = G J G^*`` by Bunch-Parlett complete pivoting (rank
+    revealing, 2x2 pivots diagonalized; complex 2x2 pivots give a +/- pair),
+    or, when M is positive or negative definite, by Cholesky with diagonal
+    pivoting (``G = P L``, ``J = +-I``, only trigonometric rotations follow),
+    shortens a tall G by QR, and
     orthogonalizes the columns of G by one-sided hyperbolic Jacobi rotations on
     an OpenCL device (Novaković & Singer 2011, Sect. 2 and 4).  The
     eigenvalues are ``lambda_i = j_i ||g_i||^2`` and the eigenvectors the
@@ -98,10 +119,12 @@ def eig_indefinite(
     Parameters
     ----------
     M : (n, n) array_like
-        Real symmetric matrix.  Only the lower triangle is used, after checking
-        that ``max|M - M.T| <= sqrt(eps) * max|M|`` (ValueError otherwise).
-        Integer and bool input is promoted to float64; float32 input is
-        computed in float64 and returned as float32.
+        Real symmetric or complex Hermitian matrix.  Only the lower triangle
+        is used, after checking that ``max|M - M^*| <= sqrt(eps) * max|M|``
+        (ValueError otherwise).  Integer and bool input is promoted to
+        float64; float32 (complex64) input is computed in float64
+        (complex128), which every device cljacobi runs on provides, and
+        returned in single precision like numpy.
     eigvals_only : bool, optional
         Return only the eigenvalues.
     check_finite : bool, optional
@@ -117,20 +140,25 @@ def eig_indefinite(
         Where to run; default: the device ``CLJACOBI_DEVICE`` names.
     return_info : bool, optional
         Also return a :class:`~cljacobi.SolveInfo`.
+    _layout : {"interleaved", "split"}, optional
+        Private, for benchmarks: the device storage of complex data (default
+        ``$CLJACOBI_COMPLEX_LAYOUT``, else the library default).
 
     Returns
     -------
     EighResult(eigenvalues, eigenvectors)
-        Ascending eigenvalues and orthonormal eigenvectors (columns); only
-        the eigenvalues with ``eigvals_only=True``.  With ``return_info=True``,
-        the pair ``(result, info)``.
+        Ascending real eigenvalues and orthonormal (unitary for complex M)
+        eigenvectors (columns); only the eigenvalues with
+        ``eigvals_only=True``.  With ``return_info=True``, the pair
+        ``(result, info)``; ``info.factorization`` says which factorization
+        ran.
 
     Raises
     ------
     ValueError
-        `M` not square, not 2-D, not symmetric, or not finite.
+        `M` not square, not 2-D, not symmetric (Hermitian), or not finite.
     TypeError
-        Unsupported dtype (complex input is not handled by this version).
+        Unsupported dtype.
     ConvergenceError
         No convergence within `max_sweeps` (a ``numpy.linalg.LinAlgError``).
     DeviceCapabilityError, DeviceMemoryError
@@ -148,7 +176,7 @@ def eig_indefinite(
     info = SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0, "sort": 0.0})
 
     def finish(w: np.ndarray, U: np.ndarray | None):
-        w = w.astype(result_dtype, copy=False)
+        w = w.astype(_real_dtype(result_dtype), copy=False)
         result = w if eigvals_only else EighResult(w, U.astype(result_dtype, copy=False))
         info.seconds["total"] = time.perf_counter() - total_start
         return (result, info) if return_info else result
@@ -157,15 +185,20 @@ def eig_indefinite(
         return finish(np.empty(0), np.empty((0, 0)))
     symmetric = symmetric_part(M, "M")
     if n == 1:
-        info.rank = int(symmetric[0, 0] != 0)
-        info.positive = int(symmetric[0, 0] > 0)
-        return finish(symmetric[0].copy(), np.ones((1, 1)))
+        value = symmetric[0, 0].real
+        info.rank = int(value != 0)
+        info.positive = int(value > 0)
+        return finish(np.array([value]), np.ones((1, 1)))
 
     exponent = _power_of_two_exponent(symmetric)
-    scaled = np.ldexp(symmetric, -exponent)
+    scaled = _ldexp(symmetric, -exponent)
 
     start = time.perf_counter()
-    factor = j_factorize(scaled)
+    factor = definite_factorize(scaled)
+    info.factorization = "cholesky"
+    if factor is None:
+        factor = j_factorize(scaled)
+        info.factorization = "bunch-parlett"
     Q, R = shorten(factor.G)
     info.seconds["factorization"] = time.perf_counter() - start
     rank = factor.G.shape[1]
@@ -177,7 +210,8 @@ def eig_indefinite(
 
     resolved = resolve_queue(queue)
     state = _run_device(
-        R, factor.signs, queue=resolved, accumulate_v=False, max_sweeps=max_sweeps, info=info
+        R, factor.signs, queue=resolved, accumulate_v=False, max_sweeps=max_sweeps, info=info,
+        layout=_layout,
     )
     w = np.ldexp(state.signs * state.d, exponent)
     if rank < n:
@@ -215,7 +249,8 @@ def hsvd(
     Parameters
     ----------
     G : (m, n) array_like
-        Real, of full column rank (m >= n).  A tall G is shortened by QR first.
+        Real or complex, of full column rank (m >= n).  A tall G is shortened
+        by QR first.
     J : (n,) array_like
         The signature: entries +1 or -1.
     compute_uv : bool, optional
@@ -228,7 +263,7 @@ def hsvd(
     -------
     HSVDResult(U, S, Vh, J)
         U (m, n) with orthonormal columns; S (n,) **descending** hyperbolic
-        singular values; Vh (n, n) with ``Vh @ diag(J) @ Vh.T = diag(J)``;
+        singular values; Vh (n, n) with ``Vh @ diag(J) @ Vh^* = diag(J)``;
         J (n,) the input signature permuted to match S.  With
         ``compute_uv=False``, the pair ``(S, J)``.  With ``return_info=True``,
         ``(result, info)``.
@@ -259,7 +294,7 @@ def hsvd(
         return (result, info) if return_info else result
 
     if n == 0:
-        empty = np.empty(0, dtype=result_dtype)
+        empty = np.empty(0, dtype=_real_dtype(result_dtype))
         if not compute_uv:
             return finish((empty, signs_sorted))
         return finish(HSVDResult(np.empty((m, 0), result_dtype), empty,
@@ -267,7 +302,7 @@ def hsvd(
 
     exponent = _power_of_two_exponent(G)
     start = time.perf_counter()
-    Q, R = shorten(np.ldexp(G[:, perm], -exponent))
+    Q, R = shorten(_ldexp(G[:, perm], -exponent))
     info.seconds["factorization"] = time.perf_counter() - start
 
     state = _run_device(
@@ -276,16 +311,16 @@ def hsvd(
     )
     sigma = np.linalg.norm(state.G, axis=0)
     order = np.argsort(-sigma, kind="stable")
-    S = np.ldexp(sigma, exponent)[order].astype(result_dtype)
+    S = np.ldexp(sigma, exponent)[order].astype(_real_dtype(result_dtype))
     J_out = signs_sorted[order]
     if not compute_uv:
         return finish((S, J_out))
     U = state.G / sigma
     if Q is not None:
         U = Q @ U
-    # G_perm = G_final V^{-1} with V^{-1} = J V^T J (V^T J V = J), so
-    # G_perm = U Sigma (J V^T J); undo the column permutation of G.
-    Vh_sorted = (signs_sorted[:, None] * state.V.T) * signs_sorted[None, :]
+    # G_perm = G_final V^{-1} with V^{-1} = J V^* J (V^* J V = J), so
+    # G_perm = U Sigma (J V^* J); undo the column permutation of G.
+    Vh_sorted = (signs_sorted[:, None] * state.V.conj().T) * signs_sorted[None, :]
     Vh = np.empty_like(Vh_sorted)
     Vh[:, perm] = Vh_sorted
     return finish(HSVDResult(

@@ -32,12 +32,12 @@ def check_max_sweeps(max_sweeps: object) -> int:
 def as_float_matrix(
     a: object, name: str, *, check_finite: bool, square: bool
 ) -> tuple[np.ndarray, np.dtype]:
-    """`a` as a 2-D float64 array (a view where possible) and the result dtype.
+    """`a` as a 2-D float64 or complex128 array (a view where possible) and the result dtype.
 
     Integer and bool input is promoted to float64 like numpy; float16/32 are
     computed in float64 and results returned in float32 (numpy's ``eigh``
-    returns float32 for them too).  Complex input is refused with a TypeError
-    for now: this version handles real symmetric matrices.
+    returns float32 for them too).  Complex input is computed in complex128;
+    complex64 results are returned for complex64 input.
     """
     array = np.asarray(a)
     if array.dtype.kind in "biu":
@@ -47,34 +47,44 @@ def as_float_matrix(
         if array.dtype.itemsize > 8:
             raise TypeError(f"{name} has dtype {array.dtype}; float64 is the widest supported")
     elif array.dtype.kind == "c":
-        raise TypeError(
-            f"{name} is complex ({array.dtype}); this version of cljacobi handles real "
-            "matrices only"
-        )
+        result_dtype = np.dtype(np.complex64 if array.dtype.itemsize <= 8 else np.complex128)
+        if array.dtype.itemsize > 16:
+            raise TypeError(f"{name} has dtype {array.dtype}; complex128 is the widest supported")
     else:
-        raise TypeError(f"{name} has unsupported dtype {array.dtype}; expected a real array")
+        raise TypeError(
+            f"{name} has unsupported dtype {array.dtype}; expected a real or complex array"
+        )
     if array.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array, got {array.ndim} dimension(s)")
     if square and array.shape[0] != array.shape[1]:
         raise ValueError(f"{name} must be square, got shape {array.shape}")
-    array = array.astype(np.float64, copy=False)
+    array = array.astype(np.complex128 if result_dtype.kind == "c" else np.float64, copy=False)
     if check_finite and not np.isfinite(array).all():
         raise ValueError(f"{name} must not contain infs or NaNs")
     return array, result_dtype
 
 
 def symmetric_part(M: np.ndarray, name: str) -> np.ndarray:
-    """A new symmetric matrix from the lower triangle of `M`, after checking symmetry.
+    """A new symmetric (Hermitian) matrix from the lower triangle of `M`, after checking.
 
     Raises ValueError stating the largest asymmetry if
-    ``max|M - M^T| > HERMITIAN_RTOL * max|M|``.
+    ``max|M - M^*| > HERMITIAN_RTOL * max|M|`` (``M^* = M.T`` for real `M`;
+    for complex `M` this also bounds the imaginary parts of the diagonal,
+    which are then dropped).
     """
+    complex_ = np.iscomplexobj(M)
     scale = np.max(np.abs(M)) if M.size else 0.0
-    asymmetry = np.max(np.abs(M - M.T)) if M.size else 0.0
+    asymmetry = np.max(np.abs(M - (M.conj().T if complex_ else M.T))) if M.size else 0.0
     if asymmetry > HERMITIAN_RTOL * scale:
+        kind, adjoint = ("Hermitian", "M.conj().T") if complex_ else ("symmetric", "M.T")
+        adjoint = adjoint.replace("M", name)
         raise ValueError(
-            f"{name} is not symmetric: max|{name} - {name}.T| = {asymmetry:.3g} exceeds "
+            f"{name} is not {kind}: max|{name} - {adjoint}| = {asymmetry:.3g} exceeds "
             f"{HERMITIAN_RTOL:.3g} * max|{name}| = {HERMITIAN_RTOL * scale:.3g}"
         )
     lower = np.tril(M)
+    if complex_:
+        result = lower + np.tril(M, -1).conj().T
+        np.fill_diagonal(result, M.diagonal().real)
+        return result
     return lower + np.tril(M, -1).T
