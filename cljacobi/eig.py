@@ -239,6 +239,7 @@ def hsvd(
     max_sweeps: int = DEFAULT_MAX_SWEEPS,
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
+    _layout: str | None = None,
 ):
     """Hyperbolic singular value decomposition ``G = U diag(S) Vh``.
 
@@ -256,7 +257,7 @@ def hsvd(
     compute_uv : bool, optional
         Compute U and Vh (V is accumulated on the device).  If False only
         ``(S, J)`` are returned.
-    check_finite, max_sweeps, queue, return_info
+    check_finite, max_sweeps, queue, return_info, _layout
         As in :func:`eig_indefinite`.
 
     Returns
@@ -307,7 +308,7 @@ def hsvd(
 
     state = _run_device(
         R, signs_sorted, queue=resolve_queue(queue), accumulate_v=compute_uv,
-        max_sweeps=max_sweeps, info=info,
+        max_sweeps=max_sweeps, info=info, layout=_layout,
     )
     sigma = np.linalg.norm(state.G, axis=0)
     order = np.argsort(-sigma, kind="stable")
