@@ -13,6 +13,12 @@ relative eigenvalue errors against the prescribed spectrum, ||I - U^T U||_F,
 per-phase time split.  Writes JSON (and a markdown table on stdout).
 
     python bench/bench_eig.py --sizes 1024 2048 4096 --out bench/results/eig.json
+
+Complex Hermitian matrices (same spectra, Haar unitary eigenvectors), with
+both device storage layouts of complex data timed side by side:
+
+    python bench/bench_eig.py --dtype complex128 --layout interleaved split \
+        --sizes 1024 2048 4096 --out bench/results/eig-complex.json
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ def _accuracy(M, lam_sorted, w, U):
     out = {"max_rel_eig_error": float(rel.max()), "median_rel_eig_error": float(np.median(rel))}
     if U is not None:
         n = M.shape[0]
-        out["orthogonality"] = float(np.linalg.norm(U.T @ U - np.eye(n)))
+        out["orthogonality"] = float(np.linalg.norm(U.conj().T @ U - np.eye(n)))
         out["residual"] = float(np.linalg.norm(M @ U - U * w) / np.linalg.norm(M))
     return out
 
@@ -83,7 +89,17 @@ def main() -> None:
     parser.add_argument("--skip", nargs="*", default=[], help="peer names to skip")
     parser.add_argument("--numpy-max", type=int, default=4096, help="largest n for numpy.eigh")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--dtype", choices=["float64", "complex128"], default="float64",
+                        help="real symmetric or complex Hermitian test matrices")
+    parser.add_argument("--layout", nargs="+", choices=["interleaved", "split"],
+                        default=[None], help="complex storage layout(s) on the device; each "
+                        "is timed as its own solver (default: the library's choice)")
     args = parser.parse_args()
+    dtype = np.dtype(args.dtype)
+    layouts = args.layout if dtype.kind == "c" else [None]
+
+    def ours_name(layout):
+        return "cljacobi.eig_indefinite" + (f"[{layout}]" if layout else "")
 
     queue = default_queue()
     device = queue.device.name.strip()
@@ -92,37 +108,42 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
 
     # Warm-up: build the programs once (the build cache then serves every size).
-    warm = with_spectrum(paper_spectrum(64, rng=rng), rng=rng)
-    cljacobi.eig_indefinite(warm)
+    warm = with_spectrum(paper_spectrum(64, rng=rng), rng=rng, dtype=dtype)
+    for layout in layouts:
+        cljacobi.eig_indefinite(warm, _layout=layout)
     for name, solve in peers.items():
         solve(warm)
 
     records = []
     for n in args.sizes:
         lam = paper_spectrum(n, rng=rng)
-        M = with_spectrum(lam, rng=rng)
+        M = with_spectrum(lam, rng=rng, dtype=dtype)
         lam_sorted = np.sort(lam)
         repeat = args.repeat_large if n >= 4096 else args.repeat
 
-        seconds, times, (result, info) = _time(
-            lambda: cljacobi.eig_indefinite(M, return_info=True), repeat
-        )
-        rec = {
-            "n": n, "solver": "cljacobi.eig_indefinite", "seconds": seconds, "all_seconds": times,
-            "sweeps": info.sweeps, "rotations": info.rotations,
-            "rotations_per_sweep": info.rotations_per_sweep,
-            "phases": info.seconds, "work_group_size": info.work_group_size,
-            **_accuracy(M, lam_sorted, result.eigenvalues, result.eigenvectors),
-        }
-        records.append(rec)
-        print(f"n={n} cljacobi {seconds:.3f}s sweeps={info.sweeps} phases="
-              + ", ".join(f"{k}={v:.3f}" for k, v in info.seconds.items()), flush=True)
+        for layout in layouts:
+            seconds, times, (result, info) = _time(
+                lambda: cljacobi.eig_indefinite(M, return_info=True, _layout=layout), repeat
+            )
+            rec = {
+                "n": n, "solver": ours_name(layout), "dtype": dtype.name, "layout": layout,
+                "seconds": seconds, "all_seconds": times,
+                "sweeps": info.sweeps, "rotations": info.rotations,
+                "rotations_per_sweep": info.rotations_per_sweep,
+                "phases": info.seconds, "work_group_size": info.work_group_size,
+                "factorization": info.factorization,
+                **_accuracy(M, lam_sorted, result.eigenvalues, result.eigenvectors),
+            }
+            records.append(rec)
+            print(f"n={n} {ours_name(layout)} {seconds:.3f}s sweeps={info.sweeps} phases="
+                  + ", ".join(f"{k}={v:.3f}" for k, v in info.seconds.items()), flush=True)
         for name, solve in peers.items():
             if name == "numpy.eigh" and n > args.numpy_max:
                 continue
             reps = repeat if name == "numpy.eigh" else max(repeat, 3)
             seconds, times, (w, U) = _time(lambda: solve(M), reps)
-            records.append({"n": n, "solver": name, "seconds": seconds, "all_seconds": times,
+            records.append({"n": n, "solver": name, "dtype": dtype.name,
+                            "seconds": seconds, "all_seconds": times,
                             **_accuracy(M, lam_sorted, np.asarray(w), np.asarray(U))})
             print(f"n={n} {name} {seconds:.3f}s", flush=True)
 
@@ -139,7 +160,7 @@ def main() -> None:
                   f"{r.get('orthogonality', float('nan')):.1e} | {r.get('residual', float('nan')):.1e} |")
 
     payload = {
-        "benchmark": "eig_indefinite, Novakovic-Singer 2011 spectra",
+        "benchmark": f"eig_indefinite, Novakovic-Singer 2011 spectra, {dtype.name}",
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "device": device,
         "host": platform.node(), "cpu": platform.processor(),
