@@ -71,6 +71,9 @@ class SolveInfo:
         ``eig_indefinite``: ``"cholesky"`` (definite M, pivoted Cholesky) or
         ``"bunch-parlett"``; ``svd``: ``"qr"`` when a tall A was reduced to its
         triangular factor first; empty otherwise.
+    precision : str
+        ``"double"`` or ``"single"``: the precision the device computed in
+        (single only for float32/complex64 input on a device without fp64).
     seconds : dict
         Wall-clock seconds per phase: ``factorization``, ``transfer``
         (host-device copies), ``sweeps`` (the kernels, status reads
@@ -87,4 +90,5 @@ class SolveInfo:
     device: str = ""
     work_group_size: int = 0
     factorization: str = ""
+    precision: str = ""
     seconds: dict[str, float] = field(default_factory=dict)

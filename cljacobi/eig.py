@@ -18,7 +18,7 @@ import pyopencl as cl
 from ._results import EighResult, HSVDResult, SolveInfo
 from .errors import ConvergenceError
 from .factorization import definite_factorize, j_factorize, shorten
-from .host.device import resolve_queue
+from .host.device import has_fp64, resolve_queue
 from .host.pointwise import PointwiseHSVD, HSVDState
 from .validation import as_float_matrix, check_max_sweeps, symmetric_part
 
@@ -63,9 +63,22 @@ def _run_device(
     max_sweeps: int,
     info: SolveInfo,
     layout: str | None = None,
+    result_dtype: np.dtype | None = None,
+    single: bool | None = None,
 ) -> HSVDState:
-    """Run the pointwise driver, fill `info`, raise ConvergenceError if it did not converge."""
-    driver = PointwiseHSVD(queue, accumulate_v=accumulate_v, layout=layout)
+    """Run the pointwise driver, fill `info`, raise ConvergenceError if it did not converge.
+
+    Precision: float64/complex128 kernels on a device with fp64; single
+    precision kernels when the device lacks fp64 and the caller's data are
+    single precision (`result_dtype` float32/complex64); `single` overrides.
+    Double precision data on a device without fp64 raise DeviceCapabilityError.
+    """
+    if single is None:
+        single = (result_dtype is not None and np.dtype(result_dtype).itemsize
+                  == (8 if np.dtype(result_dtype).kind == "c" else 4)
+                  and not has_fp64(queue.device))
+    info.precision = "single" if single else "double"
+    driver = PointwiseHSVD(queue, accumulate_v=accumulate_v, layout=layout, single=single)
     state = driver.run(G, signs, max_sweeps=max_sweeps)
     stats = state.stats
     info.sweeps = stats.sweeps
@@ -102,6 +115,7 @@ def eig_indefinite(
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
     _layout: str | None = None,
+    _single: bool | None = None,
 ):
     """Eigenvalues and eigenvectors of a real symmetric or complex Hermitian, possibly indefinite, matrix.
 
@@ -123,8 +137,13 @@ def eig_indefinite(
         is used, after checking that ``max|M - M^*| <= sqrt(eps) * max|M|``
         (ValueError otherwise).  Integer and bool input is promoted to
         float64; float32 (complex64) input is computed in float64
-        (complex128), which every device cljacobi runs on provides, and
-        returned in single precision like numpy.
+        (complex128) when the device has fp64 and returned in single
+        precision like numpy.  On a device without fp64, single precision
+        input runs the float32/complex64 kernels: the factorization stays in
+        float64 on the host, the Jacobi sweeps run with ``eps = 2^-24``, and
+        the eigenvalues carry relative errors of order ``n eps_single
+        cond(A_s)`` (``A_s`` the diagonally scaled factor), about 1e-5 for
+        well-scaled problems of order 100 (``info.precision`` says which ran).
     eigvals_only : bool, optional
         Return only the eigenvalues.
     check_finite : bool, optional
@@ -143,6 +162,10 @@ def eig_indefinite(
     _layout : {"interleaved", "split"}, optional
         Private, for benchmarks: the device storage of complex data (default
         ``$CLJACOBI_COMPLEX_LAYOUT``, else the library default).
+    _single : bool, optional
+        Private, for tests: force (True) or forbid (False) the single
+        precision kernels; default: single only for float32/complex64 input
+        on a device without fp64.
 
     Returns
     -------
@@ -211,7 +234,7 @@ def eig_indefinite(
     resolved = resolve_queue(queue)
     state = _run_device(
         R, factor.signs, queue=resolved, accumulate_v=False, max_sweeps=max_sweeps, info=info,
-        layout=_layout,
+        layout=_layout, result_dtype=result_dtype, single=_single,
     )
     w = np.ldexp(state.signs * state.d, exponent)
     if rank < n:
@@ -240,6 +263,7 @@ def hsvd(
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
     _layout: str | None = None,
+    _single: bool | None = None,
 ):
     """Hyperbolic singular value decomposition ``G = U diag(S) Vh``.
 
@@ -257,7 +281,7 @@ def hsvd(
     compute_uv : bool, optional
         Compute U and Vh (V is accumulated on the device).  If False only
         ``(S, J)`` are returned.
-    check_finite, max_sweeps, queue, return_info, _layout
+    check_finite, max_sweeps, queue, return_info, _layout, _single
         As in :func:`eig_indefinite`.
 
     Returns
@@ -308,7 +332,8 @@ def hsvd(
 
     state = _run_device(
         R, signs_sorted, queue=resolve_queue(queue), accumulate_v=compute_uv,
-        max_sweeps=max_sweeps, info=info, layout=_layout,
+        max_sweeps=max_sweeps, info=info, layout=_layout, result_dtype=result_dtype,
+        single=_single,
     )
     sigma = np.linalg.norm(state.G, axis=0)
     order = np.argsort(-sigma, kind="stable")

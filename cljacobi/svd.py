@@ -89,6 +89,7 @@ def svd(
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
     _layout: str | None = None,
+    _single: bool | None = None,
 ):
     """Singular value decomposition by one-sided Jacobi rotations on an OpenCL device.
 
@@ -105,7 +106,9 @@ def svd(
     A : (m, n) array_like
         Real or complex.  Integer and bool input is computed as float64,
         float32 (complex64) in float64 (complex128) and returned in single
-        precision, like numpy.
+        precision, like numpy; on a device without fp64 single precision
+        input runs single precision kernels (relative errors of the singular
+        values of order ``n eps_single cond(B)`` for ``A = B D``).
     full_matrices : bool, optional
         Return ``U`` (m, m) and ``Vh`` (n, n), completed with orthonormal
         bases of the complements like numpy; default ``(m, k)`` and ``(k, n)``
@@ -124,6 +127,9 @@ def svd(
         ``"qr"`` when A was reduced to R first).
     _layout : {"interleaved", "split"}, optional
         Private, for benchmarks: device storage of complex data.
+    _single : bool, optional
+        Private, for tests: force or forbid the single precision kernels
+        (default: only for single precision input on a device without fp64).
 
     Returns
     -------
@@ -203,7 +209,8 @@ def svd(
     signs = np.ones(nb, dtype=np.int8)
     state = _run_device(
         np.asarray(B), signs, queue=resolve_queue(queue), accumulate_v=compute_uv,
-        max_sweeps=max_sweeps, info=info, layout=_layout,
+        max_sweeps=max_sweeps, info=info, layout=_layout, result_dtype=result_dtype,
+        single=_single,
     )
     info.positive = nb
     sigma = np.linalg.norm(state.G, axis=0)

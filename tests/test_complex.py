@@ -377,3 +377,27 @@ def test_hsvd_complex(m, n, p, rng):
     assert np.linalg.norm(U.conj().T @ U - np.eye(n)) <= tol
     VJ = Vh @ np.diag(J) @ Vh.conj().T
     assert np.linalg.norm(VJ - np.diag(J_S)) <= tol * np.linalg.norm(Vh) ** 2
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_single_precision_kernels(dtype, layout, rng):
+    """The float32/complex64 kernels (what a device without fp64 runs), forced here:
+    accuracy of order n eps_single relative to ||M|| / |lambda|, results in single."""
+    n = 40
+    lam = np.concatenate([rng.uniform(0.1, 10, n // 2), -rng.uniform(0.1, 10, n // 2)])
+    M = with_spectrum(lam, rng=rng, dtype=dtype)
+    (w, U), info = cljacobi.eig_indefinite(M, return_info=True, _single=True, _layout=layout)
+    assert info.precision == "single" and w.dtype == np.float32 and U.dtype == np.dtype(dtype)
+    exact = np.linalg.eigvalsh(M.astype(np.complex128))
+    eps32 = np.finfo(np.float32).eps
+    assert np.max(np.abs(w - exact)) <= 10 * n * eps32 * np.abs(exact).max()
+    assert np.linalg.norm(U.conj().T @ U - np.eye(n)) <= 10 * n * eps32
+    (_, info64) = cljacobi.eig_indefinite(M, return_info=True)
+    assert info64.precision == "double"  # the CI device has fp64
+    A = rng.standard_normal((30, 20)).astype(dtype)
+    (U, S, Vh), info = cljacobi.svd(A, return_info=True, _single=True, _layout=layout)
+    assert info.precision == "single" and U.dtype == np.dtype(dtype) and S.dtype == np.float32
+    S_np = np.linalg.svd(A.astype(np.complex128), compute_uv=False)
+    assert np.max(np.abs(S - S_np) / S_np) <= 10 * 30 * eps32
+    assert np.linalg.norm(U * S @ Vh - A) <= 10 * 30 * eps32 * np.linalg.norm(A)

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 import pyopencl as cl
 
-from .diagonal import DIAG_DTYPE, sort_diagonal
+from .diagonal import DIAG_DTYPE, DIAG_DTYPE_SINGLE, sort_diagonal
 from .limits import check_global_memory, check_local_memory, choose_work_group_size
 from .programs import COMPLEX_LAYOUTS, KernelSpec, build_program
 from .device import require_fp64
@@ -116,6 +116,9 @@ class PointwiseHSVD:
     layout : {"interleaved", "split"}, optional
         Storage of complex G and V on the device (see ``arith.cl.mako``);
         default :func:`complex_layout`.  Ignored for real data.
+    single : bool, optional
+        Run the float32/complex64 kernels (for devices without fp64); the
+        default runs float64/complex128 and needs fp64.
     """
 
     def __init__(
@@ -125,10 +128,13 @@ class PointwiseHSVD:
         accumulate_v: bool,
         work_group_size: int | None = None,
         layout: str | None = None,
+        single: bool = False,
     ) -> None:
         self.queue = queue
         self.device = queue.device
-        require_fp64(self.device)
+        self.single = single
+        if not single:
+            require_fp64(self.device)
         self.accumulate_v = accumulate_v
         self.requested_work_group_size = work_group_size
         self.layout = complex_layout(layout)
@@ -163,7 +169,11 @@ class PointwiseHSVD:
         """
         seconds = {"transfer": 0.0, "sweeps": 0.0, "sort": 0.0}
         complex_ = np.iscomplexobj(G)
-        dtype = np.dtype(np.complex128 if complex_ else np.float64)
+        if self.single:
+            dtype = np.dtype(np.complex64 if complex_ else np.float32)
+        else:
+            dtype = np.dtype(np.complex128 if complex_ else np.float64)
+        diag_dtype = DIAG_DTYPE_SINGLE if self.single else DIAG_DTYPE
         G = np.asarray(G, dtype=dtype)
         m, r = G.shape
         p = int(np.count_nonzero(signs > 0))
@@ -181,7 +191,7 @@ class PointwiseHSVD:
             {
                 "G": dtype.itemsize * ldg * r_pad,
                 **({"V": dtype.itemsize * ldv * r_pad} if self.accumulate_v else {}),
-                "packed diagonal": DIAG_DTYPE.itemsize * r_pad,
+                "packed diagonal": diag_dtype.itemsize * r_pad,
             },
         )
         program, wg = self._program(m_used, dtype.name)
@@ -205,7 +215,7 @@ class PointwiseHSVD:
             if split:
                 identity = _to_split(identity)
             v_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=identity)
-        d_buf = cl.Buffer(ctx, mf.READ_WRITE, DIAG_DTYPE.itemsize * r_pad)
+        d_buf = cl.Buffer(ctx, mf.READ_WRITE, diag_dtype.itemsize * r_pad)
         stepper_buf = cl.Buffer(ctx, mf.READ_WRITE, 16 * slots)
         zeros = np.zeros(slots, dtype=np.int32)
         status_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
@@ -230,7 +240,7 @@ class PointwiseHSVD:
         reduce_status = cl.Kernel(program, "cjac_sweep_status")
         reduce_status.set_args(status_buf, rotations_buf, np.int32(slots), summary_buf)
 
-        diagonal = np.empty(r_pad, dtype=DIAG_DTYPE)
+        diagonal = np.empty(r_pad, dtype=diag_dtype)
         summary = np.empty(2, dtype=np.int32)
         stats = RunStats(work_group_size=wg)
 
@@ -272,7 +282,7 @@ class PointwiseHSVD:
         stats.seconds = seconds
 
         # Undo the permutation rho: entry for physical column c.
-        by_column = np.empty(r_pad, dtype=DIAG_DTYPE)
+        by_column = np.empty(r_pad, dtype=diag_dtype)
         by_column[diagonal["rho"]] = diagonal
         return HSVDState(
             G=np.ascontiguousarray(columns[:r, :m].T),
