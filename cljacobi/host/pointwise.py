@@ -174,7 +174,6 @@ class PointwiseHSVD:
         else:
             dtype = np.dtype(np.complex128 if complex_ else np.float64)
         diag_dtype = DIAG_DTYPE_SINGLE if self.single else DIAG_DTYPE
-        G = np.asarray(G, dtype=dtype)
         m, r = G.shape
         p = int(np.count_nonzero(signs > 0))
         # Bordering, eq. (4.1): an odd r gets one column that is a unit vector in
