@@ -38,12 +38,19 @@ ROW_ALIGNMENT = 32
 #: caller passes none: ``interleaved`` or ``split`` (for benchmarking both).
 LAYOUT_ENV = "CLJACOBI_COMPLEX_LAYOUT"
 
-#: Default complex storage.  Interleaved (double2) needs half as many load
-#: instructions and no second address stream; split keeps every access an
-#: 8-byte unit-stride one, as the GSVD paper (Sect. 3.1) chose for its CUDA
-#: kernels.  Both are implemented; this default stands until the benchmark
-#: (``bench/bench_eig.py --dtype complex128 --layout interleaved split``) has
-#: measured both on an H100/H200.
+#: Default complex storage.  The GSVD paper (Novaković & Singer, Sect. 3.1)
+#: split real and imaginary parts for two reasons: CUDA C had no native
+#: complex type (so all data were kept in real variables), and one component
+#: of successive elements can then be read or written contiguously.  Neither
+#: applies to the pointwise kernels here: OpenCL has the native vector type
+#: double2, and every access needs both components.  Interleaved storage
+#: reads an element with one 16-byte load (a warp's 32 loads are 512
+#: contiguous bytes, fully coalesced) and one address stream per column;
+#: split needs two 8-byte loads from two streams ld apart.  Both move the same
+#: bytes and give bitwise identical results, so interleaved is the default
+#: until the GPU benchmark decides (``bench/bench_eig.py --dtype complex128
+#: --layout interleaved split`` on an H100/H200; ``CLJACOBI_COMPLEX_LAYOUT``
+#: or the private ``_layout=`` keyword select either).
 DEFAULT_COMPLEX_LAYOUT = "interleaved"
 
 
