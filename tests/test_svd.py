@@ -94,7 +94,7 @@ def _column_graded(rng, m, n, low=-40):
 @pytest.mark.parametrize("m,n", [(20, 12), (16, 16), (40, 16), (32, 24)])
 def test_graded_small_singular_values(m, n, rng):
     """A = B D with D over 2^-40..1: the small singular values agree with dgejsv and the
-    50-digit oracle to 1e-12 relatively (LAPACK's gesdd loses them)."""
+    50-digit oracle to 1e-12 relatively (gesdd guarantees only eps * S[0] absolutely)."""
     A = _column_graded(rng, m, n)
     S = cljacobi.svd(A, compute_uv=False)
     sva, _, _, work, _, info = scipy.linalg.lapack.dgejsv(A)
@@ -103,8 +103,6 @@ def test_graded_small_singular_values(m, n, rng):
     exact = np.sqrt(np.sort(eigvals_factor_hiprec(A.T, np.ones(m)))[::-1])
     assert np.max(np.abs(S - S_jsv) / S_jsv) <= 1e-12
     assert np.max(np.abs(S - exact) / exact) <= 1e-12
-    lapack = np.max(np.abs(np.linalg.svd(A, compute_uv=False) - exact) / exact)
-    assert lapack >= 1e3 * np.max(np.abs(S - exact) / exact)
 
 
 def test_graded_wide_and_complex(rng):
