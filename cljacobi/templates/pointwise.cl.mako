@@ -110,7 +110,7 @@ void cjac_step(__global ${store_ctype} *G, const int ldg, const int m,
     /* Complex a_ij: the real formulas take |a_ij|, the phase goes into
      * s = t e^{i alpha} (arith.element); for real data s = t. */
     const cjac_real a_arg = cjac_tangent_arg(a_ij);
-    const bool nonorthogonal = cjac_elem_abs(a_ij) > CJAC_EPS * sqrt(a_ii) * sqrt(a_jj);
+    const bool nonorthogonal = fabs(a_arg) > CJAC_EPS * sqrt(a_ii) * sqrt(a_jj);
     cjac_real t = 0;
     if (nonorthogonal)
         t = hyperbolic ? cjac_hyp_tangent(a_ii, a_jj, a_arg)
