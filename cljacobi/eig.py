@@ -117,7 +117,7 @@ def eig_indefinite(
     _layout: str | None = None,
     _single: bool | None = None,
 ):
-    """Eigenvalues and eigenvectors of a real symmetric or complex Hermitian, possibly indefinite, matrix.
+    """Eigenvalues and eigenvectors of a real symmetric or complex Hermitian (indefinite) matrix.
 
     Factors ``M = G J G^*`` by Bunch-Parlett complete pivoting (rank
     revealing, 2x2 pivots diagonalized; complex 2x2 pivots give a +/- pair),

@@ -8,6 +8,7 @@ import pytest
 import scipy.linalg.lapack
 
 import cljacobi
+from cljacobi.svd import QR_RATIO
 
 from hiprec import eigvals_factor_hiprec
 
@@ -46,8 +47,7 @@ def test_against_numpy(shape, dtype, full_matrices, rng):
     assert np.max(np.abs(S - S_np) / S_np) <= 100 * max(shape) * EPS
     _check(A, U, S, Vh, full_matrices=full_matrices)
     m, n = shape
-    assert info.factorization == ("qr" if max(m, n) >= cljacobi.svd.__globals__["QR_RATIO"]
-                                  * min(m, n) else "")
+    assert info.factorization == ("qr" if max(m, n) >= QR_RATIO * min(m, n) else "")
     assert info.rank == min(m, n) and info.converged
 
 
