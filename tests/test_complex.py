@@ -186,6 +186,9 @@ def test_against_numpy(n, kind, rng):
     if n > 1:
         definite = kind in ("positive", "negative") or (kind == "one-positive" and n == 1)
         assert info.factorization == ("cholesky" if definite else "bunch-parlett")
+    if n <= 33:
+        exact = eigvalsh_hiprec(M)
+        assert np.max(np.abs(w - exact) / np.abs(exact)) <= 1e-12
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -235,6 +238,13 @@ def test_singular(n, rank, p, rng):
     assert info.factorization == "bunch-parlett"
     assert np.count_nonzero(w == 0) == n - rank
     _check_decomposition(M, w, U, factor=200)
+    if n <= 33:
+        # The rank nonzero eigenvalues against the oracle (the other n - rank eigenvalues
+        # of the rounded M are rounding noise that the rank decision set to 0).
+        exact = eigvalsh_hiprec(M)
+        exact = np.sort(exact[np.argsort(-np.abs(exact))[:rank]])
+        ours = w[w != 0]
+        assert np.max(np.abs(ours - exact) / np.abs(exact)) <= 1e-12
 
 
 @pytest.mark.parametrize("n,p", [(16, 8), (24, 5), (24, 24), (24, 0)])
