@@ -13,6 +13,12 @@ relative eigenvalue errors against the prescribed spectrum, ||I - U^T U||_F,
 per-phase time split.  Writes JSON (and a markdown table on stdout).
 
     python bench/bench_eig.py --sizes 1024 2048 4096 --out bench/results/eig.json
+
+Complex Hermitian matrices (same spectra, Haar unitary eigenvectors), with
+both device storage layouts of complex data timed side by side:
+
+    python bench/bench_eig.py --dtype complex128 --layout interleaved split \
+        --sizes 1024 2048 4096 --out bench/results/eig-complex.json
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ def _accuracy(M, lam_sorted, w, U):
     out = {"max_rel_eig_error": float(rel.max()), "median_rel_eig_error": float(np.median(rel))}
     if U is not None:
         n = M.shape[0]
-        out["orthogonality"] = float(np.linalg.norm(U.T @ U - np.eye(n)))
+        out["orthogonality"] = float(np.linalg.norm(U.conj().T @ U - np.eye(n)))
         out["residual"] = float(np.linalg.norm(M @ U - U * w) / np.linalg.norm(M))
     return out
 
@@ -85,7 +91,14 @@ def main() -> None:
     parser.add_argument("--variants", nargs="+", default=["auto"],
                         help="cljacobi variants to time: auto, pointwise, bo:W, fb:W")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--dtype", choices=["float64", "complex128"], default="float64",
+                        help="real symmetric or complex Hermitian test matrices")
+    parser.add_argument("--layout", nargs="+", choices=["interleaved", "split"],
+                        default=[None], help="complex storage layout(s) on the device; each "
+                        "is timed as its own solver (default: the library's choice)")
     args = parser.parse_args()
+    dtype = np.dtype(args.dtype)
+    layouts = args.layout if dtype.kind == "c" else [None]
 
     queue = default_queue()
     device = queue.device.name.strip()
@@ -94,49 +107,60 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
 
     # Warm-up: build the programs once (the build cache then serves every size).
-    warm = with_spectrum(paper_spectrum(64, rng=rng), rng=rng)
-    cljacobi.eig_indefinite(warm)
-    for name, solve in peers.items():
-        solve(warm)
+    warm = with_spectrum(paper_spectrum(64, rng=rng), rng=rng, dtype=dtype)
+    for layout in layouts:
+        cljacobi.eig_indefinite(warm, _layout=layout)
+    for name, solve in list(peers.items()):
+        try:
+            solve(warm)
+        except Exception as error:  # noqa: BLE001 - e.g. a peer without complex support
+            print(f"# peer {name} fails on {dtype.name} input, skipped: {error!r}")
+            del peers[name]
 
     records = []
     for n in args.sizes:
         lam = paper_spectrum(n, rng=rng)
-        M = with_spectrum(lam, rng=rng)
+        M = with_spectrum(lam, rng=rng, dtype=dtype)
         lam_sorted = np.sort(lam)
         repeat = args.repeat_large if n >= 4096 else args.repeat
 
-        for variant_spec in args.variants:
-            variant, _, width = variant_spec.partition(":")
-            options = {"variant": variant, "block_width": int(width) if width else None}
-            seconds, times, (result, info) = _time(
-                lambda: cljacobi.eig_indefinite(M, return_info=True, **options), repeat
-            )
-            rec = {
-                "n": n, "solver": f"cljacobi[{variant_spec}]", "seconds": seconds,
-                "all_seconds": times, "variant": info.variant, "block_width": info.block_width,
-                "sweeps": info.sweeps, "blocked_sweeps": info.blocked_sweeps,
-                "rotations": info.rotations, "rotations_per_sweep": info.rotations_per_sweep,
-                "phases": info.seconds, "work_group_size": info.work_group_size,
-                **_accuracy(M, lam_sorted, result.eigenvalues, result.eigenvectors),
-            }
-            if info.blocked_sweeps:
-                # Gram (2 m K^2) and update (2 m K^2) per block pair, K = 2w:
-                # 8 m r^2 flops per blocked sweep on the square factor (m = r = n).
-                flops = 8.0 * n**3 * info.blocked_sweeps
-                rec["block_step_gflops"] = flops / info.seconds["blocked_sweeps"] / 1e9
-            records.append(rec)
-            print(f"n={n} cljacobi[{variant_spec}] {seconds:.3f}s sweeps={info.sweeps} "
-                  f"(blocked {info.blocked_sweeps}) "
-                  + ", ".join(f"{k}={v:.3f}" for k, v in info.seconds.items())
-                  + (f" block GFLOP/s={rec['block_step_gflops']:.1f}"
-                     if "block_step_gflops" in rec else ""), flush=True)
+        for layout in layouts:
+            for variant_spec in args.variants:
+                variant, _, width = variant_spec.partition(":")
+                options = {"variant": variant, "block_width": int(width) if width else None,
+                           "_layout": layout}
+                seconds, times, (result, info) = _time(
+                    lambda: cljacobi.eig_indefinite(M, return_info=True, **options), repeat
+                )
+                name = f"cljacobi[{variant_spec}" + (f",{layout}]" if layout else "]")
+                rec = {
+                    "n": n, "solver": name, "dtype": dtype.name, "layout": layout,
+                    "seconds": seconds, "all_seconds": times,
+                    "variant": info.variant, "block_width": info.block_width,
+                    "sweeps": info.sweeps, "blocked_sweeps": info.blocked_sweeps,
+                    "rotations": info.rotations, "rotations_per_sweep": info.rotations_per_sweep,
+                    "phases": info.seconds, "work_group_size": info.work_group_size,
+                    "factorization": info.factorization,
+                    **_accuracy(M, lam_sorted, result.eigenvalues, result.eigenvectors),
+                }
+                if info.blocked_sweeps:
+                    # Gram (2 m K^2) and update (2 m K^2) per block pair, K = 2w:
+                    # 8 m r^2 flops per blocked sweep on the square factor (m = r = n).
+                    flops = 8.0 * n**3 * info.blocked_sweeps
+                    rec["block_step_gflops"] = flops / info.seconds["blocked_sweeps"] / 1e9
+                records.append(rec)
+                print(f"n={n} {name} {seconds:.3f}s sweeps={info.sweeps} "
+                      f"(blocked {info.blocked_sweeps}) {info.factorization} "
+                      + ", ".join(f"{k}={v:.3f}" for k, v in info.seconds.items())
+                      + (f" block GFLOP/s={rec['block_step_gflops']:.1f}"
+                         if "block_step_gflops" in rec else ""), flush=True)
         for name, solve in peers.items():
             if name == "numpy.eigh" and n > args.numpy_max:
                 continue
             reps = repeat if name == "numpy.eigh" else max(repeat, 3)
             seconds, times, (w, U) = _time(lambda: solve(M), reps)
-            records.append({"n": n, "solver": name, "seconds": seconds, "all_seconds": times,
+            records.append({"n": n, "solver": name, "dtype": dtype.name,
+                            "seconds": seconds, "all_seconds": times,
                             **_accuracy(M, lam_sorted, np.asarray(w), np.asarray(U))})
             print(f"n={n} {name} {seconds:.3f}s", flush=True)
 
@@ -155,7 +179,7 @@ def main() -> None:
                   f"{r.get('orthogonality', float('nan')):.1e} | {r.get('residual', float('nan')):.1e} |")
 
     payload = {
-        "benchmark": "eig_indefinite, Novakovic-Singer 2011 spectra",
+        "benchmark": f"eig_indefinite, Novakovic-Singer 2011 spectra, {dtype.name}",
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "device": device,
         "host": platform.node(), "cpu": platform.processor(),

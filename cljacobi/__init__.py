@@ -1,14 +1,16 @@
 """cljacobi: Jacobi-type eigensolvers and SVDs on any OpenCL device.
 
 The headline call is :func:`eig_indefinite`, the eigendecomposition of a real
-symmetric, possibly indefinite, matrix with high relative accuracy: factor
-``M = G J G^T`` with complete pivoting, then orthogonalize the columns of G
-by one-sided hyperbolic Jacobi rotations on the device ``CLJACOBI_DEVICE``
-names (Novaković & Singer, BIT 51, 2011).
+symmetric or complex Hermitian, possibly indefinite, matrix with high relative
+accuracy: factor ``M = G J G^*`` with complete pivoting (pivoted Cholesky when
+M is definite), then orthogonalize the columns of G by one-sided hyperbolic
+Jacobi rotations on the device ``CLJACOBI_DEVICE`` names (Novaković & Singer,
+BIT 51, 2011).  :func:`svd` is the same method with ``J = I``.
 """
 
 from ._results import EighResult, HSVDResult, SolveInfo
 from .eig import eig_indefinite, hsvd
+from .svd import SVDResult, svd
 from .errors import (
     ConvergenceError,
     ConvergenceWarning,
@@ -25,9 +27,11 @@ __all__ = [
     "DeviceNotFoundError",
     "EighResult",
     "HSVDResult",
+    "SVDResult",
     "SolveInfo",
     "eig_indefinite",
     "hsvd",
+    "svd",
 ]
 
 __version__ = "0.1.0"

@@ -75,7 +75,13 @@ class SolveInfo:
     blocked_sweeps : int
         Of ``sweeps``, how many were blocked sweeps (the rest pointwise).
     factorization : str
-        Where eig_indefinite's J-factorization ran: "host" or "device".
+        ``eig_indefinite``: ``"cholesky"`` (definite M, pivoted Cholesky on
+        the host), ``"bunch-parlett"`` (on the host) or
+        ``"bunch-parlett-device"`` (the OpenCL kernels); ``svd``: ``"qr"`` when
+        a tall A was reduced to its triangular factor first; empty otherwise.
+    precision : str
+        ``"double"`` or ``"single"``: the precision the device computed in
+        (single only for float32/complex64 input on a device without fp64).
     seconds : dict
         Wall-clock seconds per phase: ``factorization``, ``transfer``
         (host-device copies), ``sweeps`` (the kernels, status reads
@@ -95,6 +101,7 @@ class SolveInfo:
     work_group_size: int = 0
     variant: str = "pointwise"
     block_width: int = 0
-    factorization: str = ""
     blocked_sweeps: int = 0
+    factorization: str = ""
+    precision: str = ""
     seconds: dict[str, float] = field(default_factory=dict)

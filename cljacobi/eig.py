@@ -2,8 +2,10 @@
 
 Both run the one-sided hyperbolic Jacobi method of Novaković & Singer,
 "A GPU-based hyperbolic SVD algorithm", BIT 51 (2011) (GPUJACH1) on an
-OpenCL device.  ``eig_indefinite`` first factors ``M = G J G^T`` by
-Bunch-Parlett complete pivoting (Slapničar 1992), on the host or the device.
+OpenCL device, on real or complex data.  ``eig_indefinite`` first factors
+``M = G J G^*``: by Cholesky with diagonal pivoting when M is definite,
+otherwise by Bunch-Parlett complete pivoting (Slapničar 1992), on the host
+or (real M) on the device.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ import pyopencl as cl
 from ._arrays import is_device_array, solve_stack, to_device, to_host
 from ._results import EighResult, HSVDResult, SolveInfo
 from .errors import ConvergenceError, ConvergenceWarning
-from .factorization import j_factorize, shorten
+from .factorization import definite_factorize, j_factorize, shorten
 from .host.blocked import BlockedHSVD
-from .host.device import resolve_queue
+from .host.device import has_fp64, resolve_queue
 from .host.factorization import j_factorize_device
 from .host.pointwise import PointwiseHSVD, HSVDState
 from .host.preflight import preflight
@@ -47,6 +49,35 @@ AUTO_DEVICE_FACTORIZATION_MIN_ORDER = 256
 DEFAULT_MAX_SWEEPS = 60
 
 
+def _power_of_two_exponent(array: np.ndarray) -> int:
+    """Exponent e with max|array| in [2^(e-1), 2^e); 0 for a zero array."""
+    largest = float(np.max(np.abs(array))) if array.size else 0.0
+    return int(np.frexp(largest)[1]) if largest > 0 else 0
+
+
+def _ldexp(array: np.ndarray, exponent: int) -> np.ndarray:
+    """``array * 2**exponent``, exactly (no overflow/underflow), real or complex."""
+    if not np.iscomplexobj(array):
+        return np.ldexp(array, exponent)
+    out = np.empty_like(array)
+    out.real = np.ldexp(array.real, exponent)
+    out.imag = np.ldexp(array.imag, exponent)
+    return out
+
+
+def _real_dtype(dtype: np.dtype) -> np.dtype:
+    """float32 for float32/complex64, float64 for float64/complex128."""
+    return np.dtype(np.finfo(dtype).dtype)
+
+
+def _single_precision(queue: cl.CommandQueue, result_dtype: np.dtype, single: bool | None) -> bool:
+    """Whether the single precision kernels run: float32/complex64 data on a
+    device without fp64 (or as forced by the private `single`)."""
+    if single is not None:
+        return single
+    return _real_dtype(result_dtype) == np.float32 and not has_fp64(queue.device)
+
+
 def _new_info() -> SolveInfo:
     return SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0, "sort": 0.0})
 
@@ -68,11 +99,14 @@ def _run_device(
     queue: cl.CommandQueue,
     accumulate_v: bool,
     max_sweeps: int,
-    on_nonconvergence: str,
     info: SolveInfo,
-    index: tuple[int, ...],
-    variant: str,
-    block_width: int | None,
+    on_nonconvergence: str = "raise",
+    index: tuple[int, ...] = (),
+    variant: str = "auto",
+    block_width: int | None = None,
+    layout: str | None = None,
+    result_dtype: np.dtype | None = None,
+    single: bool | None = None,
 ) -> HSVDState:
     """Orthogonalize the columns of G on the device and fill `info`.
 
@@ -84,7 +118,22 @@ def _run_device(
     :class:`ConvergenceError` carrying `info`, or, with
     ``on_nonconvergence="warn"``, return the partial state (the public
     function then warns).
+
+    Precision: float64/complex128 kernels on a device with fp64; single
+    precision kernels when the device lacks fp64 and the caller's data are
+    single precision (`result_dtype` float32/complex64); `single` overrides.
+    The blocked kernels handle real double precision data; other data run
+    pointwise ("auto"), and asking for a blocked variant is a ValueError.
     """
+    single = _single_precision(queue, np.dtype(result_dtype or np.float64), single)
+    info.precision = "single" if single else "double"
+    if np.iscomplexobj(G) or single:
+        if variant in ("bo", "fb"):
+            raise ValueError(
+                f"variant={variant!r} handles real double precision data only; "
+                "use variant='pointwise' or 'auto'"
+            )
+        variant = "pointwise"
     variant, block_width = choose_variant(queue.device, G.shape[1], variant, block_width)
     info.variant, info.block_width = variant, block_width
     info.device = queue.device.name.strip()
@@ -99,7 +148,7 @@ def _run_device(
         for phase, seconds in blocked.seconds.items():
             info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
         info.seconds["blocked_sweeps"] = blocked.seconds["sweeps"]
-    driver = PointwiseHSVD(queue, accumulate_v=accumulate_v)
+    driver = PointwiseHSVD(queue, accumulate_v=accumulate_v, layout=layout, single=single)
     state = driver.run(G, signs, max_sweeps=max(max_sweeps - info.blocked_sweeps, 1))
     stats = state.stats
     info.sweeps = info.blocked_sweeps + stats.sweeps
@@ -171,8 +220,11 @@ def _eig_single(
     variant: str,
     block_width: int | None,
     factorization: str,
+    layout: str | None,
+    result_dtype: np.dtype,
+    single: bool | None,
 ) -> tuple[Any, SolveInfo]:
-    """eig_indefinite of one validated float64 matrix: ``(result, info)`` in float64."""
+    """eig_indefinite of one validated float64/complex128 matrix: ``(result, info)``."""
     total_start = time.perf_counter()
     n = M.shape[0]
     info = _new_info()
@@ -188,21 +240,36 @@ def _eig_single(
     # matrix_shift also catches inf/NaN that check_finite=False let through.
     shift = matrix_shift(symmetric, _name("M", index))
     if n == 1:
-        info.rank = int(symmetric[0, 0] != 0)
-        info.positive = int(symmetric[0, 0] > 0)
-        return finish(symmetric[0].copy(), np.ones((1, 1)))
+        value = symmetric[0, 0].real
+        info.rank = int(value != 0)
+        info.positive = int(value > 0)
+        return finish(np.array([value]), np.ones((1, 1), dtype=symmetric.dtype))
 
-    on_device = factorization == "device" or (
-        factorization == "auto"
-        and bool(queue.device.type & cl.device_type.GPU)
-        and n >= AUTO_DEVICE_FACTORIZATION_MIN_ORDER
+    complex_ = np.iscomplexobj(symmetric)
+    if factorization == "device" and complex_:
+        raise ValueError("factorization='device' handles real matrices only; use 'host'")
+    on_device = not complex_ and (
+        factorization == "device"
+        or (
+            factorization == "auto"
+            and bool(queue.device.type & cl.device_type.GPU)
+            and n >= AUTO_DEVICE_FACTORIZATION_MIN_ORDER
+        )
     )
     start = time.perf_counter()
-    scaled = np.ldexp(symmetric, shift)
-    # `scaled` is exactly symmetric, so its transpose (a Fortran-ordered view,
-    # no copy) is the same matrix, in the column-major layout of the device.
-    factor = j_factorize_device(scaled.T, queue) if on_device else j_factorize(scaled)
-    info.factorization = "device" if on_device else "host"
+    scaled = _ldexp(symmetric, shift)
+    # Definite M: Cholesky with diagonal pivoting (cheaper, same relative
+    # accuracy); otherwise Bunch-Parlett on the host or the device.
+    factor = definite_factorize(scaled)
+    info.factorization = "cholesky"
+    if factor is None and on_device:
+        # `scaled` is exactly symmetric, so its transpose (a Fortran-ordered
+        # view, no copy) is the same matrix, in the device's column-major layout.
+        factor = j_factorize_device(scaled.T, queue)
+        info.factorization = "bunch-parlett-device"
+    elif factor is None:
+        factor = j_factorize(scaled)
+        info.factorization = "bunch-parlett"
     rank = factor.G.shape[1]
     info.rank = rank
     info.positive = int(factor.p)
@@ -212,13 +279,14 @@ def _eig_single(
     Q, R = shorten(factor.G)
     # Center the squared column norms (the eigenvalue magnitudes) in float64's range.
     factor_exponent = factor_shift(R, f"the factor G of {_name('M', index)}")
-    R = np.ldexp(R, factor_exponent)
+    R = _ldexp(R, factor_exponent)
     info.seconds["factorization"] = time.perf_counter() - start
 
     state = _run_device(
         R, factor.signs, queue=queue, accumulate_v=False, max_sweeps=max_sweeps,
         on_nonconvergence=on_nonconvergence, info=info, index=index,
-        variant=variant, block_width=block_width,
+        variant=variant, block_width=block_width, layout=layout, result_dtype=result_dtype,
+        single=single,
     )
     # 2^(2t) 2^s M = (2^t G) J (2^t G)^T: undo both shifts exactly.
     with np.errstate(over="ignore"):  # an eigenvalue beyond float64: _require_finite raises
@@ -252,11 +320,17 @@ def eig_indefinite(
     factorization: str = "auto",
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
+    _layout: str | None = None,
+    _single: bool | None = None,
 ):
-    """Eigenvalues and eigenvectors of a real symmetric, possibly indefinite, matrix.
+    """Eigenvalues and eigenvectors of a real symmetric or complex Hermitian,
+    possibly indefinite, matrix.
 
-    Factors ``M = G J G^T`` by Bunch-Parlett complete pivoting (rank
-    revealing, 2x2 pivots diagonalized), shortens a tall G by QR, and
+    Factors ``M = G J G^*`` by Bunch-Parlett complete pivoting (rank
+    revealing, 2x2 pivots diagonalized; complex 2x2 pivots give a +/- pair),
+    or, when M is positive or negative definite, by Cholesky with diagonal
+    pivoting (``J = +-I``, only trigonometric rotations follow), shortens a
+    tall G by QR, and
     orthogonalizes the columns of G by one-sided hyperbolic Jacobi rotations on
     an OpenCL device (Novaković & Singer 2011, Sect. 2 and 4).  The
     eigenvalues are ``lambda_i = j_i ||g_i||^2`` and the eigenvectors the
@@ -266,11 +340,18 @@ def eig_indefinite(
     Parameters
     ----------
     M : (..., n, n) array_like or pyopencl.array.Array
-        Real symmetric matrix, or a stack of them over the leading
-        dimensions.  Only the lower triangle is used, after checking that
-        ``max|M - M.T| <= sqrt(eps) * max|M|`` (ValueError stating the largest
-        asymmetry otherwise).  Integer and bool input is promoted to float64;
-        float16/float32 input is computed in float64 and returned as float32.
+        Real symmetric or complex Hermitian matrix, or a stack of them over
+        the leading dimensions.  Only the lower triangle is used, after
+        checking that ``max|M - M^*| <= sqrt(eps) * max|M|`` (ValueError
+        stating the largest asymmetry otherwise).  Integer and bool input is
+        promoted to float64; float16/float32 (complex64) input is computed in
+        float64 (complex128) when the device has fp64 and returned in single
+        precision like numpy.  On a device without fp64, single precision
+        input runs the float32/complex64 kernels: the factorization stays in
+        float64 on the host, the Jacobi sweeps run with ``eps = 2^-24``, and
+        the eigenvalues carry relative errors of order ``n eps_single
+        cond(A_s)`` (``A_s`` the diagonally scaled factor), about 1e-5 for
+        well-scaled problems of order 100 (``info.precision`` says which ran).
         Any memory layout (C, Fortran, strided views) is accepted.  A
         pyopencl array is copied to the host and the results come back as
         pyopencl arrays on its queue.
@@ -305,7 +386,9 @@ def eig_indefinite(
     factorization : {"auto", "host", "device"}, optional
         Where the Bunch-Parlett factorization runs: numpy on the host, or the
         OpenCL kernels of ``bunch_parlett.cl.mako`` (same pivots, same rank
-        test).  "auto": on the device if it is a GPU and ``n >= 256``.
+        test).  "auto": on the device if it is a GPU and ``n >= 256``.  Real
+        M only: complex M is factored on the host.  Definite M is factored by
+        pivoted Cholesky on the host either way (``info.factorization``).
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
         Where to run; default: the queue of a pyopencl array argument, else
         the device ``CLJACOBI_DEVICE`` names.  Calls from several threads may
@@ -313,6 +396,13 @@ def eig_indefinite(
     return_info : bool, optional
         Also return a :class:`~cljacobi.SolveInfo` (for a stack: a list of
         them, one per matrix in C order of the leading indices).
+    _layout : {"interleaved", "split"}, optional
+        Private, for benchmarks: the device storage of complex data (default
+        ``$CLJACOBI_COMPLEX_LAYOUT``, else the library default).
+    _single : bool, optional
+        Private, for tests: force (True) or forbid (False) the single
+        precision kernels; default: single only for float32/complex64 input
+        on a device without fp64.
 
     Returns
     -------
@@ -330,7 +420,7 @@ def eig_indefinite(
         span more than float64 holds at once (about ``1e600``, see
         :mod:`cljacobi.scaling`).
     TypeError
-        Unsupported dtype (complex, strings, objects, longdouble) or `queue`.
+        Unsupported dtype (strings, objects, longdouble) or `queue`.
     ConvergenceError
         No convergence within `max_sweeps` (a ``numpy.linalg.LinAlgError``),
         unless ``on_nonconvergence="warn"``.
@@ -363,13 +453,18 @@ def eig_indefinite(
     run_queue = None
     if n >= 2 and A.size:
         run_queue = resolve_queue(queue if queue is not None else array_queue)
-        preflight(run_queue, rows=n, columns=n, accumulate_v=False)
+        preflight(
+            run_queue, rows=n, columns=n, accumulate_v=False,
+            element_bytes=A.dtype.itemsize,
+            single=_single_precision(run_queue, result_dtype, _single),
+        )
 
     def solve(index: tuple[int, ...], matrix: np.ndarray):
         return _eig_single(
             matrix, index=index, eigvals_only=eigvals_only, max_sweeps=max_sweeps,
             on_nonconvergence=on_nonconvergence, queue=run_queue, variant=variant,
-            block_width=block_width, factorization=factorization,
+            block_width=block_width, factorization=factorization, layout=_layout,
+            result_dtype=result_dtype, single=_single,
         )
 
     leading = A.shape[:-2]
@@ -388,16 +483,19 @@ def eig_indefinite(
 
 
 def _cast(result: Any, dtype: np.dtype) -> Any:
-    """Floating arrays of `result` (an array or a tuple of them) in `dtype`; signs stay int8.
+    """Floating arrays of `result` (an array or a tuple of them) in the precision of
+    `dtype`: real arrays (eigenvalues, singular values) in its real type, complex
+    arrays in `dtype`; signs stay int8.
 
     Raises LinAlgError if a value exceeds the range of `dtype` (float32 input
     whose eigenvalue is beyond 3.4e38): no inf is handed out.
     """
     if isinstance(result, np.ndarray):
-        if result.dtype.kind != "f":
+        if result.dtype.kind not in "fc":
             return result
+        target = dtype if result.dtype.kind == "c" else _real_dtype(dtype)
         with np.errstate(over="ignore"):
-            cast = result.astype(dtype, copy=False)
+            cast = result.astype(target, copy=False)
         if not np.isfinite(cast).all():
             raise np.linalg.LinAlgError(
                 f"a result exceeds the range of {dtype} (largest {np.finfo(dtype).max:.3g}); "
@@ -420,17 +518,19 @@ def hsvd(
     block_width: int | None = None,
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
+    _layout: str | None = None,
+    _single: bool | None = None,
 ):
     """Hyperbolic singular value decomposition ``G = U diag(S) Vh``.
 
     One-sided hyperbolic Jacobi (Novaković & Singer 2011): the columns of G
     are orthogonalized by rotations that are J-orthogonal, accumulated in V
-    (eq. (2.1)).  Then ``G diag(J) G^T = U diag(J S^2) U^T``.
+    (eq. (2.1)).  Then ``G diag(J) G^* = U diag(J S^2) U^*``.
 
     Parameters
     ----------
     G : (..., m, n) array_like or pyopencl.array.Array
-        Real, of full column rank (m >= n, no zero column), or a stack of
+        Real or complex, of full column rank (m >= n, no zero column), or a stack of
         such.  A tall G is shortened by QR first.  Dtypes, layouts and
         device arrays as in :func:`eig_indefinite`.
     J : (n,) or (..., n) array_like
@@ -440,6 +540,7 @@ def hsvd(
         Compute U and Vh (V is accumulated on the device).  If False only
         ``(S, J)`` are returned.
     check_finite, max_sweeps, on_nonconvergence, variant, block_width, queue, return_info
+    _layout, _single
         As in :func:`eig_indefinite`.
 
     Returns
@@ -488,13 +589,18 @@ def hsvd(
     run_queue = None
     if n and A.size:
         run_queue = resolve_queue(queue if queue is not None else array_queue)
-        preflight(run_queue, rows=n, columns=n, accumulate_v=compute_uv)
+        preflight(
+            run_queue, rows=n, columns=n, accumulate_v=compute_uv,
+            element_bytes=A.dtype.itemsize,
+            single=_single_precision(run_queue, result_dtype, _single),
+        )
 
     def solve(index: tuple[int, ...], matrix: np.ndarray):
         return _hsvd_single(
             matrix, signs[index], index=index, compute_uv=compute_uv, max_sweeps=max_sweeps,
             on_nonconvergence=on_nonconvergence, queue=run_queue, variant=variant,
-            block_width=block_width,
+            block_width=block_width, layout=_layout, result_dtype=result_dtype,
+            single=_single,
         )
 
     if leading:
@@ -525,8 +631,11 @@ def _hsvd_single(
     queue: cl.CommandQueue | None,
     variant: str,
     block_width: int | None,
+    layout: str | None,
+    result_dtype: np.dtype,
+    single: bool | None,
 ) -> tuple[Any, SolveInfo]:
-    """hsvd of one validated float64 matrix: ``(result, info)`` in float64."""
+    """hsvd of one validated float64/complex128 matrix: ``(result, info)``."""
     total_start = time.perf_counter()
     m, n = G.shape
     info = _new_info()
@@ -545,18 +654,21 @@ def _hsvd_single(
         empty = np.empty(0)
         if not compute_uv:
             return finish((empty, signs_sorted))
-        return finish(HSVDResult(np.empty((m, 0)), empty, np.empty((0, 0)), signs_sorted))
+        return finish(HSVDResult(
+            np.empty((m, 0), G.dtype), empty, np.empty((0, 0), G.dtype), signs_sorted
+        ))
 
     start = time.perf_counter()
     # Center the squared column norms in float64's range (exact).
     exponent = factor_shift(G, _name("G", index))
-    Q, R = shorten(np.ldexp(G[:, perm], exponent))
+    Q, R = shorten(_ldexp(G[:, perm], exponent))
     info.seconds["factorization"] = time.perf_counter() - start
 
     state = _run_device(
         R, signs_sorted, queue=queue, accumulate_v=compute_uv, max_sweeps=max_sweeps,
         on_nonconvergence=on_nonconvergence, info=info, index=index,
-        variant=variant, block_width=block_width,
+        variant=variant, block_width=block_width, layout=layout, result_dtype=result_dtype,
+        single=single,
     )
     sigma = np.linalg.norm(state.G, axis=0)
     if not np.all(sigma > 0):
@@ -572,9 +684,9 @@ def _hsvd_single(
     U = state.G / sigma
     if Q is not None:
         U = Q @ U
-    # G_perm = G_final V^{-1} with V^{-1} = J V^T J (V^T J V = J), so
-    # G_perm = U Sigma (J V^T J); undo the column permutation of G.
-    Vh_sorted = (signs_sorted[:, None] * state.V.T) * signs_sorted[None, :]
+    # G_perm = G_final V^{-1} with V^{-1} = J V^* J (V^* J V = J), so
+    # G_perm = U Sigma (J V^* J); undo the column permutation of G.
+    Vh_sorted = (signs_sorted[:, None] * state.V.conj().T) * signs_sorted[None, :]
     Vh = np.empty_like(Vh_sorted)
     Vh[:, perm] = Vh_sorted
     return finish(HSVDResult(U[:, order], S, Vh[order], J_out))

@@ -60,15 +60,15 @@ def check_queue_argument(queue: object) -> None:
 def as_float_matrix(
     a: object, name: str, *, check_finite: bool, square: bool, stacked: bool = False
 ) -> tuple[np.ndarray, np.dtype]:
-    """`a` as a 2-D float64 array (a view where possible) and the result dtype.
+    """`a` as a 2-D float64 or complex128 array (a view where possible) and the result dtype.
 
     With ``stacked=True`` any ``ndim >= 2`` is accepted: a stack of matrices
     over the leading dimensions, like numpy.linalg's ``(..., m, n)``.
 
     Integer and bool input is promoted to float64 like numpy; float16/32 are
     computed in float64 and results returned in float32 (numpy's ``eigh``
-    returns float32 for them too).  Complex input is refused with a TypeError
-    for now: this version handles real symmetric matrices.
+    returns float32 for them too).  Complex input is computed in complex128;
+    complex64 results are returned for complex64 input.
     """
     array = np.asarray(a)
     if array.dtype.kind in "biu":
@@ -78,18 +78,19 @@ def as_float_matrix(
         if array.dtype.itemsize > 8:
             raise TypeError(f"{name} has dtype {array.dtype}; float64 is the widest supported")
     elif array.dtype.kind == "c":
-        raise TypeError(
-            f"{name} is complex ({array.dtype}); this version of cljacobi handles real "
-            "matrices only"
-        )
+        result_dtype = np.dtype(np.complex64 if array.dtype.itemsize <= 8 else np.complex128)
+        if array.dtype.itemsize > 16:
+            raise TypeError(f"{name} has dtype {array.dtype}; complex128 is the widest supported")
     else:
-        raise TypeError(f"{name} has unsupported dtype {array.dtype}; expected a real array")
+        raise TypeError(
+            f"{name} has unsupported dtype {array.dtype}; expected a real or complex array"
+        )
     if array.ndim != 2 and not (stacked and array.ndim > 2):
         wanted = "at least 2-D (..., m, n)" if stacked else "a 2-D array"
         raise ValueError(f"{name} must be {wanted}, got {array.ndim} dimension(s)")
     if square and array.shape[-2] != array.shape[-1]:
         raise ValueError(f"{name} must be square, got shape {array.shape}")
-    array = array.astype(np.float64, copy=False)
+    array = array.astype(np.complex128 if result_dtype.kind == "c" else np.float64, copy=False)
     if check_finite and not np.isfinite(array).all():
         raise ValueError(f"{name} must not contain infs or NaNs")
     return array, result_dtype
@@ -100,12 +101,15 @@ _TILE = 256
 
 
 def symmetric_part(M: np.ndarray, name: str) -> np.ndarray:
-    """A new symmetric matrix from the lower triangle of `M`, after checking symmetry.
+    """A new symmetric (Hermitian) matrix from the lower triangle of `M`, after checking.
 
     Raises ValueError stating the largest asymmetry if
-    ``max|M - M^T| > HERMITIAN_RTOL * max|M|``.  Works tile by tile, so the
-    transposed reads stay in cache.
+    ``max|M - M^*| > HERMITIAN_RTOL * max|M|`` (``M^* = M.T`` for real `M`;
+    for complex `M` this also bounds the imaginary parts of the diagonal,
+    which are then dropped).  Works tile by tile, so the transposed reads
+    stay in cache.
     """
+    complex_ = np.iscomplexobj(M)
     n = M.shape[0]
     S = np.empty((n, n), dtype=M.dtype)
     scale = float(np.max(np.abs(M))) if M.size else 0.0
@@ -115,16 +119,24 @@ def symmetric_part(M: np.ndarray, name: str) -> np.ndarray:
             i1 = min(n, i0 + _TILE)
             for j0 in range(0, i0 + 1, _TILE):
                 j1 = min(n, j0 + _TILE)
-                lower, mirror = M[i0:i1, j0:j1], M[j0:j1, i0:i1].T
+                lower = M[i0:i1, j0:j1]
+                mirror = M[j0:j1, i0:i1].T
+                if complex_:
+                    mirror = mirror.conj()
                 asymmetry = max(asymmetry, float(np.max(np.abs(lower - mirror))))
                 if i0 == j0:
-                    S[i0:i1, i0:i1] = np.tril(lower) + np.tril(lower, -1).T
+                    upper = np.tril(lower, -1).T
+                    S[i0:i1, i0:i1] = np.tril(lower) + (upper.conj() if complex_ else upper)
                 else:
                     S[i0:i1, j0:j1] = lower
-                    S[j0:j1, i0:i1] = lower.T
+                    S[j0:j1, i0:i1] = lower.T.conj() if complex_ else lower.T
+    if complex_:
+        np.fill_diagonal(S, M.diagonal().real)
     if asymmetry > HERMITIAN_RTOL * scale:
+        kind, adjoint = ("Hermitian", "M.conj().T") if complex_ else ("symmetric", "M.T")
+        adjoint = adjoint.replace("M", name)
         raise ValueError(
-            f"{name} is not symmetric: max|{name} - {name}.T| = {asymmetry:.3g} exceeds "
+            f"{name} is not {kind}: max|{name} - {adjoint}| = {asymmetry:.3g} exceeds "
             f"{HERMITIAN_RTOL:.3g} * max|{name}| = {HERMITIAN_RTOL * scale:.3g}"
         )
     return S

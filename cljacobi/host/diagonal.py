@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DIAG_DTYPE", "sort_diagonal"]
+__all__ = ["DIAG_DTYPE", "DIAG_DTYPE_SINGLE", "sort_diagonal"]
 
 #: Matches ``cjac_diag`` in ``arith.cl.mako``: 16 bytes, aligned.
 DIAG_DTYPE = np.dtype([("d", np.float64), ("rho", np.int32), ("j", np.int32)], align=True)
+#: ``cjac_diag`` of the single precision kernels: float d, then padding to 16 bytes.
+DIAG_DTYPE_SINGLE = np.dtype(
+    {"names": ["d", "rho", "j"], "formats": [np.float32, np.int32, np.int32],
+     "offsets": [0, 4, 8], "itemsize": 16}
+)
 
 
 def sort_diagonal(diagonal: np.ndarray) -> np.ndarray:

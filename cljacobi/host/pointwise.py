@@ -9,6 +9,7 @@ OR-reduced on the device and the small packed diagonal (d, rho, j) is sorted.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -16,13 +17,15 @@ from typing import NamedTuple
 import numpy as np
 import pyopencl as cl
 
-from .diagonal import DIAG_DTYPE, sort_diagonal
+from .diagonal import DIAG_DTYPE, DIAG_DTYPE_SINGLE, sort_diagonal
 from .limits import check_global_memory, check_local_memory, choose_work_group_size
-from .programs import KernelSpec, build_program
+from .programs import COMPLEX_LAYOUTS, KernelSpec, build_program
 from .device import require_fp64
 from ..errors import DeviceCapabilityError
 
-__all__ = ["PointwiseHSVD", "RunStats", "HSVDState", "STATUS_BIG", "STATUS_BROKEN"]
+__all__ = [
+    "PointwiseHSVD", "RunStats", "HSVDState", "STATUS_BIG", "STATUS_BROKEN", "complex_layout",
+]
 
 #: Status bits of eq. (4.2), as the kernels set them.
 STATUS_ROTATED = 1
@@ -31,6 +34,34 @@ STATUS_BROKEN = 4
 
 #: Rows of the device arrays are padded to a multiple of this (eq. (4.1)).
 ROW_ALIGNMENT = 32
+
+#: Environment variable that selects the complex storage layout when the
+#: caller passes none: ``interleaved`` or ``split`` (for benchmarking both).
+LAYOUT_ENV = "CLJACOBI_COMPLEX_LAYOUT"
+
+#: Default complex storage.  The GSVD paper (Novaković & Singer, Sect. 3.1)
+#: split real and imaginary parts for two reasons: CUDA C had no native
+#: complex type (so all data were kept in real variables), and one component
+#: of successive elements can then be read or written contiguously.  Neither
+#: applies to the pointwise kernels here: OpenCL has the native vector type
+#: double2, and every access needs both components.  Interleaved storage
+#: reads an element with one 16-byte load (a warp's 32 loads are 512
+#: contiguous bytes, fully coalesced) and one address stream per column;
+#: split needs two 8-byte loads from two streams ld apart.  Both move the same
+#: bytes and give bitwise identical results, so interleaved is the default
+#: until the GPU benchmark decides (``bench/bench_eig.py --dtype complex128
+#: --layout interleaved split`` on an H100/H200; ``CLJACOBI_COMPLEX_LAYOUT``
+#: or the private ``_layout=`` keyword select either).
+DEFAULT_COMPLEX_LAYOUT = "interleaved"
+
+
+def complex_layout(layout: str | None = None) -> str:
+    """The complex storage layout: `layout`, else ``$CLJACOBI_COMPLEX_LAYOUT``, else the default."""
+    if layout is None:
+        layout = os.environ.get(LAYOUT_ENV, "").strip().lower() or DEFAULT_COMPLEX_LAYOUT
+    if layout not in COMPLEX_LAYOUTS:
+        raise ValueError(f"complex layout must be one of {COMPLEX_LAYOUTS}, not {layout!r}")
+    return layout
 
 
 @dataclass
@@ -65,6 +96,17 @@ class HSVDState(NamedTuple):
     stats: RunStats
 
 
+def _to_split(columns: np.ndarray) -> np.ndarray:
+    """Complex rows (one per column of G) -> float rows holding re, then im."""
+    return np.ascontiguousarray(np.concatenate([columns.real, columns.imag], axis=1))
+
+
+def _from_split(planes: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`_to_split`."""
+    half = planes.shape[1] // 2
+    return planes[:, :half] + 1j * planes[:, half:]
+
+
 def _round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
 
@@ -80,6 +122,12 @@ class PointwiseHSVD:
         Also accumulate V^{-T} (needed for the right singular vectors).
     work_group_size : int, optional
         Force a work-group size (a power of two); default by device and size.
+    layout : {"interleaved", "split"}, optional
+        Storage of complex G and V on the device (see ``arith.cl.mako``);
+        default :func:`complex_layout`.  Ignored for real data.
+    single : bool, optional
+        Run the float32/complex64 kernels (for devices without fp64); the
+        default runs float64/complex128 and needs fp64.
     """
 
     def __init__(
@@ -88,20 +136,26 @@ class PointwiseHSVD:
         *,
         accumulate_v: bool,
         work_group_size: int | None = None,
+        layout: str | None = None,
+        single: bool = False,
     ) -> None:
         self.queue = queue
         self.device = queue.device
-        require_fp64(self.device)
+        self.single = single
+        if not single:
+            require_fp64(self.device)
         self.accumulate_v = accumulate_v
         self.requested_work_group_size = work_group_size
+        self.layout = complex_layout(layout)
 
-    def _program(self, rows: int) -> tuple[cl.Program, int]:
+    def _program(self, rows: int, dtype: str = "float64") -> tuple[cl.Program, int]:
         size = choose_work_group_size(
             self.device, rows, requested=self.requested_work_group_size
         )
         while True:
             check_local_memory(self.device, 2 * size * 8, "the pointwise step kernel")
-            spec = KernelSpec("pointwise", "float64", size, self.accumulate_v)
+            layout = self.layout if dtype.startswith("complex") else "interleaved"
+            spec = KernelSpec("pointwise", dtype, size, self.accumulate_v, layout)
             program = build_program(self.queue.context, self.device, spec)
             kernel_max = min(
                 k.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, self.device)
@@ -117,12 +171,18 @@ class PointwiseHSVD:
             size //= 2
 
     def run(self, G: np.ndarray, signs: np.ndarray, *, max_sweeps: int) -> HSVDState:
-        """Orthogonalize the columns of `G` (m x r, float64) with signature `signs`.
+        """Orthogonalize the columns of `G` (m x r, float64 or complex128) with signature `signs`.
 
         `signs` must be sorted, +1 first.  Returns after convergence or after
         `max_sweeps` quasi-sweeps (``stats.converged`` tells which).
         """
         seconds = {"transfer": 0.0, "sweeps": 0.0, "sort": 0.0}
+        complex_ = np.iscomplexobj(G)
+        if self.single:
+            dtype = np.dtype(np.complex64 if complex_ else np.float32)
+        else:
+            dtype = np.dtype(np.complex128 if complex_ else np.float64)
+        diag_dtype = DIAG_DTYPE_SINGLE if self.single else DIAG_DTYPE
         m, r = G.shape
         p = int(np.count_nonzero(signs > 0))
         # Bordering, eq. (4.1): an odd r gets one column that is a unit vector in
@@ -137,17 +197,20 @@ class PointwiseHSVD:
         check_global_memory(
             self.device,
             {
-                "G": 8 * ldg * r_pad,
-                **({"V": 8 * ldv * r_pad} if self.accumulate_v else {}),
-                "packed diagonal": DIAG_DTYPE.itemsize * r_pad,
+                "G": dtype.itemsize * ldg * r_pad,
+                **({"V": dtype.itemsize * ldv * r_pad} if self.accumulate_v else {}),
+                "packed diagonal": diag_dtype.itemsize * r_pad,
             },
         )
-        program, wg = self._program(m_used)
+        program, wg = self._program(m_used, dtype.name)
+        split = complex_ and self.layout == "split"
 
-        columns = np.zeros((r_pad, ldg), dtype=np.float64)  # row c = column c of G
+        columns = np.zeros((r_pad, ldg), dtype=dtype)  # row c = column c of G
         columns[:r, :m] = G.T
         if bordered:
             columns[r, m] = 1.0
+        if split:
+            columns = _to_split(columns)
 
         start = time.perf_counter()
         mf = cl.mem_flags
@@ -155,10 +218,12 @@ class PointwiseHSVD:
         g_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=columns)
         v_buf = None
         if self.accumulate_v:
-            identity = np.zeros((r_pad, ldv), dtype=np.float64)
+            identity = np.zeros((r_pad, ldv), dtype=dtype)
             identity[np.arange(r_pad), np.arange(r_pad)] = 1.0
+            if split:
+                identity = _to_split(identity)
             v_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=identity)
-        d_buf = cl.Buffer(ctx, mf.READ_WRITE, DIAG_DTYPE.itemsize * r_pad)
+        d_buf = cl.Buffer(ctx, mf.READ_WRITE, diag_dtype.itemsize * r_pad)
         stepper_buf = cl.Buffer(ctx, mf.READ_WRITE, 16 * slots)
         zeros = np.zeros(slots, dtype=np.int32)
         status_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
@@ -183,7 +248,7 @@ class PointwiseHSVD:
         reduce_status = cl.Kernel(program, "cjac_sweep_status")
         reduce_status.set_args(status_buf, rotations_buf, np.int32(slots), summary_buf)
 
-        diagonal = np.empty(r_pad, dtype=DIAG_DTYPE)
+        diagonal = np.empty(r_pad, dtype=diag_dtype)
         summary = np.empty(2, dtype=np.int32)
         stats = RunStats(work_group_size=wg)
 
@@ -212,16 +277,20 @@ class PointwiseHSVD:
         cl.enqueue_copy(self.queue, columns, g_buf)
         V = None
         if self.accumulate_v:
-            v_columns = np.empty((r_pad, ldv), dtype=np.float64)
+            v_columns = np.empty_like(identity)
             cl.enqueue_copy(self.queue, v_columns, v_buf)
+            if split:
+                v_columns = _from_split(v_columns)
             V = v_columns[:r, :r].T  # Fortran-ordered view: no transposing copy
         cl.enqueue_copy(self.queue, diagonal, d_buf)
         self.queue.finish()
+        if split:
+            columns = _from_split(columns)
         seconds["transfer"] += time.perf_counter() - start
         stats.seconds = seconds
 
         # Undo the permutation rho: entry for physical column c.
-        by_column = np.empty(r_pad, dtype=DIAG_DTYPE)
+        by_column = np.empty(r_pad, dtype=diag_dtype)
         by_column[diagonal["rho"]] = diagonal
         return HSVDState(
             G=columns[:r, :m].T,  # Fortran-ordered view

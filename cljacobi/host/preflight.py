@@ -25,23 +25,34 @@ def _round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
 
 
-def pointwise_footprint(rows: int, columns: int, accumulate_v: bool) -> dict[str, int]:
-    """Bytes of every device buffer of a pointwise run on a ``rows x columns`` factor."""
+def pointwise_footprint(
+    rows: int, columns: int, accumulate_v: bool, element_bytes: int = _REAL_BYTES
+) -> dict[str, int]:
+    """Bytes of every device buffer of a pointwise run on a ``rows x columns`` factor
+    with `element_bytes` per matrix element (8 float64, 16 complex128)."""
     bordered = columns % 2
     r_pad = columns + bordered
     ldg = _round_up(max(rows + bordered, 1), ROW_ALIGNMENT)
     ldv = _round_up(r_pad, ROW_ALIGNMENT)
     slots = r_pad // 2
-    buffers = {"G": _REAL_BYTES * ldg * r_pad}
+    buffers = {"G": element_bytes * ldg * r_pad}
     if accumulate_v:
-        buffers["V"] = _REAL_BYTES * ldv * r_pad
+        buffers["V"] = element_bytes * ldv * r_pad
     buffers["packed diagonal"] = DIAG_DTYPE.itemsize * r_pad
     buffers["stepper"] = 16 * slots
     buffers["status words"] = 2 * 4 * slots + 8
     return buffers
 
 
-def preflight(queue: cl.CommandQueue, *, rows: int, columns: int, accumulate_v: bool) -> None:
+def preflight(
+    queue: cl.CommandQueue,
+    *,
+    rows: int,
+    columns: int,
+    accumulate_v: bool,
+    element_bytes: int = _REAL_BYTES,
+    single: bool = False,
+) -> None:
     """Raise before any launch if the device cannot run a ``rows x columns`` problem.
 
     Checks fp64 (:func:`~cljacobi.host.device.require_fp64`), global memory
@@ -57,7 +68,10 @@ def preflight(queue: cl.CommandQueue, *, rows: int, columns: int, accumulate_v: 
         The buffers do not fit (also a :class:`MemoryError`).
     """
     device = queue.device
-    require_fp64(device)
-    check_global_memory(device, pointwise_footprint(rows, columns, accumulate_v))
+    if not single:  # the single precision kernels run where fp64 is missing
+        require_fp64(device)
+    check_global_memory(
+        device, pointwise_footprint(rows, columns, accumulate_v, element_bytes)
+    )
     size = choose_work_group_size(device, rows + columns % 2)
     check_local_memory(device, 2 * size * _REAL_BYTES, "the pointwise step kernel")

@@ -17,11 +17,16 @@ import pyopencl as cl
 from mako.exceptions import MakoException
 from mako.lookup import TemplateLookup
 
-__all__ = ["KernelSpec", "build_program", "clear_cache", "render"]
+__all__ = ["COMPLEX_LAYOUTS", "KernelSpec", "build_program", "clear_cache", "render"]
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
 
 _REAL_CTYPES = {"float64": "double", "float32": "float"}
+#: Element type -> the real type of its parts.
+_PART_CTYPES = {**_REAL_CTYPES, "complex128": "double", "complex64": "float"}
+#: Storage of complex columns (see arith.cl.mako, def element): interleaved
+#: (re, im) pairs, or split (a column's real parts, then its imaginary parts).
+COMPLEX_LAYOUTS = ("interleaved", "split")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,8 +38,8 @@ class KernelSpec:
     family : str
         Template file stem, e.g. ``"pointwise"`` for ``pointwise.cl.mako``.
     dtype : str
-        Element type of the matrices: ``"float64"`` (``"float32"`` only where a
-        device lacks fp64).
+        Element type of the matrices: ``"float64"`` or ``"complex128"``
+        (``"float32"``, ``"complex64"`` only where a device lacks fp64).
     work_group_size : int
         Work-items per work-group, a power of two.
     accumulate_v : bool
@@ -47,6 +52,9 @@ class KernelSpec:
         Rows of G per Gram tile in local memory (blocked family).
     transform_in_local : bool
         Keep the block transformation in local memory (blocked family).
+    layout : str
+        Storage of complex G and V: ``"interleaved"`` (default) or ``"split"``
+        (one of :data:`COMPLEX_LAYOUTS`); real dtypes take ``"interleaved"``.
     """
 
     family: str
@@ -57,20 +65,30 @@ class KernelSpec:
     inner_strategy: str = ""
     tile_rows: int = 0
     transform_in_local: bool = True
+    layout: str = "interleaved"
 
     def __post_init__(self) -> None:
-        if self.dtype not in _REAL_CTYPES:
-            raise ValueError(f"dtype must be one of {sorted(_REAL_CTYPES)}, not {self.dtype!r}")
+        if self.dtype not in _PART_CTYPES:
+            raise ValueError(f"dtype must be one of {sorted(_PART_CTYPES)}, not {self.dtype!r}")
+        if self.layout not in COMPLEX_LAYOUTS:
+            raise ValueError(f"layout must be one of {COMPLEX_LAYOUTS}, not {self.layout!r}")
+        if self.dtype in _REAL_CTYPES and self.layout != "interleaved":
+            raise ValueError(f"layout {self.layout!r} applies to complex dtypes only")
         w = self.work_group_size
         if w < 1 or w & (w - 1):
             raise ValueError(f"work_group_size must be a power of two, not {w}")
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
+        complex_ = self.dtype not in _REAL_CTYPES
         args: dict[str, object] = {
-            "real_ctype": _REAL_CTYPES[self.dtype],
+            "real_ctype": _PART_CTYPES[self.dtype],
             "work_group_size": self.work_group_size,
             "accumulate_v": self.accumulate_v,
+            "complex_": complex_,
+            "layout": self.layout,
+            "store_ctype": "cjac_real2" if complex_ and self.layout == "interleaved"
+            else "cjac_real",
         }
         if self.family == "bunch_parlett":
             args["tile"] = self.tile_rows

@@ -84,3 +84,104 @@ inline cjac_real cjac_hyp_tangent(const cjac_real a_ii, const cjac_real a_jj,
     return copysign(1 / (abs_kappa + sqrt((abs_kappa - 1) * (abs_kappa + 1))), kappa);
 }
 </%def>
+
+<%def name="element(real_ctype, complex_, layout)">
+/* The element type of G and V and the few operations the kernel bodies use,
+ * so that the bodies are the same text for real and complex matrices.
+ * Render parameters: real_ctype, complex_ (bool), layout ("interleaved" | "split").
+ *
+ *   cjac_elem                  element in registers (cjac_real, or cjac_real2 =
+ *                              (re, im) for complex)
+ *   CJAC_COLUMN(base, c, ld)   start of column c in a buffer of leading dimension ld
+ *   CJAC_LOAD(col, row, ld)    element `row` of a column
+ *   CJAC_STORE(col, row, ld, v)
+ *   cjac_dot_acc(x, y, acc)    acc + conj(x) y        (one or four FMAs)
+ *   cjac_abs2_acc(x, acc)      acc + |x|^2
+ *   cjac_axpy(a, x, y)         a x + y
+ *   cjac_scale(c, x)           c x, c real
+ *   cjac_tangent_arg(a_ij)     what the real tangent formulas take: a_ij itself
+ *                              (real) or |a_ij| (complex)
+ *   cjac_with_phase(t, a_ij, arg)  the rotation's tangent with the phase of a_ij:
+ *                              t (real) or s = t e^{i alpha} = t a_ij / |a_ij|
+ *   cjac_conj(x)
+ *   cjac_elem_workgroup_sum(scratch, x)
+ *
+ * Complex rotations (Novakovic & Singer 2011, Sect. 2, and DESIGN.md, App. B):
+ * with a_ij = g_i^* g_j = |a_ij| e^{i alpha}, the real formulas run on |a_ij|
+ * and the phase is put back through s = t e^{i alpha}; trigonometric:
+ * g_i' = c (g_i - conj(s) g_j), g_j' = c (g_j + s g_i); hyperbolic:
+ * g_i' = c (g_i + conj(s) g_j), g_j' = c (g_j + s g_i) (cljacobi.reference).
+ *
+ * Complex storage.  interleaved: a column is ld values (re, im) as double2,
+ * one 16-byte load per element.  split: a column is its ld real parts
+ * followed by its ld imaginary parts (the separate real and imaginary arrays
+ * of the GSVD paper, Sect. 3.1, kept per column so one leading dimension
+ * addresses both): every load is an 8-byte, unit-stride, fully coalesced
+ * access, as for real data.  Which one is faster on a given GPU is measured
+ * (bench/bench_eig.py --layout); the host picks it by KernelSpec.layout. */
+%if not complex_:
+typedef cjac_real cjac_elem;
+#define CJAC_COLUMN(base, c, ld) ((base) + (size_t)(c) * (ld))
+#define CJAC_LOAD(col, row, ld) ((col)[row])
+#define CJAC_STORE(col, row, ld, v) ((col)[row] = (v))
+inline cjac_elem cjac_dot_acc(const cjac_elem x, const cjac_elem y, const cjac_elem acc)
+{ return fma(x, y, acc); }
+inline cjac_real cjac_abs2_acc(const cjac_elem x, const cjac_real acc)
+{ return fma(x, x, acc); }
+inline cjac_elem cjac_axpy(const cjac_elem a, const cjac_elem x, const cjac_elem y)
+{ return fma(a, x, y); }
+inline cjac_elem cjac_scale(const cjac_real c, const cjac_elem x) { return c * x; }
+inline cjac_elem cjac_conj(const cjac_elem x) { return x; }
+inline cjac_real cjac_tangent_arg(const cjac_elem a) { return a; }
+inline cjac_elem cjac_with_phase(const cjac_real t, const cjac_elem a, const cjac_real arg)
+{ return t; }
+inline cjac_real cjac_elem_abs(const cjac_elem a) { return fabs(a); }
+#define CJAC_ELEM_ZERO ((cjac_real)0)
+inline cjac_elem cjac_elem_workgroup_sum(__local cjac_real *scratch, const cjac_elem x)
+{ return cjac_workgroup_sum(scratch, x); }
+%else:
+typedef ${real_ctype}2 cjac_real2;
+typedef cjac_real2 cjac_elem;
+%if layout == "interleaved":
+#define CJAC_COLUMN(base, c, ld) ((base) + (size_t)(c) * (ld))
+#define CJAC_LOAD(col, row, ld) ((col)[row])
+#define CJAC_STORE(col, row, ld, v) ((col)[row] = (v))
+%elif layout == "split":
+#define CJAC_COLUMN(base, c, ld) ((base) + (size_t)(c) * 2 * (ld))
+#define CJAC_LOAD(col, row, ld) ((cjac_real2)((col)[row], (col)[(row) + (ld)]))
+#define CJAC_STORE(col, row, ld, v) \
+    do { const cjac_real2 v_ = (v); (col)[row] = v_.x; (col)[(row) + (ld)] = v_.y; } while (0)
+%else:
+<% raise ValueError(f"unknown complex layout {layout!r}") %>
+%endif
+/* conj(x) y + acc: re = x.re y.re + x.im y.im, im = x.re y.im - x.im y.re */
+inline cjac_elem cjac_dot_acc(const cjac_elem x, const cjac_elem y, const cjac_elem acc)
+{
+    return (cjac_real2)(fma(x.x, y.x, fma(x.y, y.y, acc.x)),
+                        fma(x.x, y.y, fma(-x.y, y.x, acc.y)));
+}
+inline cjac_real cjac_abs2_acc(const cjac_elem x, const cjac_real acc)
+{ return fma(x.x, x.x, fma(x.y, x.y, acc)); }
+/* a x + y */
+inline cjac_elem cjac_axpy(const cjac_elem a, const cjac_elem x, const cjac_elem y)
+{
+    return (cjac_real2)(fma(a.x, x.x, fma(-a.y, x.y, y.x)),
+                        fma(a.x, x.y, fma(a.y, x.x, y.y)));
+}
+inline cjac_elem cjac_scale(const cjac_real c, const cjac_elem x) { return c * x; }
+inline cjac_elem cjac_conj(const cjac_elem x) { return (cjac_real2)(x.x, -x.y); }
+inline cjac_real cjac_elem_abs(const cjac_elem a) { return hypot(a.x, a.y); }
+inline cjac_real cjac_tangent_arg(const cjac_elem a) { return cjac_elem_abs(a); }
+/* s = t e^{i alpha} with e^{i alpha} = a_ij / |a_ij| (arg = |a_ij| > 0 when called
+ * for a rotation; t = 0 otherwise and s = 0). */
+inline cjac_elem cjac_with_phase(const cjac_real t, const cjac_elem a, const cjac_real arg)
+{ return t == 0 ? (cjac_real2)(0, 0) : (t / arg) * a; }
+#define CJAC_ELEM_ZERO ((cjac_real2)(0, 0))
+inline cjac_elem cjac_elem_workgroup_sum(__local cjac_real *scratch, const cjac_elem x)
+{
+    const cjac_real re = cjac_workgroup_sum(scratch, x.x);
+    const cjac_real im = cjac_workgroup_sum(scratch, x.y);
+    return (cjac_real2)(re, im);
+}
+%endif
+</%def>

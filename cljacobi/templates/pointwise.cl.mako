@@ -4,15 +4,22 @@
 ##   real_ctype        "double" | "float"
 ##   work_group_size   threads per work-group; one work-group per pivot pair
 ##   accumulate_v      whether the step also updates V (V^{-T} of eq. (2.1))
+##   complex_          complex Hermitian data (element type cjac_real2)
+##   layout            complex storage, "interleaved" | "split" (arith.element)
+##   store_ctype       what the G and V buffers hold: "cjac_real", or
+##                     "cjac_real2" for interleaved complex data
 ##
 ## Data layout: G is column-major with leading dimension ldg (rows padded and
 ## bordered as in eq. (4.1)); column c of G starts at G + c*ldg.  V likewise
 ## with ldv.  D is the packed diagonal (d, rho, j); work-groups address
-## columns through rho and never swap them.  The stepper holds
+## columns through rho and never swap them.  Elements are read and written
+## only through arith.element's CJAC_LOAD/CJAC_STORE, so the bodies below are
+## the same for real and complex data.  The stepper holds
 ## (ip, jp, i_blk, j_blk) per work-group (Algorithms 4.3 and 4.4).
 <%namespace name="arith" file="arith.cl.mako"/>
 ${arith.prelude(real_ctype)}
 ${arith.workgroup_sum(work_group_size)}
+${arith.element(real_ctype, complex_, layout)}
 ${arith.rotation_functions()}
 
 #define WG ${work_group_size}
@@ -46,7 +53,7 @@ inline int4 cjac_stepper_update(int4 s, const int r)
  * entries 2k and 2k+1 (squared norms, identity permutation, signs
  * diag(I_p, -I_{r-p})) and initializes its stepper slot. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void cjac_precompute(__global const cjac_real *G, const int ldg, const int m,
+void cjac_precompute(__global const ${store_ctype} *G, const int ldg, const int m,
                      __global cjac_diag *D, __global int4 *stepper,
                      const int r, const int p)
 {
@@ -54,10 +61,10 @@ void cjac_precompute(__global const cjac_real *G, const int ldg, const int m,
     const int k = get_group_id(0);
     const int lid = get_local_id(0);
     for (int c = 2 * k; c <= 2 * k + 1; ++c) {
-        __global const cjac_real *g = G + (size_t)c * ldg;
+        __global const ${store_ctype} *g = CJAC_COLUMN(G, c, ldg);
         cjac_real part = 0;
         for (int row = lid; row < m; row += WG)
-            part = fma(g[row], g[row], part);
+            part = cjac_abs2_acc(CJAC_LOAD(g, row, ldg), part);
         const cjac_real d = cjac_workgroup_sum(scratch, part);
         if (lid == 0) {
             D[c].d = d;
@@ -72,9 +79,9 @@ void cjac_precompute(__global const cjac_real *G, const int ldg, const int m,
 /* Algorithm 4.5 (Jacobi_Step): work-group k orthogonalizes the columns
  * rho(i), rho(j) of its pivot pair (i, j), i < j, then advances its stepper. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void cjac_step(__global cjac_real *G, const int ldg, const int m,
+void cjac_step(__global ${store_ctype} *G, const int ldg, const int m,
 %if accumulate_v:
-               __global cjac_real *V, const int ldv, const int mv,
+               __global ${store_ctype} *V, const int ldv, const int mv,
 %endif
                __global cjac_diag *D, __global int4 *stepper,
                __global int *status, __global int *rotations, const int r)
@@ -85,14 +92,14 @@ void cjac_step(__global cjac_real *G, const int ldg, const int m,
     const int4 s = stepper[k];
     const int i = s.z, j = s.w;
     const cjac_diag Di = D[i], Dj = D[j];
-    __global cjac_real *gi = G + (size_t)Di.rho * ldg;
-    __global cjac_real *gj = G + (size_t)Dj.rho * ldg;
+    __global ${store_ctype} *gi = CJAC_COLUMN(G, Di.rho, ldg);
+    __global ${store_ctype} *gj = CJAC_COLUMN(G, Dj.rho, ldg);
 
-    /* a_ij = g_rho(i)^T g_rho(j); a_ii = d_i, a_jj = d_j are kept up to date. */
-    cjac_real part = 0;
+    /* a_ij = g_rho(i)^* g_rho(j); a_ii = d_i, a_jj = d_j are kept up to date. */
+    cjac_elem part = CJAC_ELEM_ZERO;
     for (int row = lid; row < m; row += WG)
-        part = fma(gi[row], gj[row], part);
-    const cjac_real a_ij = cjac_workgroup_sum(scratch, part);
+        part = cjac_dot_acc(CJAC_LOAD(gi, row, ldg), CJAC_LOAD(gj, row, ldg), part);
+    const cjac_elem a_ij = cjac_elem_workgroup_sum(scratch, part);
     const cjac_real a_ii = Di.d, a_jj = Dj.d;
 
     /* Relative orthogonality, eq. (2.3): rotate only if
@@ -100,27 +107,32 @@ void cjac_step(__global cjac_real *G, const int ldg, const int m,
      * Every decision below is uniform over the work-group; the barriers of
      * the reductions stay outside the conditional code. */
     const bool hyperbolic = Di.j != Dj.j;
-    const bool nonorthogonal = fabs(a_ij) > CJAC_EPS * sqrt(a_ii) * sqrt(a_jj);
+    /* Complex a_ij: the real formulas take |a_ij|, the phase goes into
+     * s = t e^{i alpha} (arith.element); for real data s = t. */
+    const cjac_real a_arg = cjac_tangent_arg(a_ij);
+    const bool nonorthogonal = fabs(a_arg) > CJAC_EPS * sqrt(a_ii) * sqrt(a_jj);
     cjac_real t = 0;
     if (nonorthogonal)
-        t = hyperbolic ? cjac_hyp_tangent(a_ii, a_jj, a_ij)
-                       : cjac_trig_tangent(a_ii, a_jj, a_ij);
+        t = hyperbolic ? cjac_hyp_tangent(a_ii, a_jj, a_arg)
+                       : cjac_trig_tangent(a_ii, a_jj, a_arg);
     const bool rotate = t != 0;
+    const cjac_elem s_j = cjac_with_phase(t, a_ij, a_arg);
     /* c = cos phi = 1/sqrt(1 + t^2) or ch = cosh phi = 1/sqrt(1 - t^2);
      * eqs. (2.4)/(2.5): g_i' = c (g_i - t g_j) or c (g_i + t g_j), and
-     * g_j' = c (g_j + t g_i), each parenthesis one FMA. */
+     * g_j' = c (g_j + t g_i), each parenthesis one FMA (real data); complex:
+     * t -> s = t e^{i alpha} in g_j', conj(s) in g_i'. */
     const cjac_real c = hyperbolic ? 1 / sqrt((1 - t) * (1 + t)) : 1 / sqrt(fma(t, t, 1));
-    const cjac_real t_i = hyperbolic ? t : -t;
+    const cjac_elem s_i = hyperbolic ? cjac_conj(s_j) : -cjac_conj(s_j);
     cjac_real part_i = 0, part_j = 0;
     if (rotate) {
         for (int row = lid; row < m; row += WG) {
-            const cjac_real x = gi[row], y = gj[row];
-            const cjac_real xn = c * fma(t_i, y, x);
-            const cjac_real yn = c * fma(t, x, y);
-            gi[row] = xn;
-            gj[row] = yn;
-            part_i = fma(xn, xn, part_i);
-            part_j = fma(yn, yn, part_j);
+            const cjac_elem x = CJAC_LOAD(gi, row, ldg), y = CJAC_LOAD(gj, row, ldg);
+            const cjac_elem xn = cjac_scale(c, cjac_axpy(s_i, y, x));
+            const cjac_elem yn = cjac_scale(c, cjac_axpy(s_j, x, y));
+            CJAC_STORE(gi, row, ldg, xn);
+            CJAC_STORE(gj, row, ldg, yn);
+            part_i = cjac_abs2_acc(xn, part_i);
+            part_j = cjac_abs2_acc(yn, part_j);
         }
     }
     /* The new diagonal is recomputed from the new columns (Algorithm 4.5). */
@@ -128,12 +140,12 @@ void cjac_step(__global cjac_real *G, const int ldg, const int m,
     const cjac_real d_j = cjac_workgroup_sum(scratch, part_j);
 %if accumulate_v:
     if (rotate) {
-        __global cjac_real *vi = V + (size_t)Di.rho * ldv;
-        __global cjac_real *vj = V + (size_t)Dj.rho * ldv;
+        __global ${store_ctype} *vi = CJAC_COLUMN(V, Di.rho, ldv);
+        __global ${store_ctype} *vj = CJAC_COLUMN(V, Dj.rho, ldv);
         for (int row = lid; row < mv; row += WG) {
-            const cjac_real x = vi[row], y = vj[row];
-            vi[row] = c * fma(t_i, y, x);
-            vj[row] = c * fma(t, x, y);
+            const cjac_elem x = CJAC_LOAD(vi, row, ldv), y = CJAC_LOAD(vj, row, ldv);
+            CJAC_STORE(vi, row, ldv, cjac_scale(c, cjac_axpy(s_i, y, x)));
+            CJAC_STORE(vj, row, ldv, cjac_scale(c, cjac_axpy(s_j, x, y)));
         }
     }
 %endif

@@ -1,0 +1,193 @@
+"""cljacobi.svd beside LAPACK and cuSOLVER, on the same matrices, in one process.
+
+Matrices: ``A = X diag(sigma) Y^*`` (m x n, m >= n) with Haar orthonormal
+(unitary for --dtype complex128) X, Y and singular values log-uniform in
+``[1e-5, 1]`` (the dynamic range of the 2011 paper's spectra), formed in
+float64/complex128; ``--aspect 2`` gives m = 2n (the QR-first path).
+
+Peers (each when importable): numpy.linalg.svd (LAPACK gesdd),
+cupy.linalg.svd (cuSOLVER gesvd), cupyx.cusolver.gesvdj (cuSOLVER Jacobi).
+
+For each n and solver: median seconds over --repeat runs after a warm-up,
+the largest relative singular value error against the prescribed sigma,
+``||I - U^* U||_F``, ``||I - V^* V||_F``, ``||A - U S Vh||_F / ||A||_F``, and for
+cljacobi the sweeps, rotations and per-phase seconds.  Complex data can be
+timed in both device layouts in one run:
+
+    python bench/bench_svd.py --dtype complex128 --layout interleaved split \\
+        --sizes 1024 2048 4096 --out bench/results/svd-complex.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+import cljacobi
+from cljacobi.host.device import default_queue
+
+
+def _orthonormal(rng, m, n, dtype):
+    X = rng.standard_normal((m, n))
+    if dtype.kind == "c":
+        X = X + 1j * rng.standard_normal((m, n))
+    Q, R = np.linalg.qr(X)
+    return Q * (np.diagonal(R) / np.abs(np.diagonal(R)))  # Haar
+
+
+def make_matrix(m, n, rng, dtype):
+    """``A = X diag(sigma) Y^*`` and sigma (descending)."""
+    sigma = np.sort(10.0 ** rng.uniform(-5, 0, n))[::-1]
+    X, Y = _orthonormal(rng, m, n, dtype), _orthonormal(rng, n, n, dtype)
+    return (X * sigma) @ Y.conj().T, sigma
+
+
+def _accuracy(A, sigma, U, S, Vh):
+    out = {"max_rel_sv_error": float(np.max(np.abs(S - sigma) / sigma))}
+    if U is not None:
+        k = S.shape[0]
+        out["orthogonality_U"] = float(np.linalg.norm(U.conj().T @ U - np.eye(U.shape[1])))
+        out["orthogonality_V"] = float(np.linalg.norm(Vh @ Vh.conj().T - np.eye(Vh.shape[0])))
+        out["residual"] = float(np.linalg.norm(A - (U[:, :k] * S) @ Vh[:k]) / np.linalg.norm(A))
+    return out
+
+
+def _time(fn, repeat):
+    times, result = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), times, result
+
+
+def _peers():
+    peers = {"numpy.svd (gesdd)": lambda A: np.linalg.svd(A, full_matrices=False)}
+    try:
+        import cupy
+        import cupyx.cusolver
+
+        def on_gpu(solve):
+            def run(A):
+                dA = cupy.asarray(A)
+                cupy.cuda.Device().synchronize()
+                U, S, Vh = solve(dA)
+                cupy.cuda.Device().synchronize()
+                return cupy.asnumpy(U), cupy.asnumpy(S), cupy.asnumpy(Vh)
+            return run
+
+        peers["cupy.svd (gesvd)"] = on_gpu(lambda dA: cupy.linalg.svd(dA, full_matrices=False))
+        if hasattr(cupyx.cusolver, "gesvdj"):
+            peers["cusolver.gesvdj"] = on_gpu(
+                lambda dA: cupyx.cusolver.gesvdj(dA, full_matrices=False))
+    except Exception as error:  # noqa: BLE001 - any import/driver failure means "no peer"
+        print(f"# cupy peers unavailable: {error!r}")
+    return peers
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[256, 512, 1024],
+                        help="n (columns); m = aspect * n rows")
+    parser.add_argument("--aspect", type=float, default=1.0, help="m / n (>= 1)")
+    parser.add_argument("--dtype", choices=["float64", "complex128"], default="float64")
+    parser.add_argument("--layout", nargs="+", choices=["interleaved", "split"],
+                        default=[None], help="complex storage layout(s) on the device")
+    parser.add_argument("--values-only", action="store_true",
+                        help="compute_uv=False for cljacobi (peers still compute U, V)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=2011)
+    parser.add_argument("--skip", nargs="*", default=[], help="peer names to skip")
+    parser.add_argument("--numpy-max", type=int, default=4096, help="largest n for numpy")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    if args.aspect < 1:
+        parser.error("--aspect must be >= 1")
+    dtype = np.dtype(args.dtype)
+    layouts = args.layout if dtype.kind == "c" else [None]
+    compute_uv = not args.values_only
+
+    def ours_name(layout):
+        return "cljacobi.svd" + (f"[{layout}]" if layout else "")
+
+    queue = default_queue()
+    device = queue.device.name.strip()
+    print(f"# cljacobi device: {device}")
+    peers = {k: v for k, v in _peers().items() if k not in args.skip}
+    rng = np.random.default_rng(args.seed)
+
+    warm, _ = make_matrix(int(64 * args.aspect), 64, rng, dtype)
+    for layout in layouts:
+        cljacobi.svd(warm, compute_uv=compute_uv, _layout=layout)
+    for name, solve in list(peers.items()):
+        try:
+            solve(warm)
+        except Exception as error:  # noqa: BLE001 - e.g. a peer without complex support
+            print(f"# peer {name} fails on {dtype.name} input, skipped: {error!r}")
+            del peers[name]
+
+    records = []
+    for n in args.sizes:
+        m = int(round(args.aspect * n))
+        A, sigma = make_matrix(m, n, rng, dtype)
+        for layout in layouts:
+            seconds, times, (result, info) = _time(
+                lambda: cljacobi.svd(A, compute_uv=compute_uv, return_info=True,
+                                     _layout=layout), args.repeat)
+            U, S, Vh = result if compute_uv else (None, result, None)
+            records.append({
+                "m": m, "n": n, "solver": ours_name(layout), "dtype": dtype.name,
+                "layout": layout, "compute_uv": compute_uv,
+                "seconds": seconds, "all_seconds": times, "sweeps": info.sweeps,
+                "rotations": info.rotations, "rotations_per_sweep": info.rotations_per_sweep,
+                "phases": info.seconds, "factorization": info.factorization,
+                "work_group_size": info.work_group_size,
+                **_accuracy(A, sigma, U, S, Vh),
+            })
+            print(f"m={m} n={n} {ours_name(layout)} {seconds:.3f}s sweeps={info.sweeps} "
+                  "phases=" + ", ".join(f"{k}={v:.3f}" for k, v in info.seconds.items()),
+                  flush=True)
+        for name, solve in peers.items():
+            if name.startswith("numpy") and n > args.numpy_max:
+                continue
+            seconds, times, (U, S, Vh) = _time(lambda: solve(A), args.repeat)
+            records.append({"m": m, "n": n, "solver": name, "dtype": dtype.name,
+                            "seconds": seconds, "all_seconds": times,
+                            **_accuracy(A, sigma, np.asarray(U), np.asarray(S), np.asarray(Vh))})
+            print(f"m={m} n={n} {name} {seconds:.3f}s", flush=True)
+
+    print("\n| m x n | solver | seconds | cljacobi / solver | sweeps | max rel. sv error "
+          "| ||I-U^*U|| | residual |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for n in args.sizes:
+        rows = [r for r in records if r["n"] == n]
+        ours = next(r for r in rows if r["solver"].startswith("cljacobi"))
+        for r in rows:
+            print(f"| {r['m']} x {n} | {r['solver']} | {r['seconds']:.4g} | "
+                  f"{ours['seconds'] / r['seconds']:.3g} | {r.get('sweeps', '')} | "
+                  f"{r['max_rel_sv_error']:.2e} | {r.get('orthogonality_U', float('nan')):.1e} | "
+                  f"{r.get('residual', float('nan')):.1e} |")
+
+    payload = {
+        "benchmark": f"svd, log-uniform singular values in [1e-5, 1], {dtype.name}, "
+                     f"aspect {args.aspect}",
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "device": device, "host": platform.node(), "cpu": platform.processor(),
+        "numpy": np.__version__, "cljacobi": cljacobi.__version__,
+        "records": records,
+    }
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(payload, indent=1))
+        print(f"# wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
