@@ -235,7 +235,7 @@ def _eig_single(
         return (w if eigvals_only else EighResult(w, U)), info
 
     if n == 0:
-        return finish(np.empty(0), np.empty((0, 0)))
+        return finish(np.empty(0), np.empty((0, 0), dtype=M.dtype))
     symmetric = symmetric_part(M, _name("M", index))
     # matrix_shift also catches inf/NaN that check_finite=False let through.
     shift = matrix_shift(symmetric, _name("M", index))
@@ -275,7 +275,7 @@ def _eig_single(
     info.positive = int(factor.p)
     if rank == 0:
         info.seconds["factorization"] = time.perf_counter() - start
-        return finish(np.zeros(n), np.eye(n))
+        return finish(np.zeros(n), np.eye(n, dtype=M.dtype))
     Q, R = shorten(factor.G)
     # Center the squared column norms (the eigenvalue magnitudes) in float64's range.
     factor_exponent = factor_shift(R, f"the factor G of {_name('M', index)}")
@@ -467,19 +467,28 @@ def eig_indefinite(
             result_dtype=result_dtype, single=_single,
         )
 
+    template = np.zeros(n) if eigvals_only else EighResult(np.zeros(n), np.eye(n, dtype=A.dtype))
+    result, info = _solve_all(A, solve, template, result_dtype)
+    if is_device_array(M):
+        result = to_device(result, array_queue or run_queue or resolve_queue(queue))
+    return (result, info) if return_info else result
+
+
+def _solve_all(A: np.ndarray, solve: Any, template: Any, result_dtype: np.dtype) -> tuple[Any, Any]:
+    """`solve` each matrix of `A` (one, or a stack over the leading dimensions),
+    warn once for the whole call, and cast the results to `result_dtype`'s precision.
+
+    Returns ``(result, info)``; for a stack, `info` is a list (C order).
+    """
     leading = A.shape[:-2]
     if leading:
-        template = np.zeros(n) if eigvals_only else EighResult(np.zeros(n), np.eye(n))
         result, info = solve_stack(A, solve, template)
         infos = info
     else:
         result, info = solve((), A)
         infos = [info]
     _warn_about(infos, leading)
-    result = _cast(result, result_dtype)
-    if is_device_array(M):
-        result = to_device(result, array_queue or run_queue or resolve_queue(queue))
-    return (result, info) if return_info else result
+    return _cast(result, result_dtype), info
 
 
 def _cast(result: Any, dtype: np.dtype) -> Any:
@@ -603,18 +612,12 @@ def hsvd(
             single=_single,
         )
 
-    if leading:
-        S0, J0 = np.zeros(n), np.ones(n, dtype=np.int8)
-        template = (
-            HSVDResult(np.zeros((m, n)), S0, np.zeros((n, n)), J0) if compute_uv else (S0, J0)
-        )
-        result, info = solve_stack(A, solve, template)
-        infos = info
-    else:
-        result, info = solve((), A)
-        infos = [info]
-    _warn_about(infos, leading)
-    result = _cast(result, result_dtype)
+    S0, J0 = np.zeros(n), np.ones(n, dtype=np.int8)
+    template = (
+        HSVDResult(np.zeros((m, n), A.dtype), S0, np.zeros((n, n), A.dtype), J0)
+        if compute_uv else (S0, J0)
+    )
+    result, info = _solve_all(A, solve, template, result_dtype)
     if is_device_array(G):
         result = to_device(result, array_queue or run_queue or resolve_queue(queue))
     return (result, info) if return_info else result

@@ -548,6 +548,12 @@ def _negligible_entrywise_dense(
     return bool(np.all(trailing <= noise_level * noise))
 
 
+def _row_scale(M: np.ndarray) -> np.ndarray:
+    """``r_i = max_j |m_ij|`` over the lower triangle mirrored (what is factored)."""
+    lower = np.abs(np.tril(M))
+    return np.maximum(lower.max(axis=1), lower.max(axis=0))
+
+
 def shorten(G: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
     """Shorten a tall factor by an economic QR factorization.
 

@@ -44,6 +44,9 @@ class KernelSpec:
         Work-items per work-group, a power of two.
     accumulate_v : bool
         Whether the step kernel also transforms V.
+    layout : str
+        Storage of complex G and V: ``"interleaved"`` (default) or ``"split"``
+        (one of :data:`COMPLEX_LAYOUTS`); real dtypes take ``"interleaved"``.
     block_width : int
         Block width w of the blocked family (0 for the pointwise one).
     inner_strategy : str
@@ -52,20 +55,17 @@ class KernelSpec:
         Rows of G per Gram tile in local memory (blocked family).
     transform_in_local : bool
         Keep the block transformation in local memory (blocked family).
-    layout : str
-        Storage of complex G and V: ``"interleaved"`` (default) or ``"split"``
-        (one of :data:`COMPLEX_LAYOUTS`); real dtypes take ``"interleaved"``.
     """
 
     family: str
     dtype: str
     work_group_size: int
     accumulate_v: bool
+    layout: str = "interleaved"
     block_width: int = 0
     inner_strategy: str = ""
     tile_rows: int = 0
     transform_in_local: bool = True
-    layout: str = "interleaved"
 
     def __post_init__(self) -> None:
         if self.dtype not in _PART_CTYPES:
