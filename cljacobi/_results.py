@@ -71,6 +71,12 @@ class SolveInfo:
         Wall-clock seconds per phase: ``factorization``, ``transfer``
         (host-device copies), ``sweeps`` (the kernels, status reads
         included), ``sort`` (the packed diagonal), ``total``.
+    strategy : str
+        The pivot strategy that ran (``"auto"`` resolved).
+    rotation : int
+        The rotation algorithm that ran (1, 2 or 3; ``None`` resolved).
+    sort_diagonal : bool
+        Whether the packed diagonal was sorted after every sweep.
     """
 
     sweeps: int = 0
@@ -83,3 +89,6 @@ class SolveInfo:
     device: str = ""
     work_group_size: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
+    strategy: str = ""
+    rotation: int = 0
+    sort_diagonal: bool = True

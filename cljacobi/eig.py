@@ -19,6 +19,7 @@ from .errors import ConvergenceError
 from .factorization import j_factorize, shorten
 from .host.device import resolve_queue
 from .host.pointwise import PointwiseHSVD, HSVDState
+from .options import JacobiOptions, resolve_options
 from .validation import as_float_matrix, check_max_sweeps, symmetric_part
 
 __all__ = ["DEFAULT_MAX_SWEEPS", "eig_indefinite", "hsvd"]
@@ -45,10 +46,14 @@ def _run_device(
     queue: cl.CommandQueue,
     accumulate_v: bool,
     max_sweeps: int,
+    options: JacobiOptions,
     info: SolveInfo,
 ) -> HSVDState:
     """Run the pointwise driver, fill `info`, raise ConvergenceError if it did not converge."""
-    driver = PointwiseHSVD(queue, accumulate_v=accumulate_v)
+    driver = PointwiseHSVD(
+        queue, accumulate_v=accumulate_v, strategy=options.strategy,
+        rotation=options.rotation, sort_diagonal=options.sort_diagonal,
+    )
     state = driver.run(G, signs, max_sweeps=max_sweeps)
     stats = state.stats
     info.sweeps = stats.sweeps
@@ -81,6 +86,9 @@ def eig_indefinite(
     eigvals_only: bool = False,
     check_finite: bool = True,
     overwrite_a: bool = False,
+    strategy: str = "auto",
+    rotation: int | None = None,
+    sort_diagonal: bool = True,
     max_sweeps: int = DEFAULT_MAX_SWEEPS,
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
@@ -110,8 +118,26 @@ def eig_indefinite(
     overwrite_a : bool, optional
         Permit `M` to be used as workspace (scipy's convention).  This version
         always factors a symmetrized copy, so `M` is left intact either way.
+    strategy : {"auto", "mm", "me", "ring", "round-robin"}, optional
+        Parallel pivot strategy (DESIGN.md, Appendix A; :mod:`cljacobi.strategies`):
+        modified modulus (Novaković & Singer 2011), Mantharam-Eberlein, the
+        ring ordering of Zhou & Brent (1997, Sect. 4) or Brent-Luk
+        round-robin.  ``"auto"`` picks the measured default
+        (:data:`cljacobi.options.DEFAULTS`).  An unknown name is a ValueError
+        that lists these.
+    rotation : {1, 2, 3}, optional
+        Rotation algorithm of Zhou & Brent (1997), Sect. 2: 1 plain; 2
+        exchange the pair's packed-diagonal entries so that its first
+        position receives the larger eigenvalue estimate, then rotate; 3
+        Nash's rotation, same effect without the exchange.  Hyperbolic pairs
+        rotate alike in all three.  None: the measured default.
+    sort_diagonal : bool, optional
+        Sort the packed diagonal ``(d, rho, j)`` before the first and after
+        every sweep (Novaković & Singer 2011, Sect. 4; positive part
+        descending, negative part ascending).  False turns this sort off.
     max_sweeps : int, optional
-        Quasi-sweeps (``n`` parallel steps each) before
+        Sweeps (``r`` parallel steps each for ``"mm"``, ``r - 1`` for the
+        cyclic strategies, ``r`` the bordered order) before
         :class:`~cljacobi.ConvergenceError` is raised.
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
         Where to run; default: the device ``CLJACOBI_DEVICE`` names.
@@ -142,10 +168,13 @@ def eig_indefinite(
     with eigenvectors spanning the orthogonal complement of the others.
     """
     total_start = time.perf_counter()
+    options = resolve_options(strategy, rotation, sort_diagonal)
     max_sweeps = check_max_sweeps(max_sweeps)
     M, result_dtype = as_float_matrix(M, "M", check_finite=check_finite, square=True)
     n = M.shape[0]
     info = SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0, "sort": 0.0})
+    info.strategy, info.rotation = options.strategy, options.rotation
+    info.sort_diagonal = options.sort_diagonal
 
     def finish(w: np.ndarray, U: np.ndarray | None):
         w = w.astype(result_dtype, copy=False)
@@ -177,7 +206,8 @@ def eig_indefinite(
 
     resolved = resolve_queue(queue)
     state = _run_device(
-        R, factor.signs, queue=resolved, accumulate_v=False, max_sweeps=max_sweeps, info=info
+        R, factor.signs, queue=resolved, accumulate_v=False, max_sweeps=max_sweeps,
+        options=options, info=info,
     )
     w = np.ldexp(state.signs * state.d, exponent)
     if rank < n:
@@ -202,6 +232,9 @@ def hsvd(
     *,
     compute_uv: bool = True,
     check_finite: bool = True,
+    strategy: str = "auto",
+    rotation: int | None = None,
+    sort_diagonal: bool = True,
     max_sweeps: int = DEFAULT_MAX_SWEEPS,
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
@@ -221,7 +254,7 @@ def hsvd(
     compute_uv : bool, optional
         Compute U and Vh (V is accumulated on the device).  If False only
         ``(S, J)`` are returned.
-    check_finite, max_sweeps, queue, return_info
+    check_finite, strategy, rotation, sort_diagonal, max_sweeps, queue, return_info
         As in :func:`eig_indefinite`.
 
     Returns
@@ -234,6 +267,7 @@ def hsvd(
         ``(result, info)``.
     """
     total_start = time.perf_counter()
+    options = resolve_options(strategy, rotation, sort_diagonal)
     max_sweeps = check_max_sweeps(max_sweeps)
     G, result_dtype = as_float_matrix(G, "G", check_finite=check_finite, square=False)
     m, n = G.shape
@@ -247,6 +281,8 @@ def hsvd(
             f"G of shape {G.shape} cannot have full column rank: hsvd needs m >= n"
         )
     info = SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0, "sort": 0.0})
+    info.strategy, info.rotation = options.strategy, options.rotation
+    info.sort_diagonal = options.sort_diagonal
     info.rank = n
 
     # J sorted +1 first (stable); columns of G permuted alike.
@@ -272,7 +308,7 @@ def hsvd(
 
     state = _run_device(
         R, signs_sorted, queue=resolve_queue(queue), accumulate_v=compute_uv,
-        max_sweeps=max_sweeps, info=info,
+        max_sweeps=max_sweeps, options=options, info=info,
     )
     sigma = np.linalg.norm(state.G, axis=0)
     order = np.argsort(-sigma, kind="stable")

@@ -17,11 +17,14 @@ import pyopencl as cl
 from mako.exceptions import MakoException
 from mako.lookup import TemplateLookup
 
-__all__ = ["KernelSpec", "build_program", "clear_cache", "render"]
+__all__ = ["KERNEL_STRATEGIES", "KernelSpec", "build_program", "clear_cache", "render"]
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
 
 _REAL_CTYPES = {"float64": "double", "float32": "float"}
+
+#: How a kernel finds its pivot pairs: the MM stepper or an uploaded table.
+KERNEL_STRATEGIES = ("mm", "table")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,12 +42,24 @@ class KernelSpec:
         Work-items per work-group, a power of two.
     accumulate_v : bool
         Whether the step kernel also transforms V.
+    strategy : {"mm", "table"}
+        Where the step kernel gets its pivot pairs: ``"mm"`` from the
+        closed-form modified modulus stepper in device memory (Novaković &
+        Singer 2011, Algorithms 4.3/4.4); ``"table"`` from a step table
+        uploaded once per run (:func:`cljacobi.strategies.step_table`; the
+        strategies ``"me"``, ``"ring"`` and ``"round-robin"`` share this
+        program).
+    rotation : {1, 2, 3}
+        Rotation algorithm of Zhou & Brent (1997), Sect. 2: 1 plain, 2
+        exchange then rotate, 3 Nash's rotation (see ``pointwise.cl.mako``).
     """
 
     family: str
     dtype: str
     work_group_size: int
     accumulate_v: bool
+    strategy: str = "mm"
+    rotation: int = 1
 
     def __post_init__(self) -> None:
         if self.dtype not in _REAL_CTYPES:
@@ -52,6 +67,13 @@ class KernelSpec:
         w = self.work_group_size
         if w < 1 or w & (w - 1):
             raise ValueError(f"work_group_size must be a power of two, not {w}")
+        if self.strategy not in KERNEL_STRATEGIES:
+            raise ValueError(
+                f"strategy must be one of {KERNEL_STRATEGIES} (the table strategies share "
+                f"'table'), not {self.strategy!r}"
+            )
+        if self.rotation not in (1, 2, 3):
+            raise ValueError(f"rotation must be 1, 2 or 3, not {self.rotation!r}")
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -59,6 +81,8 @@ class KernelSpec:
             "real_ctype": _REAL_CTYPES[self.dtype],
             "work_group_size": self.work_group_size,
             "accumulate_v": self.accumulate_v,
+            "strategy": self.strategy,
+            "rotation": self.rotation,
         }
 
 

@@ -4,6 +4,14 @@
 ##   real_ctype        "double" | "float"
 ##   work_group_size   threads per work-group; one work-group per pivot pair
 ##   accumulate_v      whether the step also updates V (V^{-T} of eq. (2.1))
+##   strategy          "mm": pairs from the closed-form modified modulus stepper
+##                     (Algorithms 4.3/4.4) kept in device memory; "table": pairs
+##                     read from an uploaded step table (cljacobi.strategies:
+##                     "me", "ring", "round-robin"), pairs[step * r/2 + k]
+##   rotation          1, 2 or 3: the rotation algorithms of Zhou & Brent 1997,
+##                     Sect. 2 (1 plain; 2 exchange the packed-diagonal entries,
+##                     then rotate; 3 Nash's rotation through the complementary
+##                     angle), see cjac_step
 ##
 ## Data layout: G is column-major with leading dimension ldg (rows padded and
 ## bordered as in eq. (4.1)); column c of G starts at G + c*ldg.  V likewise
@@ -76,14 +84,25 @@ void cjac_step(__global cjac_real *G, const int ldg, const int m,
 %if accumulate_v:
                __global cjac_real *V, const int ldv, const int mv,
 %endif
+%if strategy == "mm":
                __global cjac_diag *D, __global int4 *stepper,
+%else:
+               __global cjac_diag *D, __global const int2 *pairs, const int step,
+%endif
                __global int *status, __global int *rotations, const int r)
 {
     __local cjac_real scratch[WG];
     const int k = get_group_id(0);
     const int lid = get_local_id(0);
+%if strategy == "mm":
     const int4 s = stepper[k];
     const int i = s.z, j = s.w;
+%else:
+    /* Row `step` of the uploaded table (cljacobi.strategies.step_table),
+     * positions i < j in the packed diagonal. */
+    const int2 pair = pairs[(size_t)step * (r / 2) + k];
+    const int i = pair.x, j = pair.y;
+%endif
     const cjac_diag Di = D[i], Dj = D[j];
     __global cjac_real *gi = G + (size_t)Di.rho * ldg;
     __global cjac_real *gj = G + (size_t)Dj.rho * ldg;
@@ -111,12 +130,52 @@ void cjac_step(__global cjac_real *G, const int ldg, const int m,
      * g_j' = c (g_j + t g_i), each parenthesis one FMA. */
     const cjac_real c = hyperbolic ? 1 / sqrt((1 - t) * (1 + t)) : 1 / sqrt(fma(t, t, 1));
     const cjac_real t_i = hyperbolic ? t : -t;
+%if rotation == 1:
+    /* Rotation algorithm 1 (Zhou & Brent 1997, Sect. 2): |phi| <= pi/4, so the
+     * larger of the two norms grows and stays where it is. */
+    const bool exchange = false;
+%else:
+    /* Sorting rotations (Zhou & Brent 1997, Sect. 2, algorithms 2 and 3): the
+     * first position i of the pair receives the larger eigenvalue estimate
+     * lambda = j d, the order Sort_Diagonal keeps (positive part descending in
+     * d, negative part ascending).  Only a trigonometric pair (one sign group)
+     * has the choice: in the positive group i takes the larger, in the
+     * negative group the smaller new squared norm.  A hyperbolic pair has no
+     * complementary rotation (both norms drop by t a_ij, eq. (2.6)); as the
+     * positions are sign-partitioned its positive member is at i already.
+     * The decision uses the predicted new norms of eq. (2.6) with hyp = -1:
+     * a_ii - t a_ij and a_jj + t a_ij (the current ones if not rotating). */
+    const cjac_real new_ii = fma(-t, a_ij, a_ii);
+    const cjac_real new_jj = fma(t, a_ij, a_jj);
+    const bool exchange = !hyperbolic && (Di.j > 0 ? new_ii < new_jj : new_ii > new_jj);
+%endif
+%if rotation == 3:
+    /* Algorithm 3 (Nash 1975): rotate through phi + pi/2 instead, i.e.
+     * (g_i', g_j') = (c (g_j + t g_i), -c (g_i - t g_j)); rho is kept and the
+     * data move.  A pair that needs no rotation is turned by pi/2 (c = 1). */
+    const bool moved = rotate || exchange;
+%else:
+    /* Algorithm 2 (Hestenes 1958) exchanges the packed-diagonal entries of i
+     * and j (d and rho, below) -- no data move -- and the plain rotation of
+     * the exchanged pair equals this one with the roles of g_i, g_j swapped. */
+    const bool moved = rotate;
+%endif
     cjac_real part_i = 0, part_j = 0;
-    if (rotate) {
+    if (moved) {
         for (int row = lid; row < m; row += WG) {
             const cjac_real x = gi[row], y = gj[row];
+%if rotation == 3:
+            cjac_real xn = c * fma(t_i, y, x);
+            cjac_real yn = c * fma(t, x, y);
+            if (exchange) {
+                const cjac_real old_xn = xn;
+                xn = yn;
+                yn = -old_xn;
+            }
+%else:
             const cjac_real xn = c * fma(t_i, y, x);
             const cjac_real yn = c * fma(t, x, y);
+%endif
             gi[row] = xn;
             gj[row] = yn;
             part_i = fma(xn, xn, part_i);
@@ -127,27 +186,45 @@ void cjac_step(__global cjac_real *G, const int ldg, const int m,
     const cjac_real d_i = cjac_workgroup_sum(scratch, part_i);
     const cjac_real d_j = cjac_workgroup_sum(scratch, part_j);
 %if accumulate_v:
-    if (rotate) {
+    if (moved) {
         __global cjac_real *vi = V + (size_t)Di.rho * ldv;
         __global cjac_real *vj = V + (size_t)Dj.rho * ldv;
         for (int row = lid; row < mv; row += WG) {
             const cjac_real x = vi[row], y = vj[row];
+%if rotation == 3:
+            const cjac_real xn = c * fma(t_i, y, x);
+            const cjac_real yn = c * fma(t, x, y);
+            vi[row] = exchange ? yn : xn;
+            vj[row] = exchange ? -xn : yn;
+%else:
             vi[row] = c * fma(t_i, y, x);
             vj[row] = c * fma(t, x, y);
+%endif
         }
     }
 %endif
     if (lid == 0) {
-        if (rotate) {
+        if (moved) {
             D[i].d = d_i;
             D[j].d = d_j;
+        }
+%if rotation == 2:
+        if (exchange) {
+            cjac_diag new_i = D[j], new_j = D[i];
+            D[i] = new_i;
+            D[j] = new_j;
+        }
+%endif
+        if (rotate) {
             /* eq. (4.2) */
             status[k] |= fabs(t) > sqrt(CJAC_EPS) / 2 ? (CJAC_ROTATED | CJAC_BIG) : CJAC_ROTATED;
             rotations[k] += 1;
         } else if (nonorthogonal) {
             status[k] |= CJAC_BROKEN;
         }
+%if strategy == "mm":
         stepper[k] = cjac_stepper_update(s, r);
+%endif
     }
 }
 
