@@ -54,7 +54,9 @@ class HSVDState(NamedTuple):
 
     G holds U Sigma in the original column order, V holds V^{-T} of eq. (2.1)
     (so that ``G_final = G_initial @ V``), `d` the squared column norms and
-    `signs` the signature, both in the original column order.
+    `signs` the signature, both in the original column order.  `positions`
+    is rho of the final packed diagonal: the physical column (border
+    included) at each position, e.g. to see how a sweep ordered the norms.
     """
 
     G: np.ndarray
@@ -62,6 +64,7 @@ class HSVDState(NamedTuple):
     d: np.ndarray
     signs: np.ndarray
     stats: RunStats
+    positions: np.ndarray | None = None
 
 
 def _round_up(value: int, multiple: int) -> int:
@@ -212,6 +215,8 @@ class PointwiseHSVD:
             step_index_arg = len(step_args) + 2
             step_args += [d_buf, pairs_buf, np.int32(0)]
         step_args += [status_buf, rotations_buf, np.int32(r_pad)]
+        if self.rotation == 3:
+            step_args.append(np.int32(r))  # columns >= r are the border
         step.set_args(*step_args)
         # Forward and backward ring sweeps alternate (Zhou & Brent 1997, Sect. 4).
         sweep_tables = 1 if tables is None else tables.shape[0] // steps
@@ -269,6 +274,7 @@ class PointwiseHSVD:
             d=by_column["d"][:r].copy(),
             signs=by_column["j"][:r].astype(np.int8),
             stats=stats,
+            positions=diagonal["rho"].copy(),
         )
 
     def _step_tables(self, r_pad: int) -> tuple[np.ndarray | None, int]:

@@ -89,7 +89,12 @@ void cjac_step(__global cjac_real *G, const int ldg, const int m,
 %else:
                __global cjac_diag *D, __global const int2 *pairs, const int step,
 %endif
+%if rotation == 3:
+               __global int *status, __global int *rotations, const int r,
+               const int real_columns)
+%else:
                __global int *status, __global int *rotations, const int r)
+%endif
 {
     __local cjac_real scratch[WG];
     const int k = get_group_id(0);
@@ -147,7 +152,14 @@ void cjac_step(__global cjac_real *G, const int ldg, const int m,
      * a_ii - t a_ij and a_jj + t a_ij (the current ones if not rotating). */
     const cjac_real new_ii = fma(-t, a_ij, a_ii);
     const cjac_real new_jj = fma(t, a_ij, a_jj);
+%if rotation == 3:
+    /* The border columns (physical index >= real_columns, eq. (4.1)) must stay
+     * where the host strips them: Nash's turn would move their data. */
+    const bool exchange = !hyperbolic && Di.rho < real_columns && Dj.rho < real_columns
+                          && (Di.j > 0 ? new_ii < new_jj : new_ii > new_jj);
+%else:
     const bool exchange = !hyperbolic && (Di.j > 0 ? new_ii < new_jj : new_ii > new_jj);
+%endif
 %endif
 %if rotation == 3:
     /* Algorithm 3 (Nash 1975): rotate through phi + pi/2 instead, i.e.
