@@ -58,7 +58,7 @@ ROTATIONS: tuple[int, ...] = (1, 2, 3)
 #: ``pointwise.cl.mako``) and costs an extra pass over the data for every
 #: exchange, so 2 is preferred.
 DEFAULTS: dict[str, tuple[str, int]] = {
-    "pointwise": ("ring", 2),
+    "pointwise": ("me", 2),
 }
 
 
