@@ -54,7 +54,8 @@ class SolveInfo:
     Attributes
     ----------
     sweeps : int
-        Quasi-sweeps run (each is ``r`` parallel steps, r the bordered order).
+        Sweeps run: ``r`` parallel steps each for ``"mm"`` (quasi-sweeps),
+        ``r - 1`` for the cyclic strategies (r the bordered order).
     rotations : int
         Rotations applied in all sweeps together.
     rotations_per_sweep : list of int
