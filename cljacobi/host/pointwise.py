@@ -166,6 +166,10 @@ class PointwiseHSVD:
                 "G": 8 * ldg * r_pad,
                 **({"V": 8 * ldv * r_pad} if self.accumulate_v else {}),
                 "packed diagonal": DIAG_DTYPE.itemsize * r_pad,
+                # int2 position pairs, r_pad/2 per step; two sweeps' worth for the ring
+                **({} if self.strategy == "mm" else {
+                    "step table": 8 * (r_pad // 2) * (r_pad - 1)
+                    * (2 if self.strategy == "ring" else 1)}),
             },
         )
         program, wg = self._program(m_used)
