@@ -40,23 +40,31 @@ ROTATIONS: tuple[int, ...] = (1, 2, 3)
 
 #: Default ``(strategy, rotation)`` per kernel variant.
 #:
-#: ``"pointwise"``: ring ordering with rotation algorithm 2 (and the packed
-#: diagonal sorted after each sweep).  Chosen from the sweep counts of
-#: ``bench/results/strategies-pocl-2026-11-22.md`` (PoCL CPU device; the
-#: counts depend on the arithmetic only, not on the device, and the GPU run of
-#: the same script confirms them at larger n).  Mean sweeps over 3 seeds,
-#: sorted diagonal:
+#: ``"pointwise"``: Mantharam-Eberlein with rotation algorithm 2 (and the
+#: packed diagonal sorted after every sweep), chosen from
+#: ``bench/results/strategies-pocl-cpu-2026-11-22.md`` (PoCL CPU device, 3
+#: seeds per cell; sweep counts depend on the arithmetic, not on the device,
+#: and the GPU run of ``bench/bench_strategies.py`` at larger n is to confirm
+#: them).  Mean sweeps, sorted diagonal (a sweep is r steps for ``mm``, r - 1
+#: for the others, so ``mm`` also costs n/(n-1) more per sweep):
 #:
-#: ===================  =====  ======  ======  ==========  =================
-#: n = 128, J = I        mm/1   ring/1  ring/2  rr/2        mm/2
-#: ===================  =====  ======  ======  ==========  =================
-#: sweeps                 see the table in the results file (filled by the
-#:                        benchmark, summarised in README.md)
-#: ===================  =====  ======  ======  ==========  =================
+#: ==================  =====  =====  =====  ======  ======  =====  =====
+#: case                 mm/1   mm/2   me/1   me/2    ring/2  rr/1   rr/2
+#: ==================  =====  =====  =====  ======  ======  =====  =====
+#: J = I, n = 64         8.0    8.7    7.3    7.3     8.3    10.0   10.0
+#: J = I, n = 128        9.0    9.0    8.0    8.0     9.7    10.7   11.7
+#: J = I, n = 256       10.0   10.0    8.7    8.3    10.0    11.7   13.3
+#: p = n/2, n = 128     10.0   10.3    8.0    8.0     9.0    11.0   12.0
+#: p = n/2, n = 256     11.7   11.0    9.0    9.0    10.0    13.0   14.0
+#: p = 0, n = 256       10.0   10.0    8.3    8.0     9.0    11.0   12.0
+#: ==================  =====  =====  =====  ======  ======  =====  =====
 #:
-#: Rotation 3 gives bitwise the same norms as rotation 2 (see
-#: ``pointwise.cl.mako``) and costs an extra pass over the data for every
-#: exchange, so 2 is preferred.
+#: ``me/2`` is the best or tied-best in every column of the results file.
+#: Rotation 2 costs nothing over 1 (an exchange of two packed-diagonal
+#: entries) and keeps the sweeps low when the sort is off (``me/1`` unsorted:
+#: 8.7, 9.3, 10.3 sweeps for J = I, n = 64, 128, 256; ``me/2``: 8.0, 8.0,
+#: 8.0).  Rotation 3 gives bitwise the same norms as 2 (for even r) and moves
+#: data for every exchange, so 2 is preferred.
 DEFAULTS: dict[str, tuple[str, int]] = {
     "pointwise": ("me", 2),
 }
