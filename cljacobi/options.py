@@ -59,7 +59,8 @@ ROTATIONS: tuple[int, ...] = (1, 2, 3)
 #: p = 0, n = 256       10.0   10.0    8.3    8.0     9.0    11.0   12.0
 #: ==================  =====  =====  =====  ======  ======  =====  =====
 #:
-#: ``me/2`` is the best or tied-best in every column of the results file.
+#: ``me/2`` is the best, or within 0.3 sweeps of the best (``me/1``), in every
+#: column of the results file.
 #: Rotation 2 costs nothing over 1 (an exchange of two packed-diagonal
 #: entries) and keeps the sweeps low when the sort is off (``me/1`` unsorted:
 #: 8.7, 9.3, 10.3 sweeps for J = I, n = 64, 128, 256; ``me/2``: 8.0, 8.0,
