@@ -83,6 +83,23 @@ def test_device_runs_the_tables_like_the_reference(queue, strategy, rotation, so
     np.testing.assert_allclose(lam, np.sort(w), rtol=1e-9)
 
 
+@pytest.mark.parametrize("r", [24, 32])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_first_sweeps_match_for_doubled_tables(queue, strategy, r):
+    """Larger orders (ME built by doubling from bases 6 and 2): the first two
+    sweeps agree with the oracle, i.e. every step of both tables ran as tabled."""
+    rng = np.random.default_rng(r)
+    G = rng.standard_normal((r + 5, r))
+    signs = np.array([1] * (r // 3) + [-1] * (r - r // 3))
+    for rotation, max_sweeps in ((1, 1), (2, 2)):
+        options = dict(strategy=strategy, rotation=rotation, sort_diagonal=False,
+                       max_sweeps=max_sweeps)
+        ours = _run(queue, G, signs, **options)
+        ref = _reference(G, signs, **options)
+        np.testing.assert_allclose(ours.G, ref.G, rtol=0, atol=1e-12 * np.abs(G).max())
+        np.testing.assert_allclose(ours.d, ref.d, rtol=1e-12)
+
+
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_rotations_2_and_3_give_the_same_norms(queue, strategy):
     """Nash's rotation is algorithm 1's composed with a quarter turn: the norms are
