@@ -156,7 +156,8 @@ def _markdown(payload: dict) -> str:
                 row += ([fmt(statistics.mean(r["sweeps"] for r in sel)),
                          f"{statistics.mean(r['seconds'] for r in sel):.3g}"]
                         if sel else ["", ""])
-            lines.append("| " + " | ".join(row) + " |")
+            if any(row[2:]):
+                lines.append("| " + " | ".join(row) + " |")
     lines.append("")
     return "\n".join(lines)
 
