@@ -54,7 +54,8 @@ class SolveInfo:
     Attributes
     ----------
     sweeps : int
-        Quasi-sweeps run (each is ``r`` parallel steps, r the bordered order).
+        Sweeps run: ``r`` parallel steps each for ``"mm"`` (quasi-sweeps),
+        ``r - 1`` for the cyclic strategies (r the bordered order).
     rotations : int
         Rotations applied in all sweeps together.
     rotations_per_sweep : list of int
@@ -88,6 +89,12 @@ class SolveInfo:
         included), ``sort`` (the packed diagonal), ``total``; with a blocked
         variant also ``blocked_sweeps``, the part of ``sweeps`` spent in the
         blocked kernels.
+    strategy : str
+        The pivot strategy that ran (``"auto"`` resolved).
+    rotation : int
+        The rotation algorithm that ran (1, 2 or 3; ``None`` resolved).
+    sort_diagonal : bool
+        Whether the packed diagonal was sorted after every sweep.
     """
 
     sweeps: int = 0
@@ -105,3 +112,6 @@ class SolveInfo:
     factorization: str = ""
     precision: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
+    strategy: str = ""
+    rotation: int = 0
+    sort_diagonal: bool = True

@@ -27,6 +27,7 @@ from .host.factorization import j_factorize_device
 from .host.pointwise import PointwiseHSVD, HSVDState
 from .host.preflight import preflight
 from .host.variants import check_variant_options, choose_variant
+from .options import JacobiOptions, resolve_options
 from .scaling import factor_shift, matrix_shift
 from .validation import (
     as_float_matrix,
@@ -107,6 +108,7 @@ def _run_device(
     layout: str | None = None,
     result_dtype: np.dtype | None = None,
     single: bool | None = None,
+    options: JacobiOptions | None = None,
 ) -> HSVDState:
     """Orthogonalize the columns of G on the device and fill `info`.
 
@@ -125,6 +127,10 @@ def _run_device(
     The blocked kernels handle real double precision data; other data run
     pointwise ("auto"), and asking for a blocked variant is a ValueError.
     """
+    if options is None:
+        options = resolve_options()
+    info.strategy, info.rotation = options.strategy, options.rotation
+    info.sort_diagonal = options.sort_diagonal
     single = _single_precision(queue, np.dtype(result_dtype or np.float64), single)
     info.precision = "single" if single else "double"
     if np.iscomplexobj(G) or single:
@@ -148,7 +154,11 @@ def _run_device(
         for phase, seconds in blocked.seconds.items():
             info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
         info.seconds["blocked_sweeps"] = blocked.seconds["sweeps"]
-    driver = PointwiseHSVD(queue, accumulate_v=accumulate_v, layout=layout, single=single)
+    driver = PointwiseHSVD(
+        queue, accumulate_v=accumulate_v, layout=layout, single=single,
+        strategy=options.strategy, rotation=options.rotation,
+        sort_diagonal=options.sort_diagonal,
+    )
     state = driver.run(G, signs, max_sweeps=max(max_sweeps - info.blocked_sweeps, 1))
     stats = state.stats
     info.sweeps = info.blocked_sweeps + stats.sweeps
@@ -196,7 +206,7 @@ def _warn_about(infos: list[SolveInfo], leading: tuple[int, ...]) -> None:
             "the hyperbolic Jacobi method did not converge in max_sweeps sweeps"
             f"{which(unconverged)}; the partial result is returned (info.converged is False)",
             ConvergenceWarning,
-            stacklevel=3,
+            stacklevel=4,  # public function <- _solve_all <- here
         )
     broken = [info.breakdown for info in infos]
     if any(broken):
@@ -205,7 +215,7 @@ def _warn_about(infos: list[SolveInfo], leading: tuple[int, ...]) -> None:
             f"or a rotation below the floating-point range){which(broken)}; the factor is "
             "(nearly) rank deficient and the results may be inaccurate",
             RuntimeWarning,
-            stacklevel=3,
+            stacklevel=4,  # public function <- _solve_all <- here
         )
 
 
@@ -223,6 +233,7 @@ def _eig_single(
     layout: str | None,
     result_dtype: np.dtype,
     single: bool | None,
+    options: JacobiOptions,
 ) -> tuple[Any, SolveInfo]:
     """eig_indefinite of one validated float64/complex128 matrix: ``(result, info)``."""
     total_start = time.perf_counter()
@@ -286,7 +297,7 @@ def _eig_single(
         R, factor.signs, queue=queue, accumulate_v=False, max_sweeps=max_sweeps,
         on_nonconvergence=on_nonconvergence, info=info, index=index,
         variant=variant, block_width=block_width, layout=layout, result_dtype=result_dtype,
-        single=single,
+        single=single, options=options,
     )
     # 2^(2t) 2^s M = (2^t G) J (2^t G)^T: undo both shifts exactly.
     with np.errstate(over="ignore"):  # an eigenvalue beyond float64: _require_finite raises
@@ -313,6 +324,9 @@ def eig_indefinite(
     eigvals_only: bool = False,
     check_finite: bool = True,
     overwrite_a: bool = False,
+    strategy: str = "auto",
+    rotation: int | None = None,
+    sort_diagonal: bool = True,
     max_sweeps: int = DEFAULT_MAX_SWEEPS,
     on_nonconvergence: str = "raise",
     variant: str = "auto",
@@ -365,6 +379,23 @@ def eig_indefinite(
     overwrite_a : bool, optional
         Permit `M` to be used as workspace (scipy's convention).  This version
         always factors a symmetrized copy, so `M` is left intact either way.
+    strategy : {"auto", "mm", "me", "ring", "round-robin"}, optional
+        Parallel pivot strategy of the pointwise sweeps (DESIGN.md, Appendix
+        A; :mod:`cljacobi.strategies`): modified modulus (Novaković & Singer
+        2011), Mantharam-Eberlein, the ring ordering of Zhou & Brent (1997,
+        Sect. 4) or Brent-Luk round-robin.  ``"auto"`` picks the measured
+        default (:data:`cljacobi.options.DEFAULTS`).  An unknown name is a
+        ValueError that lists these.
+    rotation : {1, 2, 3}, optional
+        Rotation algorithm of Zhou & Brent (1997), Sect. 2: 1 plain; 2
+        exchange the pair's packed-diagonal entries so that its first
+        position receives the larger eigenvalue estimate, then rotate; 3
+        Nash's rotation, same effect without the exchange.  Hyperbolic pairs
+        rotate alike in all three.  None: the measured default.
+    sort_diagonal : bool, optional
+        Sort the packed diagonal ``(d, rho, j)`` before the first and after
+        every sweep (Novaković & Singer 2011, Sect. 4; positive part
+        descending, negative part ascending).  False turns this sort off.
     max_sweeps : int, optional
         Quasi-sweeps (``n`` parallel steps each) before the method counts as
         not converged.
@@ -439,6 +470,7 @@ def eig_indefinite(
     no squared norm or dot product overflows or underflows; see
     :mod:`cljacobi.scaling` for the range handled.
     """
+    options = resolve_options(strategy, rotation, sort_diagonal)
     max_sweeps = check_max_sweeps(max_sweeps)
     on_nonconvergence = check_on_nonconvergence(on_nonconvergence)
     check_variant_options(variant, block_width)
@@ -464,7 +496,7 @@ def eig_indefinite(
             matrix, index=index, eigvals_only=eigvals_only, max_sweeps=max_sweeps,
             on_nonconvergence=on_nonconvergence, queue=run_queue, variant=variant,
             block_width=block_width, factorization=factorization, layout=_layout,
-            result_dtype=result_dtype, single=_single,
+            result_dtype=result_dtype, single=_single, options=options,
         )
 
     template = np.zeros(n) if eigvals_only else EighResult(np.zeros(n), np.eye(n, dtype=A.dtype))
@@ -521,6 +553,9 @@ def hsvd(
     *,
     compute_uv: bool = True,
     check_finite: bool = True,
+    strategy: str = "auto",
+    rotation: int | None = None,
+    sort_diagonal: bool = True,
     max_sweeps: int = DEFAULT_MAX_SWEEPS,
     on_nonconvergence: str = "raise",
     variant: str = "auto",
@@ -548,8 +583,8 @@ def hsvd(
     compute_uv : bool, optional
         Compute U and Vh (V is accumulated on the device).  If False only
         ``(S, J)`` are returned.
-    check_finite, max_sweeps, on_nonconvergence, variant, block_width, queue, return_info
-    _layout, _single
+    check_finite, strategy, rotation, sort_diagonal, max_sweeps, on_nonconvergence
+    variant, block_width, queue, return_info, _layout, _single
         As in :func:`eig_indefinite`.
 
     Returns
@@ -571,6 +606,7 @@ def hsvd(
         non-finite input with ``check_finite=False``;
         :class:`~cljacobi.ConvergenceError` as in :func:`eig_indefinite`.
     """
+    options = resolve_options(strategy, rotation, sort_diagonal)
     max_sweeps = check_max_sweeps(max_sweeps)
     on_nonconvergence = check_on_nonconvergence(on_nonconvergence)
     check_queue_argument(queue)
@@ -609,7 +645,7 @@ def hsvd(
             matrix, signs[index], index=index, compute_uv=compute_uv, max_sweeps=max_sweeps,
             on_nonconvergence=on_nonconvergence, queue=run_queue, variant=variant,
             block_width=block_width, layout=_layout, result_dtype=result_dtype,
-            single=_single,
+            single=_single, options=options,
         )
 
     S0, J0 = np.zeros(n), np.ones(n, dtype=np.int8)
@@ -637,6 +673,7 @@ def _hsvd_single(
     layout: str | None,
     result_dtype: np.dtype,
     single: bool | None,
+    options: JacobiOptions,
 ) -> tuple[Any, SolveInfo]:
     """hsvd of one validated float64/complex128 matrix: ``(result, info)``."""
     total_start = time.perf_counter()
@@ -671,7 +708,7 @@ def _hsvd_single(
         R, signs_sorted, queue=queue, accumulate_v=compute_uv, max_sweeps=max_sweeps,
         on_nonconvergence=on_nonconvergence, info=info, index=index,
         variant=variant, block_width=block_width, layout=layout, result_dtype=result_dtype,
-        single=single,
+        single=single, options=options,
     )
     sigma = np.linalg.norm(state.G, axis=0)
     if not np.all(sigma > 0):

@@ -95,6 +95,7 @@ __all__ = [
     "pair_rotation",
     "hyperbolic_jacobi",
     "eig_from_factor",
+    "parallel_hyperbolic_jacobi",
 ]
 
 
@@ -485,3 +486,175 @@ def eig_from_factor(
         scale = np.where(norms > 0, 1 / np.where(norms > 0, norms, 1), 0)
     U = res.G * scale.astype(res.G.real.dtype)[None, :]
     return lam[order], U[:, order]
+
+
+def _sort_positions(d: np.ndarray, rho: np.ndarray, sg: np.ndarray) -> None:
+    """Sort_Diagonal (Novaković & Singer 2011, Sect. 4) of the packed diagonal, in place.
+
+    Positive entries first, descending in ``d``; negative entries after,
+    ascending; stable, as ``cljacobi.host.diagonal.sort_diagonal``.
+    """
+    pos = np.flatnonzero(sg > 0)
+    neg = np.flatnonzero(sg <= 0)
+    order = np.concatenate([pos[np.argsort(-d[pos], kind="stable")],
+                            neg[np.argsort(d[neg], kind="stable")]])
+    d[:], rho[:], sg[:] = d[order], rho[order], sg[order]
+
+
+def parallel_hyperbolic_jacobi(
+    G: np.ndarray,
+    signs: np.ndarray,
+    *,
+    strategy: str,
+    rotation: int = 1,
+    sort_diagonal: bool = True,
+    max_sweeps: int = 60,
+    accumulate_v: bool = True,
+) -> ReferenceResult:
+    """The pointwise device algorithm, run sequentially: the oracle for every strategy.
+
+    Runs the steps of :func:`cljacobi.strategies.step_table` in order (the
+    disjoint pairs of one parallel step one after another, which gives the
+    same result as running them at once), on the packed diagonal
+    ``(d, rho, j)`` of Novaković & Singer (2011), Sect. 4: pairs are
+    *positions* ``i < j``, columns are addressed through ``rho``.  Every
+    numerical detail is that of :func:`hyperbolic_jacobi` (the module
+    docstring); on top of it:
+
+    * bordering: an odd ``r`` gets a column that is a unit vector in a new
+      row (their eq. (4.1)); the border is stripped from the result;
+    * ``sort_diagonal``: Sort_Diagonal before the first and after every sweep
+      (positive part descending in ``d``, negative part ascending);
+    * ``rotation`` (Zhou & Brent 1997, Sect. 2): with 2 or 3 the first
+      position ``i`` of a *trigonometric* pair receives the larger eigenvalue
+      estimate ``j d`` -- the larger new squared norm in the positive sign
+      group, the smaller in the negative one -- judged by the predicted new
+      norms of eq. (2.6), ``a_ii - t a_ij`` and ``a_jj + t a_ij`` (the
+      current ones if the pair is not rotated).  Algorithm 2 then exchanges
+      the packed-diagonal entries of ``i`` and ``j``; algorithm 3 (Nash)
+      rotates through the complementary angle, ``(g_i', g_j') = (c (g_j + t
+      g_i), -c (g_i - t g_j))``, and keeps ``rho`` (a pair with the border
+      column is not turned, its data must stay where it is stripped).
+      Hyperbolic pairs are rotated alike by all three (they have no
+      complementary rotation).
+
+    Parameters
+    ----------
+    G : ndarray, shape (m, r)
+        Real factor of full column rank; not modified.
+    signs : ndarray, shape (r,)
+        Diagonal of ``J`` (``+1``/``-1``); positions start sign-partitioned,
+        positive first (a stable partition of the columns).
+    strategy : {"mm", "me", "ring", "round-robin"}
+        Parallel pivot strategy; ``"mm"`` sweeps are quasi-sweeps of ``r``
+        steps, the others have ``r - 1``.
+    rotation : {1, 2, 3}
+        Rotation algorithm.
+    sort_diagonal : bool
+        Sort the packed diagonal between sweeps.
+    max_sweeps : int
+        Sweeps before giving up (``converged=False``, with a warning).
+    accumulate_v : bool
+        Accumulate ``V`` with ``G_final = G @ V``.
+
+    Returns
+    -------
+    ReferenceResult
+        ``G``, ``V`` and ``d`` in the original column order.
+
+    References
+    ----------
+    V. Novaković and S. Singer, BIT 51 (2011), Sect. 4, Algorithms 4.1-4.5;
+    B. B. Zhou and R. P. Brent, J. Parallel Distrib. Comput. (1997), Sect. 2.
+    """
+    from .strategies import step_table  # local import: strategies is independent of this
+
+    G, s = _check_factor(G, signs)
+    if G.dtype.kind == "c":
+        raise TypeError("parallel_hyperbolic_jacobi handles real factors only")
+    if rotation not in (1, 2, 3):
+        raise ValueError(f"rotation must be 1, 2 or 3, not {rotation!r}")
+    if max_sweeps < 1:
+        raise ValueError("max_sweeps must be >= 1")
+    G = G.astype(np.float64)
+    m, r = G.shape
+    bordered = r % 2
+    r_pad = r + bordered
+    eps = float(np.finfo(np.float64).eps)
+    tol = math.sqrt(eps) / 2
+
+    Gt = np.zeros((r_pad, m + bordered))
+    Gt[:r, :m] = G.T
+    # the border column gets the sign -1, as the driver's Precompute_Data gives it
+    sg_col = np.concatenate([s, [-1] * bordered]).astype(np.int8)
+    if bordered:
+        Gt[r, m] = 1.0
+    Vt = np.eye(r_pad) if accumulate_v else None
+
+    # packed diagonal by position, positions sign-partitioned (stable)
+    rho = np.argsort(-sg_col, kind="stable")
+    sg = sg_col[rho].copy()
+    d = np.array([float(np.dot(Gt[c], Gt[c])) for c in rho])
+
+    sweeps = rotations = breakdowns = 0
+    converged = r < 2
+    if sort_diagonal:
+        _sort_positions(d, rho, sg)
+    for sweep in range(0 if converged else max_sweeps):
+        sweeps += 1
+        big = False
+        for step in step_table(strategy, r_pad, sweep=sweep).pairs:
+            for i, j in step.tolist():
+                ci, cj = rho[i], rho[j]
+                gi, gj = Gt[ci], Gt[cj]
+                hyp = bool(sg[i] != sg[j])
+                aij = float(np.dot(gi, gj))
+                kind, t, c = pair_rotation(d[i], d[j], aij, hyp, eps=eps)
+                rotate = kind == PairKind.ROTATE
+                breakdowns += kind == PairKind.BREAKDOWN
+                exchange = False
+                if rotation != 1 and not hyp:
+                    tt = t if rotate else 0.0
+                    new_ii, new_jj = d[i] - tt * aij, d[j] + tt * aij
+                    exchange = bool(new_ii < new_jj if sg[i] > 0 else new_ii > new_jj)
+                    # Nash's turn would move the border's data (column r): not done
+                    exchange &= rotation != 3 or max(ci, cj) < r
+                if not rotate:
+                    t, c = 0.0, 1.0
+                if rotate or (rotation == 3 and exchange):
+                    t_i = t if hyp else -t
+                    pairs_of_rows = [(Gt, ci, cj)] + ([(Vt, ci, cj)] if Vt is not None else [])
+                    for arr, a, b in pairs_of_rows:
+                        x, y = arr[a].copy(), arr[b].copy()
+                        xn, yn = c * (x + t_i * y), c * (y + t * x)
+                        if rotation == 3 and exchange:
+                            xn, yn = yn, -xn
+                        arr[a], arr[b] = xn, yn
+                    d[i], d[j] = float(np.dot(Gt[ci], Gt[ci])), float(np.dot(Gt[cj], Gt[cj]))
+                if rotation == 2 and exchange:
+                    d[[i, j]], rho[[i, j]], sg[[i, j]] = d[[j, i]], rho[[j, i]], sg[[j, i]]
+                if rotate:
+                    rotations += 1
+                    big |= abs(t) > tol
+        if sort_diagonal:
+            _sort_positions(d, rho, sg)
+        if not big:
+            converged = True
+            break
+    if not converged:
+        warnings.warn(
+            f"parallel_hyperbolic_jacobi: no convergence in {max_sweeps} sweeps",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    d_col = np.empty(r_pad)
+    d_col[rho] = d
+    return ReferenceResult(
+        G=np.ascontiguousarray(Gt[:r, :m].T),
+        V=None if Vt is None else np.ascontiguousarray(Vt[:r, :r].T),
+        d=d_col[:r],
+        sweeps=sweeps,
+        rotations=rotations,
+        breakdowns=breakdowns,
+        converged=converged,
+    )

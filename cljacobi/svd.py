@@ -29,6 +29,7 @@ import scipy.linalg
 from ._results import SolveInfo
 from .eig import DEFAULT_MAX_SWEEPS, _ldexp, _power_of_two_exponent, _real_dtype, _run_device
 from .host.device import resolve_queue
+from .options import resolve_options
 from .validation import as_float_matrix, check_max_sweeps
 
 __all__ = ["QR_RATIO", "SVDResult", "svd"]
@@ -85,6 +86,9 @@ def svd(
     full_matrices: bool = False,
     compute_uv: bool = True,
     check_finite: bool = True,
+    strategy: str = "auto",
+    rotation: int | None = None,
+    sort_diagonal: bool = True,
     max_sweeps: int = DEFAULT_MAX_SWEEPS,
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
@@ -117,6 +121,9 @@ def svd(
         Compute ``U`` and ``Vh``; if False only ``S`` is returned.
     check_finite : bool, optional
         Raise ValueError for NaN or inf entries.
+    strategy, rotation, sort_diagonal
+        Pivot strategy, rotation algorithm and packed-diagonal sort, as in
+        :func:`cljacobi.eig_indefinite`.
     max_sweeps : int, optional
         Sweeps before :class:`~cljacobi.ConvergenceError`.
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
@@ -166,6 +173,7 @@ def svd(
     total_start = time.perf_counter()
     full_matrices = _check_flag(full_matrices, "full_matrices")
     compute_uv = _check_flag(compute_uv, "compute_uv")
+    options = resolve_options(strategy, rotation, sort_diagonal)
     max_sweeps = check_max_sweeps(max_sweeps)
     A, result_dtype = as_float_matrix(A, "A", check_finite=check_finite, square=False)
     real_dtype = _real_dtype(result_dtype)
@@ -210,7 +218,7 @@ def svd(
     state = _run_device(
         np.asarray(B), signs, queue=resolve_queue(queue), accumulate_v=compute_uv,
         max_sweeps=max_sweeps, info=info, layout=_layout, result_dtype=result_dtype,
-        single=_single,
+        single=_single, options=options,
     )
     info.positive = nb
     sigma = np.linalg.norm(state.G, axis=0)

@@ -22,6 +22,7 @@ from .limits import check_global_memory, check_local_memory, choose_work_group_s
 from .programs import COMPLEX_LAYOUTS, KernelSpec, build_program
 from .device import require_fp64
 from ..errors import DeviceCapabilityError
+from ..strategies import STRATEGIES, step_table
 
 __all__ = [
     "PointwiseHSVD", "RunStats", "HSVDState", "STATUS_BIG", "STATUS_BROKEN", "complex_layout",
@@ -86,7 +87,9 @@ class HSVDState(NamedTuple):
     G holds U Sigma in the original column order (a Fortran-ordered array:
     columns contiguous, as on the device), V holds V^{-T} of eq. (2.1)
     (so that ``G_final = G_initial @ V``), `d` the squared column norms and
-    `signs` the signature, both in the original column order.
+    `signs` the signature, both in the original column order.  `positions`
+    is rho of the final packed diagonal: the physical column (border
+    included) at each position, e.g. to see how a sweep ordered the norms.
     """
 
     G: np.ndarray
@@ -94,6 +97,7 @@ class HSVDState(NamedTuple):
     d: np.ndarray
     signs: np.ndarray
     stats: RunStats
+    positions: np.ndarray | None = None
 
 
 def _to_split(columns: np.ndarray) -> np.ndarray:
@@ -128,6 +132,17 @@ class PointwiseHSVD:
     single : bool, optional
         Run the float32/complex64 kernels (for devices without fp64); the
         default runs float64/complex128 and needs fp64.
+    strategy : {"mm", "me", "ring", "round-robin"}
+        Parallel pivot strategy (:mod:`cljacobi.strategies`).  ``"mm"`` runs
+        the closed-form device stepper, quasi-sweeps of ``r`` steps; the
+        others upload their step table once per run (both tables for
+        ``"ring"``, whose forward and backward sweeps alternate) and run
+        sweeps of ``r - 1`` steps.
+    rotation : {1, 2, 3}
+        Rotation algorithm of Zhou & Brent (1997), Sect. 2 (see
+        :func:`cljacobi.options.resolve_options`).
+    sort_diagonal : bool
+        Sort_Diagonal of Algorithm 4.1 before the first and after every sweep.
     """
 
     def __init__(
@@ -138,6 +153,9 @@ class PointwiseHSVD:
         work_group_size: int | None = None,
         layout: str | None = None,
         single: bool = False,
+        strategy: str = "mm",
+        rotation: int = 1,
+        sort_diagonal: bool = True,
     ) -> None:
         self.queue = queue
         self.device = queue.device
@@ -147,6 +165,13 @@ class PointwiseHSVD:
         self.accumulate_v = accumulate_v
         self.requested_work_group_size = work_group_size
         self.layout = complex_layout(layout)
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {strategy!r}; allowed: {STRATEGIES}")
+        if rotation not in (1, 2, 3):
+            raise ValueError(f"unknown rotation {rotation!r}; allowed: 1, 2, 3")
+        self.strategy = strategy
+        self.rotation = int(rotation)
+        self.sort_diagonal = bool(sort_diagonal)
 
     def _program(self, rows: int, dtype: str = "float64") -> tuple[cl.Program, int]:
         size = choose_work_group_size(
@@ -155,7 +180,10 @@ class PointwiseHSVD:
         while True:
             check_local_memory(self.device, 2 * size * 8, "the pointwise step kernel")
             layout = self.layout if dtype.startswith("complex") else "interleaved"
-            spec = KernelSpec("pointwise", dtype, size, self.accumulate_v, layout)
+            spec = KernelSpec(
+                "pointwise", dtype, size, self.accumulate_v, layout,
+                strategy="mm" if self.strategy == "mm" else "table", rotation=self.rotation,
+            )
             program = build_program(self.queue.context, self.device, spec)
             kernel_max = min(
                 k.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, self.device)
@@ -200,6 +228,10 @@ class PointwiseHSVD:
                 "G": dtype.itemsize * ldg * r_pad,
                 **({"V": dtype.itemsize * ldv * r_pad} if self.accumulate_v else {}),
                 "packed diagonal": diag_dtype.itemsize * r_pad,
+                # int2 position pairs, r_pad/2 per step; two sweeps' worth for the ring
+                **({} if self.strategy == "mm" else {
+                    "step table": 8 * (r_pad // 2) * (r_pad - 1)
+                    * (2 if self.strategy == "ring" else 1)}),
             },
         )
         program, wg = self._program(m_used, dtype.name)
@@ -229,6 +261,10 @@ class PointwiseHSVD:
         status_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
         rotations_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
         summary_buf = cl.Buffer(ctx, mf.READ_WRITE, 8)
+        tables, steps = self._step_tables(r_pad)
+        pairs_buf = None
+        if tables is not None:
+            pairs_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=tables)
         self.queue.finish()
         seconds["transfer"] += time.perf_counter() - start
 
@@ -243,8 +279,18 @@ class PointwiseHSVD:
         step_args = [g_buf, np.int32(ldg), np.int32(m_used)]
         if self.accumulate_v:
             step_args += [v_buf, np.int32(ldv), np.int32(r_pad)]
-        step_args += [d_buf, stepper_buf, status_buf, rotations_buf, np.int32(r_pad)]
+        step_index_arg = None
+        if pairs_buf is None:
+            step_args += [d_buf, stepper_buf]
+        else:
+            step_index_arg = len(step_args) + 2
+            step_args += [d_buf, pairs_buf, np.int32(0)]
+        step_args += [status_buf, rotations_buf, np.int32(r_pad)]
+        if self.rotation == 3:
+            step_args.append(np.int32(r))  # columns >= r are the border
         step.set_args(*step_args)
+        # Forward and backward ring sweeps alternate (Zhou & Brent 1997, Sect. 4).
+        sweep_tables = 1 if tables is None else tables.shape[0] // steps
         reduce_status = cl.Kernel(program, "cjac_sweep_status")
         reduce_status.set_args(status_buf, rotations_buf, np.int32(slots), summary_buf)
 
@@ -252,11 +298,15 @@ class PointwiseHSVD:
         summary = np.empty(2, dtype=np.int32)
         stats = RunStats(work_group_size=wg)
 
-        seconds["sort"] += self._sort(d_buf, diagonal)
+        if self.sort_diagonal:
+            seconds["sort"] += self._sort(d_buf, diagonal)
         sort_in_sweeps = 0.0
         sweep_start = time.perf_counter()
-        for _ in range(max_sweeps):
-            for _ in range(r_pad):
+        for sweep in range(max_sweeps):
+            first = (sweep % sweep_tables) * steps
+            for s in range(steps):
+                if step_index_arg is not None:
+                    step.set_arg(step_index_arg, np.int32(first + s))
                 cl.enqueue_nd_range_kernel(self.queue, step, global_size, local_size)
             cl.enqueue_nd_range_kernel(self.queue, reduce_status, (wg,), (wg,))
             cl.enqueue_copy(self.queue, summary, summary_buf)
@@ -264,7 +314,8 @@ class PointwiseHSVD:
             stats.last_status = int(summary[0])
             stats.rotations_per_sweep.append(int(summary[1]))
             stats.breakdown |= bool(summary[0] & STATUS_BROKEN)
-            sort_in_sweeps += self._sort(d_buf, diagonal)
+            if self.sort_diagonal:
+                sort_in_sweeps += self._sort(d_buf, diagonal)
             # Stop when no rotation with |t| > sqrt(eps)/2 happened (Sect. 2 and 4).
             if not summary[0] & STATUS_BIG:
                 stats.converged = True
@@ -298,7 +349,30 @@ class PointwiseHSVD:
             d=by_column["d"][:r].copy(),
             signs=by_column["j"][:r].astype(np.int8),
             stats=stats,
+            positions=diagonal["rho"].copy(),
         )
+
+    def _step_tables(self, r_pad: int) -> tuple[np.ndarray | None, int]:
+        """The step tables to upload (None for MM) and the steps per sweep.
+
+        Returns an ``int32`` array of shape ``(tables * steps, r_pad // 2, 2)``
+        holding position pairs ``i < j``: one sweep's table, or for ``"ring"``
+        the forward sweep's followed by the backward sweep's.  With rotation
+        algorithms 2 and 3 the kernel gives the larger eigenvalue estimate to
+        position ``i``; for the ring that is its compare-exchange direction
+        (``larger_first`` is all True, :func:`cljacobi.strategies.step_table`).
+        """
+        if self.strategy == "mm":
+            return None, r_pad
+        sweeps = 2 if self.strategy == "ring" else 1
+        tables = [step_table(self.strategy, r_pad, sweep=q) for q in range(sweeps)]
+        for table in tables:
+            if table.larger_first is not None and not table.larger_first.all():
+                raise RuntimeError(  # pragma: no cover - guarded by test_strategies
+                    f"{self.strategy} table wants the larger norm second in some pairs"
+                )
+        pairs = np.ascontiguousarray(np.concatenate([t.pairs for t in tables]), dtype=np.int32)
+        return pairs, tables[0].steps
 
     def _sort(self, d_buf: cl.Buffer, diagonal: np.ndarray) -> float:
         """Sort_Diagonal of Algorithm 4.1 on the host; returns the seconds spent."""

@@ -17,7 +17,10 @@ import pyopencl as cl
 from mako.exceptions import MakoException
 from mako.lookup import TemplateLookup
 
-__all__ = ["COMPLEX_LAYOUTS", "KernelSpec", "build_program", "clear_cache", "render"]
+__all__ = [
+    "COMPLEX_LAYOUTS", "KERNEL_STRATEGIES", "KernelSpec", "build_program", "clear_cache",
+    "render",
+]
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
 
@@ -27,6 +30,9 @@ _PART_CTYPES = {**_REAL_CTYPES, "complex128": "double", "complex64": "float"}
 #: Storage of complex columns (see arith.cl.mako, def element): interleaved
 #: (re, im) pairs, or split (a column's real parts, then its imaginary parts).
 COMPLEX_LAYOUTS = ("interleaved", "split")
+
+#: How a kernel finds its pivot pairs: the MM stepper or an uploaded table.
+KERNEL_STRATEGIES = ("mm", "table")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +53,16 @@ class KernelSpec:
     layout : str
         Storage of complex G and V: ``"interleaved"`` (default) or ``"split"``
         (one of :data:`COMPLEX_LAYOUTS`); real dtypes take ``"interleaved"``.
+    strategy : {"mm", "table"}
+        Where the step kernel gets its pivot pairs: ``"mm"`` from the
+        closed-form modified modulus stepper in device memory (Novaković &
+        Singer 2011, Algorithms 4.3/4.4); ``"table"`` from a step table
+        uploaded once per run (:func:`cljacobi.strategies.step_table`; the
+        strategies ``"me"``, ``"ring"`` and ``"round-robin"`` share this
+        program).
+    rotation : {1, 2, 3}
+        Rotation algorithm of Zhou & Brent (1997), Sect. 2: 1 plain, 2
+        exchange then rotate, 3 Nash's rotation (see ``pointwise.cl.mako``).
     block_width : int
         Block width w of the blocked family (0 for the pointwise one).
     inner_strategy : str
@@ -62,6 +78,8 @@ class KernelSpec:
     work_group_size: int
     accumulate_v: bool
     layout: str = "interleaved"
+    strategy: str = "mm"
+    rotation: int = 1
     block_width: int = 0
     inner_strategy: str = ""
     tile_rows: int = 0
@@ -77,6 +95,13 @@ class KernelSpec:
         w = self.work_group_size
         if w < 1 or w & (w - 1):
             raise ValueError(f"work_group_size must be a power of two, not {w}")
+        if self.strategy not in KERNEL_STRATEGIES:
+            raise ValueError(
+                f"strategy must be one of {KERNEL_STRATEGIES} (the table strategies share "
+                f"'table'), not {self.strategy!r}"
+            )
+        if self.rotation not in (1, 2, 3):
+            raise ValueError(f"rotation must be 1, 2 or 3, not {self.rotation!r}")
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -89,6 +114,8 @@ class KernelSpec:
             "layout": self.layout,
             "store_ctype": "cjac_real2" if complex_ and self.layout == "interleaved"
             else "cjac_real",
+            "strategy": self.strategy,
+            "rotation": self.rotation,
         }
         if self.family == "bunch_parlett":
             args["tile"] = self.tile_rows

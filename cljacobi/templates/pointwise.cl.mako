@@ -8,6 +8,14 @@
 ##   layout            complex storage, "interleaved" | "split" (arith.element)
 ##   store_ctype       what the G and V buffers hold: "cjac_real", or
 ##                     "cjac_real2" for interleaved complex data
+##   strategy          "mm": pairs from the closed-form modified modulus stepper
+##                     (Algorithms 4.3/4.4) kept in device memory; "table": pairs
+##                     read from an uploaded step table (cljacobi.strategies:
+##                     "me", "ring", "round-robin"), pairs[step * r/2 + k]
+##   rotation          1, 2 or 3: the rotation algorithms of Zhou & Brent 1997,
+##                     Sect. 2 (1 plain; 2 exchange the packed-diagonal entries,
+##                     then rotate; 3 Nash's rotation through the complementary
+##                     angle), see cjac_step
 ##
 ## Data layout: G is column-major with leading dimension ldg (rows padded and
 ## bordered as in eq. (4.1)); column c of G starts at G + c*ldg.  V likewise
@@ -83,14 +91,30 @@ void cjac_step(__global ${store_ctype} *G, const int ldg, const int m,
 %if accumulate_v:
                __global ${store_ctype} *V, const int ldv, const int mv,
 %endif
+%if strategy == "mm":
                __global cjac_diag *D, __global int4 *stepper,
+%else:
+               __global cjac_diag *D, __global const int2 *pairs, const int step,
+%endif
+%if rotation == 3:
+               __global int *status, __global int *rotations, const int r,
+               const int real_columns)
+%else:
                __global int *status, __global int *rotations, const int r)
+%endif
 {
     __local cjac_real scratch[WG];
     const int k = get_group_id(0);
     const int lid = get_local_id(0);
+%if strategy == "mm":
     const int4 s = stepper[k];
     const int i = s.z, j = s.w;
+%else:
+    /* Row `step` of the uploaded table (cljacobi.strategies.step_table),
+     * positions i < j in the packed diagonal. */
+    const int2 pair = pairs[(size_t)step * (r / 2) + k];
+    const int i = pair.x, j = pair.y;
+%endif
     const cjac_diag Di = D[i], Dj = D[j];
     __global ${store_ctype} *gi = CJAC_COLUMN(G, Di.rho, ldg);
     __global ${store_ctype} *gj = CJAC_COLUMN(G, Dj.rho, ldg);
@@ -123,12 +147,60 @@ void cjac_step(__global ${store_ctype} *G, const int ldg, const int m,
      * t -> s = t e^{i alpha} in g_j', conj(s) in g_i'. */
     const cjac_real c = hyperbolic ? 1 / sqrt((1 - t) * (1 + t)) : 1 / sqrt(fma(t, t, 1));
     const cjac_elem s_i = hyperbolic ? cjac_conj(s_j) : -cjac_conj(s_j);
+%if rotation == 1:
+    /* Rotation algorithm 1 (Zhou & Brent 1997, Sect. 2): |phi| <= pi/4, so the
+     * larger of the two norms grows and stays where it is. */
+    const bool exchange = false;
+%else:
+    /* Sorting rotations (Zhou & Brent 1997, Sect. 2, algorithms 2 and 3): the
+     * first position i of the pair receives the larger eigenvalue estimate
+     * lambda = j d, the order Sort_Diagonal keeps (positive part descending in
+     * d, negative part ascending).  Only a trigonometric pair (one sign group)
+     * has the choice: in the positive group i takes the larger, in the
+     * negative group the smaller new squared norm.  A hyperbolic pair has no
+     * complementary rotation (both norms drop by t |a_ij|, eq. (2.6)); as the
+     * positions are sign-partitioned its positive member is at i already.
+     * The decision uses the predicted new norms of eq. (2.6) with hyp = -1:
+     * a_ii - t |a_ij| and a_jj + t |a_ij| (the current ones if not rotating;
+     * a_arg is the signed a_ij for real data). */
+    const cjac_real new_ii = fma(-t, a_arg, a_ii);
+    const cjac_real new_jj = fma(t, a_arg, a_jj);
+%if rotation == 3:
+    /* The border columns (physical index >= real_columns, eq. (4.1)) must stay
+     * where the host strips them: Nash's turn would move their data. */
+    const bool exchange = !hyperbolic && Di.rho < real_columns && Dj.rho < real_columns
+                          && (Di.j > 0 ? new_ii < new_jj : new_ii > new_jj);
+%else:
+    const bool exchange = !hyperbolic && (Di.j > 0 ? new_ii < new_jj : new_ii > new_jj);
+%endif
+%endif
+%if rotation == 3:
+    /* Algorithm 3 (Nash 1975): rotate through phi + pi/2 instead, i.e.
+     * (g_i', g_j') = (c (g_j + s g_i), -c (g_i + s_i g_j)); rho is kept and the
+     * data move.  A pair that needs no rotation is turned by pi/2 (c = 1). */
+    const bool update = rotate || exchange;
+%else:
+    /* Algorithm 2 (Hestenes 1958) exchanges the packed-diagonal entries of i
+     * and j (d and rho, below) -- no data move -- and the plain rotation of
+     * the exchanged pair equals this one with the roles of g_i, g_j swapped. */
+    const bool update = rotate;
+%endif
     cjac_real part_i = 0, part_j = 0;
-    if (rotate) {
+    if (update) {
         for (int row = lid; row < m; row += WG) {
             const cjac_elem x = CJAC_LOAD(gi, row, ldg), y = CJAC_LOAD(gj, row, ldg);
+%if rotation == 3:
+            cjac_elem xn = cjac_scale(c, cjac_axpy(s_i, y, x));
+            cjac_elem yn = cjac_scale(c, cjac_axpy(s_j, x, y));
+            if (exchange) {
+                const cjac_elem old_xn = xn;
+                xn = yn;
+                yn = -old_xn;
+            }
+%else:
             const cjac_elem xn = cjac_scale(c, cjac_axpy(s_i, y, x));
             const cjac_elem yn = cjac_scale(c, cjac_axpy(s_j, x, y));
+%endif
             CJAC_STORE(gi, row, ldg, xn);
             CJAC_STORE(gj, row, ldg, yn);
             part_i = cjac_abs2_acc(xn, part_i);
@@ -139,30 +211,50 @@ void cjac_step(__global ${store_ctype} *G, const int ldg, const int m,
     const cjac_real d_i = cjac_workgroup_sum(scratch, part_i);
     const cjac_real d_j = cjac_workgroup_sum(scratch, part_j);
 %if accumulate_v:
-    if (rotate) {
+    if (update) {
         __global ${store_ctype} *vi = CJAC_COLUMN(V, Di.rho, ldv);
         __global ${store_ctype} *vj = CJAC_COLUMN(V, Dj.rho, ldv);
         for (int row = lid; row < mv; row += WG) {
             const cjac_elem x = CJAC_LOAD(vi, row, ldv), y = CJAC_LOAD(vj, row, ldv);
-            CJAC_STORE(vi, row, ldv, cjac_scale(c, cjac_axpy(s_i, y, x)));
-            CJAC_STORE(vj, row, ldv, cjac_scale(c, cjac_axpy(s_j, x, y)));
+            const cjac_elem xn = cjac_scale(c, cjac_axpy(s_i, y, x));
+            const cjac_elem yn = cjac_scale(c, cjac_axpy(s_j, x, y));
+%if rotation == 3:
+            CJAC_STORE(vi, row, ldv, exchange ? yn : xn);
+            CJAC_STORE(vj, row, ldv, exchange ? -xn : yn);
+%else:
+            CJAC_STORE(vi, row, ldv, xn);
+            CJAC_STORE(vj, row, ldv, yn);
+%endif
         }
     }
 %endif
     if (lid == 0) {
-        if (rotate) {
+        if (update) {
             D[i].d = d_i;
             D[j].d = d_j;
+        }
+%if rotation == 2:
+        if (exchange) {
+            cjac_diag new_i = D[j], new_j = D[i];
+            D[i] = new_i;
+            D[j] = new_j;
+        }
+%endif
+        if (rotate) {
             /* eq. (4.2), with |t| measured against the shorter column: the
              * rotation moves it by |t| sqrt(a_long / a_short) of its norm
              * (a plain |t| test stops early when the norms differ widely). */
-            const cjac_real moved = fabs(t) * (sqrt(fmax(a_ii, a_jj)) / sqrt(fmin(a_ii, a_jj)));
-            status[k] |= moved > sqrt(CJAC_EPS) / 2 ? (CJAC_ROTATED | CJAC_BIG) : CJAC_ROTATED;
+            const cjac_real relative_move =
+                fabs(t) * (sqrt(fmax(a_ii, a_jj)) / sqrt(fmin(a_ii, a_jj)));
+            status[k] |= relative_move > sqrt(CJAC_EPS) / 2 ? (CJAC_ROTATED | CJAC_BIG)
+                                                             : CJAC_ROTATED;
             rotations[k] += 1;
         } else if (nonorthogonal) {
             status[k] |= CJAC_BROKEN;
         }
+%if strategy == "mm":
         stepper[k] = cjac_stepper_update(s, r);
+%endif
     }
 }
 
