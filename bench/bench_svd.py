@@ -85,8 +85,12 @@ def _peers():
 
         peers["cupy.svd (gesvd)"] = on_gpu(lambda dA: cupy.linalg.svd(dA, full_matrices=False))
         if hasattr(cupyx.cusolver, "gesvdj"):
-            peers["cusolver.gesvdj"] = on_gpu(
-                lambda dA: cupyx.cusolver.gesvdj(dA, full_matrices=False))
+            def gesvdj(dA):
+                # cuSOLVER's gesvdj returns V with A = U diag(S) V^H, not Vh.
+                U, S, V = cupyx.cusolver.gesvdj(dA, full_matrices=False)
+                return U, S, V.conj().T
+
+            peers["cusolver.gesvdj"] = on_gpu(gesvdj)
     except Exception as error:  # noqa: BLE001 - any import/driver failure means "no peer"
         print(f"# cupy peers unavailable: {error!r}")
     return peers

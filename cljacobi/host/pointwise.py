@@ -43,17 +43,21 @@ LAYOUT_ENV = "CLJACOBI_COMPLEX_LAYOUT"
 #: Default complex storage.  The GSVD paper (Novaković & Singer, Sect. 3.1)
 #: split real and imaginary parts for two reasons: CUDA C had no native
 #: complex type (so all data were kept in real variables), and one component
-#: of successive elements can then be read or written contiguously.  Neither
-#: applies to the pointwise kernels here: OpenCL has the native vector type
-#: double2, and every access needs both components.  Interleaved storage
-#: reads an element with one 16-byte load (a warp's 32 loads are 512
-#: contiguous bytes, fully coalesced) and one address stream per column;
-#: split needs two 8-byte loads from two streams ld apart.  Both move the same
-#: bytes and give bitwise identical results, so interleaved is the default
-#: until the GPU benchmark decides (``bench/bench_eig.py --dtype complex128
-#: --layout interleaved split`` on an H100/H200; ``CLJACOBI_COMPLEX_LAYOUT``
-#: or the private ``_layout=`` keyword select either).
-DEFAULT_COMPLEX_LAYOUT = "interleaved"
+#: of successive elements can then be read or written contiguously.  Here
+#: OpenCL has the native vector type double2, and every access of the
+#: pointwise kernels needs both components: interleaved storage reads an
+#: element with one 16-byte load and one address stream per column, split
+#: storage with two 8-byte loads from two streams ld apart.  Both move the
+#: same bytes and give bitwise identical results, so the choice is by
+#: measurement: on an NVIDIA H200 through NVIDIA's OpenCL (one process, the
+#: 2011 paper's spectra, bench/results/eig-complex-H200-2026-11-22.json),
+#: seconds of the sweeps, interleaved vs split: n = 512: 0.128 vs 0.105,
+#: n = 1024: 0.185 vs 0.183, n = 2048: 1.051 vs 1.028; complex svd, n = 1024:
+#: 0.587 vs 0.587 (bench/results/svd-complex-H200-2026-11-22.json).  Split
+#: is never slower, so it is the default (two coalesced 8-byte streams per
+#: column serve the memory system at least as well as one 16-byte stream).
+#: ``CLJACOBI_COMPLEX_LAYOUT`` or the private ``_layout=`` keyword select either.
+DEFAULT_COMPLEX_LAYOUT = "split"
 
 
 def complex_layout(layout: str | None = None) -> str:

@@ -51,8 +51,9 @@ class KernelSpec:
     accumulate_v : bool
         Whether the step kernel also transforms V.
     layout : str
-        Storage of complex G and V: ``"interleaved"`` (default) or ``"split"``
-        (one of :data:`COMPLEX_LAYOUTS`); real dtypes take ``"interleaved"``.
+        Storage of complex G and V: ``"interleaved"`` or ``"split"`` (one of
+        :data:`COMPLEX_LAYOUTS`; the driver's default is ``"split"``); real
+        dtypes take ``"interleaved"``.
     strategy : {"mm", "table"}
         Where the step kernel gets its pivot pairs: ``"mm"`` from the
         closed-form modified modulus stepper in device memory (Novaković &
