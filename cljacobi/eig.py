@@ -484,11 +484,9 @@ def eig_indefinite(
     n = A.shape[-1]
     run_queue = None
     if n >= 2 and A.size:
-        run_queue = resolve_queue(queue if queue is not None else array_queue)
-        preflight(
-            run_queue, rows=n, columns=n, accumulate_v=False,
-            element_bytes=A.dtype.itemsize,
-            single=_single_precision(run_queue, result_dtype, _single),
+        run_queue = _checked_queue(
+            queue, array_queue, A, n, accumulate_v=False, result_dtype=result_dtype,
+            single=_single,
         )
 
     def solve(index: tuple[int, ...], matrix: np.ndarray):
@@ -504,6 +502,28 @@ def eig_indefinite(
     if is_device_array(M):
         result = to_device(result, array_queue or run_queue or resolve_queue(queue))
     return (result, info) if return_info else result
+
+
+def _checked_queue(
+    queue: cl.CommandQueue | cl.Context | None,
+    array_queue: cl.CommandQueue | None,
+    A: np.ndarray,
+    order: int,
+    *,
+    accumulate_v: bool,
+    result_dtype: np.dtype,
+    single: bool | None,
+) -> cl.CommandQueue:
+    """The queue to run on (`queue`, else a device array's, else the default),
+    after checking that the device can take an ``order x order`` problem of
+    `A`'s element type: before the factorization and before any launch."""
+    run_queue = resolve_queue(queue if queue is not None else array_queue)
+    preflight(
+        run_queue, rows=order, columns=order, accumulate_v=accumulate_v,
+        element_bytes=A.dtype.itemsize,
+        single=_single_precision(run_queue, result_dtype, single),
+    )
+    return run_queue
 
 
 def _solve_all(A: np.ndarray, solve: Any, template: Any, result_dtype: np.dtype) -> tuple[Any, Any]:
@@ -633,11 +653,9 @@ def hsvd(
         )
     run_queue = None
     if n and A.size:
-        run_queue = resolve_queue(queue if queue is not None else array_queue)
-        preflight(
-            run_queue, rows=n, columns=n, accumulate_v=compute_uv,
-            element_bytes=A.dtype.itemsize,
-            single=_single_precision(run_queue, result_dtype, _single),
+        run_queue = _checked_queue(
+            queue, array_queue, A, n, accumulate_v=compute_uv, result_dtype=result_dtype,
+            single=_single,
         )
 
     def solve(index: tuple[int, ...], matrix: np.ndarray):
