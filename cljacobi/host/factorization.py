@@ -3,8 +3,11 @@
 The same factorization as :func:`cljacobi.factorization.j_factorize`,
 ``M = G J G^T`` with 1x1 and diagonalized 2x2 pivots (Bunch & Parlett 1971;
 Slapničar 1992), but the O(n^3) Schur-complement updates and the complete
-pivot search run on the OpenCL device; the host launches and reads one small
-decision per step.  Real symmetric input only.
+pivot search run on the OpenCL device.  The pivot decisions stay on the
+device too (a small step state every kernel reads), so the host enqueues the
+steps in batches and reads the state once per batch; it steps in only when
+the remaining entries fall below the normwise rank tolerance, to apply the
+entrywise test.  Real symmetric input only.
 """
 
 from __future__ import annotations
@@ -23,8 +26,15 @@ __all__ = ["j_factorize_device"]
 TILE = 16
 #: Work-items of the one-dimensional kernels.
 LINE_WORK_GROUP = 64
+#: Work-items of the one-work-group pivot decision.
+DECIDE_WORK_GROUP = 256
+#: Pivot steps enqueued between two reads of the step state.
+STEPS_PER_BATCH = 32
 #: Bytes of one partial-maximum record (``cjac_bp_max``).
 _MAX_RECORD = 32
+#: The step state of ``bunch_parlett.cl.mako``: k, s, p, q, flag (and padding).
+_STATE_WORDS = 8
+_RUNNING, _SMALL, _DONE = 0, 1, 2
 
 
 def _round_up(value: int, multiple: int) -> int:
@@ -51,11 +61,10 @@ def j_factorize_device(
     tiles = -(-n // TILE)
     check_global_memory(device, {"A": 8 * lda * n, "G": 8 * lda * n,
                                  "partial maxima": _MAX_RECORD * tiles * tiles})
-    spec = KernelSpec("bunch_parlett", "float64", LINE_WORK_GROUP, False, tile_rows=TILE)
+    spec = KernelSpec("bunch_parlett", "float64", DECIDE_WORK_GROUP, False, tile_rows=TILE)
     program = build_program(queue.context, device, spec)
     kernels = {name: cl.Kernel(program, name) for name in (
-        "cjac_bp_swap_rows", "cjac_bp_swap_columns", "cjac_bp_pivot_columns",
-        "cjac_bp_update", "cjac_bp_decide")}
+        "cjac_bp_pivot_columns", "cjac_bp_update", "cjac_bp_decide")}
 
     # Row c of `columns` is column c of A (column-major).  The first update
     # launch (s = 0) copies the lower triangle onto the upper one, so only the
@@ -76,38 +85,55 @@ def j_factorize_device(
     perm_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=perm)
     signs_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * n)
     partial_buf = cl.Buffer(ctx, mf.READ_WRITE, _MAX_RECORD * tiles * tiles)
-    decision_buf = cl.Buffer(ctx, mf.READ_WRITE, 16)
+    # Step state (k, s, p, q, flag): k = 0 with s = 0, so the first update
+    # launch only searches for the first pivot.
+    state = np.zeros(_STATE_WORDS, np.int32)
+    state_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=state)
     mu0_buf = cl.Buffer(ctx, mf.READ_WRITE, 8)
-    decision = np.empty(4, np.int32)
-    mu0 = np.empty(1, np.float64)
     i32 = np.int32
 
-    def line(count: int) -> tuple[tuple[int], tuple[int]]:
-        return (_round_up(max(count, 1), LINE_WORK_GROUP),), (LINE_WORK_GROUP,)
+    # One kernel object per interchange (0: k <-> p, 1: k+1 <-> q), arguments set once.
+    swap_rows = [cl.Kernel(program, "cjac_bp_swap_rows") for _ in range(2)]
+    swap_columns = [cl.Kernel(program, "cjac_bp_swap_columns") for _ in range(2)]
+    for which in (0, 1):
+        swap_rows[which].set_args(a_buf, i32(lda), i32(n), state_buf, i32(which))
+        swap_columns[which].set_args(a_buf, i32(lda), i32(n), state_buf, i32(which), perm_buf)
+    pivot_columns = kernels["cjac_bp_pivot_columns"]
+    pivot_columns.set_args(a_buf, i32(lda), i32(n), state_buf, perm_buf, w_buf, i32(lda),
+                           g_buf, i32(lda), signs_buf)
+    update = kernels["cjac_bp_update"]
+    update.set_args(a_buf, i32(lda), i32(n), state_buf, w_buf, i32(lda), signs_buf, partial_buf)
+    decide = kernels["cjac_bp_decide"]
+    decide.set_args(partial_buf, i32(0), i32(n), np.float64(max(rank_tol, 0.0)), state_buf,
+                    mu0_buf)
 
-    def update_and_decide(k0: int, s: int, k: int) -> None:
-        t = -(-(n - k0) // TILE)
+    def enqueue_search(trailing: int) -> None:
+        """Update (of the pivot in `state`) and decision, for at most `trailing` rows."""
+        t = -(-trailing // TILE)
         if t > 0:
-            kernels["cjac_bp_update"](
-                queue, (t * TILE, t * TILE), (TILE, TILE), a_buf, i32(lda), i32(n), i32(k0),
-                i32(s), w_buf, i32(lda), signs_buf, i32(k), partial_buf)
-        kernels["cjac_bp_decide"](
-            queue, (LINE_WORK_GROUP,), (LINE_WORK_GROUP,), partial_buf, i32(t * t),
-            decision_buf, mu0_buf)
-        cl.enqueue_copy(queue, decision, decision_buf, is_blocking=False)
-        cl.enqueue_copy(queue, mu0, mu0_buf, is_blocking=True)
+            cl.enqueue_nd_range_kernel(queue, update, (t * TILE, t * TILE), (TILE, TILE))
+        decide.set_arg(1, i32(t * t))
+        cl.enqueue_nd_range_kernel(queue, decide, (DECIDE_WORK_GROUP,), (DECIDE_WORK_GROUP,))
 
-    def swap(lo: int, i: int, p: int) -> None:
-        """Symmetric interchange of positions i and p, touching positions >= lo."""
-        kernels["cjac_bp_swap_rows"](
-            queue, *line(n - lo), a_buf, i32(lda), i32(n), i32(lo), i32(i), i32(p))
-        kernels["cjac_bp_swap_columns"](
-            queue, *line(n - lo), a_buf, i32(lda), i32(n), i32(lo), i32(i), i32(p), perm_buf)
+    def enqueue_step(lower_k: int) -> None:
+        """One pivot step; `lower_k` <= k bounds the grids from above."""
+        line = (_round_up(n - lower_k, LINE_WORK_GROUP),), (LINE_WORK_GROUP,)
+        for which in (0, 1):
+            cl.enqueue_nd_range_kernel(queue, swap_rows[which], *line)
+            cl.enqueue_nd_range_kernel(queue, swap_columns[which], *line)
+        cl.enqueue_nd_range_kernel(queue, pivot_columns, *line)
+        enqueue_search(n - lower_k - 1)
 
-    update_and_decide(0, 0, 0)
-    k = 0
-    while k < n:
-        if not mu0[0] > max(rank_tol, 0.0):
+    # Steps are enqueued in batches without waiting; every step advances k by
+    # at least one, so after j steps k >= j bounds the trailing size.  The host
+    # reads the state once per batch and decides on a small remainder.
+    enqueue_search(n)
+    while True:
+        cl.enqueue_copy(queue, state, state_buf)
+        k, flag = int(state[0]), int(state[4])
+        if flag == _DONE:
+            break
+        if flag == _SMALL:
             if not scaled_test:
                 break
             trailing = np.empty((n, lda))
@@ -119,17 +145,13 @@ def j_factorize_device(
                 trailing[k:, k:n], M, done[:k, :n].T, perm[k:], noise_level
             ):
                 break
-        s, p, q = int(decision[0]), int(decision[1]), int(decision[2])
-        if k + s > n:  # a 2x2 pivot needs two rows (cannot happen for n - k >= 2)
-            break
-        swap(k, k, p)
-        if s == 2:
-            swap(k, k + 1, q)
-        kernels["cjac_bp_pivot_columns"](
-            queue, *line(n - k), a_buf, i32(lda), i32(n), i32(k), i32(s), perm_buf,
-            w_buf, i32(lda), g_buf, i32(lda), signs_buf)
-        update_and_decide(k + s, s, k)
-        k += s
+            state[4] = _RUNNING  # real data: take this pivot and go on
+            cl.enqueue_copy(queue, state_buf, state)
+        # All launched steps have run: k is exact, and k + j bounds the j-th
+        # step of this batch from below (a step that finds the flag set is a
+        # no-op, and so are all after it).
+        for j in range(min(STEPS_PER_BATCH, n - k)):
+            enqueue_step(k + j)
 
     G_cols = np.empty((n, lda))
     cl.enqueue_copy(queue, G_cols, g_buf)

@@ -3,14 +3,20 @@
 ## version is cljacobi.factorization.j_factorize).
 ##
 ## The working matrix A (n x n, column-major, leading dimension lda) holds the
-## full symmetric Schur complement; one host step k launches
+## full symmetric Schur complement.  One pivot step is five launches:
 ##   cjac_bp_swap_rows, cjac_bp_swap_columns   symmetric interchange k <-> p
+##                                             (twice for a 2x2 pivot)
 ##   cjac_bp_pivot_columns                     the s = 1 or 2 new columns of G
 ##   cjac_bp_update                            rank-s update of the trailing
 ##                                             matrix, fused with the search
 ##                                             for the next pivot (partial maxima)
 ##   cjac_bp_decide                            fixed-order reduction of the
 ##                                             partial maxima; pivot decision
+## The step state (k, s, p, q, flag) lives in device memory: every kernel reads
+## it, cjac_bp_decide writes it, so the host enqueues many steps without
+## waiting.  A flag other than CJAC_BP_RUNNING makes every kernel a no-op until
+## the host clears it: CJAC_BP_SMALL when the remaining entries fell below the
+## normwise rank tolerance (the host then decides), CJAC_BP_DONE at k = n.
 ##
 ## Render parameters:
 ##   real_ctype        "double"
@@ -24,6 +30,17 @@ ${arith.prelude(real_ctype)}
 /* Bunch & Parlett (1971): alpha = (1 + sqrt(17)) / 8 balances the growth of
  * 1x1 and 2x2 pivots. */
 #define CJAC_BP_ALPHA ${repr((1 + 17 ** 0.5) / 8)}
+
+/* The step state: state[K] = k, the first position not yet eliminated; s, p, q
+ * the pivot chosen for position k (p <= q; p == q for s = 1); the flag. */
+#define CJAC_BP_K 0
+#define CJAC_BP_S 1
+#define CJAC_BP_P 2
+#define CJAC_BP_Q 3
+#define CJAC_BP_FLAG 4
+#define CJAC_BP_RUNNING 0
+#define CJAC_BP_SMALL 1
+#define CJAC_BP_DONE 2
 
 /* Partial maxima of one work-group: the largest |a_ij| of the trailing matrix
  * (lower triangle i >= j) and where, the largest |a_ii| and where.  Ties go to
@@ -41,13 +58,17 @@ inline bool cjac_bp_better(const cjac_real v, const int col, const int row,
     return v > best || (v == best && (col < best_col || (col == best_col && row < best_row)));
 }
 
-/* Rows i and p of A exchanged in columns lo..n-1 (lo = k, the step's first
- * position: for a 2x2 pivot the second interchange i = k + 1 must also move
- * the entries of column k). */
+/* Interchange number `which` (0: k <-> p; 1, for a 2x2 pivot: k+1 <-> q) of
+ * the pivot in `state`: rows i and p of A exchanged in columns k..n-1 (the
+ * second interchange must also move the entries of column k). */
 __kernel void cjac_bp_swap_rows(__global cjac_real *A, const int lda, const int n,
-                                const int lo, const int i, const int p)
+                                __global const int *state, const int which)
 {
-    const int col = lo + get_global_id(0);
+    if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING || which >= state[CJAC_BP_S])
+        return;
+    const int k = state[CJAC_BP_K];
+    const int i = k + which, p = which ? state[CJAC_BP_Q] : state[CJAC_BP_P];
+    const int col = k + get_global_id(0);
     if (col >= n || i == p)
         return;
     const cjac_real x = A[(size_t)col * lda + i];
@@ -55,12 +76,16 @@ __kernel void cjac_bp_swap_rows(__global cjac_real *A, const int lda, const int 
     A[(size_t)col * lda + p] = x;
 }
 
-/* Columns i and p of A exchanged in rows lo..n-1; and the permutation. */
+/* The same interchange of columns i and p in rows k..n-1; and the permutation. */
 __kernel void cjac_bp_swap_columns(__global cjac_real *A, const int lda, const int n,
-                                   const int lo, const int i, const int p,
+                                   __global const int *state, const int which,
                                    __global int *perm)
 {
-    const int row = lo + get_global_id(0);
+    if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING || which >= state[CJAC_BP_S])
+        return;
+    const int k = state[CJAC_BP_K];
+    const int i = k + which, p = which ? state[CJAC_BP_Q] : state[CJAC_BP_P];
+    const int row = k + get_global_id(0);
     if (i == p)
         return;
     if (row < n) {
@@ -83,11 +108,14 @@ __kernel void cjac_bp_swap_columns(__global cjac_real *A, const int lda, const i
  * W (positions k..n-1) goes to the work array for the update, and to G at
  * the original row index perm[i].  Writes sign(lam) to signs[k..k+s-1]. */
 __kernel void cjac_bp_pivot_columns(__global const cjac_real *A, const int lda, const int n,
-                                    const int k, const int s, __global const int *perm,
+                                    __global const int *state, __global const int *perm,
                                     __global cjac_real *W, const int ldw,
                                     __global cjac_real *G, const int ldg,
                                     __global cjac_real *signs)
 {
+    if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING)
+        return;
+    const int k = state[CJAC_BP_K], s = state[CJAC_BP_S];
     const int i = k + get_global_id(0);
     if (s == 1) {
         const cjac_real d = A[(size_t)k * lda + k];
@@ -145,12 +173,17 @@ __kernel void cjac_bp_pivot_columns(__global const cjac_real *A, const int lda, 
  * maxima of the updated tile.  Work-group (bx, by) covers rows k0 + bx*TILE..
  * and columns k0 + by*TILE..; tiles above the diagonal exit at once. */
 __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
-void cjac_bp_update(__global cjac_real *A, const int lda, const int n, const int k0,
-                    const int s, __global const cjac_real *W, const int ldw,
-                    __global const cjac_real *signs, const int k,
-                    __global cjac_bp_max *partial)
-/* signs[k..k+s-1]: the signs of the pivot just taken. */
+void cjac_bp_update(__global cjac_real *A, const int lda, const int n,
+                    __global const int *state, __global const cjac_real *W, const int ldw,
+                    __global const cjac_real *signs, __global cjac_bp_max *partial)
+/* The pivot just taken is (k, s) of `state`, its signs are signs[k..k+s-1];
+ * s = 0 (the first launch) only searches.  The grid covers at least the
+ * n - k - s trailing rows and columns. */
 {
+    if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING)
+        return;  /* uniform over the launch */
+    const int k = state[CJAC_BP_K], s = state[CJAC_BP_S];
+    const int k0 = k + s;
     __local cjac_real best_off[TILE * TILE], best_diag[TILE * TILE];
     __local int best_row[TILE * TILE], best_col[TILE * TILE], best_d[TILE * TILE];
     const int bx = get_group_id(0), by = get_group_id(1);
@@ -212,9 +245,13 @@ void cjac_bp_update(__global cjac_real *A, const int lda, const int n, const int
  * if mu1 >= alpha mu0, else 2x2 pivot at the off-diagonal position of mu0.
  * decision = (s, p, q, -) and mu0 for the host's rank test. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void cjac_bp_decide(__global const cjac_bp_max *partial, const int count,
-                    __global int *decision, __global cjac_real *mu0_out)
+void cjac_bp_decide(__global const cjac_bp_max *partial, const int count, const int n,
+                    const cjac_real rank_tol, __global int *state,
+                    __global cjac_real *mu0_out)
+/* Advances k past the pivot just taken (k += s) and chooses the next one. */
 {
+    if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING)
+        return;  /* uniform over the work-group */
     __local cjac_real best_off[WG], best_diag[WG];
     __local int best_row[WG], best_col[WG], best_d[WG];
     const int lid = get_local_id(0);
@@ -257,16 +294,20 @@ void cjac_bp_decide(__global const cjac_bp_max *partial, const int count,
     }
     if (lid == 0) {
         const cjac_real mu0 = best_off[0], mu1 = best_diag[0];
+        const int k = state[CJAC_BP_K] + state[CJAC_BP_S];
         mu0_out[0] = mu0;
+        state[CJAC_BP_K] = k;
         if (mu1 >= CJAC_BP_ALPHA * mu0) {
-            decision[0] = 1;
-            decision[1] = best_d[0];
-            decision[2] = best_d[0];
+            state[CJAC_BP_S] = 1;
+            state[CJAC_BP_P] = best_d[0];
+            state[CJAC_BP_Q] = best_d[0];
         } else {
-            decision[0] = 2;
-            decision[1] = min(best_row[0], best_col[0]);
-            decision[2] = max(best_row[0], best_col[0]);
+            state[CJAC_BP_S] = 2;
+            state[CJAC_BP_P] = min(best_row[0], best_col[0]);
+            state[CJAC_BP_Q] = max(best_row[0], best_col[0]);
         }
-        decision[3] = 0;
+        /* !(mu0 > tol) also stops on an empty trailing matrix (mu0 = -1). */
+        state[CJAC_BP_FLAG] = k >= n ? CJAC_BP_DONE
+                            : !(mu0 > rank_tol) ? CJAC_BP_SMALL : CJAC_BP_RUNNING;
     }
 }
