@@ -165,9 +165,11 @@ class _SmallLocalGPU:
 def test_variant_choice_and_errors():
     gpu = _SmallLocalGPU()
     assert choose_variant(gpu, 100, "auto", None) == ("pointwise", 0)
-    assert choose_variant(gpu, 1024, "auto", None) == ("pointwise", 0)
+    assert choose_variant(gpu, 1023, "auto", None) == ("pointwise", 0)
+    assert choose_variant(gpu, 1024, "auto", None) == ("bo", 8)
     assert choose_variant(gpu, 4096, "auto", None) == ("bo", 16)
-    assert choose_variant(gpu, 100, "fb", None) == ("fb", 16)
+    assert choose_variant(gpu, 100, "fb", None) == ("fb", 8)
+    assert choose_variant(gpu, 5000, "fb", None) == ("fb", 16)
     # w = 32 fits 48 KiB only with the transformation in global memory; w = 64 not at all.
     assert blocked_local_bytes(32) <= gpu.local_mem_size
     assert blocked_local_bytes(32, transform_in_local=True) > gpu.local_mem_size

@@ -12,22 +12,35 @@ __all__ = [
     "VARIANTS",
     "AUTO_BLOCK_WIDTH",
     "AUTO_BLOCKED_MIN_ORDER",
+    "AUTO_WIDE_BLOCK_MIN_ORDER",
     "check_variant_options",
     "choose_variant",
 ]
 
 VARIANTS = ("auto", "pointwise", *BLOCK_VARIANTS)
 
-#: Block width ``variant="auto"`` uses on GPUs, the largest first that fits local memory.
+#: Block widths ``variant="auto"`` tries on GPUs, in order, taking the first
+#: that fits local memory: 8 below :data:`AUTO_WIDE_BLOCK_MIN_ORDER`, else 16
+#: first.
 AUTO_BLOCK_WIDTH = (16, 8)
 
 #: ``variant="auto"`` takes the blocked "bo" variant on a GPU from this order of
-#: the factor on; below it (and on CPU devices) the pointwise kernel.  Measured
-#: on an NVIDIA H200 through NVIDIA's OpenCL (bench/results/
-#: eig-H200-2026-11-22-variants.json), seconds of the sweeps for the 2011
-#: paper's family: n = 1024 pointwise 0.51 s total vs bo:16 0.65 s; n = 2048
-#: 2.85 s vs 2.88 s; n = 4096 sweeps 6.0 s vs 2.3 s (bo:8 2.4 s, fb:16 3.1 s).
-AUTO_BLOCKED_MIN_ORDER = 2048
+#: the factor on; below it (and on CPU devices) the pointwise kernel.
+#: Measured on an NVIDIA H200 through NVIDIA's OpenCL, the 2011 paper's
+#: spectra, seconds of the sweeps (bench/results/eig-H200-2026-11-22-final2.json;
+#: pointwise with the me/2 default, blocked with the ME outer strategy):
+#:
+#: ======  =========  =====  =====
+#:    n    pointwise  bo:8   bo:16
+#: ======  =========  =====  =====
+#:   1024    0.266    0.105    -
+#:   2048    0.458    0.326  0.367
+#:   4096    4.125    2.029  1.798
+#: ======  =========  =====  =====
+AUTO_BLOCKED_MIN_ORDER = 1024
+
+#: From this order on ``variant="auto"`` prefers block width 16 to 8 (above).
+AUTO_WIDE_BLOCK_MIN_ORDER = 4096
 
 
 def check_variant_options(variant: object, block_width: object) -> None:
@@ -75,7 +88,8 @@ def choose_variant(
                 return "pointwise", 0
         variant = "bo"
     if block_width is None:
-        fitting = [w for w in AUTO_BLOCK_WIDTH
+        widths = AUTO_BLOCK_WIDTH if order >= AUTO_WIDE_BLOCK_MIN_ORDER else AUTO_BLOCK_WIDTH[1:]
+        fitting = [w for w in widths
                    if blocked_local_bytes(w, transform_in_local=True)
                    <= int(device.local_mem_size)]
         if not fitting:
