@@ -74,7 +74,7 @@ def _peers():
 
         peers["cupy.eigh (syevd)"] = on_gpu(lambda dM: cupy.linalg.eigh(dM))
         peers["cusolver.syevj"] = on_gpu(lambda dM: cupyx.cusolver.syevj(dM, with_eigen_vector=True))
-    except Exception as error:  # noqa: BLE001 - any import/driver failure means "no peer"
+    except Exception as error:
         print(f"# cupy peers unavailable: {error!r}")
     return peers
 
@@ -113,7 +113,7 @@ def main() -> None:
     for name, solve in list(peers.items()):
         try:
             solve(warm)
-        except Exception as error:  # noqa: BLE001 - e.g. a peer without complex support
+        except Exception as error:
             print(f"# peer {name} fails on {dtype.name} input, skipped: {error!r}")
             del peers[name]
 

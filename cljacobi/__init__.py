@@ -10,7 +10,6 @@ BIT 51, 2011).  :func:`svd` is the same method with ``J = I``.
 
 from ._results import EighResult, HSVDResult, SolveInfo
 from .eig import eig_indefinite, hsvd
-from .svd import SVDResult, svd
 from .errors import (
     ConvergenceError,
     ConvergenceWarning,
@@ -18,6 +17,7 @@ from .errors import (
     DeviceMemoryError,
     DeviceNotFoundError,
 )
+from .svd import SVDResult, svd
 
 __all__ = [
     "ConvergenceError",

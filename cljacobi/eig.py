@@ -24,7 +24,7 @@ from .factorization import definite_factorize, j_factorize, shorten
 from .host.blocked import BlockedHSVD
 from .host.device import has_fp64, resolve_queue
 from .host.factorization import j_factorize_device
-from .host.pointwise import PointwiseHSVD, HSVDState
+from .host.pointwise import HSVDState, PointwiseHSVD
 from .host.preflight import preflight
 from .host.variants import check_variant_options, choose_variant
 from .options import JacobiOptions, resolve_options

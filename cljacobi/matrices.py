@@ -22,10 +22,10 @@ import scipy.linalg
 
 __all__ = [
     "EXTENDED_MAX_N",
+    "graded",
     "paper_a",
     "paper_spectrum",
     "with_spectrum",
-    "graded",
 ]
 
 #: Largest order for which :func:`with_spectrum` builds in ``longdouble`` by

@@ -89,13 +89,13 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = [
-    "ReferenceResult",
     "PairKind",
-    "rotation",
-    "pair_rotation",
-    "hyperbolic_jacobi",
+    "ReferenceResult",
     "eig_from_factor",
+    "hyperbolic_jacobi",
+    "pair_rotation",
     "parallel_hyperbolic_jacobi",
+    "rotation",
 ]
 
 

@@ -10,10 +10,10 @@ import numpy as np
 __all__ = [
     "HERMITIAN_RTOL",
     "ON_NONCONVERGENCE",
+    "as_float_matrix",
     "check_max_sweeps",
     "check_on_nonconvergence",
     "check_queue_argument",
-    "as_float_matrix",
     "symmetric_part",
 ]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 
-__all__ = ["eigvalsh_hiprec", "eigvals_factor_hiprec", "MAX_N"]
+__all__ = ["MAX_N", "eigvals_factor_hiprec", "eigvalsh_hiprec"]
 
 #: Largest order the tests should pass to these helpers (time ~ n^3).
 MAX_N = 64

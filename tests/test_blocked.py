@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 import pytest
+from hiprec import eigvalsh_hiprec
 
 import cljacobi
 from cljacobi.host.blocked import TILE_ROWS, blocked_local_bytes
@@ -14,8 +15,6 @@ from cljacobi.host.variants import choose_variant
 from cljacobi.matrices import graded, with_spectrum
 from cljacobi.reference import PairKind, pair_rotation
 from cljacobi.strategies import step_table
-
-from hiprec import eigvalsh_hiprec
 
 EPS = np.finfo(np.float64).eps
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 import pytest
+from hiprec import eigvalsh_hiprec
 
 import cljacobi
 from cljacobi.factorization import definite_factorize, j_factorize
@@ -22,8 +23,6 @@ from cljacobi.host.programs import KernelSpec, build_program, render
 from cljacobi.matrices import graded, paper_spectrum, with_spectrum
 from cljacobi.reference import PairKind, eig_from_factor, pair_rotation
 from cljacobi.strategies import step_table
-
-from hiprec import eigvalsh_hiprec
 
 EPS = np.finfo(np.float64).eps
 LD = 64

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hiprec import eigvalsh_hiprec
 
 import cljacobi
 from cljacobi.factorization import j_factorize
 from cljacobi.matrices import graded, paper_spectrum, with_spectrum
 from cljacobi.reference import eig_from_factor
-
-from hiprec import eigvalsh_hiprec
 
 EPS = np.finfo(np.float64).eps
 SIZES = [1, 2, 3, 5, 31, 32, 33, 64, 100, 257]

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hiprec import eigvalsh_hiprec
 
 import cljacobi
 from cljacobi.matrices import with_spectrum
 from cljacobi.scaling import GROWTH_BITS, factor_shift, matrix_shift
-
-from hiprec import eigvalsh_hiprec
 
 EPS = np.finfo(np.float64).eps
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hiprec import eigvalsh_hiprec
 
 import cljacobi
 from cljacobi.matrices import with_spectrum
-
-from hiprec import eigvalsh_hiprec
 
 EPS = np.finfo(np.float64).eps
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.linalg.lapack
+from hiprec import eigvals_factor_hiprec
 
 import cljacobi
 from cljacobi.svd import QR_RATIO
-
-from hiprec import eigvals_factor_hiprec
 
 EPS = np.finfo(np.float64).eps
 SHAPES = [(1, 1), (1, 6), (6, 1), (7, 7), (33, 20), (20, 33), (64, 64), (90, 30), (30, 90)]

@@ -27,7 +27,7 @@ from .limits import check_global_memory, check_local_memory, choose_work_group_s
 from .pointwise import ROW_ALIGNMENT, STATUS_BIG, RunStats
 from .programs import KernelSpec, build_program
 
-__all__ = ["BLOCK_VARIANTS", "BlockedHSVD", "FULL_BLOCK_INNER_SWEEPS", "blocked_local_bytes"]
+__all__ = ["BLOCK_VARIANTS", "FULL_BLOCK_INNER_SWEEPS", "BlockedHSVD", "blocked_local_bytes"]
 
 BLOCK_VARIANTS = ("bo", "fb")
 

@@ -17,15 +17,20 @@ from typing import NamedTuple
 import numpy as np
 import pyopencl as cl
 
+from ..errors import DeviceCapabilityError
+from ..strategies import STRATEGIES, step_table
+from .device import require_fp64
 from .diagonal import DIAG_DTYPE, DIAG_DTYPE_SINGLE, sort_diagonal
 from .limits import check_global_memory, check_local_memory, choose_work_group_size
 from .programs import COMPLEX_LAYOUTS, KernelSpec, build_program
-from .device import require_fp64
-from ..errors import DeviceCapabilityError
-from ..strategies import STRATEGIES, step_table
 
 __all__ = [
-    "PointwiseHSVD", "RunStats", "HSVDState", "STATUS_BIG", "STATUS_BROKEN", "complex_layout",
+    "STATUS_BIG",
+    "STATUS_BROKEN",
+    "HSVDState",
+    "PointwiseHSVD",
+    "RunStats",
+    "complex_layout",
 ]
 
 #: Status bits of eq. (4.2), as the kernels set them.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import pyopencl as cl
@@ -133,12 +133,12 @@ class KernelSpec:
         return args
 
 
-@lru_cache(maxsize=None)
+@cache
 def _lookup() -> TemplateLookup:
     return TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True)
 
 
-@lru_cache(maxsize=None)
+@cache
 def render(spec: KernelSpec) -> str:
     """OpenCL C source of the kernel family `spec` names."""
     try:

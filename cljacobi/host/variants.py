@@ -9,10 +9,10 @@ import pyopencl as cl
 from .blocked import BLOCK_VARIANTS, blocked_local_bytes
 
 __all__ = [
-    "VARIANTS",
-    "AUTO_BLOCK_WIDTH",
     "AUTO_BLOCKED_MIN_ORDER",
+    "AUTO_BLOCK_WIDTH",
     "AUTO_WIDE_BLOCK_MIN_ORDER",
+    "VARIANTS",
     "check_variant_options",
     "choose_variant",
 ]
