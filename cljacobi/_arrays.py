@@ -3,7 +3,9 @@
 * A :class:`pyopencl.array.Array` argument is copied to the host, solved like
   a numpy array, and the results are returned as pyopencl arrays on the
   queue of that argument (the computation itself runs on ``queue=`` if given,
-  else on that array's queue).
+  else on that array's queue).  An array without a queue is read through
+  ``queue=`` (when it is a queue on the array's context) or a new queue on
+  its context, and the results come back on that queue.
 * Input of shape ``(..., m, n)`` is a stack: every matrix is solved in C
   order of the leading indices and the results are stacked like
   :func:`numpy.linalg.eigh` stacks them.
@@ -33,11 +35,24 @@ def is_device_array(a: object) -> bool:
     return isinstance(a, cl_array.Array)
 
 
-def to_host(a: object) -> tuple[object, cl.CommandQueue | None]:
-    """``(host copy, queue)`` for a pyopencl array; ``(a, None)`` for anything else."""
-    if is_device_array(a):
-        return a.get(), a.queue
-    return a, None
+def to_host(
+    a: object, queue: cl.CommandQueue | cl.Context | None = None
+) -> tuple[object, cl.CommandQueue | None]:
+    """``(host copy, queue)`` for a pyopencl array; ``(a, None)`` for anything else.
+
+    The queue is the array's own; for an array without one, the caller's
+    `queue` if it is a queue on the array's context, else a new queue on that
+    context (the results then come back on it).
+    """
+    if not is_device_array(a):
+        return a, None
+    array_queue = a.queue
+    if array_queue is None:
+        if isinstance(queue, cl.CommandQueue) and queue.context == a.context:
+            array_queue = queue
+        else:
+            array_queue = cl.CommandQueue(a.context)
+    return a.get(queue=array_queue), array_queue
 
 
 def to_device(result: Any, queue: cl.CommandQueue) -> Any:

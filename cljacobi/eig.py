@@ -477,7 +477,7 @@ def eig_indefinite(
     if factorization not in FACTORIZATIONS:
         raise ValueError(f"factorization must be one of {FACTORIZATIONS}, not {factorization!r}")
     check_queue_argument(queue)
-    host, array_queue = to_host(M)
+    host, array_queue = to_host(M, queue)
     A, result_dtype = as_float_matrix(
         host, "M", check_finite=check_finite, square=True, stacked=True
     )
@@ -485,8 +485,8 @@ def eig_indefinite(
     run_queue = None
     if n >= 2 and A.size:
         run_queue = _checked_queue(
-            queue, array_queue, A, n, accumulate_v=False, result_dtype=result_dtype,
-            single=_single,
+            queue, array_queue, A, rows=n, columns=n, accumulate_v=False,
+            result_dtype=result_dtype, single=_single,
         )
 
     def solve(index: tuple[int, ...], matrix: np.ndarray):
@@ -508,18 +508,19 @@ def _checked_queue(
     queue: cl.CommandQueue | cl.Context | None,
     array_queue: cl.CommandQueue | None,
     A: np.ndarray,
-    order: int,
     *,
+    rows: int,
+    columns: int,
     accumulate_v: bool,
     result_dtype: np.dtype,
     single: bool | None,
 ) -> cl.CommandQueue:
     """The queue to run on (`queue`, else a device array's, else the default),
-    after checking that the device can take an ``order x order`` problem of
+    after checking that the device can take a ``rows x columns`` factor of
     `A`'s element type: before the factorization and before any launch."""
     run_queue = resolve_queue(queue if queue is not None else array_queue)
     preflight(
-        run_queue, rows=order, columns=order, accumulate_v=accumulate_v,
+        run_queue, rows=rows, columns=columns, accumulate_v=accumulate_v,
         element_bytes=A.dtype.itemsize,
         single=_single_precision(run_queue, result_dtype, single),
     )
@@ -631,13 +632,13 @@ def hsvd(
     on_nonconvergence = check_on_nonconvergence(on_nonconvergence)
     check_queue_argument(queue)
     check_variant_options(variant, block_width)
-    host, array_queue = to_host(G)
+    host, array_queue = to_host(G, queue)
     A, result_dtype = as_float_matrix(
         host, "G", check_finite=check_finite, square=False, stacked=True
     )
     m, n = A.shape[-2:]
     leading = A.shape[:-2]
-    signs = np.asarray(to_host(J)[0])
+    signs = np.asarray(to_host(J, array_queue or queue)[0])
     if signs.shape not in {(n,), leading + (n,)}:
         raise ValueError(
             f"J must have shape ({n},) to match G of shape {A.shape}"
@@ -654,8 +655,8 @@ def hsvd(
     run_queue = None
     if n and A.size:
         run_queue = _checked_queue(
-            queue, array_queue, A, n, accumulate_v=compute_uv, result_dtype=result_dtype,
-            single=_single,
+            queue, array_queue, A, rows=n, columns=n, accumulate_v=compute_uv,
+            result_dtype=result_dtype, single=_single,
         )
 
     def solve(index: tuple[int, ...], matrix: np.ndarray):

@@ -26,11 +26,28 @@ import numpy as np
 import pyopencl as cl
 import scipy.linalg
 
+from typing import Any
+
+from ._arrays import is_device_array, to_device, to_host
 from ._results import SolveInfo
-from .eig import DEFAULT_MAX_SWEEPS, _ldexp, _power_of_two_exponent, _real_dtype, _run_device
-from .host.device import resolve_queue
-from .options import resolve_options
-from .validation import as_float_matrix, check_max_sweeps
+from .eig import (
+    DEFAULT_MAX_SWEEPS,
+    _checked_queue,
+    _ldexp,
+    _new_info,
+    _power_of_two_exponent,
+    _require_finite,
+    _run_device,
+    _solve_all,
+)
+from .host.variants import check_variant_options
+from .options import JacobiOptions, resolve_options
+from .validation import (
+    as_float_matrix,
+    check_max_sweeps,
+    check_on_nonconvergence,
+    check_queue_argument,
+)
 
 __all__ = ["QR_RATIO", "SVDResult", "svd"]
 
@@ -90,6 +107,9 @@ def svd(
     rotation: int | None = None,
     sort_diagonal: bool = True,
     max_sweeps: int = DEFAULT_MAX_SWEEPS,
+    on_nonconvergence: str = "raise",
+    variant: str = "auto",
+    block_width: int | None = None,
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
     _layout: str | None = None,
@@ -97,7 +117,7 @@ def svd(
 ):
     """Singular value decomposition by one-sided Jacobi rotations on an OpenCL device.
 
-    Mirrors :func:`numpy.linalg.svd` (one matrix, no stacking): ``A = U @
+    Mirrors :func:`numpy.linalg.svd`: ``A = U @
     diag(S) @ Vh`` with ``S`` descending.  Hestenes' one-sided Jacobi method
     (the hyperbolic method of Novaković & Singer 2011 with ``J = I``, only
     the trigonometric rotations of their eq. (2.4)) runs on ``A`` when
@@ -107,8 +127,11 @@ def svd(
 
     Parameters
     ----------
-    A : (m, n) array_like
-        Real or complex.  Integer and bool input is computed as float64,
+    A : (..., m, n) array_like or pyopencl.array.Array
+        Real or complex; a stack over the leading dimensions is solved
+        matrix by matrix and stacked like numpy (``info`` is then a list).
+        A pyopencl array is copied to the host and the results come back as
+        pyopencl arrays on its queue.  Integer and bool input is computed as float64,
         float32 (complex64) in float64 (complex128) and returned in single
         precision, like numpy; on a device without fp64 single precision
         input runs single precision kernels (relative errors of the singular
@@ -126,6 +149,8 @@ def svd(
         :func:`cljacobi.eig_indefinite`.
     max_sweeps : int, optional
         Sweeps before :class:`~cljacobi.ConvergenceError`.
+    on_nonconvergence, variant, block_width
+        As in :func:`cljacobi.eig_indefinite`.
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
         Where to run; default: the device ``CLJACOBI_DEVICE`` names.
     return_info : bool, optional
@@ -147,7 +172,7 @@ def svd(
     Raises
     ------
     ValueError
-        `A` not 2-D or not finite.
+        `A` less than 2-D or not finite; an unknown option value.
     TypeError
         Unsupported dtype, or a non-bool flag.
     ConvergenceError
@@ -170,29 +195,78 @@ def svd(
     .. [3] Z. Drmač and K. Veselić, "New fast and accurate Jacobi SVD
        algorithm I", SIAM J. Matrix Anal. Appl. 29(4), 1322-1342 (2008).
     """
-    total_start = time.perf_counter()
     full_matrices = _check_flag(full_matrices, "full_matrices")
     compute_uv = _check_flag(compute_uv, "compute_uv")
     options = resolve_options(strategy, rotation, sort_diagonal)
     max_sweeps = check_max_sweeps(max_sweeps)
-    A, result_dtype = as_float_matrix(A, "A", check_finite=check_finite, square=False)
-    real_dtype = _real_dtype(result_dtype)
+    on_nonconvergence = check_on_nonconvergence(on_nonconvergence)
+    check_variant_options(variant, block_width)
+    check_queue_argument(queue)
+    host, array_queue = to_host(A, queue)
+    stack, result_dtype = as_float_matrix(
+        host, "A", check_finite=check_finite, square=False, stacked=True
+    )
+    m, n = stack.shape[-2:]
+    k = min(m, n)
+    run_queue = None
+    if k and stack.size:
+        # The sweeps run on A, A^* or R: at most max(m, n) rows and k columns.
+        run_queue = _checked_queue(
+            queue, array_queue, stack, rows=max(m, n), columns=k, accumulate_v=compute_uv,
+            result_dtype=result_dtype, single=_single,
+        )
+
+    def solve(index: tuple[int, ...], matrix: np.ndarray):
+        return _svd_single(
+            matrix, index=index, full_matrices=full_matrices, compute_uv=compute_uv,
+            max_sweeps=max_sweeps, on_nonconvergence=on_nonconvergence, queue=run_queue,
+            variant=variant, block_width=block_width, layout=_layout,
+            result_dtype=result_dtype, single=_single, options=options,
+        )
+
+    S0 = np.zeros(k)
+    template = SVDResult(
+        np.zeros((m, m if full_matrices else k), stack.dtype), S0,
+        np.zeros((n if full_matrices else k, n), stack.dtype),
+    ) if compute_uv else S0
+    result, info = _solve_all(stack, solve, template, result_dtype)
+    if is_device_array(A):
+        result = to_device(result, array_queue or run_queue)
+    return (result, info) if return_info else result
+
+
+def _svd_single(
+    A: np.ndarray,
+    *,
+    index: tuple[int, ...],
+    full_matrices: bool,
+    compute_uv: bool,
+    max_sweeps: int,
+    on_nonconvergence: str,
+    queue: cl.CommandQueue | None,
+    variant: str,
+    block_width: int | None,
+    layout: str | None,
+    result_dtype: np.dtype,
+    single: bool | None,
+    options: JacobiOptions,
+) -> tuple[Any, SolveInfo]:
+    """svd of one validated float64/complex128 matrix: ``(result, info)``."""
+    total_start = time.perf_counter()
     m, n = A.shape
     k = min(m, n)
-    info = SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0, "sort": 0.0})
+    info = _new_info()
 
     def finish(U: np.ndarray | None, S: np.ndarray, Vh: np.ndarray | None):
-        S = S.astype(real_dtype, copy=False)
-        result = S if not compute_uv else SVDResult(
-            U.astype(result_dtype, copy=False), S, Vh.astype(result_dtype, copy=False)
-        )
+        result = S if not compute_uv else SVDResult(U, S, Vh)
+        _require_finite(index, *((S,) if not compute_uv else result))
         info.seconds["total"] = time.perf_counter() - total_start
-        return (result, info) if return_info else result
+        return result, info
 
     if k == 0 or not np.any(A):
         info.rank = 0
-        return finish(np.eye(m, m if full_matrices else k), np.zeros(k),
-                      np.eye(n if full_matrices else k, n))
+        return finish(np.eye(m, m if full_matrices else k, dtype=A.dtype), np.zeros(k),
+                      np.eye(n if full_matrices else k, n, dtype=A.dtype))
 
     # Work on B (mb x nb, mb >= nb): A itself or A^*.
     transposed = m < n
@@ -216,9 +290,10 @@ def svd(
 
     signs = np.ones(nb, dtype=np.int8)
     state = _run_device(
-        np.asarray(B), signs, queue=resolve_queue(queue), accumulate_v=compute_uv,
-        max_sweeps=max_sweeps, info=info, layout=_layout, result_dtype=result_dtype,
-        single=_single, options=options,
+        np.asarray(B), signs, queue=queue, accumulate_v=compute_uv, max_sweeps=max_sweeps,
+        info=info, on_nonconvergence=on_nonconvergence, index=index, variant=variant,
+        block_width=block_width, layout=layout, result_dtype=result_dtype, single=single,
+        options=options,
     )
     info.positive = nb
     sigma = np.linalg.norm(state.G, axis=0)

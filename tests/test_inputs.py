@@ -279,3 +279,22 @@ def test_pyopencl_arrays_in_and_out(queue, rng):
         assert np.array_equal(device_part.get(), host_part)
     one = cljacobi.eig_indefinite(cl_array.to_device(queue, np.array([[2.0]])))
     assert isinstance(one.eigenvalues, cl_array.Array) and one.eigenvalues.get().tolist() == [2.0]
+
+
+def test_pyopencl_array_without_queue(queue, rng):
+    """An array with no queue attached is read through queue= or a new queue."""
+    M = _symmetric(7, rng)
+    expected = cljacobi.eig_indefinite(M)
+    detached = cl_array.to_device(queue, M).with_queue(None)
+    assert detached.queue is None
+    w, U = cljacobi.eig_indefinite(detached)
+    assert isinstance(w, cl_array.Array) and w.queue is not None
+    assert np.array_equal(w.get(), expected.eigenvalues)
+    assert np.array_equal(U.get(), expected.eigenvectors)
+    w_q = cljacobi.eig_indefinite(detached, queue=queue, eigvals_only=True)
+    assert w_q.queue is queue and np.array_equal(w_q.get(), expected.eigenvalues)
+    G = rng.standard_normal((6, 4))
+    J = np.array([1, -1, 1, -1])
+    S, J_S = cljacobi.hsvd(cl_array.to_device(queue, G).with_queue(None), J, compute_uv=False)
+    S_host, J_host = cljacobi.hsvd(G, J, compute_uv=False)
+    assert np.array_equal(S.get(), S_host) and np.array_equal(J_S.get(), J_host)

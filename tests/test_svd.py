@@ -168,3 +168,27 @@ def test_wrong_inputs(kwargs, error, match):
 def test_convergence_error(rng):
     with pytest.raises(cljacobi.ConvergenceError):
         cljacobi.svd(rng.standard_normal((40, 30)), max_sweeps=1)
+
+
+def test_svd_stack_device_arrays_and_partial_results(queue, rng):
+    """svd takes stacks and pyopencl arrays like the other solvers."""
+    import pyopencl.array as cl_array
+
+    stack = rng.standard_normal((2, 3, 7, 5))
+    U, S, Vh = cljacobi.svd(stack)
+    assert U.shape == (2, 3, 7, 5) and S.shape == (2, 3, 5) and Vh.shape == (2, 3, 5, 5)
+    for index in np.ndindex(2, 3):
+        single = cljacobi.svd(stack[index])
+        assert np.array_equal(S[index], single.S) and np.array_equal(U[index], single.U)
+        assert np.allclose((U[index] * S[index]) @ Vh[index], stack[index], atol=1e-13)
+    device = cljacobi.svd(cl_array.to_device(queue, stack[0, 0]))
+    assert isinstance(device.S, cl_array.Array) and device.S.queue is queue
+    assert np.array_equal(device.S.get(), S[0, 0])
+    with pytest.raises(cljacobi.ConvergenceError):
+        cljacobi.svd(rng.standard_normal((40, 30)), max_sweeps=1)
+    with pytest.warns(cljacobi.ConvergenceWarning):
+        (partial, info) = cljacobi.svd(
+            rng.standard_normal((40, 30)), max_sweeps=1, on_nonconvergence="warn",
+            return_info=True,
+        )
+    assert not info.converged and partial.S.shape == (30,)
