@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from functools import cache, lru_cache
+from functools import cache
 from pathlib import Path
 
 import pyopencl as cl
