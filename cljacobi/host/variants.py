@@ -37,6 +37,12 @@ AUTO_BLOCK_WIDTH = (16, 8)
 #:   2048    0.458    0.326  0.367
 #:   4096    4.125    2.029  1.798
 #: ======  =========  =====  =====
+#:
+#: On CPU devices the pointwise kernel stays: PoCL on 2 cores of the CI
+#: machine, same family, seconds of the sweeps: n = 256 pointwise 1.15, bo:8
+#: 1.11, bo:16 1.08, fb:8 1.24; n = 512 pointwise 6.09, bo:8 9.28, bo:16 9.48,
+#: fb:8 9.83 (a CPU work-group runs on one core, so the blocked kernels'
+#: shorter streams buy nothing and their Gram and update work costs).
 AUTO_BLOCKED_MIN_ORDER = 1024
 
 #: From this order on ``variant="auto"`` prefers block width 16 to 8 (above).
