@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -93,45 +94,53 @@ def _name(base: str, index: tuple[int, ...]) -> str:
     return f"{base}[{', '.join(map(str, index))}]" if index else base
 
 
+@dataclass(frozen=True)
+class _Sweeps:
+    """How one call runs its sweeps: the same for every matrix of a stack."""
+
+    queue: cl.CommandQueue | None
+    max_sweeps: int
+    on_nonconvergence: str
+    variant: str
+    block_width: int | None
+    layout: str | None
+    result_dtype: np.dtype
+    single: bool | None
+    options: JacobiOptions
+
+
 def _run_device(
     G: np.ndarray,
     signs: np.ndarray,
     *,
-    queue: cl.CommandQueue,
+    sweeps: _Sweeps,
     accumulate_v: bool,
-    max_sweeps: int,
     info: SolveInfo,
-    on_nonconvergence: str = "raise",
     index: tuple[int, ...] = (),
-    variant: str = "auto",
-    block_width: int | None = None,
-    layout: str | None = None,
-    result_dtype: np.dtype | None = None,
-    single: bool | None = None,
-    options: JacobiOptions | None = None,
 ) -> HSVDState:
     """Orthogonalize the columns of G on the device and fill `info`.
 
     The blocked variants run until no big block transformation happens, then
     pointwise sweeps finish and decide convergence, so every variant has the
     pointwise method's accuracy (the Gram matrices of the blocked kernels
-    square the condition numbers).  Without convergence within `max_sweeps`
-    (blocked and pointwise quasi-sweeps together), raise
+    square the condition numbers).  Without convergence within
+    ``sweeps.max_sweeps`` (blocked and pointwise quasi-sweeps together), raise
     :class:`ConvergenceError` carrying `info`, or, with
-    ``on_nonconvergence="warn"``, return the partial state (the public
-    function then warns).
+    ``sweeps.on_nonconvergence == "warn"``, return the partial state (the
+    public function then warns).
 
     Precision: float64/complex128 kernels on a device with fp64; single
     precision kernels when the device lacks fp64 and the caller's data are
-    single precision (`result_dtype` float32/complex64); `single` overrides.
+    single precision (``sweeps.result_dtype`` float32/complex64);
+    ``sweeps.single`` overrides.
     The blocked kernels handle real double precision data; other data run
     pointwise ("auto"), and asking for a blocked variant is a ValueError.
     """
-    if options is None:
-        options = resolve_options()
+    queue, max_sweeps, options = sweeps.queue, sweeps.max_sweeps, sweeps.options
+    variant, block_width = sweeps.variant, sweeps.block_width
     info.strategy, info.rotation = options.strategy, options.rotation
     info.sort_diagonal = options.sort_diagonal
-    single = _single_precision(queue, np.dtype(result_dtype or np.float64), single)
+    single = _single_precision(queue, sweeps.result_dtype, sweeps.single)
     info.precision = "single" if single else "double"
     if np.iscomplexobj(G) or single:
         if variant in ("bo", "fb"):
@@ -155,7 +164,7 @@ def _run_device(
             info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
         info.seconds["blocked_sweeps"] = blocked.seconds["sweeps"]
     driver = PointwiseHSVD(
-        queue, accumulate_v=accumulate_v, layout=layout, single=single,
+        queue, accumulate_v=accumulate_v, layout=sweeps.layout, single=single,
         strategy=options.strategy, rotation=options.rotation,
         sort_diagonal=options.sort_diagonal,
     )
@@ -171,7 +180,7 @@ def _run_device(
         info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
     if V_blocked is not None and state.V is not None:
         state = state._replace(V=V_blocked @ state.V)
-    if not info.converged and on_nonconvergence == "raise":
+    if not info.converged and sweeps.on_nonconvergence == "raise":
         raise ConvergenceError(
             f"the hyperbolic Jacobi method did not converge in {max_sweeps} sweeps"
             f"{_where(index)} (rotations per sweep: {info.rotations_per_sweep}); pass a "
@@ -224,16 +233,8 @@ def _eig_single(
     *,
     index: tuple[int, ...],
     eigvals_only: bool,
-    max_sweeps: int,
-    on_nonconvergence: str,
-    queue: cl.CommandQueue | None,
-    variant: str,
-    block_width: int | None,
     factorization: str,
-    layout: str | None,
-    result_dtype: np.dtype,
-    single: bool | None,
-    options: JacobiOptions,
+    sweeps: _Sweeps,
 ) -> tuple[Any, SolveInfo]:
     """eig_indefinite of one validated float64/complex128 matrix: ``(result, info)``."""
     total_start = time.perf_counter()
@@ -263,7 +264,7 @@ def _eig_single(
         factorization == "device"
         or (
             factorization == "auto"
-            and bool(queue.device.type & cl.device_type.GPU)
+            and bool(sweeps.queue.device.type & cl.device_type.GPU)
             and n >= AUTO_DEVICE_FACTORIZATION_MIN_ORDER
         )
     )
@@ -276,7 +277,7 @@ def _eig_single(
     if factor is None and on_device:
         # `scaled` is exactly symmetric, so its transpose (a Fortran-ordered
         # view, no copy) is the same matrix, in the device's column-major layout.
-        factor = j_factorize_device(scaled.T, queue)
+        factor = j_factorize_device(scaled.T, sweeps.queue)
         info.factorization = "bunch-parlett-device"
     elif factor is None:
         factor = j_factorize(scaled)
@@ -294,10 +295,7 @@ def _eig_single(
     info.seconds["factorization"] = time.perf_counter() - start
 
     state = _run_device(
-        R, factor.signs, queue=queue, accumulate_v=False, max_sweeps=max_sweeps,
-        on_nonconvergence=on_nonconvergence, info=info, index=index,
-        variant=variant, block_width=block_width, layout=layout, result_dtype=result_dtype,
-        single=single, options=options,
+        R, factor.signs, sweeps=sweeps, accumulate_v=False, info=info, index=index
     )
     # 2^(2t) 2^s M = (2^t G) J (2^t G)^T: undo both shifts exactly.
     with np.errstate(over="ignore"):  # an eigenvalue beyond float64: _require_finite raises
@@ -489,12 +487,15 @@ def eig_indefinite(
             result_dtype=result_dtype, single=_single,
         )
 
+    sweeps = _Sweeps(
+        run_queue, max_sweeps, on_nonconvergence, variant, block_width, _layout, result_dtype,
+        _single, options,
+    )
+
     def solve(index: tuple[int, ...], matrix: np.ndarray):
         return _eig_single(
-            matrix, index=index, eigvals_only=eigvals_only, max_sweeps=max_sweeps,
-            on_nonconvergence=on_nonconvergence, queue=run_queue, variant=variant,
-            block_width=block_width, factorization=factorization, layout=_layout,
-            result_dtype=result_dtype, single=_single, options=options,
+            matrix, index=index, eigvals_only=eigvals_only, factorization=factorization,
+            sweeps=sweeps,
         )
 
     template = np.zeros(n) if eigvals_only else EighResult(np.zeros(n), np.eye(n, dtype=A.dtype))
@@ -659,12 +660,14 @@ def hsvd(
             result_dtype=result_dtype, single=_single,
         )
 
+    sweeps = _Sweeps(
+        run_queue, max_sweeps, on_nonconvergence, variant, block_width, _layout, result_dtype,
+        _single, options,
+    )
+
     def solve(index: tuple[int, ...], matrix: np.ndarray):
         return _hsvd_single(
-            matrix, signs[index], index=index, compute_uv=compute_uv, max_sweeps=max_sweeps,
-            on_nonconvergence=on_nonconvergence, queue=run_queue, variant=variant,
-            block_width=block_width, layout=_layout, result_dtype=result_dtype,
-            single=_single, options=options,
+            matrix, signs[index], index=index, compute_uv=compute_uv, sweeps=sweeps
         )
 
     S0, J0 = np.zeros(n), np.ones(n, dtype=np.int8)
@@ -684,15 +687,7 @@ def _hsvd_single(
     *,
     index: tuple[int, ...],
     compute_uv: bool,
-    max_sweeps: int,
-    on_nonconvergence: str,
-    queue: cl.CommandQueue | None,
-    variant: str,
-    block_width: int | None,
-    layout: str | None,
-    result_dtype: np.dtype,
-    single: bool | None,
-    options: JacobiOptions,
+    sweeps: _Sweeps,
 ) -> tuple[Any, SolveInfo]:
     """hsvd of one validated float64/complex128 matrix: ``(result, info)``."""
     total_start = time.perf_counter()
@@ -724,10 +719,7 @@ def _hsvd_single(
     info.seconds["factorization"] = time.perf_counter() - start
 
     state = _run_device(
-        R, signs_sorted, queue=queue, accumulate_v=compute_uv, max_sweeps=max_sweeps,
-        on_nonconvergence=on_nonconvergence, info=info, index=index,
-        variant=variant, block_width=block_width, layout=layout, result_dtype=result_dtype,
-        single=single, options=options,
+        R, signs_sorted, sweeps=sweeps, accumulate_v=compute_uv, info=info, index=index
     )
     sigma = np.linalg.norm(state.G, axis=0)
     if not np.all(sigma > 0):

@@ -39,9 +39,10 @@ from .eig import (
     _require_finite,
     _run_device,
     _solve_all,
+    _Sweeps,
 )
 from .host.variants import check_variant_options
-from .options import JacobiOptions, resolve_options
+from .options import resolve_options
 from .validation import (
     as_float_matrix,
     check_max_sweeps,
@@ -216,12 +217,15 @@ def svd(
             result_dtype=result_dtype, single=_single,
         )
 
+    sweeps = _Sweeps(
+        run_queue, max_sweeps, on_nonconvergence, variant, block_width, _layout, result_dtype,
+        _single, options,
+    )
+
     def solve(index: tuple[int, ...], matrix: np.ndarray):
         return _svd_single(
             matrix, index=index, full_matrices=full_matrices, compute_uv=compute_uv,
-            max_sweeps=max_sweeps, on_nonconvergence=on_nonconvergence, queue=run_queue,
-            variant=variant, block_width=block_width, layout=_layout,
-            result_dtype=result_dtype, single=_single, options=options,
+            sweeps=sweeps,
         )
 
     S0 = np.zeros(k)
@@ -241,15 +245,7 @@ def _svd_single(
     index: tuple[int, ...],
     full_matrices: bool,
     compute_uv: bool,
-    max_sweeps: int,
-    on_nonconvergence: str,
-    queue: cl.CommandQueue | None,
-    variant: str,
-    block_width: int | None,
-    layout: str | None,
-    result_dtype: np.dtype,
-    single: bool | None,
-    options: JacobiOptions,
+    sweeps: _Sweeps,
 ) -> tuple[Any, SolveInfo]:
     """svd of one validated float64/complex128 matrix: ``(result, info)``."""
     total_start = time.perf_counter()
@@ -290,10 +286,7 @@ def _svd_single(
 
     signs = np.ones(nb, dtype=np.int8)
     state = _run_device(
-        np.asarray(B), signs, queue=queue, accumulate_v=compute_uv, max_sweeps=max_sweeps,
-        info=info, on_nonconvergence=on_nonconvergence, index=index, variant=variant,
-        block_width=block_width, layout=layout, result_dtype=result_dtype, single=single,
-        options=options,
+        np.asarray(B), signs, sweeps=sweeps, accumulate_v=compute_uv, info=info, index=index
     )
     info.positive = nb
     sigma = np.linalg.norm(state.G, axis=0)
