@@ -1,0 +1,136 @@
+"""Device time per OpenCL kernel and per transfer of one cljacobi call.
+
+Runs ``eig_indefinite`` on the 2011 paper's family (or ``svd`` on a graded
+matrix) on a profiling command queue, records an OpenCL event for every
+kernel launch and copy the library enqueues, and prints, per kernel name,
+the launches, the summed device seconds and (for the blocked Gram and update
+kernels) the achieved GFLOP/s.  The wall-clock time split of ``info.seconds``
+is printed beside it, so that host time shows as the difference.
+
+    CLJACOBI_DEVICE=nvidia python bench/profile_kernels.py --n 4096 \
+        --variant bo --block-width 16 --out bench/results/profile-<device>-<date>.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime as dt
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pyopencl as cl
+
+import cljacobi
+from cljacobi.host.device import default_queue
+from cljacobi.matrices import paper_spectrum, with_spectrum
+
+
+class _Recorder:
+    """Wraps pyopencl's enqueue functions to keep every event with a label."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, cl.Event]] = []
+        self._originals = {}
+
+    def __enter__(self) -> _Recorder:
+        launch = cl.enqueue_nd_range_kernel
+        copy = cl.enqueue_copy
+        self._originals = {"enqueue_nd_range_kernel": launch, "enqueue_copy": copy}
+
+        def recorded_launch(queue, kernel, *args, **kwargs):
+            event = launch(queue, kernel, *args, **kwargs)
+            self.events.append((kernel.function_name, event))
+            return event
+
+        def recorded_copy(queue, dest, src, **kwargs):
+            event = copy(queue, dest, src, **kwargs)
+            if isinstance(dest, np.ndarray):
+                label = "copy device->host"
+            elif isinstance(src, np.ndarray):
+                label = "copy host->device"
+            else:
+                label = "copy device->device"
+            self.events.append((label, event))
+            return event
+
+        cl.enqueue_nd_range_kernel = recorded_launch
+        cl.enqueue_copy = recorded_copy
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for name, function in self._originals.items():
+            setattr(cl, name, function)
+
+    def totals(self) -> dict[str, dict[str, float]]:
+        seconds = collections.defaultdict(float)
+        counts = collections.Counter()
+        for label, event in self.events:
+            event.wait()
+            seconds[label] += (event.profile.end - event.profile.start) * 1e-9
+            counts[label] += 1
+        return {label: {"launches": counts[label], "seconds": seconds[label]}
+                for label in sorted(seconds, key=seconds.get, reverse=True)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=4096)
+    parser.add_argument("--variant", default="auto")
+    parser.add_argument("--block-width", type=int, default=None)
+    parser.add_argument("--dtype", default="float64", choices=("float64", "complex128"))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+
+    base = default_queue()
+    queue = cl.CommandQueue(
+        base.context, base.device, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    rng = np.random.default_rng(args.seed)
+    lam = paper_spectrum(args.n, rng=rng)
+    M = with_spectrum(lam, rng=rng, dtype=np.dtype(args.dtype))
+    solve = dict(variant=args.variant, block_width=args.block_width, queue=queue,
+                 return_info=True)
+    cljacobi.eig_indefinite(M[:256, :256] if args.n > 256 else M, **solve)  # build programs
+
+    with _Recorder() as recorder:
+        start = time.perf_counter()
+        (w, U), info = cljacobi.eig_indefinite(M, **solve)
+        wall = time.perf_counter() - start
+    kernels = recorder.totals()
+    n = args.n
+    w_used = info.block_width or 0
+    for name in ("cjac_block_gram", "cjac_block_update"):
+        if name in kernels and info.blocked_sweeps:
+            # 2 n^2 m flops per blocked sweep for each of the Gram matrices and
+            # the update of G (m = n here): 4 n^3 each, 8 n^3 together.
+            flops = 4.0 * n**3 * info.blocked_sweeps * (4 if args.dtype == "complex128" else 1)
+            kernels[name]["gflops"] = flops / kernels[name]["seconds"] / 1e9
+    rel = np.abs(np.sort(w) - np.sort(lam)) / np.abs(np.sort(lam))
+    record = {
+        "device": queue.device.name.strip(),
+        "date": dt.date.today().isoformat(),
+        "n": n, "dtype": args.dtype, "variant": info.variant, "block_width": w_used,
+        "wall_seconds": wall, "info_seconds": info.seconds, "sweeps": info.sweeps,
+        "blocked_sweeps": info.blocked_sweeps, "factorization": info.factorization,
+        "max_rel_eig_error": float(rel.max()),
+        "device_seconds_total": sum(k["seconds"] for k in kernels.values()),
+        "kernels": kernels,
+    }
+    print(f"# {record['device']}  n={n} {args.dtype} {info.variant}:{w_used}  "
+          f"wall {wall:.3f} s  sweeps {info.sweeps} ({info.blocked_sweeps} blocked)  "
+          f"max rel err {rel.max():.1e}")
+    print("# info.seconds: " + ", ".join(f"{k} {v:.3f}" for k, v in info.seconds.items()))
+    print(f"# device seconds in all: {record['device_seconds_total']:.3f}")
+    for name, entry in kernels.items():
+        extra = f"  {entry['gflops']:.0f} GFLOP/s" if "gflops" in entry else ""
+        print(f"{name:28s} {entry['launches']:7d} {entry['seconds']:8.3f} s{extra}")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(record, indent=1))
+
+
+if __name__ == "__main__":
+    main()
