@@ -24,12 +24,13 @@ from .errors import ConvergenceError, ConvergenceWarning
 from .factorization import definite_factorize, j_factorize, shorten
 from .host.blocked import BlockedHSVD
 from .host.device import has_fp64, resolve_queue
-from .host.factorization import j_factorize_device
+from .host.factorization import DeviceJFactor, factor_on_device
+from .host.operands import Operands, column_max, gather_factor
 from .host.pointwise import HSVDState, PointwiseHSVD
 from .host.preflight import preflight
 from .host.variants import check_variant_options, choose_variant
 from .options import JacobiOptions, resolve_options
-from .scaling import factor_shift, matrix_shift
+from .scaling import factor_shift, factor_shift_from_maxima, matrix_shift
 from .validation import (
     as_float_matrix,
     check_max_sweeps,
@@ -109,8 +110,28 @@ class _Sweeps:
     options: JacobiOptions
 
 
+@dataclass(frozen=True)
+class _OnDevice:
+    """A J-factor left on the device by :func:`factor_on_device`, to be
+    scaled by ``2^exponent`` on its way into the sweeps (no host round trip)."""
+
+    factor: DeviceJFactor
+    exponent: int
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.factor.n, self.factor.rank
+
+    def operands(self, column_multiple: int, accumulate_v: bool) -> Operands:
+        f = self.factor
+        return gather_factor(
+            f.queue, f.buffer, f.ld, f.n, f.order, f.p, self.exponent,
+            accumulate_v=accumulate_v, column_multiple=column_multiple,
+        )
+
+
 def _run_device(
-    G: np.ndarray,
+    G: np.ndarray | _OnDevice,
     signs: np.ndarray,
     *,
     sweeps: _Sweeps,
@@ -119,6 +140,8 @@ def _run_device(
     index: tuple[int, ...] = (),
 ) -> HSVDState:
     """Orthogonalize the columns of G on the device and fill `info`.
+
+    `G` is a host array, or a factor already on the device (real float64).
 
     The blocked variants run until no big block transformation happens, then
     pointwise sweeps finish and decide convergence, so every variant has the
@@ -152,23 +175,29 @@ def _run_device(
     variant, block_width = choose_variant(queue.device, G.shape[1], variant, block_width)
     info.variant, info.block_width = variant, block_width
     info.device = queue.device.name.strip()
-    V_blocked = None
-    if variant != "pointwise":
-        blocked_driver = BlockedHSVD(
-            queue, accumulate_v=accumulate_v, block_width=block_width, variant=variant
-        )
-        G, V_blocked, blocked = blocked_driver.run(G, signs, max_sweeps=max_sweeps)
-        info.blocked_sweeps = blocked.sweeps
-        info.rotations_per_sweep = list(blocked.rotations_per_sweep)
-        for phase, seconds in blocked.seconds.items():
-            info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
-        info.seconds["blocked_sweeps"] = blocked.seconds["sweeps"]
     driver = PointwiseHSVD(
         queue, accumulate_v=accumulate_v, layout=sweeps.layout, single=single,
         strategy=options.strategy, rotation=options.rotation,
         sort_diagonal=options.sort_diagonal,
     )
-    state = driver.run(G, signs, max_sweeps=max(max_sweeps - info.blocked_sweeps, 1))
+    # One set of device buffers for both phases, bordered for the blocks.
+    column_multiple = 2 if variant == "pointwise" else 2 * block_width
+    if isinstance(G, _OnDevice):
+        operands = G.operands(column_multiple, accumulate_v)
+    else:
+        operands = driver.upload(G, signs, column_multiple=column_multiple)
+    if variant != "pointwise":
+        blocked_driver = BlockedHSVD(
+            queue, accumulate_v=accumulate_v, block_width=block_width, variant=variant
+        )
+        blocked = blocked_driver.run_operands(operands, max_sweeps=max_sweeps)
+        info.blocked_sweeps = blocked.sweeps
+        info.rotations_per_sweep = list(blocked.rotations_per_sweep)
+        for phase, seconds in blocked.seconds.items():
+            info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
+        info.seconds["blocked_sweeps"] = blocked.seconds["sweeps"]
+    state = driver.run_operands(
+        operands, max_sweeps=max(max_sweeps - info.blocked_sweeps, 1))
     stats = state.stats
     info.sweeps = info.blocked_sweeps + stats.sweeps
     info.rotations_per_sweep += stats.rotations_per_sweep
@@ -178,8 +207,6 @@ def _run_device(
     info.work_group_size = stats.work_group_size
     for phase, seconds in stats.seconds.items():
         info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
-    if V_blocked is not None and state.V is not None:
-        state = state._replace(V=V_blocked @ state.V)
     if not info.converged and sweeps.on_nonconvergence == "raise":
         raise ConvergenceError(
             f"the hyperbolic Jacobi method did not converge in {max_sweeps} sweeps"
@@ -274,28 +301,44 @@ def _eig_single(
     # accuracy); otherwise Bunch-Parlett on the host or the device.
     factor = definite_factorize(scaled)
     info.factorization = "cholesky"
+    source = None
     if factor is None and on_device:
         # `scaled` is exactly symmetric, so its transpose (a Fortran-ordered
         # view, no copy) is the same matrix, in the device's column-major layout.
-        factor = j_factorize_device(scaled.T, sweeps.queue)
+        device_factor = factor_on_device(scaled.T, sweeps.queue)
         info.factorization = "bunch-parlett-device"
+        if device_factor.rank == n:
+            # Square G: nothing to shorten, so G stays on the device; the
+            # power-of-two shift comes from its column maxima.
+            maxima = column_max(sweeps.queue, device_factor.buffer, device_factor.ld, n,
+                                device_factor.rank)[device_factor.order]
+            factor_exponent = factor_shift_from_maxima(
+                maxima, n, f"the factor G of {_name('M', index)}")
+            source = _OnDevice(device_factor, factor_exponent)
+            signs, positive = device_factor.signs, device_factor.p
+        else:
+            factor = device_factor.to_host()
     elif factor is None:
         factor = j_factorize(scaled)
         info.factorization = "bunch-parlett"
-    rank = factor.G.shape[1]
+    if source is None:
+        signs, positive = factor.signs, factor.p
+    rank = len(signs)
     info.rank = rank
-    info.positive = int(factor.p)
+    info.positive = int(positive)
     if rank == 0:
         info.seconds["factorization"] = time.perf_counter() - start
         return finish(np.zeros(n), np.eye(n, dtype=M.dtype))
-    Q, R = shorten(factor.G)
-    # Center the squared column norms (the eigenvalue magnitudes) in float64's range.
-    factor_exponent = factor_shift(R, f"the factor G of {_name('M', index)}")
-    R = _ldexp(R, factor_exponent)
+    Q = None
+    if source is None:
+        Q, R = shorten(factor.G)
+        # Center the squared column norms (the eigenvalue magnitudes) in float64's range.
+        factor_exponent = factor_shift(R, f"the factor G of {_name('M', index)}")
+        source = _ldexp(R, factor_exponent)
     info.seconds["factorization"] = time.perf_counter() - start
 
     state = _run_device(
-        R, factor.signs, sweeps=sweeps, accumulate_v=False, info=info, index=index
+        source, signs, sweeps=sweeps, accumulate_v=False, info=info, index=index
     )
     # 2^(2t) 2^s M = (2^t G) J (2^t G)^T: undo both shifts exactly.
     with np.errstate(over="ignore"):  # an eigenvalue beyond float64: _require_finite raises

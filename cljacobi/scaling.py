@@ -45,6 +45,7 @@ __all__ = [
     "GROWTH_BITS",
     "exponent_range",
     "factor_shift",
+    "factor_shift_from_maxima",
     "matrix_shift",
 ]
 
@@ -144,7 +145,14 @@ def factor_shift(G: np.ndarray, name: str = "G") -> int:
     """
     if G.size == 0:
         return 0
-    column_max = np.abs(G).max(axis=0)
+    return factor_shift_from_maxima(np.abs(G).max(axis=0), G.shape[0], name)
+
+
+def factor_shift_from_maxima(column_max: np.ndarray, m: int, name: str = "G") -> int:
+    """:func:`factor_shift` of an m-row factor from its column maxima ``max_i |g_ik|``
+    (computed where the factor lives, e.g. on the device)."""
+    if column_max.size == 0:
+        return 0
     if not np.isfinite(column_max).all():
         raise np.linalg.LinAlgError(f"{name} contains infs or NaNs")
     zero = np.flatnonzero(column_max == 0)
@@ -153,7 +161,6 @@ def factor_shift(G: np.ndarray, name: str = "G") -> int:
             f"column {int(zero[0])} of {name} is zero: {name} must have full column rank"
         )
     exponents = np.frexp(column_max)[1].astype(np.int64)
-    m = G.shape[0]
     d_lo = _NORMAL_EXP + _bits(m)
     d_hi = _OVERFLOW_EXP - GROWTH_BITS
     # 2 e_min - 2 + 2t >= d_lo  and  2 e_max + bits(m) + 2t <= d_hi.

@@ -64,3 +64,31 @@ def test_eig_with_device_factorization(rng, p):
 def test_factorization_option():
     with pytest.raises(ValueError, match="factorization must be one of"):
         cljacobi.eig_indefinite(np.eye(3), factorization="gpu")
+
+
+@pytest.mark.parametrize("variant", ["pointwise", "bo"])
+def test_factor_stays_on_device(rng, variant):
+    """Full rank: G goes from the factorization into the (blocked) sweeps
+    without leaving the device, with the same accuracy as through the host."""
+    M, _, _ = graded(40, p=17, low_exponent=-30, rng=rng)
+    exact = eigvalsh_hiprec(M)
+    (w, U), info = cljacobi.eig_indefinite(
+        M, factorization="device", variant=variant, block_width=8, return_info=True)
+    assert info.factorization == "bunch-parlett-device" and info.rank == 40
+    assert info.variant == variant
+    assert np.max(np.abs(w - exact) / np.abs(exact)) <= 1e-12
+    assert np.linalg.norm(U.T @ U - np.eye(40)) <= 100 * 40 * EPS
+    w_host = cljacobi.eig_indefinite(M, factorization="host", variant=variant, block_width=8,
+                                     eigvals_only=True)
+    assert np.max(np.abs(w - w_host) / np.abs(exact)) <= 1e-12
+
+
+def test_rank_deficient_factor_through_host(rng):
+    """A rank-deficient G is shortened by QR on the host; the zero eigenvalues stay exact."""
+    X = rng.standard_normal((30, 7))
+    M = (X * np.array([1, -1, 1, -1, 1, 1, -1])) @ X.T
+    (w, U), info = cljacobi.eig_indefinite(M, factorization="device", return_info=True)
+    assert info.rank == 7 and np.count_nonzero(w == 0) == 23
+    reference = np.linalg.eigvalsh(M)
+    assert np.max(np.abs(w - reference)) <= 1e-12 * np.abs(reference).max()
+    assert np.linalg.norm(M @ U - U * w) <= 1e-12 * np.linalg.norm(M)

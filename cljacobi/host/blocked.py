@@ -23,8 +23,9 @@ import pyopencl as cl
 
 from ..strategies import step_table
 from .device import require_fp64
-from .limits import check_global_memory, check_local_memory, choose_work_group_size
-from .pointwise import ROW_ALIGNMENT, STATUS_BIG, RunStats
+from .limits import check_local_memory, choose_work_group_size
+from .operands import Operands, download, upload
+from .pointwise import STATUS_BIG, RunStats
 from .programs import KernelSpec, build_program
 
 __all__ = ["BLOCK_VARIANTS", "FULL_BLOCK_INNER_SWEEPS", "BlockedHSVD", "blocked_local_bytes"]
@@ -49,10 +50,6 @@ OUTER_STRATEGY = "me"
 TILE_ROWS = 32
 
 
-def _round_up(value: int, multiple: int) -> int:
-    return -(-value // multiple) * multiple
-
-
 def blocked_local_bytes(
     block_width: int, *, transform_in_local: bool = False, tile_rows: int = TILE_ROWS
 ) -> int:
@@ -68,6 +65,10 @@ def blocked_local_bytes(
         + 4 * (4 * block_width + K + 1)
     update = 8 * K * K
     return max(gram, rotate, update)
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
 
 
 def _row_chunks(rows: int, slots: int, device: cl.Device) -> tuple[int, int]:
@@ -119,24 +120,34 @@ class BlockedHSVD:
         self.requested_work_group_size = work_group_size
 
     def run(self, G: np.ndarray, signs: np.ndarray, *, max_sweeps: int):
-        """Blocked sweeps on `G` (m x r) until no big transformation happens.
+        """Blocked sweeps on `G` (m x r, `signs` sorted, +1 first) until no big
+        transformation happens.
 
         Returns ``(G, V, stats)``: the transformed G, the accumulated V (or
         None) with ``G_new = G @ V``, and the :class:`RunStats`.
         """
-        seconds = {"transfer": 0.0, "sweeps": 0.0, "sort": 0.0}
-        m, r = G.shape
+        operands = upload(self.queue, G, signs, accumulate_v=self.accumulate_v,
+                          column_multiple=2 * self.block_width, dtype=np.float64)
+        stats = self.run_operands(operands, max_sweeps=max_sweeps)
+        G, V = download(self.queue, operands)
+        stats.seconds["transfer"] = operands.transfer_seconds
+        return G, V, stats
+
+    def run_operands(self, operands: Operands, *, max_sweeps: int) -> RunStats:
+        """Blocked sweeps on the device operands, in place (real float64;
+        ``operands.columns`` a multiple of ``2 * block_width``)."""
+        seconds = {"sweeps": 0.0, "sort": 0.0}
         w = self.block_width
-        r_pad = _round_up(r, 2 * w)
-        extra = r_pad - r
-        m_used = m + extra
-        ldg = _round_up(m_used, ROW_ALIGNMENT)
-        ldv = _round_up(r_pad, ROW_ALIGNMENT)
+        ops = operands
+        if ops.columns % (2 * w) or ops.dtype != np.float64 or (
+                self.accumulate_v and ops.v is None):
+            raise ValueError(
+                f"blocked operands must be real float64 with columns a multiple of {2 * w}"
+                + (" and V" if self.accumulate_v else "")
+            )
+        r_pad, m_used, ldg, ldv = ops.columns, ops.rows, ops.ldg, ops.ldv
         blocks = r_pad // w
         slots = blocks // 2
-        check_global_memory(self.device, {
-            "G": 8 * ldg * r_pad, **({"V": 8 * ldv * r_pad} if self.accumulate_v else {}),
-        })
         wg = choose_work_group_size(self.device, m_used, requested=self.requested_work_group_size)
         spec = KernelSpec("blocked", "float64", wg, False, block_width=w,
                           inner_strategy=INNER_STRATEGY, tile_rows=TILE_ROWS,
@@ -148,27 +159,15 @@ class BlockedHSVD:
         v_chunks, v_chunk_rows = _row_chunks(r_pad, slots, self.device)
         K = 2 * w
 
-        # Bordering as eq. (4.1) of the 2011 paper: unit columns in new rows.
-        columns = np.zeros((r_pad, ldg))
-        columns[:r, :m] = G.T
-        columns[r + np.arange(extra), m + np.arange(extra)] = 1.0
-        all_signs = np.concatenate([signs.astype(np.int32), np.ones(extra, np.int32)])
         outer_tables = [step_table(OUTER_STRATEGY, blocks, sweep=s) for s in (0, 1)]
         outer_steps = outer_tables[0].steps
         outer = np.ascontiguousarray(
             np.concatenate([table.pairs for table in outer_tables]), dtype=np.int32
         )
-
-        start = time.perf_counter()
         mf = cl.mem_flags
         ctx = self.queue.context
-        g_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=columns)
-        v_buf = None
-        if self.accumulate_v:
-            identity = np.zeros((r_pad, ldv))
-            identity[np.arange(r_pad), np.arange(r_pad)] = 1.0
-            v_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=identity)
-        signs_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=all_signs)
+        g_buf, v_buf = ops.g, ops.v
+        signs_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=ops.signs())
         outer_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=outer)
         partial_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * slots * chunks * K * K)
         transforms_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * slots * K * K)
@@ -177,8 +176,6 @@ class BlockedHSVD:
         status_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
         rotations_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
         summary_buf = cl.Buffer(ctx, mf.READ_WRITE, 8)
-        self.queue.finish()
-        seconds["transfer"] += time.perf_counter() - start
 
         gram = cl.Kernel(program, "cjac_block_gram")
         gram.set_args(g_buf, np.int32(ldg), np.int32(m_used), np.int32(chunk_rows), outer_buf,
@@ -221,14 +218,5 @@ class BlockedHSVD:
         seconds["sweeps"] += time.perf_counter() - sweep_start
         stats.rotations = sum(stats.rotations_per_sweep)
 
-        start = time.perf_counter()
-        cl.enqueue_copy(self.queue, columns, g_buf)
-        V = None
-        if self.accumulate_v:
-            v_columns = np.empty((r_pad, ldv))
-            cl.enqueue_copy(self.queue, v_columns, v_buf)
-            V = v_columns[:r, :r].T  # Fortran-ordered view
-        self.queue.finish()
-        seconds["transfer"] += time.perf_counter() - start
         stats.seconds = seconds
-        return columns[:r, :m].T, V, stats  # Fortran-ordered view
+        return stats

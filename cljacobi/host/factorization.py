@@ -12,6 +12,8 @@ entrywise test.  Real symmetric input only.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyopencl as cl
 
@@ -20,7 +22,7 @@ from .device import require_fp64
 from .limits import check_global_memory
 from .programs import KernelSpec, build_program
 
-__all__ = ["j_factorize_device"]
+__all__ = ["DeviceJFactor", "factor_on_device", "j_factorize_device"]
 
 #: Side of the square work-group of the update kernel.
 TILE = 16
@@ -41,6 +43,36 @@ def _round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
 
 
+@dataclass
+class DeviceJFactor:
+    """``M = G J G^T`` with G left on the device.
+
+    Column ``order[j]`` of `buffer` (column-major, leading dimension `ld`,
+    `n` rows in the original row order of M) is column j of G; the signs
+    are sorted, the first `p` positive, as in :class:`JFactor`.
+    """
+
+    queue: cl.CommandQueue
+    buffer: cl.Buffer
+    ld: int
+    n: int
+    order: np.ndarray
+    signs: np.ndarray
+    p: int
+
+    @property
+    def rank(self) -> int:
+        return len(self.order)
+
+    def to_host(self) -> JFactor:
+        """The same factor with G in host memory (Fortran-ordered)."""
+        columns = np.empty((self.n, self.ld))
+        cl.enqueue_copy(self.queue, columns, self.buffer)
+        self.queue.finish()
+        G = columns[self.order, :self.n].T  # gathering rows is a contiguous copy
+        return JFactor(G, self.signs, self.p)
+
+
 def j_factorize_device(
     M: np.ndarray, queue: cl.CommandQueue, *, rank_tol: float | None = None
 ) -> JFactor:
@@ -51,12 +83,21 @@ def j_factorize_device(
     go to the smaller (column, row), so the result is deterministic; it may
     differ from the host version in the last bits (fused multiply-adds).
     """
+    M = np.asarray(M, dtype=np.float64)
+    if M.shape[0] == 0:
+        return JFactor(np.zeros((0, 0), order="F"), np.zeros(0, np.int8), 0)
+    return factor_on_device(M, queue, rank_tol=rank_tol).to_host()
+
+
+def factor_on_device(
+    M: np.ndarray, queue: cl.CommandQueue, *, rank_tol: float | None = None
+) -> DeviceJFactor:
+    """:func:`j_factorize_device` with the factor G left in device memory
+    (for the sweeps that follow on the same device; ``n >= 1``)."""
     device = queue.device
     require_fp64(device)
     M = np.asarray(M, dtype=np.float64)
     n = M.shape[0]
-    if n == 0:
-        return JFactor(np.zeros((0, 0), order="F"), np.zeros(0, np.int8), 0)
     lda = _round_up(n, 32)
     tiles = -(-n // TILE)
     check_global_memory(device, {"A": 8 * lda * n, "G": 8 * lda * n,
@@ -79,7 +120,8 @@ def j_factorize_device(
     mf = cl.mem_flags
     ctx = queue.context
     a_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=columns)
-    g_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros((n, lda)))
+    g_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * n * lda)
+    cl.enqueue_fill_buffer(queue, g_buf, np.float64(0), 0, 8 * n * lda)
     w_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * 2 * lda)
     perm = np.arange(n, dtype=np.int32)
     perm_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=perm)
@@ -153,13 +195,10 @@ def j_factorize_device(
         for j in range(min(STEPS_PER_BATCH, n - k)):
             enqueue_step(k + j)
 
-    G_cols = np.empty((n, lda))
-    cl.enqueue_copy(queue, G_cols, g_buf)
     signs = np.empty(n)
     cl.enqueue_copy(queue, signs, signs_buf)
     queue.finish()
     signs = np.where(signs[:k] > 0, 1, -1).astype(np.int8)
     order = np.concatenate((np.flatnonzero(signs > 0), np.flatnonzero(signs < 0)))
-    G = G_cols[order, :n].T  # Fortran-ordered: gathering rows is a contiguous copy
-    signs = signs[order]
-    return JFactor(G, signs, int(np.count_nonzero(signs > 0)))
+    return DeviceJFactor(queue, g_buf, lda, n, order.astype(np.int32), signs[order],
+                         int(np.count_nonzero(signs > 0)))

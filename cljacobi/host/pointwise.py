@@ -22,6 +22,7 @@ from ..strategies import STRATEGIES, step_table
 from .device import require_fp64
 from .diagonal import DIAG_DTYPE, DIAG_DTYPE_SINGLE, sort_diagonal
 from .limits import check_global_memory, check_local_memory, choose_work_group_size
+from .operands import ROW_ALIGNMENT, Operands, download, upload
 from .programs import COMPLEX_LAYOUTS, KernelSpec, build_program
 
 __all__ = [
@@ -37,9 +38,6 @@ __all__ = [
 STATUS_ROTATED = 1
 STATUS_BIG = 2
 STATUS_BROKEN = 4
-
-#: Rows of the device arrays are padded to a multiple of this (eq. (4.1)).
-ROW_ALIGNMENT = 32
 
 #: Environment variable that selects the complex storage layout when the
 #: caller passes none: ``interleaved`` or ``split`` (for benchmarking both).
@@ -107,21 +105,6 @@ class HSVDState(NamedTuple):
     signs: np.ndarray
     stats: RunStats
     positions: np.ndarray | None = None
-
-
-def _to_split(columns: np.ndarray) -> np.ndarray:
-    """Complex rows (one per column of G) -> float rows holding re, then im."""
-    return np.ascontiguousarray(np.concatenate([columns.real, columns.imag], axis=1))
-
-
-def _from_split(planes: np.ndarray) -> np.ndarray:
-    """Inverse of :func:`_to_split`."""
-    half = planes.shape[1] // 2
-    return planes[:, :half] + 1j * planes[:, half:]
-
-
-def _round_up(value: int, multiple: int) -> int:
-    return -(-value // multiple) * multiple
 
 
 class PointwiseHSVD:
@@ -207,35 +190,51 @@ class PointwiseHSVD:
                 )
             size //= 2
 
+    def _dtype(self, complex_: bool) -> np.dtype:
+        if self.single:
+            return np.dtype(np.complex64 if complex_ else np.float32)
+        return np.dtype(np.complex128 if complex_ else np.float64)
+
+    def upload(self, G: np.ndarray, signs: np.ndarray, *, column_multiple: int = 2) -> Operands:
+        """G (m x r, `signs` sorted, +1 first) on the device in this driver's
+        precision and complex layout, its columns bordered to a multiple of
+        `column_multiple` (even); V the identity when accumulated."""
+        complex_ = np.iscomplexobj(G)
+        return upload(
+            self.queue, G, signs, accumulate_v=self.accumulate_v,
+            column_multiple=column_multiple, dtype=self._dtype(complex_),
+            split=complex_ and self.layout == "split",
+        )
+
     def run(self, G: np.ndarray, signs: np.ndarray, *, max_sweeps: int) -> HSVDState:
         """Orthogonalize the columns of `G` (m x r, float64 or complex128) with signature `signs`.
 
         `signs` must be sorted, +1 first.  Returns after convergence or after
         `max_sweeps` quasi-sweeps (``stats.converged`` tells which).
         """
-        seconds = {"transfer": 0.0, "sweeps": 0.0, "sort": 0.0}
-        complex_ = np.iscomplexobj(G)
-        if self.single:
-            dtype = np.dtype(np.complex64 if complex_ else np.float32)
-        else:
-            dtype = np.dtype(np.complex128 if complex_ else np.float64)
-        diag_dtype = DIAG_DTYPE_SINGLE if self.single else DIAG_DTYPE
-        m, r = G.shape
-        p = int(np.count_nonzero(signs > 0))
-        # Bordering, eq. (4.1): an odd r gets one column that is a unit vector in
-        # a new row, so it is orthogonal to everything and never rotates.
-        bordered = r % 2
-        r_pad = r + bordered
-        m_used = m + bordered
-        ldg = _round_up(max(m_used, 1), ROW_ALIGNMENT)
-        ldv = _round_up(r_pad, ROW_ALIGNMENT)
-        slots = r_pad // 2
+        return self.run_operands(self.upload(G, signs), max_sweeps=max_sweeps)
 
+    def run_operands(self, operands: Operands, *, max_sweeps: int) -> HSVDState:
+        """The sweeps on operands already on the device (an even number of
+        columns, V present if accumulated), then the result on the host."""
+        seconds = {"transfer": 0.0, "sweeps": 0.0, "sort": 0.0}
+        ops = operands
+        complex_ = ops.dtype.kind == "c"
+        dtype = self._dtype(complex_)
+        split = complex_ and self.layout == "split"
+        if ops.columns % 2 or ops.dtype != dtype or ops.split != split or (
+                self.accumulate_v and ops.v is None):
+            raise ValueError(
+                f"pointwise operands must be {dtype.name}"
+                f"{' (split)' if split else ''} with an even number of columns"
+                + (" and V" if self.accumulate_v else "")
+            )
+        diag_dtype = DIAG_DTYPE_SINGLE if self.single else DIAG_DTYPE
+        r_pad, m_used, ldg, ldv, p, r = ops.columns, ops.rows, ops.ldg, ops.ldv, ops.p, ops.r
+        slots = r_pad // 2
         check_global_memory(
             self.device,
             {
-                "G": dtype.itemsize * ldg * r_pad,
-                **({"V": dtype.itemsize * ldv * r_pad} if self.accumulate_v else {}),
                 "packed diagonal": diag_dtype.itemsize * r_pad,
                 # int2 position pairs, r_pad/2 per step; two sweeps' worth for the ring
                 **({} if self.strategy == "mm" else {
@@ -244,26 +243,11 @@ class PointwiseHSVD:
             },
         )
         program, wg = self._program(m_used, dtype.name)
-        split = complex_ and self.layout == "split"
-
-        columns = np.zeros((r_pad, ldg), dtype=dtype)  # row c = column c of G
-        columns[:r, :m] = G.T
-        if bordered:
-            columns[r, m] = 1.0
-        if split:
-            columns = _to_split(columns)
 
         start = time.perf_counter()
         mf = cl.mem_flags
         ctx = self.queue.context
-        g_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=columns)
-        v_buf = None
-        if self.accumulate_v:
-            identity = np.zeros((r_pad, ldv), dtype=dtype)
-            identity[np.arange(r_pad), np.arange(r_pad)] = 1.0
-            if split:
-                identity = _to_split(identity)
-            v_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=identity)
+        g_buf, v_buf = ops.g, ops.v
         d_buf = cl.Buffer(ctx, mf.READ_WRITE, diag_dtype.itemsize * r_pad)
         stepper_buf = cl.Buffer(ctx, mf.READ_WRITE, 16 * slots)
         zeros = np.zeros(slots, dtype=np.int32)
@@ -333,27 +317,16 @@ class PointwiseHSVD:
         seconds["sort"] += sort_in_sweeps
         stats.rotations = sum(stats.rotations_per_sweep)
 
-        start = time.perf_counter()
-        cl.enqueue_copy(self.queue, columns, g_buf)
-        V = None
-        if self.accumulate_v:
-            v_columns = np.empty_like(identity)
-            cl.enqueue_copy(self.queue, v_columns, v_buf)
-            if split:
-                v_columns = _from_split(v_columns)
-            V = v_columns[:r, :r].T  # Fortran-ordered view: no transposing copy
         cl.enqueue_copy(self.queue, diagonal, d_buf)
-        self.queue.finish()
-        if split:
-            columns = _from_split(columns)
-        seconds["transfer"] += time.perf_counter() - start
+        G, V = download(self.queue, ops)
+        seconds["transfer"] += ops.transfer_seconds
         stats.seconds = seconds
 
         # Undo the permutation rho: entry for physical column c.
         by_column = np.empty(r_pad, dtype=diag_dtype)
         by_column[diagonal["rho"]] = diagonal
         return HSVDState(
-            G=columns[:r, :m].T,  # Fortran-ordered view
+            G=G,
             V=V,
             d=by_column["d"][:r].copy(),
             signs=by_column["j"][:r].astype(np.int8),

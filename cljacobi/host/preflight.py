@@ -14,7 +14,7 @@ import pyopencl as cl
 from .device import require_fp64
 from .diagonal import DIAG_DTYPE
 from .limits import check_global_memory, check_local_memory, choose_work_group_size
-from .pointwise import ROW_ALIGNMENT
+from .operands import ROW_ALIGNMENT
 
 __all__ = ["pointwise_footprint", "preflight"]
 

@@ -1,0 +1,65 @@
+## Column bookkeeping between the phases of one solve, on the device.
+##
+## The J-factorization leaves G in a device buffer (column c at offset c * lds,
+## pivot order); the sweeps want its columns sorted by sign, scaled by an exact
+## power of two and bordered as eq. (4.1) of Novakovic & Singer (2011).  These
+## kernels do that in place of a round trip through the host:
+##   cjac_column_max      max_i |g_ic| per column (for the power-of-two shift)
+##   cjac_gather_columns  dst column j = 2^exponent * src column order[j],
+##                        rows m.. zero; border columns j >= r are unit
+##                        vectors e_(m + j - r) (eq. (4.1))
+##
+## Render parameters:
+##   real_ctype        "double"
+##   work_group_size   work-items of cjac_column_max (a power of two)
+<%namespace name="arith" file="arith.cl.mako"/>
+${arith.prelude(real_ctype)}
+
+#define WG ${work_group_size}
+
+/* The larger of a and b; NaN if either is (fmax would drop a NaN). */
+inline cjac_real cjac_max_nan(const cjac_real a, const cjac_real b)
+{
+    return isnan(a) || a > b ? a : b;
+}
+
+/* One work-group per column c < columns: out[c] = max_i<m |src[c * lds + i]|
+ * (a maximum: the result does not depend on the reduction order). */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void cjac_column_max(__global const cjac_real *src, const int lds, const int m,
+                     __global cjac_real *out)
+{
+    __local cjac_real scratch[WG];
+    const int c = get_group_id(0), lid = get_local_id(0);
+    __global const cjac_real *column = src + (size_t)c * lds;
+    cjac_real largest = 0;
+    for (int i = lid; i < m; i += WG)
+        largest = cjac_max_nan(fabs(column[i]), largest);
+    scratch[lid] = largest;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int width = WG / 2; width > 0; width /= 2) {
+        if (lid < width)
+            scratch[lid] = cjac_max_nan(scratch[lid + width], scratch[lid]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0)
+        out[c] = scratch[0];
+}
+
+/* Grid (rows >= ldd, r_pad): dst[j * ldd + i] for the bordered, sorted and
+ * scaled factor.  ldexp is exact (the shift keeps every entry normal, see
+ * cljacobi.scaling.factor_shift). */
+__kernel void cjac_gather_columns(__global const cjac_real *src, const int lds, const int m,
+                                  __global const int *order, const int exponent,
+                                  __global cjac_real *dst, const int ldd, const int r)
+{
+    const int i = get_global_id(0), j = get_global_id(1);
+    if (i >= ldd)
+        return;
+    cjac_real value;
+    if (j < r)
+        value = i < m ? ldexp(src[(size_t)order[j] * lds + i], exponent) : 0;
+    else
+        value = i == m + (j - r) ? 1 : 0;
+    dst[(size_t)j * ldd + i] = value;
+}

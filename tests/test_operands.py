@@ -1,0 +1,68 @@
+"""The device operands between the phases of a solve, against numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+import pytest
+
+from cljacobi.host.operands import column_max, download, gather_factor, upload
+
+
+def _device_columns(queue, A):
+    """A (m x c) as a column-major device buffer with leading dimension ld."""
+    m, c = A.shape
+    ld = m + 3
+    host = np.zeros((c, ld))
+    host[:, :m] = A.T
+    return cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                     hostbuf=host), ld
+
+
+def test_column_max(queue, rng):
+    A = rng.standard_normal((37, 11)) * np.logspace(-200, 200, 11)
+    buffer, ld = _device_columns(queue, A)
+    assert np.array_equal(column_max(queue, buffer, ld, 37, 11), np.abs(A).max(axis=0))
+    A[5, 3] = np.nan
+    buffer, ld = _device_columns(queue, A)
+    assert np.isnan(column_max(queue, buffer, ld, 37, 11)[3])
+
+
+@pytest.mark.parametrize("multiple", [2, 16])
+@pytest.mark.parametrize("accumulate_v", [False, True])
+def test_gather_factor(queue, rng, multiple, accumulate_v):
+    m, r = 21, 13
+    A = rng.standard_normal((m, r))
+    buffer, ld = _device_columns(queue, A)
+    order = rng.permutation(r).astype(np.int32)
+    ops = gather_factor(queue, buffer, ld, m, order, 5, -7,
+                        accumulate_v=accumulate_v, column_multiple=multiple)
+    assert ops.columns % multiple == 0 and ops.columns >= r and ops.p == 5
+    assert ops.rows == m + ops.columns - r
+    G, V = download(queue, ops)
+    assert np.array_equal(G, np.ldexp(A[:, order], -7))
+    if accumulate_v:
+        assert np.array_equal(V, np.eye(r))
+    # The border: unit columns in new rows.
+    host = np.empty((ops.columns, ops.ldg))
+    cl.enqueue_copy(queue, host, ops.g)
+    border = host[r:, :]
+    expected = np.zeros_like(border)
+    expected[np.arange(ops.columns - r), m + np.arange(ops.columns - r)] = 1
+    assert np.array_equal(border, expected)
+    assert np.array_equal(host[:r, m:], np.zeros((r, ops.ldg - m)))
+
+
+@pytest.mark.parametrize("dtype, split", [(np.float64, False), (np.complex128, False),
+                                          (np.complex128, True), (np.float32, False)])
+def test_upload_download_roundtrip(queue, rng, dtype, split):
+    G = rng.standard_normal((9, 5)).astype(dtype)
+    if np.iscomplexobj(G):
+        G = G + 1j * rng.standard_normal((9, 5))
+    signs = np.array([1, 1, -1, -1, -1], np.int8)
+    ops = upload(queue, G, signs, accumulate_v=True, column_multiple=4, dtype=dtype,
+                 split=split)
+    assert ops.columns == 8 and ops.rows == 12 and ops.p == 2
+    assert list(ops.signs()) == [1, 1, -1, -1, -1, 1, 1, 1]
+    back, V = download(queue, ops)
+    assert np.array_equal(back, G) and np.array_equal(V, np.eye(5))
