@@ -5,7 +5,7 @@ Both run the one-sided hyperbolic Jacobi method of Novaković & Singer,
 OpenCL device, on real or complex data.  ``eig_indefinite`` first factors
 ``M = G J G^*``: by Cholesky with diagonal pivoting when M is definite,
 otherwise by Bunch-Parlett complete pivoting (Slapničar 1992), on the host
-or (real M) on the device.
+or on the device.
 """
 
 from __future__ import annotations
@@ -284,16 +284,10 @@ def _eig_single(
         info.positive = int(value > 0)
         return finish(np.array([value]), np.ones((1, 1), dtype=symmetric.dtype))
 
-    complex_ = np.iscomplexobj(symmetric)
-    if factorization == "device" and complex_:
-        raise ValueError("factorization='device' handles real matrices only; use 'host'")
-    on_device = not complex_ and (
-        factorization == "device"
-        or (
-            factorization == "auto"
-            and bool(sweeps.queue.device.type & cl.device_type.GPU)
-            and n >= AUTO_DEVICE_FACTORIZATION_MIN_ORDER
-        )
+    on_device = factorization == "device" or (
+        factorization == "auto"
+        and bool(sweeps.queue.device.type & cl.device_type.GPU)
+        and n >= AUTO_DEVICE_FACTORIZATION_MIN_ORDER
     )
     start = time.perf_counter()
     scaled = _ldexp(symmetric, shift)
@@ -303,13 +297,14 @@ def _eig_single(
     info.factorization = "cholesky"
     source = None
     if factor is None and on_device:
-        # `scaled` is exactly symmetric, so its transpose (a Fortran-ordered
-        # view, no copy) is the same matrix, in the device's column-major layout.
-        device_factor = factor_on_device(scaled.T, sweeps.queue)
+        # `scaled` is exactly Hermitian, so its conjugate transpose (for real
+        # data a Fortran-ordered view, no copy) is the same matrix, in the
+        # device's column-major layout.
+        device_factor = factor_on_device(scaled.conj().T, sweeps.queue)
         info.factorization = "bunch-parlett-device"
-        if device_factor.rank == n:
-            # Square G: nothing to shorten, so G stays on the device; the
-            # power-of-two shift comes from its column maxima.
+        if device_factor.rank == n and not complex_:
+            # Square real G: nothing to shorten, so G stays on the device;
+            # the power-of-two shift comes from its column maxima.
             maxima = column_max(sweeps.queue, device_factor.buffer, device_factor.ld, n,
                                 device_factor.rank)[device_factor.order]
             factor_exponent = factor_shift_from_maxima(
@@ -458,9 +453,9 @@ def eig_indefinite(
     factorization : {"auto", "host", "device"}, optional
         Where the Bunch-Parlett factorization runs: numpy on the host, or the
         OpenCL kernels of ``bunch_parlett.cl.mako`` (same pivots, same rank
-        test).  "auto": on the device if it is a GPU and ``n >= 256``.  Real
-        M only: complex M is factored on the host.  Definite M is factored by
-        pivoted Cholesky on the host either way (``info.factorization``).
+        test), for real and complex M.  "auto": on the device if it is a GPU
+        and ``n >= 256``.  Definite M is factored by pivoted Cholesky on the
+        host either way (``info.factorization``).
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
         Where to run; default: the queue of a pyopencl array argument, else
         the device ``CLJACOBI_DEVICE`` names.  Calls from several threads may

@@ -2,63 +2,119 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 from hiprec import eigvalsh_hiprec
 
 import cljacobi
+import cljacobi.factorization as host_factorization
 from cljacobi.factorization import j_factorize
 from cljacobi.host.factorization import j_factorize_device
 from cljacobi.matrices import graded
 
 EPS = np.finfo(np.float64).eps
+DTYPES = [np.float64, np.complex128]
 
 
-def _cases(rng):
-    yield "2x2 antidiagonal", np.array([[0.0, 1.0], [1.0, 0.0]])
-    yield "zero", np.zeros((5, 5))
+def _standard(rng: np.random.Generator, shape: tuple[int, ...], dtype: type) -> np.ndarray:
+    """Standard normal entries; complex ones with independent real and imaginary parts."""
+    X = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        X = X + 1j * rng.standard_normal(shape)
+    return X
+
+
+def _hermitian(rng: np.random.Generator, n: int, dtype: type) -> np.ndarray:
+    X = _standard(rng, (n, n), dtype)
+    return X + X.conj().T
+
+
+def _cases(rng: np.random.Generator, dtype: type) -> Iterator[tuple[str, np.ndarray, bool]]:
+    """``(label, M, whether M takes a 2x2 pivot)``."""
+    antidiagonal = np.array([[0.0, 1.0], [1.0, 0.0]], dtype=dtype)
+    if np.dtype(dtype).kind == "c":
+        antidiagonal[1, 0] = (3 - 4j) / 5  # |b| = 1, a nontrivial phase
+        antidiagonal[0, 1] = antidiagonal[1, 0].conjugate()
+    yield "2x2 antidiagonal", antidiagonal, True
+    yield "zero", np.zeros((5, 5), dtype=dtype), False
     for n in (1, 3, 16, 17, 33, 70):
-        X = rng.standard_normal((n, n))
-        yield f"random {n}", X + X.T
-    zero_diagonal = rng.standard_normal((20, 20))
-    zero_diagonal = zero_diagonal + zero_diagonal.T
+        yield f"random {n}", _hermitian(rng, n, dtype), False
+    # mu1 = 0 < alpha mu0: the first pivot (at least) is 2x2.
+    zero_diagonal = _hermitian(rng, 20, dtype)
     np.fill_diagonal(zero_diagonal, 0.0)
-    yield "zero diagonal (2x2 pivots)", zero_diagonal
-    X = rng.standard_normal((40, 9))
-    yield "rank 9 of 40", (X * np.array([1, -1, 1, -1, 1, 1, -1, 1, -1])) @ X.T
-    yield "graded", graded(36, p=15, rng=rng)[0]
+    yield "zero diagonal (2x2 pivots)", zero_diagonal, True
+    X = _standard(rng, (40, 9), dtype)
+    yield "rank 9 of 40", (X * np.array([1, -1, 1, -1, 1, 1, -1, 1, -1])) @ X.conj().T, False
+    yield "graded", graded(36, p=15, rng=rng, dtype=dtype)[0], False
 
 
-def test_same_factor_as_host(queue, rng):
-    for label, M in _cases(rng):
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_same_factor_as_host(queue, rng, monkeypatch, dtype):
+    two_by_two = 0
+    host_pivot_2x2 = host_factorization._pivot_2x2
+
+    def counting_pivot_2x2(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        nonlocal two_by_two
+        two_by_two += 1
+        return host_pivot_2x2(X)
+
+    monkeypatch.setattr(host_factorization, "_pivot_2x2", counting_pivot_2x2)
+    for label, M, takes_2x2 in _cases(rng, dtype):
+        two_by_two = 0
         device = j_factorize_device(M, queue)
         host = j_factorize(M)
+        assert not takes_2x2 or two_by_two > 0, label
+        assert device.G.dtype == np.dtype(dtype) and device.G.flags.f_contiguous, label
         assert device.G.shape == host.G.shape, label
+        if label == "rank 9 of 40":
+            assert device.G.shape[1] == 9, label
         assert device.p == host.p and np.array_equal(device.signs, host.signs), label
         # Same pivots: the factors agree to rounding (fused multiply-adds differ).
         scale = max(np.abs(host.G).max(initial=0.0), 1e-300)
         assert np.abs(device.G - host.G).max(initial=0.0) <= 1e3 * EPS * scale, label
         J = device.signs.astype(float)
-        residual = np.linalg.norm((device.G * J) @ device.G.T - M)
+        residual = np.linalg.norm((device.G * J) @ device.G.conj().T - M)
         assert residual <= 10 * M.shape[0] * EPS * max(np.linalg.norm(M), 1e-300), label
 
 
-def test_reproducible(queue, rng):
-    X = rng.standard_normal((50, 50))
-    first = j_factorize_device(X + X.T, queue)
-    again = j_factorize_device(X + X.T, queue)
+def test_complex_lower_triangle_only(queue, rng):
+    """Only the lower triangle counts; the imaginary parts of the diagonal are dropped."""
+    M = _hermitian(rng, 12, np.complex128)
+    messy = np.tril(M) + np.triu(_standard(rng, (12, 12), np.complex128), 1)
+    messy[np.diag_indices(12)] += 1j * rng.standard_normal(12)
+    clean = j_factorize_device(M, queue)
+    assert np.array_equal(j_factorize_device(messy, queue).G, clean.G)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_reproducible(queue, rng, dtype):
+    M = _hermitian(rng, 50, dtype)
+    first = j_factorize_device(M, queue)
+    again = j_factorize_device(M, queue)
     assert np.array_equal(first.G, again.G)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("p", [0, 9, 17, 24])
-def test_eig_with_device_factorization(rng, p):
-    M, _, _ = graded(24, p=p, low_exponent=-30, rng=rng)
+def test_eig_with_device_factorization(rng, p, dtype):
+    M, _, _ = graded(24, p=p, low_exponent=-30, rng=rng, dtype=dtype)
     exact = eigvalsh_hiprec(M)
     (w, U), info = cljacobi.eig_indefinite(M, factorization="device", return_info=True)
     # Definite matrices take pivoted Cholesky on the host whatever `factorization` says.
     assert info.factorization == ("cholesky" if p in (0, 24) else "bunch-parlett-device")
     assert np.max(np.abs(w - exact) / np.abs(exact)) <= 1e-12
-    assert np.linalg.norm(U.T @ U - np.eye(24)) <= 100 * 24 * EPS
+    assert np.linalg.norm(U.conj().T @ U - np.eye(24)) <= 100 * 24 * EPS
+
+
+def test_complex_eig_with_device_factorization(rng):
+    M = _hermitian(rng, 60, np.complex128)
+    (w, U), info = cljacobi.eig_indefinite(M, factorization="device", return_info=True)
+    assert info.factorization == "bunch-parlett-device"
+    norm = np.linalg.norm(M, 2)
+    assert np.max(np.abs(w - np.linalg.eigvalsh(M))) <= 100 * 60 * EPS * norm
+    assert np.linalg.norm(M @ U - U * w) <= 100 * 60 * EPS * norm
 
 
 def test_factorization_option():

@@ -1,13 +1,14 @@
 """Bunch-Parlett complete pivoting on the device (``templates/bunch_parlett.cl.mako``).
 
 The same factorization as :func:`cljacobi.factorization.j_factorize`,
-``M = G J G^T`` with 1x1 and diagonalized 2x2 pivots (Bunch & Parlett 1971;
+``M = G J G^*`` with 1x1 and diagonalized 2x2 pivots (Bunch & Parlett 1971;
 Slapničar 1992), but the O(n^3) Schur-complement updates and the complete
 pivot search run on the OpenCL device.  The pivot decisions stay on the
 device too (a small step state every kernel reads), so the host enqueues the
 steps in batches and reads the state once per batch; it steps in only when
 the remaining entries fall below the normwise rank tolerance, to apply the
-entrywise test.  Real symmetric input only.
+entrywise test.  Real symmetric (float64) and complex Hermitian (complex128,
+stored as interleaved (re, im) pairs on the device) input.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def _round_up(value: int, multiple: int) -> int:
 
 @dataclass
 class DeviceJFactor:
-    """``M = G J G^T`` with G left on the device.
+    """``M = G J G^*`` with G left on the device.
 
     Column ``order[j]`` of `buffer` (column-major, leading dimension `ld`,
     `n` rows in the original row order of M) is column j of G; the signs
@@ -59,6 +60,7 @@ class DeviceJFactor:
     order: np.ndarray
     signs: np.ndarray
     p: int
+    dtype: np.dtype
 
     @property
     def rank(self) -> int:
@@ -66,7 +68,7 @@ class DeviceJFactor:
 
     def to_host(self) -> JFactor:
         """The same factor with G in host memory (Fortran-ordered)."""
-        columns = np.empty((self.n, self.ld))
+        columns = np.empty((self.n, self.ld), dtype=self.dtype)
         cl.enqueue_copy(self.queue, columns, self.buffer)
         self.queue.finish()
         G = columns[self.order, :self.n].T  # gathering rows is a contiguous copy
@@ -76,16 +78,32 @@ class DeviceJFactor:
 def j_factorize_device(
     M: np.ndarray, queue: cl.CommandQueue, *, rank_tol: float | None = None
 ) -> JFactor:
-    """Rank-revealing J-factorization ``M = G J G^T`` computed on the device.
+    """Rank-revealing J-factorization ``M = G J G^*`` computed on the device.
 
-    Parameters and result as :func:`cljacobi.factorization.j_factorize`
-    (real symmetric `M`; its lower triangle is used).  Ties in the pivot search
-    go to the smaller (column, row), so the result is deterministic; it may
-    differ from the host version in the last bits (fused multiply-adds).
+    Parameters
+    ----------
+    M : numpy.ndarray
+        Real symmetric or complex Hermitian ``n x n`` matrix; only its lower
+        triangle is used (the imaginary parts of the diagonal are ignored).
+        Real input is factored in float64, complex input in complex128.
+    queue : pyopencl.CommandQueue
+        Where to run; the device needs fp64.
+    rank_tol : float, optional
+        As in :func:`cljacobi.factorization.j_factorize`.
+
+    Returns
+    -------
+    JFactor
+        As :func:`cljacobi.factorization.j_factorize`: ``G`` (float64 or
+        complex128, Fortran-contiguous) with the same pivots, rank and signs.
+        Ties in the pivot search go to the smaller (column, row), so the
+        result is deterministic; it may differ from the host version in the
+        last bits (fused multiply-adds).
     """
-    M = np.asarray(M, dtype=np.float64)
+    M = np.asarray(M)
     if M.shape[0] == 0:
-        return JFactor(np.zeros((0, 0), order="F"), np.zeros(0, np.int8), 0)
+        dtype = np.complex128 if np.iscomplexobj(M) else np.float64
+        return JFactor(np.zeros((0, 0), dtype=dtype, order="F"), np.zeros(0, np.int8), 0)
     return factor_on_device(M, queue, rank_tol=rank_tol).to_host()
 
 
@@ -96,33 +114,39 @@ def factor_on_device(
     (for the sweeps that follow on the same device; ``n >= 1``)."""
     device = queue.device
     require_fp64(device)
-    M = np.asarray(M, dtype=np.float64)
+    M = np.asarray(M)
+    dtype = np.dtype(np.complex128 if np.iscomplexobj(M) else np.float64)
+    M = M.astype(dtype, copy=False)
     n = M.shape[0]
     lda = _round_up(n, 32)
     tiles = -(-n // TILE)
-    check_global_memory(device, {"A": 8 * lda * n, "G": 8 * lda * n,
+    item = dtype.itemsize
+    check_global_memory(device, {"A": item * lda * n, "G": item * lda * n,
                                  "partial maxima": _MAX_RECORD * tiles * tiles})
-    spec = KernelSpec("bunch_parlett", "float64", DECIDE_WORK_GROUP, False, tile_rows=TILE)
+    spec = KernelSpec("bunch_parlett", str(dtype), DECIDE_WORK_GROUP, False, tile_rows=TILE)
     program = build_program(queue.context, device, spec)
     kernels = {name: cl.Kernel(program, name) for name in (
         "cjac_bp_pivot_columns", "cjac_bp_update", "cjac_bp_decide")}
 
     # Row c of `columns` is column c of A (column-major).  The first update
-    # launch (s = 0) copies the lower triangle onto the upper one, so only the
-    # lower triangle of M counts, as on the host.
-    columns = np.zeros((n, lda))
+    # launch (s = 0) copies the lower triangle onto the upper one (conjugated,
+    # the diagonal made real), so only the lower triangle of M counts, as on
+    # the host.
+    columns = np.zeros((n, lda), dtype=dtype)
     columns[:, :n] = M.T
     noise_level = n * np.finfo(np.float64).eps
     scaled_test = rank_tol is None
     if scaled_test:
-        rank_tol = noise_level * float(np.abs(np.tril(M)).max())
+        off_diagonal = np.abs(np.tril(M, -1))
+        diagonal = np.abs(M.diagonal().real)  # as the host: imaginary parts dropped
+        rank_tol = noise_level * max(float(off_diagonal.max()), float(diagonal.max()))
 
     mf = cl.mem_flags
     ctx = queue.context
     a_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=columns)
-    g_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * n * lda)
-    cl.enqueue_fill_buffer(queue, g_buf, np.float64(0), 0, 8 * n * lda)
-    w_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * 2 * lda)
+    g_buf = cl.Buffer(ctx, mf.READ_WRITE, item * n * lda)
+    cl.enqueue_fill_buffer(queue, g_buf, np.zeros(1, dtype), 0, item * n * lda)
+    w_buf = cl.Buffer(ctx, mf.READ_WRITE, item * 2 * lda)
     perm = np.arange(n, dtype=np.int32)
     perm_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=perm)
     signs_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * n)
@@ -178,10 +202,12 @@ def factor_on_device(
         if flag == _SMALL:
             if not scaled_test:
                 break
-            trailing = np.empty((n, lda))
+            # Rows of `trailing` are columns of A: its transpose, which the
+            # entrywise test (on moduli) does not mind.
+            trailing = np.empty((n, lda), dtype=dtype)
             cl.enqueue_copy(queue, trailing, a_buf)
             cl.enqueue_copy(queue, perm, perm_buf)
-            done = np.empty((n, lda))
+            done = np.empty((n, lda), dtype=dtype)
             cl.enqueue_copy(queue, done, g_buf)
             if _negligible_entrywise_dense(
                 trailing[k:, k:n], M, done[:k, :n].T, perm[k:], noise_level
@@ -201,4 +227,4 @@ def factor_on_device(
     signs = np.where(signs[:k] > 0, 1, -1).astype(np.int8)
     order = np.concatenate((np.flatnonzero(signs > 0), np.flatnonzero(signs < 0)))
     return DeviceJFactor(queue, g_buf, lda, n, order.astype(np.int32), signs[order],
-                         int(np.count_nonzero(signs > 0)))
+                         int(np.count_nonzero(signs > 0)), dtype)

@@ -98,12 +98,15 @@ inline cjac_real cjac_hyp_tangent(const cjac_real a_ii, const cjac_real a_jj,
  *   cjac_dot_acc(x, y, acc)    acc + conj(x) y        (one or four FMAs)
  *   cjac_abs2_acc(x, acc)      acc + |x|^2
  *   cjac_axpy(a, x, y)         a x + y
+ *   cjac_mul(a, x)             a x
  *   cjac_scale(c, x)           c x, c real
  *   cjac_tangent_arg(a_ij)     what the real tangent formulas take: a_ij itself
  *                              (real) or |a_ij| (complex)
  *   cjac_with_phase(t, a_ij, arg)  the rotation's tangent with the phase of a_ij:
  *                              t (real) or s = t e^{i alpha} = t a_ij / |a_ij|
  *   cjac_conj(x)
+ *   cjac_real_part(x), cjac_from_real(r)   Re x; r as an element
+ *   cjac_elem_abs(x)           |x| (hypot for complex, as numpy's abs)
  *   cjac_elem_workgroup_sum(scratch, x)
  *
  * Complex rotations (Novakovic & Singer 2011, Sect. 2, and DESIGN.md, App. B):
@@ -130,8 +133,11 @@ inline cjac_real cjac_abs2_acc(const cjac_elem x, const cjac_real acc)
 { return fma(x, x, acc); }
 inline cjac_elem cjac_axpy(const cjac_elem a, const cjac_elem x, const cjac_elem y)
 { return fma(a, x, y); }
+inline cjac_elem cjac_mul(const cjac_elem a, const cjac_elem x) { return a * x; }
 inline cjac_elem cjac_scale(const cjac_real c, const cjac_elem x) { return c * x; }
 inline cjac_elem cjac_conj(const cjac_elem x) { return x; }
+inline cjac_real cjac_real_part(const cjac_elem x) { return x; }
+inline cjac_elem cjac_from_real(const cjac_real r) { return r; }
 inline cjac_real cjac_tangent_arg(const cjac_elem a) { return a; }
 inline cjac_elem cjac_with_phase(const cjac_real t, const cjac_elem a, const cjac_real arg)
 { return t; }
@@ -168,8 +174,15 @@ inline cjac_elem cjac_axpy(const cjac_elem a, const cjac_elem x, const cjac_elem
     return (cjac_real2)(fma(a.x, x.x, fma(-a.y, x.y, y.x)),
                         fma(a.x, x.y, fma(a.y, x.x, y.y)));
 }
+/* a x: re = a.re x.re - a.im x.im, im = a.re x.im + a.im x.re */
+inline cjac_elem cjac_mul(const cjac_elem a, const cjac_elem x)
+{
+    return (cjac_real2)(fma(a.x, x.x, -a.y * x.y), fma(a.x, x.y, a.y * x.x));
+}
 inline cjac_elem cjac_scale(const cjac_real c, const cjac_elem x) { return c * x; }
 inline cjac_elem cjac_conj(const cjac_elem x) { return (cjac_real2)(x.x, -x.y); }
+inline cjac_real cjac_real_part(const cjac_elem x) { return x.x; }
+inline cjac_elem cjac_from_real(const cjac_real r) { return (cjac_real2)(r, 0); }
 inline cjac_real cjac_elem_abs(const cjac_elem a) { return hypot(a.x, a.y); }
 inline cjac_real cjac_tangent_arg(const cjac_elem a) { return cjac_elem_abs(a); }
 /* s = t e^{i alpha} with e^{i alpha} = a_ij / |a_ij| (arg = |a_ij| > 0 when called

@@ -1,9 +1,13 @@
-## Bunch-Parlett symmetric indefinite factorization with complete pivoting on
-## the device, producing M = G J G^T (Slapnicar's J-factorization; the host
-## version is cljacobi.factorization.j_factorize).
+## Bunch-Parlett symmetric (Hermitian) indefinite factorization with complete
+## pivoting on the device, producing M = G J G^* (Slapnicar's J-factorization;
+## the host version is cljacobi.factorization.j_factorize).
 ##
 ## The working matrix A (n x n, column-major, leading dimension lda) holds the
-## full symmetric Schur complement.  One pivot step is five launches:
+## full Hermitian Schur complement, both triangles kept exactly conjugate (the
+## diagonal exactly real).  Complex A, W and G are interleaved (re, im) pairs,
+## the element operations those of arith.element, so that the kernel bodies
+## are the same text for real and complex matrices.  One pivot step is five
+## launches:
 ##   cjac_bp_swap_rows, cjac_bp_swap_columns   symmetric interchange k <-> p
 ##                                             (twice for a 2x2 pivot)
 ##   cjac_bp_pivot_columns                     the s = 1 or 2 new columns of G
@@ -20,10 +24,18 @@
 ##
 ## Render parameters:
 ##   real_ctype        "double"
+##   complex_          whether M is complex Hermitian (else real symmetric)
+##   layout            "interleaved" (the only complex storage here)
 ##   tile              side of the square work-group of cjac_bp_update
 ##   work_group_size   work-items of the 1-D kernels (a power of two)
 <%namespace name="arith" file="arith.cl.mako"/>
+%if layout != "interleaved":
+<% raise ValueError(f"bunch_parlett stores complex data interleaved, not {layout!r}") %>
+%endif
 ${arith.prelude(real_ctype)}
+## (arith.element builds its work-group sum on cjac_workgroup_sum)
+${arith.workgroup_sum(work_group_size)}
+${arith.element(real_ctype, complex_, layout)}
 
 #define TILE ${tile}
 #define WG ${work_group_size}
@@ -44,7 +56,8 @@ ${arith.prelude(real_ctype)}
 
 /* Partial maxima of one work-group: the largest |a_ij| of the trailing matrix
  * (lower triangle i >= j) and where, the largest |a_ii| and where.  Ties go to
- * the smaller (column, row) so the search is deterministic. */
+ * the smaller (column, row) so the search is deterministic.  For complex a_ij
+ * the modulus is hypot(re, im), the quantity the host compares (numpy's abs). */
 typedef struct {
     cjac_real off_value;
     cjac_real diag_value;
@@ -60,8 +73,11 @@ inline bool cjac_bp_better(const cjac_real v, const int col, const int row,
 
 /* Interchange number `which` (0: k <-> p; 1, for a 2x2 pivot: k+1 <-> q) of
  * the pivot in `state`: rows i and p of A exchanged in columns k..n-1 (the
- * second interchange must also move the entries of column k). */
-__kernel void cjac_bp_swap_rows(__global cjac_real *A, const int lda, const int n,
+ * second interchange must also move the entries of column k).  With both
+ * triangles stored, the symmetric interchange P A P^T is a plain exchange of
+ * rows and then of columns, also for complex A: the crossing entry a_ip moves
+ * to (p, i) and a_pi = conj(a_ip) to (i, p), so A stays Hermitian. */
+__kernel void cjac_bp_swap_rows(__global cjac_elem *A, const int lda, const int n,
                                 __global const int *state, const int which)
 {
     if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING || which >= state[CJAC_BP_S])
@@ -71,13 +87,13 @@ __kernel void cjac_bp_swap_rows(__global cjac_real *A, const int lda, const int 
     const int col = k + get_global_id(0);
     if (col >= n || i == p)
         return;
-    const cjac_real x = A[(size_t)col * lda + i];
+    const cjac_elem x = A[(size_t)col * lda + i];
     A[(size_t)col * lda + i] = A[(size_t)col * lda + p];
     A[(size_t)col * lda + p] = x;
 }
 
 /* The same interchange of columns i and p in rows k..n-1; and the permutation. */
-__kernel void cjac_bp_swap_columns(__global cjac_real *A, const int lda, const int n,
+__kernel void cjac_bp_swap_columns(__global cjac_elem *A, const int lda, const int n,
                                    __global const int *state, const int which,
                                    __global int *perm)
 {
@@ -89,7 +105,7 @@ __kernel void cjac_bp_swap_columns(__global cjac_real *A, const int lda, const i
     if (i == p)
         return;
     if (row < n) {
-        const cjac_real x = A[(size_t)i * lda + row];
+        const cjac_elem x = A[(size_t)i * lda + row];
         A[(size_t)i * lda + row] = A[(size_t)p * lda + row];
         A[(size_t)p * lda + row] = x;
     }
@@ -101,16 +117,22 @@ __kernel void cjac_bp_swap_columns(__global cjac_real *A, const int lda, const i
 }
 
 /* The s new columns of G from the pivot columns X = A[k:, k:k+s]
- * (Slapnicar's J-factorization; same formulas as the host version):
- *   1x1, d = a_kk:  w = X / (sign(d) sqrt|d|), pivot entry sqrt|d|;
- *   2x2, E = X[0:2] = Q diag(lam) Q^T by a Jacobi rotation:
+ * (Slapnicar 1992; same formulas as the host version, _pivot_1x1 and
+ * _pivot_2x2):
+ *   1x1, d = a_kk (real):  w = X / (sign(d) sqrt|d|), pivot entry sqrt|d|;
+ *   2x2, E = X[0:2] = [[a, b], [conj(b), c]] = Q diag(lam) Q^* by a Jacobi
+ *        rotation (_eigh_2x2): the real formulas on [[a, |b|], [|b|, c]],
+ *        kappa = (c - a) / (2|b|), t = sign(kappa) / (|kappa| + sqrt(1 + kappa^2)),
+ *        cs = 1 / sqrt(1 + t^2), sn = t cs, lam = (a - t|b|, c + t|b|), and
+ *        the phase e^{-i phi} = conj(b / |b|) (sign(b) for real b) in the
+ *        second row of Q = [[cs, sn], [-sn e^{-i phi}, cs e^{-i phi}]];
  *        W = X Q diag(sign(lam) / sqrt|lam|), pivot rows Q |lam|^{1/2}.
  * W (positions k..n-1) goes to the work array for the update, and to G at
  * the original row index perm[i].  Writes sign(lam) to signs[k..k+s-1]. */
-__kernel void cjac_bp_pivot_columns(__global const cjac_real *A, const int lda, const int n,
+__kernel void cjac_bp_pivot_columns(__global const cjac_elem *A, const int lda, const int n,
                                     __global const int *state, __global const int *perm,
-                                    __global cjac_real *W, const int ldw,
-                                    __global cjac_real *G, const int ldg,
+                                    __global cjac_elem *W, const int ldw,
+                                    __global cjac_elem *G, const int ldg,
                                     __global cjac_real *signs)
 {
     if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING)
@@ -118,11 +140,12 @@ __kernel void cjac_bp_pivot_columns(__global const cjac_real *A, const int lda, 
     const int k = state[CJAC_BP_K], s = state[CJAC_BP_S];
     const int i = k + get_global_id(0);
     if (s == 1) {
-        const cjac_real d = A[(size_t)k * lda + k];
+        const cjac_real d = cjac_real_part(A[(size_t)k * lda + k]);
         const cjac_real sign = d > 0 ? 1 : -1;
         const cjac_real root = sqrt(fabs(d));
         if (i < n) {
-            const cjac_real w = i == k ? root : A[(size_t)k * lda + i] / (sign * root);
+            const cjac_elem w = i == k ? cjac_from_real(root)
+                                       : A[(size_t)k * lda + i] / (sign * root);
             W[i] = w;
             G[(size_t)k * ldg + perm[i]] = w;
         }
@@ -130,31 +153,33 @@ __kernel void cjac_bp_pivot_columns(__global const cjac_real *A, const int lda, 
             signs[k] = sign;
         return;
     }
-    const cjac_real a = A[(size_t)k * lda + k], c = A[(size_t)(k + 1) * lda + k + 1];
-    const cjac_real b = A[(size_t)k * lda + k + 1];
-    const cjac_real beta = fabs(b);
+    const cjac_real a = cjac_real_part(A[(size_t)k * lda + k]);
+    const cjac_real c = cjac_real_part(A[(size_t)(k + 1) * lda + k + 1]);
+    const cjac_elem b = cjac_conj(A[(size_t)k * lda + k + 1]);  /* e_01 = conj(e_10) */
+    const cjac_real beta = cjac_elem_abs(b);
     const cjac_real kappa = (c - a) / (2 * beta);
     const cjac_real t = copysign(1 / (fabs(kappa) + sqrt(fma(kappa, kappa, 1))), kappa);
     const cjac_real cs = 1 / sqrt(fma(t, t, 1));
     const cjac_real sn = t * cs;
-    const cjac_real phase = b > 0 ? 1 : -1;
+    const cjac_elem phase = cjac_conj(b / beta);  /* beta = mu0 > 0 for a 2x2 pivot */
     /* Q = [[cs, sn], [-sn phase, cs phase]], lam = (a - t beta, c + t beta) */
-    const cjac_real q00 = cs, q01 = sn, q10 = -sn * phase, q11 = cs * phase;
+    const cjac_real q00 = cs, q01 = sn;
+    const cjac_elem q10 = cjac_scale(-sn, phase), q11 = cjac_scale(cs, phase);
     const cjac_real lam0 = a - t * beta, lam1 = c + t * beta;
     const cjac_real sign0 = lam0 > 0 ? 1 : -1, sign1 = lam1 > 0 ? 1 : -1;
     const cjac_real root0 = sqrt(fabs(lam0)), root1 = sqrt(fabs(lam1));
     if (i < n) {
-        cjac_real w0, w1;
+        cjac_elem w0, w1;
         if (i == k) {
-            w0 = q00 * root0;
-            w1 = q01 * root1;
+            w0 = cjac_from_real(q00 * root0);
+            w1 = cjac_from_real(q01 * root1);
         } else if (i == k + 1) {
-            w0 = q10 * root0;
-            w1 = q11 * root1;
+            w0 = cjac_scale(root0, q10);
+            w1 = cjac_scale(root1, q11);
         } else {
-            const cjac_real x0 = A[(size_t)k * lda + i], x1 = A[(size_t)(k + 1) * lda + i];
-            w0 = fma(x0, q00, x1 * q10) * (sign0 / root0);
-            w1 = fma(x0, q01, x1 * q11) * (sign1 / root1);
+            const cjac_elem x0 = A[(size_t)k * lda + i], x1 = A[(size_t)(k + 1) * lda + i];
+            w0 = cjac_scale(sign0 / root0, cjac_axpy(x0, cjac_from_real(q00), cjac_mul(x1, q10)));
+            w1 = cjac_scale(sign1 / root1, cjac_axpy(x0, cjac_from_real(q01), cjac_mul(x1, q11)));
         }
         W[i] = w0;
         W[ldw + i] = w1;
@@ -167,17 +192,19 @@ __kernel void cjac_bp_pivot_columns(__global const cjac_real *A, const int lda, 
     }
 }
 
-/* A[i][j] -= sum_t sign_t W_t[i] W_t[j] for k0 <= j <= i < n (k0 = k + s),
- * the lower triangle only (the swaps read rows and columns of it through
- * symmetry: the upper triangle is refreshed from it below), then the partial
- * maxima of the updated tile.  Work-group (bx, by) covers rows k0 + bx*TILE..
+/* Schur update A[i][j] -= sum_t sign_t W_t[i] conj(W_t[j]) for
+ * k0 <= j <= i < n (k0 = k + s), i.e. A -= W J_s W^* (Bunch & Parlett 1971,
+ * the host's eliminate), computed on the lower triangle and mirrored as its
+ * conjugate onto the upper one, which the swaps read; the diagonal is kept
+ * exactly real.  Then the partial maxima of the updated tile.  Work-group (bx, by) covers rows k0 + bx*TILE..
  * and columns k0 + by*TILE..; tiles above the diagonal exit at once. */
 __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
-void cjac_bp_update(__global cjac_real *A, const int lda, const int n,
-                    __global const int *state, __global const cjac_real *W, const int ldw,
+void cjac_bp_update(__global cjac_elem *A, const int lda, const int n,
+                    __global const int *state, __global const cjac_elem *W, const int ldw,
                     __global const cjac_real *signs, __global cjac_bp_max *partial)
 /* The pivot just taken is (k, s) of `state`, its signs are signs[k..k+s-1];
- * s = 0 (the first launch) only searches.  The grid covers at least the
+ * s = 0 (the first launch) only searches (and makes A Hermitian from its lower
+ * triangle, the imaginary parts of the diagonal dropped).  The grid covers at least the
  * n - k - s trailing rows and columns. */
 {
     if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING)
@@ -194,14 +221,16 @@ void cjac_bp_update(__global cjac_real *A, const int lda, const int n,
 
     cjac_real off = -1, diag = -1;
     if (bx >= by && row < n && col < n && row >= col) {
-        cjac_real a = A[(size_t)col * lda + row];
+        cjac_elem a = A[(size_t)col * lda + row];
         if (s >= 1)
-            a = fma(-signs[k] * W[row], W[col], a);
+            a = cjac_axpy(cjac_scale(-signs[k], W[row]), cjac_conj(W[col]), a);
         if (s == 2)
-            a = fma(-signs[k + 1] * W[ldw + row], W[ldw + col], a);
+            a = cjac_axpy(cjac_scale(-signs[k + 1], W[ldw + row]), cjac_conj(W[ldw + col]), a);
+        if (row == col)
+            a = cjac_from_real(cjac_real_part(a));
         A[(size_t)col * lda + row] = a;
-        A[(size_t)row * lda + col] = a;  /* keep the matrix symmetric for the swaps */
-        off = fabs(a);
+        A[(size_t)row * lda + col] = cjac_conj(a);  /* keep A Hermitian for the swaps */
+        off = cjac_elem_abs(a);
         if (row == col)
             diag = off;
     }
