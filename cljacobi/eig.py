@@ -30,7 +30,7 @@ from .host.pointwise import HSVDState, PointwiseHSVD
 from .host.preflight import preflight
 from .host.variants import check_variant_options, choose_variant
 from .options import JacobiOptions, resolve_options
-from .scaling import factor_shift, factor_shift_from_maxima, matrix_shift
+from .scaling import factor_shift, factor_shift_from_maxima, matrix_shift_from_range
 from .validation import (
     as_float_matrix,
     check_max_sweeps,
@@ -58,11 +58,13 @@ def _power_of_two_exponent(array: np.ndarray) -> int:
     return int(np.frexp(largest)[1]) if largest > 0 else 0
 
 
-def _ldexp(array: np.ndarray, exponent: int) -> np.ndarray:
-    """``array * 2**exponent``, exactly (no overflow/underflow), real or complex."""
+def _ldexp(array: np.ndarray, exponent: int, out: np.ndarray | None = None) -> np.ndarray:
+    """``array * 2**exponent``, exactly (no overflow/underflow), real or complex;
+    into `out` (which may be `array`) if given."""
     if not np.iscomplexobj(array):
-        return np.ldexp(array, exponent)
-    out = np.empty_like(array)
+        return np.ldexp(array, exponent, out=out)
+    if out is None:
+        out = np.empty_like(array)
     out.real = np.ldexp(array.real, exponent)
     out.imag = np.ldexp(array.imag, exponent)
     return out
@@ -275,9 +277,9 @@ def _eig_single(
 
     if n == 0:
         return finish(np.empty(0), np.empty((0, 0), dtype=M.dtype))
-    symmetric = symmetric_part(M, _name("M", index))
-    # matrix_shift also catches inf/NaN that check_finite=False let through.
-    shift = matrix_shift(symmetric, _name("M", index))
+    symmetric, smallest, largest = symmetric_part(M, _name("M", index))
+    # The shift also catches inf/NaN that check_finite=False let through.
+    shift = matrix_shift_from_range(smallest, largest, n, _name("M", index))
     if n == 1:
         value = symmetric[0, 0].real
         info.rank = int(value != 0)
@@ -290,7 +292,7 @@ def _eig_single(
         and n >= AUTO_DEVICE_FACTORIZATION_MIN_ORDER
     )
     start = time.perf_counter()
-    scaled = _ldexp(symmetric, shift)
+    scaled = _ldexp(symmetric, shift, out=symmetric)
     # Definite M: Cholesky with diagonal pivoting (cheaper, same relative
     # accuracy); otherwise Bunch-Parlett on the host or the device.
     factor = definite_factorize(scaled)
@@ -302,7 +304,7 @@ def _eig_single(
         # device's column-major layout.
         device_factor = factor_on_device(scaled.conj().T, sweeps.queue)
         info.factorization = "bunch-parlett-device"
-        if device_factor.rank == n and not complex_:
+        if device_factor.rank == n and not np.iscomplexobj(scaled):
             # Square real G: nothing to shorten, so G stays on the device;
             # the power-of-two shift comes from its column maxima.
             maxima = column_max(sweeps.queue, device_factor.buffer, device_factor.ld, n,

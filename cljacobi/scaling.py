@@ -47,6 +47,7 @@ __all__ = [
     "factor_shift",
     "factor_shift_from_maxima",
     "matrix_shift",
+    "matrix_shift_from_range",
 ]
 
 #: Bits of headroom below overflow kept for element growth (Bunch-Parlett
@@ -57,6 +58,12 @@ GROWTH_BITS = 16
 _NORMAL_EXP = int(np.frexp(np.finfo(np.float64).tiny)[1])
 #: frexp exponent just above the largest float64 (max < 2^1024 = 0.5 * 2^1025).
 _OVERFLOW_EXP = int(np.finfo(np.float64).maxexp)
+
+
+_NOT_FINITE = (
+    "the input contains infs or NaNs (check_finite=False skipped the up-front "
+    "check; no result can be computed from them)"
+)
 
 
 def _power(exponent: int) -> str:
@@ -81,10 +88,7 @@ def exponent_range(array: np.ndarray) -> tuple[int, int] | None:
         return None
     largest = float(magnitudes.max())
     if not np.isfinite(largest):
-        raise np.linalg.LinAlgError(
-            "the input contains infs or NaNs (check_finite=False skipped the up-front "
-            "check; no result can be computed from them)"
-        )
+        raise np.linalg.LinAlgError(_NOT_FINITE)
     if largest == 0:
         return None
     smallest = float(magnitudes[magnitudes > 0].min())
@@ -104,11 +108,26 @@ def matrix_shift(M: np.ndarray, name: str = "M") -> int:
         The nonzero entries span more than that window: some would have to be
         flushed to subnormals or zero (the message gives both magnitudes).
     """
-    extent = exponent_range(M)
+    return _shift_for(exponent_range(M), M.shape[-1], name)
+
+
+def matrix_shift_from_range(smallest: float, largest: float, n: int, name: str = "M") -> int:
+    """:func:`matrix_shift` of an order-n matrix from its smallest nonzero and
+    largest entry magnitudes (0.0 and 0.0 for the zero matrix), e.g. as
+    :func:`cljacobi.validation.symmetric_part` records them."""
+    if not np.isfinite(largest):
+        raise np.linalg.LinAlgError(_NOT_FINITE)
+    if largest == 0:
+        return _shift_for(None, n, name)
+    extent = int(np.frexp(smallest)[1]), int(np.frexp(largest)[1])
+    return _shift_for(extent, n, name)
+
+
+def _shift_for(extent: tuple[int, int] | None, n: int, name: str) -> int:
     if extent is None:
         return 0
     e_lo, e_hi = extent
-    top = _OVERFLOW_EXP - GROWTH_BITS - _bits(M.shape[-1])
+    top = _OVERFLOW_EXP - GROWTH_BITS - _bits(n)
     bottom = _NORMAL_EXP
     # s is even (2 bits of the window go to that), so that the factor of 2^s M
     # is exactly 2^(s/2) times the factor of M: square roots stay exact where

@@ -4,6 +4,7 @@ options first, then the arrays."""
 from __future__ import annotations
 
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 
@@ -100,20 +101,34 @@ def as_float_matrix(
 _TILE = 256
 
 
-def symmetric_part(M: np.ndarray, name: str) -> np.ndarray:
+class SymmetricPart(NamedTuple):
+    """:func:`symmetric_part`'s result: the matrix and the magnitudes of its entries."""
+
+    #: The symmetric (Hermitian) matrix built from the lower triangle.
+    matrix: np.ndarray
+    #: Smallest nonzero |entry| (0.0 for the zero matrix).
+    smallest: float
+    #: Largest |entry| (NaN if an entry is not finite).
+    largest: float
+
+
+def symmetric_part(M: np.ndarray, name: str) -> SymmetricPart:
     """A new symmetric (Hermitian) matrix from the lower triangle of `M`, after checking.
 
     Raises ValueError stating the largest asymmetry if
     ``max|M - M^*| > HERMITIAN_RTOL * max|M|`` (``M^* = M.T`` for real `M`;
     for complex `M` this also bounds the imaginary parts of the diagonal,
     which are then dropped).  Works tile by tile, so the transposed reads
-    stay in cache.
+    stay in cache, and in the same pass records the smallest nonzero and the
+    largest magnitude of the result's entries (for :mod:`cljacobi.scaling`).
     """
     complex_ = np.iscomplexobj(M)
     n = M.shape[0]
     S = np.empty((n, n), dtype=M.dtype)
-    scale = float(np.max(np.abs(M))) if M.size else 0.0
     asymmetry = 0.0
+    largest = 0.0
+    smallest = np.inf
+    finite = True
     with np.errstate(invalid="ignore"):  # inf - inf with check_finite=False
         for i0 in range(0, n, _TILE):
             i1 = min(n, i0 + _TILE)
@@ -127,16 +142,29 @@ def symmetric_part(M: np.ndarray, name: str) -> np.ndarray:
                 if i0 == j0:
                     upper = np.tril(lower, -1).T
                     S[i0:i1, i0:i1] = np.tril(lower) + (upper.conj() if complex_ else upper)
+                    if complex_:
+                        np.fill_diagonal(S[i0:i1, i0:i1], lower.diagonal().real)
+                    magnitudes = np.abs(S[i0:i1, i0:i1])
                 else:
                     S[i0:i1, j0:j1] = lower
                     S[j0:j1, i0:i1] = lower.T.conj() if complex_ else lower.T
-    if complex_:
-        np.fill_diagonal(S, M.diagonal().real)
-    if asymmetry > HERMITIAN_RTOL * scale:
-        kind, adjoint = ("Hermitian", "M.conj().T") if complex_ else ("symmetric", "M.T")
-        adjoint = adjoint.replace("M", name)
-        raise ValueError(
-            f"{name} is not {kind}: max|{name} - {adjoint}| = {asymmetry:.3g} exceeds "
-            f"{HERMITIAN_RTOL:.3g} * max|{name}| = {HERMITIAN_RTOL * scale:.3g}"
-        )
-    return S
+                    magnitudes = np.abs(lower)
+                top = float(magnitudes.max())
+                finite = finite and np.isfinite(top)
+                largest = max(largest, top) if finite else largest
+                nonzero = magnitudes[magnitudes > 0]
+                if nonzero.size:
+                    smallest = min(smallest, float(nonzero.min()))
+    if asymmetry > HERMITIAN_RTOL * largest:
+        # max|M| also counts the upper triangle: at most largest + asymmetry,
+        # so only this case needs it.
+        scale = float(np.max(np.abs(M)))
+        if asymmetry > HERMITIAN_RTOL * scale:
+            kind, adjoint = ("Hermitian", "M.conj().T") if complex_ else ("symmetric", "M.T")
+            adjoint = adjoint.replace("M", name)
+            raise ValueError(
+                f"{name} is not {kind}: max|{name} - {adjoint}| = {asymmetry:.3g} exceeds "
+                f"{HERMITIAN_RTOL:.3g} * max|{name}| = {HERMITIAN_RTOL * scale:.3g}"
+            )
+    return SymmetricPart(S, smallest if np.isfinite(smallest) else 0.0,
+                         largest if finite else np.nan)

@@ -10,7 +10,7 @@ from hiprec import eigvalsh_hiprec
 
 import cljacobi
 from cljacobi.matrices import with_spectrum
-from cljacobi.scaling import GROWTH_BITS, factor_shift, matrix_shift
+from cljacobi.scaling import GROWTH_BITS, factor_shift, matrix_shift, matrix_shift_from_range
 
 EPS = np.finfo(np.float64).eps
 
@@ -160,3 +160,27 @@ def test_rotation_between_columns_2_to_the_1000_apart(cosine, J):
     assert np.abs(U.T @ U - np.eye(2)).max() <= 4 * EPS
     errors = np.linalg.norm(U * S @ Vh - G, axis=0) / np.linalg.norm(G, axis=0)
     assert errors.max() <= 10 * EPS
+
+
+@pytest.mark.parametrize("n", [2, 5, 300, 600])
+@pytest.mark.parametrize("complex_", [False, True])
+def test_symmetric_part_records_the_magnitudes(rng, n, complex_):
+    """The fused pass gives the same matrix and magnitude range as separate numpy passes."""
+    from cljacobi.validation import symmetric_part
+
+    X = rng.standard_normal((n, n)) * np.ldexp(1.0, rng.integers(-300, 300, (n, n)))
+    if complex_:
+        X = X + 1j * rng.standard_normal((n, n))
+    M = np.tril(X) + np.tril(X, -1).conj().T
+    if complex_:
+        np.fill_diagonal(M, M.diagonal().real)
+    M[0, -1] = M[-1, 0] = 0.0  # a zero entry is not the smallest magnitude
+    S, smallest, largest = symmetric_part(M, "M")
+    assert np.array_equal(S, M)
+    magnitudes = np.abs(M)
+    assert largest == magnitudes.max() and smallest == magnitudes[magnitudes > 0].min()
+    assert matrix_shift_from_range(smallest, largest, n) == matrix_shift(M)
+    M[n // 2, n // 3] = np.nan
+    assert np.isnan(symmetric_part(M, "M").largest)
+    with pytest.raises(np.linalg.LinAlgError):
+        matrix_shift_from_range(0.5, np.nan, n)
