@@ -302,7 +302,7 @@ def _eig_single(
         # device's column-major layout.
         device_factor = factor_on_device(scaled.conj().T, sweeps.queue)
         info.factorization = "bunch-parlett-device"
-        if device_factor.rank == n and not complex_:
+        if device_factor.rank == n and not np.iscomplexobj(scaled):
             # Square real G: nothing to shorten, so G stays on the device;
             # the power-of-two shift comes from its column maxima.
             maxima = column_max(sweeps.queue, device_factor.buffer, device_factor.ld, n,
