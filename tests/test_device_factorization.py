@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
+import pyopencl as cl
 import pytest
 from hiprec import eigvalsh_hiprec
 
@@ -116,6 +117,30 @@ def test_complex_eig_with_device_factorization(rng):
     assert np.max(np.abs(w - np.linalg.eigvalsh(M))) <= 100 * 60 * EPS * norm
     assert np.linalg.norm(M @ U - U * w) <= 100 * 60 * EPS * norm
 
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_two_launches_per_step(queue, rng, monkeypatch, dtype):
+    """One search-only update, then a pivot and an update launch per step."""
+    n = 40
+    # Dominant diagonal of both signs: n 1x1 pivots, so n steps.
+    M = 0.01 * _hermitian(rng, n, dtype)
+    np.fill_diagonal(M, np.where(np.arange(n) % 2, -1.0, 1.0) * (1 + np.arange(n)))
+    launched: list[str] = []
+    enqueue = cl.enqueue_nd_range_kernel
+
+    def counting_enqueue(queue, kernel, *args, **kwargs):
+        launched.append(kernel.function_name)
+        return enqueue(queue, kernel, *args, **kwargs)
+
+    monkeypatch.setattr(cl, "enqueue_nd_range_kernel", counting_enqueue)
+    device = j_factorize_device(M, queue)
+    assert device.G.shape == (n, n)
+    assert launched.count("cjac_bp_pivot") == n
+    assert len(launched) <= 2 * n + 1
+    assert set(launched) == {"cjac_bp_pivot", "cjac_bp_update"}
+    monkeypatch.undo()
+    host = j_factorize(M)
+    assert np.abs(device.G - host.G).max() <= 1e3 * EPS * np.abs(host.G).max()
 
 def test_factorization_option():
     with pytest.raises(ValueError, match="factorization must be one of"):

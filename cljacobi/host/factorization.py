@@ -9,6 +9,13 @@ steps in batches and reads the state once per batch; it steps in only when
 the remaining entries fall below the normwise rank tolerance, to apply the
 entrywise test.  Real symmetric (float64) and complex Hermitian (complex128,
 stored as interleaved (re, im) pairs on the device) input.
+
+One pivot step is two launches: ``cjac_bp_pivot`` (one work-group: the pivot
+decision from the partial maxima, the symmetric interchanges and the new
+columns of G) and ``cjac_bp_update`` (the rank-1 or rank-2 update of the
+trailing matrix, fused with the search for the next pivot).  With thousands
+of steps the host's launch overhead, not the device, bounds the time of
+small and medium factorizations, hence the few launches per step.
 """
 
 from __future__ import annotations
@@ -27,16 +34,18 @@ __all__ = ["DeviceJFactor", "factor_on_device", "j_factorize_device"]
 
 #: Side of the square work-group of the update kernel.
 TILE = 16
-#: Work-items of the one-dimensional kernels.
-LINE_WORK_GROUP = 64
-#: Work-items of the one-work-group pivot decision.
-DECIDE_WORK_GROUP = 256
+#: Row tiles per work-group of the update kernel (one partial-maximum record
+#: each strip of `UPDATE_STRIP` tiles, fewer records for the pivot kernel to reduce).
+UPDATE_STRIP = 4
+#: Work-items of the one work-group of the pivot kernel (at most; a power of two).
+PIVOT_WORK_GROUP = 512
 #: Pivot steps enqueued between two reads of the step state.
 STEPS_PER_BATCH = 32
 #: Bytes of one partial-maximum record (``cjac_bp_max``).
 _MAX_RECORD = 32
-#: The step state of ``bunch_parlett.cl.mako``: k, s, p, q, flag (and padding).
+#: The step state of ``bunch_parlett.cl.mako``: k, s, p, q, flag, pending (and padding).
 _STATE_WORDS = 8
+_K, _FLAG = 0, 4
 _RUNNING, _SMALL, _DONE = 0, 1, 2
 
 
@@ -110,8 +119,29 @@ def j_factorize_device(
 def factor_on_device(
     M: np.ndarray, queue: cl.CommandQueue, *, rank_tol: float | None = None
 ) -> DeviceJFactor:
-    """:func:`j_factorize_device` with the factor G left in device memory
-    (for the sweeps that follow on the same device; ``n >= 1``)."""
+    """:func:`j_factorize_device` with the factor G left in device memory.
+
+    Parameters
+    ----------
+    M : numpy.ndarray
+        Real symmetric or complex Hermitian ``n x n`` matrix, ``n >= 1`` (only
+        its lower triangle is used).
+    queue : pyopencl.CommandQueue
+        Where to run, for the sweeps that follow on the same device.
+    rank_tol : float, optional
+        As in :func:`cljacobi.factorization.j_factorize`.
+
+    Returns
+    -------
+    DeviceJFactor
+        G in a device buffer, with its column order and signs.
+
+    Notes
+    -----
+    Every pivot step is two launches, ``cjac_bp_pivot`` and
+    ``cjac_bp_update``, after one search-only ``cjac_bp_update``; the host
+    reads the step state once per `STEPS_PER_BATCH` steps.
+    """
     device = queue.device
     require_fp64(device)
     M = np.asarray(M)
@@ -120,13 +150,14 @@ def factor_on_device(
     n = M.shape[0]
     lda = _round_up(n, 32)
     tiles = -(-n // TILE)
+    # Records of the update kernel: tiles column tiles x row_groups strips.
+    row_groups = -(-tiles // UPDATE_STRIP)
     item = dtype.itemsize
     check_global_memory(device, {"A": item * lda * n, "G": item * lda * n,
-                                 "partial maxima": _MAX_RECORD * tiles * tiles})
-    spec = KernelSpec("bunch_parlett", str(dtype), DECIDE_WORK_GROUP, False, tile_rows=TILE)
+                                 "partial maxima": _MAX_RECORD * tiles * row_groups})
+    pivot_group = min(PIVOT_WORK_GROUP, 1 << (device.max_work_group_size.bit_length() - 1))
+    spec = KernelSpec("bunch_parlett", str(dtype), pivot_group, False, tile_rows=TILE)
     program = build_program(queue.context, device, spec)
-    kernels = {name: cl.Kernel(program, name) for name in (
-        "cjac_bp_pivot_columns", "cjac_bp_update", "cjac_bp_decide")}
 
     # Row c of `columns` is column c of A (column-major).  The first update
     # launch (s = 0) copies the lower triangle onto the upper one (conjugated,
@@ -150,60 +181,50 @@ def factor_on_device(
     perm = np.arange(n, dtype=np.int32)
     perm_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=perm)
     signs_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * n)
-    partial_buf = cl.Buffer(ctx, mf.READ_WRITE, _MAX_RECORD * tiles * tiles)
-    # Step state (k, s, p, q, flag): k = 0 with s = 0, so the first update
-    # launch only searches for the first pivot.
+    partial_buf = cl.Buffer(ctx, mf.READ_WRITE, _MAX_RECORD * tiles * row_groups)
+    # Step state (k, s, p, q, flag, pending) = 0: nothing taken, so the first
+    # update launch only searches for the first pivot.
     state = np.zeros(_STATE_WORDS, np.int32)
     state_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=state)
-    mu0_buf = cl.Buffer(ctx, mf.READ_WRITE, 8)
     i32 = np.int32
 
-    # One kernel object per interchange (0: k <-> p, 1: k+1 <-> q), arguments set once.
-    swap_rows = [cl.Kernel(program, "cjac_bp_swap_rows") for _ in range(2)]
-    swap_columns = [cl.Kernel(program, "cjac_bp_swap_columns") for _ in range(2)]
-    for which in (0, 1):
-        swap_rows[which].set_args(a_buf, i32(lda), i32(n), state_buf, i32(which))
-        swap_columns[which].set_args(a_buf, i32(lda), i32(n), state_buf, i32(which), perm_buf)
-    pivot_columns = kernels["cjac_bp_pivot_columns"]
-    pivot_columns.set_args(a_buf, i32(lda), i32(n), state_buf, perm_buf, w_buf, i32(lda),
-                           g_buf, i32(lda), signs_buf)
-    update = kernels["cjac_bp_update"]
-    update.set_args(a_buf, i32(lda), i32(n), state_buf, w_buf, i32(lda), signs_buf, partial_buf)
-    decide = kernels["cjac_bp_decide"]
-    decide.set_args(partial_buf, i32(0), i32(n), np.float64(max(rank_tol, 0.0)), state_buf,
-                    mu0_buf)
+    # Arguments set once: every launch finds k and s in the state.
+    pivot = cl.Kernel(program, "cjac_bp_pivot")
+    pivot.set_args(a_buf, i32(lda), i32(n), state_buf, partial_buf, i32(UPDATE_STRIP),
+                   i32(row_groups), np.float64(max(rank_tol, 0.0)), perm_buf, w_buf,
+                   i32(lda), g_buf, i32(lda), signs_buf)
+    update = cl.Kernel(program, "cjac_bp_update")
+    update.set_args(a_buf, i32(lda), i32(n), state_buf, w_buf, i32(lda), signs_buf,
+                    partial_buf, i32(UPDATE_STRIP), i32(row_groups))
+    pivot_range = (pivot_group,)
+    tile_range = (TILE, TILE)
 
-    def enqueue_search(trailing: int) -> None:
-        """Update (of the pivot in `state`) and decision, for at most `trailing` rows."""
+    def update_range(trailing: int) -> tuple[int, int] | None:
+        """Global size of an update covering `trailing` rows and columns."""
         t = -(-trailing // TILE)
-        if t > 0:
-            cl.enqueue_nd_range_kernel(queue, update, (t * TILE, t * TILE), (TILE, TILE))
-        decide.set_arg(1, i32(t * t))
-        cl.enqueue_nd_range_kernel(queue, decide, (DECIDE_WORK_GROUP,), (DECIDE_WORK_GROUP,))
+        return (-(-t // UPDATE_STRIP) * TILE, t * TILE) if t > 0 else None
 
-    def enqueue_step(lower_k: int) -> None:
-        """One pivot step; `lower_k` <= k bounds the grids from above."""
-        line = (_round_up(n - lower_k, LINE_WORK_GROUP),), (LINE_WORK_GROUP,)
-        for which in (0, 1):
-            cl.enqueue_nd_range_kernel(queue, swap_rows[which], *line)
-            cl.enqueue_nd_range_kernel(queue, swap_columns[which], *line)
-        cl.enqueue_nd_range_kernel(queue, pivot_columns, *line)
-        enqueue_search(n - lower_k - 1)
+    # The update of the pivot at position lower_k or later covers the at most
+    # n - lower_k - 1 trailing rows.  None: nothing to update, nor to search
+    # (the next pivot launch finds k = n and reads no records).
+    step_ranges = [update_range(n - lower_k - 1) for lower_k in range(n)]
+    enqueue = cl.enqueue_nd_range_kernel
 
     # Steps are enqueued in batches without waiting; every step advances k by
     # at least one, so after j steps k >= j bounds the trailing size.  The host
     # reads the state once per batch and decides on a small remainder.
-    enqueue_search(n)
+    enqueue(queue, update, update_range(n), tile_range)
     while True:
         cl.enqueue_copy(queue, state, state_buf)
-        k, flag = int(state[0]), int(state[4])
-        if flag == _DONE:
+        k, flag = int(state[_K]), int(state[_FLAG])
+        if flag == _DONE or k >= n:
             break
         if flag == _SMALL:
             if not scaled_test:
                 break
-            # Rows of `trailing` are columns of A: its transpose, which the
-            # entrywise test (on moduli) does not mind.
+            # The pivot for position k is chosen, not taken.  Rows of
+            # `trailing` are columns of A: its transpose, which the entrywise
+            # test (on moduli) does not mind.
             trailing = np.empty((n, lda), dtype=dtype)
             cl.enqueue_copy(queue, trailing, a_buf)
             cl.enqueue_copy(queue, perm, perm_buf)
@@ -213,13 +234,15 @@ def factor_on_device(
                 trailing[k:, k:n], M, done[:k, :n].T, perm[k:], noise_level
             ):
                 break
-            state[4] = _RUNNING  # real data: take this pivot and go on
+            state[_FLAG] = _RUNNING  # real data: take this pivot (still pending) and go on
             cl.enqueue_copy(queue, state_buf, state)
-        # All launched steps have run: k is exact, and k + j bounds the j-th
-        # step of this batch from below (a step that finds the flag set is a
-        # no-op, and so are all after it).
-        for j in range(min(STEPS_PER_BATCH, n - k)):
-            enqueue_step(k + j)
+        # All launched steps have run: k is exact, and k + j bounds the
+        # position of the j-th step of this batch from below (a step that
+        # finds the flag set is a no-op, and so are all after it).
+        for global_range in step_ranges[k:k + STEPS_PER_BATCH]:
+            enqueue(queue, pivot, pivot_range, pivot_range)
+            if global_range is not None:
+                enqueue(queue, update, global_range, tile_range)
 
     signs = np.empty(n)
     cl.enqueue_copy(queue, signs, signs_buf)

@@ -1,33 +1,41 @@
 ## Bunch-Parlett symmetric (Hermitian) indefinite factorization with complete
-## pivoting on the device, producing M = G J G^* (Slapnicar's J-factorization;
-## the host version is cljacobi.factorization.j_factorize).
+## pivoting on the device, producing M = G J G^* (Bunch & Parlett 1971;
+## Slapnicar 1992, the J-factorization; the host version is
+## cljacobi.factorization.j_factorize).
 ##
 ## The working matrix A (n x n, column-major, leading dimension lda) holds the
 ## full Hermitian Schur complement, both triangles kept exactly conjugate (the
 ## diagonal exactly real).  Complex A, W and G are interleaved (re, im) pairs,
 ## the element operations those of arith.element, so that the kernel bodies
-## are the same text for real and complex matrices.  One pivot step is five
+## are the same text for real and complex matrices.  One pivot step is two
 ## launches:
-##   cjac_bp_swap_rows, cjac_bp_swap_columns   symmetric interchange k <-> p
-##                                             (twice for a 2x2 pivot)
-##   cjac_bp_pivot_columns                     the s = 1 or 2 new columns of G
-##   cjac_bp_update                            rank-s update of the trailing
-##                                             matrix, fused with the search
-##                                             for the next pivot (partial maxima)
-##   cjac_bp_decide                            fixed-order reduction of the
-##                                             partial maxima; pivot decision
-## The step state (k, s, p, q, flag) lives in device memory: every kernel reads
-## it, cjac_bp_decide writes it, so the host enqueues many steps without
-## waiting.  A flag other than CJAC_BP_RUNNING makes every kernel a no-op until
-## the host clears it: CJAC_BP_SMALL when the remaining entries fell below the
-## normwise rank tolerance (the host then decides), CJAC_BP_DONE at k = n.
+##   cjac_bp_pivot    one work-group: fixed-order reduction of the partial
+##                    maxima and the pivot decision; the symmetric
+##                    interchanges k <-> p (and k+1 <-> q for a 2x2 pivot) of
+##                    the rows, the columns and the permutation; the s = 1 or
+##                    2 new columns of G (and W).  Its phases are separated by
+##                    work-group barriers with global-memory fences, which
+##                    make the entries one work-item wrote visible to the
+##                    others of the (single) work-group.
+##   cjac_bp_update   2-D grid: rank-s update of the trailing matrix, fused
+##                    with the search for the next pivot (one partial-maximum
+##                    record per work-group on or below the diagonal)
+## The host starts with one search-only cjac_bp_update (s = 0).  The step
+## state lives in device memory: every kernel reads it, cjac_bp_pivot writes
+## it, so the host enqueues many steps without waiting.  A flag other than
+## CJAC_BP_RUNNING makes every kernel a no-op until the host clears it:
+## CJAC_BP_SMALL when the remaining entries fell below the normwise rank
+## tolerance (the host then applies the entrywise test; the decision waits in
+## the state, CJAC_BP_PENDING set, and the next cjac_bp_pivot applies it
+## without deciding again), CJAC_BP_DONE at k = n.
 ##
 ## Render parameters:
 ##   real_ctype        "double"
 ##   complex_          whether M is complex Hermitian (else real symmetric)
 ##   layout            "interleaved" (the only complex storage here)
 ##   tile              side of the square work-group of cjac_bp_update
-##   work_group_size   work-items of the 1-D kernels (a power of two)
+##   work_group_size   work-items of the one work-group of cjac_bp_pivot
+##                     (a power of two)
 <%namespace name="arith" file="arith.cl.mako"/>
 %if layout != "interleaved":
 <% raise ValueError(f"bunch_parlett stores complex data interleaved, not {layout!r}") %>
@@ -44,12 +52,15 @@ ${arith.element(real_ctype, complex_, layout)}
 #define CJAC_BP_ALPHA ${repr((1 + 17 ** 0.5) / 8)}
 
 /* The step state: state[K] = k, the first position not yet eliminated; s, p, q
- * the pivot chosen for position k (p <= q; p == q for s = 1); the flag. */
+ * the pivot last chosen (p <= q; p == q for s = 1): taken at k - s, or, with
+ * state[PENDING] set, chosen for position k and not yet taken; the flag.
+ * (s = 0 at the start: nothing taken yet.) */
 #define CJAC_BP_K 0
 #define CJAC_BP_S 1
 #define CJAC_BP_P 2
 #define CJAC_BP_Q 3
 #define CJAC_BP_FLAG 4
+#define CJAC_BP_PENDING 5
 #define CJAC_BP_RUNNING 0
 #define CJAC_BP_SMALL 1
 #define CJAC_BP_DONE 2
@@ -71,174 +82,74 @@ inline bool cjac_bp_better(const cjac_real v, const int col, const int row,
     return v > best || (v == best && (col < best_col || (col == best_col && row < best_row)));
 }
 
-/* Interchange number `which` (0: k <-> p; 1, for a 2x2 pivot: k+1 <-> q) of
- * the pivot in `state`: rows i and p of A exchanged in columns k..n-1 (the
- * second interchange must also move the entries of column k).  With both
- * triangles stored, the symmetric interchange P A P^T is a plain exchange of
- * rows and then of columns, also for complex A: the crossing entry a_ip moves
- * to (p, i) and a_pi = conj(a_ip) to (i, p), so A stays Hermitian. */
-__kernel void cjac_bp_swap_rows(__global cjac_elem *A, const int lda, const int n,
-                                __global const int *state, const int which)
-{
-    if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING || which >= state[CJAC_BP_S])
-        return;
-    const int k = state[CJAC_BP_K];
-    const int i = k + which, p = which ? state[CJAC_BP_Q] : state[CJAC_BP_P];
-    const int col = k + get_global_id(0);
-    if (col >= n || i == p)
-        return;
-    const cjac_elem x = A[(size_t)col * lda + i];
-    A[(size_t)col * lda + i] = A[(size_t)col * lda + p];
-    A[(size_t)col * lda + p] = x;
-}
-
-/* The same interchange of columns i and p in rows k..n-1; and the permutation. */
-__kernel void cjac_bp_swap_columns(__global cjac_elem *A, const int lda, const int n,
-                                   __global const int *state, const int which,
-                                   __global int *perm)
-{
-    if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING || which >= state[CJAC_BP_S])
-        return;
-    const int k = state[CJAC_BP_K];
-    const int i = k + which, p = which ? state[CJAC_BP_Q] : state[CJAC_BP_P];
-    const int row = k + get_global_id(0);
-    if (i == p)
-        return;
-    if (row < n) {
-        const cjac_elem x = A[(size_t)i * lda + row];
-        A[(size_t)i * lda + row] = A[(size_t)p * lda + row];
-        A[(size_t)p * lda + row] = x;
-    }
-    if (get_global_id(0) == 0) {
-        const int t = perm[i];
-        perm[i] = perm[p];
-        perm[p] = t;
-    }
-}
-
-/* The s new columns of G from the pivot columns X = A[k:, k:k+s]
- * (Slapnicar 1992; same formulas as the host version, _pivot_1x1 and
- * _pivot_2x2):
- *   1x1, d = a_kk (real):  w = X / (sign(d) sqrt|d|), pivot entry sqrt|d|;
- *   2x2, E = X[0:2] = [[a, b], [conj(b), c]] = Q diag(lam) Q^* by a Jacobi
- *        rotation (_eigh_2x2): the real formulas on [[a, |b|], [|b|, c]],
- *        kappa = (c - a) / (2|b|), t = sign(kappa) / (|kappa| + sqrt(1 + kappa^2)),
- *        cs = 1 / sqrt(1 + t^2), sn = t cs, lam = (a - t|b|, c + t|b|), and
- *        the phase e^{-i phi} = conj(b / |b|) (sign(b) for real b) in the
- *        second row of Q = [[cs, sn], [-sn e^{-i phi}, cs e^{-i phi}]];
- *        W = X Q diag(sign(lam) / sqrt|lam|), pivot rows Q |lam|^{1/2}.
- * W (positions k..n-1) goes to the work array for the update, and to G at
- * the original row index perm[i].  Writes sign(lam) to signs[k..k+s-1]. */
-__kernel void cjac_bp_pivot_columns(__global const cjac_elem *A, const int lda, const int n,
-                                    __global const int *state, __global const int *perm,
-                                    __global cjac_elem *W, const int ldw,
-                                    __global cjac_elem *G, const int ldg,
-                                    __global cjac_real *signs)
-{
-    if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING)
-        return;
-    const int k = state[CJAC_BP_K], s = state[CJAC_BP_S];
-    const int i = k + get_global_id(0);
-    if (s == 1) {
-        const cjac_real d = cjac_real_part(A[(size_t)k * lda + k]);
-        const cjac_real sign = d > 0 ? 1 : -1;
-        const cjac_real root = sqrt(fabs(d));
-        if (i < n) {
-            const cjac_elem w = i == k ? cjac_from_real(root)
-                                       : A[(size_t)k * lda + i] / (sign * root);
-            W[i] = w;
-            G[(size_t)k * ldg + perm[i]] = w;
-        }
-        if (get_global_id(0) == 0)
-            signs[k] = sign;
-        return;
-    }
-    const cjac_real a = cjac_real_part(A[(size_t)k * lda + k]);
-    const cjac_real c = cjac_real_part(A[(size_t)(k + 1) * lda + k + 1]);
-    const cjac_elem b = cjac_conj(A[(size_t)k * lda + k + 1]);  /* e_01 = conj(e_10) */
-    const cjac_real beta = cjac_elem_abs(b);
-    const cjac_real kappa = (c - a) / (2 * beta);
-    const cjac_real t = copysign(1 / (fabs(kappa) + sqrt(fma(kappa, kappa, 1))), kappa);
-    const cjac_real cs = 1 / sqrt(fma(t, t, 1));
-    const cjac_real sn = t * cs;
-    const cjac_elem phase = cjac_conj(b / beta);  /* beta = mu0 > 0 for a 2x2 pivot */
-    /* Q = [[cs, sn], [-sn phase, cs phase]], lam = (a - t beta, c + t beta) */
-    const cjac_real q00 = cs, q01 = sn;
-    const cjac_elem q10 = cjac_scale(-sn, phase), q11 = cjac_scale(cs, phase);
-    const cjac_real lam0 = a - t * beta, lam1 = c + t * beta;
-    const cjac_real sign0 = lam0 > 0 ? 1 : -1, sign1 = lam1 > 0 ? 1 : -1;
-    const cjac_real root0 = sqrt(fabs(lam0)), root1 = sqrt(fabs(lam1));
-    if (i < n) {
-        cjac_elem w0, w1;
-        if (i == k) {
-            w0 = cjac_from_real(q00 * root0);
-            w1 = cjac_from_real(q01 * root1);
-        } else if (i == k + 1) {
-            w0 = cjac_scale(root0, q10);
-            w1 = cjac_scale(root1, q11);
-        } else {
-            const cjac_elem x0 = A[(size_t)k * lda + i], x1 = A[(size_t)(k + 1) * lda + i];
-            w0 = cjac_scale(sign0 / root0, cjac_axpy(x0, cjac_from_real(q00), cjac_mul(x1, q10)));
-            w1 = cjac_scale(sign1 / root1, cjac_axpy(x0, cjac_from_real(q01), cjac_mul(x1, q11)));
-        }
-        W[i] = w0;
-        W[ldw + i] = w1;
-        G[(size_t)k * ldg + perm[i]] = w0;
-        G[(size_t)(k + 1) * ldg + perm[i]] = w1;
-    }
-    if (get_global_id(0) == 0) {
-        signs[k] = sign0;
-        signs[k + 1] = sign1;
-    }
-}
-
 /* Schur update A[i][j] -= sum_t sign_t W_t[i] conj(W_t[j]) for
- * k0 <= j <= i < n (k0 = k + s), i.e. A -= W J_s W^* (Bunch & Parlett 1971,
- * the host's eliminate), computed on the lower triangle and mirrored as its
- * conjugate onto the upper one, which the swaps read; the diagonal is kept
- * exactly real.  Then the partial maxima of the updated tile.  Work-group (bx, by) covers rows k0 + bx*TILE..
- * and columns k0 + by*TILE..; tiles above the diagonal exit at once. */
+ * k0 <= j <= i < n, i.e. A -= W J_s W^* (Bunch & Parlett 1971, the host's
+ * eliminate), computed on the lower triangle and mirrored as its conjugate
+ * onto the upper one, which the interchanges read; the diagonal is kept
+ * exactly real.  Then the partial maxima of the updated entries.
+ *
+ * State: k0 = state[K] is the first position not yet eliminated, the pivot
+ * just taken is (k0 - s, s) with s = state[S] and signs[k0-s..k0-1]; s = 0
+ * (the first launch) only searches (and makes A Hermitian from its lower
+ * triangle, the imaginary parts of the diagonal dropped).
+ *
+ * Work-group (gx, by) covers the columns k0 + by*TILE.. and the `strip` row
+ * tiles bx = gx*strip .. gx*strip + strip - 1 (rows k0 + bx*TILE..), tiles
+ * above the diagonal (bx < by) skipped; a work-group with no tile on or below
+ * the diagonal exits at once and writes no record.  The record of (gx, by) is
+ * partial[by * row_groups + gx].  The grid covers at least the n - k0
+ * trailing rows and columns. */
 __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
 void cjac_bp_update(__global cjac_elem *A, const int lda, const int n,
                     __global const int *state, __global const cjac_elem *W, const int ldw,
-                    __global const cjac_real *signs, __global cjac_bp_max *partial)
-/* The pivot just taken is (k, s) of `state`, its signs are signs[k..k+s-1];
- * s = 0 (the first launch) only searches (and makes A Hermitian from its lower
- * triangle, the imaginary parts of the diagonal dropped).  The grid covers at least the
- * n - k - s trailing rows and columns. */
+                    __global const cjac_real *signs, __global cjac_bp_max *partial,
+                    const int strip, const int row_groups)
 {
     if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING)
         return;  /* uniform over the launch */
-    const int k = state[CJAC_BP_K], s = state[CJAC_BP_S];
-    const int k0 = k + s;
+    const int gx = get_group_id(0), by = get_group_id(1);
+    if ((gx + 1) * strip <= by)
+        return;  /* uniform over the work-group: all its tiles lie above the diagonal */
+    const int k0 = state[CJAC_BP_K], s = state[CJAC_BP_S];
+    const int k = k0 - s;
     __local cjac_real best_off[TILE * TILE], best_diag[TILE * TILE];
     __local int best_row[TILE * TILE], best_col[TILE * TILE], best_d[TILE * TILE];
-    const int bx = get_group_id(0), by = get_group_id(1);
     const int lx = get_local_id(0), ly = get_local_id(1);
     const int lid = ly * TILE + lx;
-    const int row = k0 + bx * TILE + lx, col = k0 + by * TILE + ly;
-    const int slot = by * get_num_groups(0) + bx;
+    const int col = k0 + by * TILE + ly;
 
     cjac_real off = -1, diag = -1;
-    if (bx >= by && row < n && col < n && row >= col) {
-        cjac_elem a = A[(size_t)col * lda + row];
-        if (s >= 1)
-            a = cjac_axpy(cjac_scale(-signs[k], W[row]), cjac_conj(W[col]), a);
-        if (s == 2)
-            a = cjac_axpy(cjac_scale(-signs[k + 1], W[ldw + row]), cjac_conj(W[ldw + col]), a);
-        if (row == col)
-            a = cjac_from_real(cjac_real_part(a));
-        A[(size_t)col * lda + row] = a;
-        A[(size_t)row * lda + col] = cjac_conj(a);  /* keep A Hermitian for the swaps */
-        off = cjac_elem_abs(a);
-        if (row == col)
-            diag = off;
+    int off_row = n, off_col = n, diag_index = n;
+    for (int u = 0; u < strip; ++u) {
+        const int bx = gx * strip + u;
+        const int row = k0 + bx * TILE + lx;
+        if (bx >= by && row < n && col < n && row >= col) {
+            cjac_elem a = A[(size_t)col * lda + row];
+            if (s >= 1)
+                a = cjac_axpy(cjac_scale(-signs[k], W[row]), cjac_conj(W[col]), a);
+            if (s == 2)
+                a = cjac_axpy(cjac_scale(-signs[k + 1], W[ldw + row]), cjac_conj(W[ldw + col]), a);
+            if (row == col)
+                a = cjac_from_real(cjac_real_part(a));
+            A[(size_t)col * lda + row] = a;
+            A[(size_t)row * lda + col] = cjac_conj(a);  /* keep A Hermitian for the swaps */
+            const cjac_real v = cjac_elem_abs(a);
+            if (cjac_bp_better(v, col, row, off, off_col, off_row)) {
+                off = v;
+                off_row = row;
+                off_col = col;
+            }
+            if (row == col && cjac_bp_better(v, row, row, diag, diag_index, diag_index)) {
+                diag = v;
+                diag_index = row;
+            }
+        }
     }
     best_off[lid] = off;
-    best_row[lid] = row;
-    best_col[lid] = col;
+    best_row[lid] = off_row;
+    best_col[lid] = off_col;
     best_diag[lid] = diag;
-    best_d[lid] = row;
+    best_d[lid] = diag_index;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int width = TILE * TILE / 2; width > 0; width /= 2) {
         if (lid < width) {
@@ -265,44 +176,96 @@ void cjac_bp_update(__global cjac_elem *A, const int lda, const int n,
         out.diag_value = best_diag[0];
         out.diag_index = best_d[0];
         out.pad = 0;
-        partial[slot] = out;
+        partial[by * row_groups + gx] = out;
     }
 }
 
-/* Fixed-order reduction of the partial maxima and the Bunch-Parlett choice:
- * mu0 = max |a_ij|, mu1 = max |a_ii|; 1x1 pivot at the largest diagonal entry
- * if mu1 >= alpha mu0, else 2x2 pivot at the off-diagonal position of mu0.
- * decision = (s, p, q, -) and mu0 for the host's rank test. */
+/* One pivot step at k = state[K], the first position not yet eliminated, in
+ * one work-group of WG work-items.
+ *
+ * 1. Fixed-order reduction of the partial maxima of the last cjac_bp_update
+ *    (those of the work-groups on or below the diagonal that cover the n - k
+ *    trailing rows) and the Bunch-Parlett choice (Bunch & Parlett 1971):
+ *    mu0 = max |a_ij|, mu1 = max |a_ii|; a 1x1 pivot at the largest diagonal
+ *    entry if mu1 >= alpha mu0, else a 2x2 pivot at the off-diagonal
+ *    position (q, p) of mu0, p < q.  The maximum is unique under the order of
+ *    cjac_bp_better, so the choice does not depend on how the records are
+ *    grouped.  With CJAC_BP_PENDING set the pivot (s, p, q) in the state was
+ *    chosen by the previous launch, which stopped for the host's rank test,
+ *    and is taken as it is.
+ * 2. The symmetric interchanges k <-> p and, for a 2x2 pivot, k+1 <-> q:
+ *    rows i and p of A exchanged in columns k..n-1 (the second interchange
+ *    also moves the entries of column k), then columns i and p in rows
+ *    k..n-1, and the permutation.  With both triangles stored, P A P^T is a
+ *    plain exchange of rows and then of columns, also for complex A: the
+ *    crossing entry a_ip moves to (p, i) and a_pi = conj(a_ip) to (i, p), so A
+ *    stays Hermitian.
+ * 3. The s new columns of G from the pivot columns X = A[k:, k:k+s]
+ *    (Slapnicar 1992; same formulas as the host version, _pivot_1x1 and
+ *    _pivot_2x2):
+ *      1x1, d = a_kk (real):  w = X / (sign(d) sqrt|d|), pivot entry sqrt|d|;
+ *      2x2, E = X[0:2] = [[a, b], [conj(b), c]] = Q diag(lam) Q^* by a Jacobi
+ *           rotation (_eigh_2x2): the real formulas on [[a, |b|], [|b|, c]],
+ *           kappa = (c - a) / (2|b|), t = sign(kappa) / (|kappa| + sqrt(1 + kappa^2)),
+ *           cs = 1 / sqrt(1 + t^2), sn = t cs, lam = (a - t|b|, c + t|b|), and
+ *           the phase e^{-i phi} = conj(b / |b|) (sign(b) for real b) in the
+ *           second row of Q = [[cs, sn], [-sn e^{-i phi}, cs e^{-i phi}]];
+ *           W = X Q diag(sign(lam) / sqrt|lam|), pivot rows Q |lam|^{1/2}.
+ *    W (positions k..n-1) goes to the work array for the update, and to G at
+ *    the original row index perm[i]; sign(lam) to signs[k..k+s-1].
+ * The phases read entries of A and perm that other work-items wrote in the
+ * phase before; the barriers between them carry global-memory fences, which
+ * order those accesses within the work-group.  Every barrier is reached by
+ * all work-items: the branches around the phases are uniform (on values the
+ * work-group shares through local memory).
+ *
+ * The state is rewritten: (s, p, q) the pivot; the flag CJAC_BP_DONE at
+ * k = n, CJAC_BP_SMALL when !(mu0 > rank_tol) (nothing more is done, the
+ * pivot waits with CJAC_BP_PENDING set), else CJAC_BP_RUNNING and K = k + s. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void cjac_bp_decide(__global const cjac_bp_max *partial, const int count, const int n,
-                    const cjac_real rank_tol, __global int *state,
-                    __global cjac_real *mu0_out)
-/* Advances k past the pivot just taken (k += s) and chooses the next one. */
+void cjac_bp_pivot(__global cjac_elem *A, const int lda, const int n,
+                   __global int *state, __global const cjac_bp_max *partial,
+                   const int strip, const int row_groups, const cjac_real rank_tol,
+                   __global int *perm, __global cjac_elem *W, const int ldw,
+                   __global cjac_elem *G, const int ldg, __global cjac_real *signs)
 {
     if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING)
         return;  /* uniform over the work-group */
     __local cjac_real best_off[WG], best_diag[WG];
     __local int best_row[WG], best_col[WG], best_d[WG];
+    __local int step[4];  /* s, p, q, flag, for all work-items */
     const int lid = get_local_id(0);
+    const int k = state[CJAC_BP_K];
+    const int pending = state[CJAC_BP_PENDING];
+
+    /* 1. Decision.  Record (gx, by) of the last update: column tiles
+     * by < tiles, row groups gx < groups of `strip` tiles; the loop reads them
+     * by columns, contiguously. */
+    const int tiles = pending || k >= n ? 0 : (n - k + TILE - 1) / TILE;
+    const int groups = (tiles + strip - 1) / strip;
     cjac_real off = -1, diag = -1;
-    int r = 0, c = 0, d = 0;
-    for (int x = lid; x < count; x += WG) {
-        const cjac_bp_max m = partial[x];
-        if (cjac_bp_better(m.off_value, m.off_col, m.off_row, off, c, r)) {
+    int off_row = 0, off_col = 0, diag_index = 0;
+    for (int x = lid; x < tiles * groups; x += WG) {
+        const int by = x / groups, gx = x - by * groups;
+        if ((gx + 1) * strip <= by)
+            continue;  /* above the diagonal: no record */
+        const cjac_bp_max m = partial[by * row_groups + gx];
+        if (cjac_bp_better(m.off_value, m.off_col, m.off_row, off, off_col, off_row)) {
             off = m.off_value;
-            r = m.off_row;
-            c = m.off_col;
+            off_row = m.off_row;
+            off_col = m.off_col;
         }
-        if (cjac_bp_better(m.diag_value, m.diag_index, m.diag_index, diag, d, d)) {
+        if (cjac_bp_better(m.diag_value, m.diag_index, m.diag_index,
+                           diag, diag_index, diag_index)) {
             diag = m.diag_value;
-            d = m.diag_index;
+            diag_index = m.diag_index;
         }
     }
     best_off[lid] = off;
-    best_row[lid] = r;
-    best_col[lid] = c;
+    best_row[lid] = off_row;
+    best_col[lid] = off_col;
     best_diag[lid] = diag;
-    best_d[lid] = d;
+    best_d[lid] = diag_index;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int width = WG / 2; width > 0; width /= 2) {
         if (lid < width) {
@@ -322,21 +285,121 @@ void cjac_bp_decide(__global const cjac_bp_max *partial, const int count, const 
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (lid == 0) {
-        const cjac_real mu0 = best_off[0], mu1 = best_diag[0];
-        const int k = state[CJAC_BP_K] + state[CJAC_BP_S];
-        mu0_out[0] = mu0;
-        state[CJAC_BP_K] = k;
-        if (mu1 >= CJAC_BP_ALPHA * mu0) {
-            state[CJAC_BP_S] = 1;
-            state[CJAC_BP_P] = best_d[0];
-            state[CJAC_BP_Q] = best_d[0];
+        int s, p, q, flag = CJAC_BP_RUNNING;
+        if (pending) {
+            s = state[CJAC_BP_S];
+            p = state[CJAC_BP_P];
+            q = state[CJAC_BP_Q];
         } else {
-            state[CJAC_BP_S] = 2;
-            state[CJAC_BP_P] = min(best_row[0], best_col[0]);
-            state[CJAC_BP_Q] = max(best_row[0], best_col[0]);
+            const cjac_real mu0 = best_off[0], mu1 = best_diag[0];
+            if (mu1 >= CJAC_BP_ALPHA * mu0) {
+                s = 1;
+                p = q = best_d[0];
+            } else {
+                s = 2;
+                p = min(best_row[0], best_col[0]);
+                q = max(best_row[0], best_col[0]);
+            }
+            /* !(mu0 > tol) also stops on an empty trailing matrix (mu0 = -1). */
+            flag = k >= n ? CJAC_BP_DONE : !(mu0 > rank_tol) ? CJAC_BP_SMALL : CJAC_BP_RUNNING;
         }
-        /* !(mu0 > tol) also stops on an empty trailing matrix (mu0 = -1). */
-        state[CJAC_BP_FLAG] = k >= n ? CJAC_BP_DONE
-                            : !(mu0 > rank_tol) ? CJAC_BP_SMALL : CJAC_BP_RUNNING;
+        step[0] = s;
+        step[1] = p;
+        step[2] = q;
+        step[3] = flag;
+        /* The other work-items read the state only above. */
+        state[CJAC_BP_S] = s;
+        state[CJAC_BP_P] = p;
+        state[CJAC_BP_Q] = q;
+        state[CJAC_BP_FLAG] = flag;
+        state[CJAC_BP_PENDING] = flag == CJAC_BP_SMALL;
+        if (flag == CJAC_BP_RUNNING)
+            state[CJAC_BP_K] = k + s;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int s = step[0];
+    const bool run = step[3] == CJAC_BP_RUNNING;
+
+    /* 2. Interchanges (uniform branches; the barriers outside them). */
+%for which in (0, 1):
+    {
+        const int i = k + ${which}, j = step[${which + 1}];
+        const bool swap = run && ${which} < s && i != j;
+        if (swap)
+            for (int col = k + lid; col < n; col += WG) {
+                const cjac_elem x = A[(size_t)col * lda + i];
+                A[(size_t)col * lda + i] = A[(size_t)col * lda + j];
+                A[(size_t)col * lda + j] = x;
+            }
+        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+        if (swap) {
+            for (int row = k + lid; row < n; row += WG) {
+                const cjac_elem x = A[(size_t)i * lda + row];
+                A[(size_t)i * lda + row] = A[(size_t)j * lda + row];
+                A[(size_t)j * lda + row] = x;
+            }
+            if (lid == 0) {
+                const int t = perm[i];
+                perm[i] = perm[j];
+                perm[j] = t;
+            }
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    }
+%endfor
+
+    /* 3. The new columns of G (no barrier below). */
+    if (!run)
+        return;
+    if (s == 1) {
+        const cjac_real d = cjac_real_part(A[(size_t)k * lda + k]);
+        const cjac_real sign = d > 0 ? 1 : -1;
+        const cjac_real root = sqrt(fabs(d));
+        for (int i = k + lid; i < n; i += WG) {
+            const cjac_elem w = i == k ? cjac_from_real(root)
+                                       : A[(size_t)k * lda + i] / (sign * root);
+            W[i] = w;
+            G[(size_t)k * ldg + perm[i]] = w;
+        }
+        if (lid == 0)
+            signs[k] = sign;
+        return;
+    }
+    const cjac_real a = cjac_real_part(A[(size_t)k * lda + k]);
+    const cjac_real c = cjac_real_part(A[(size_t)(k + 1) * lda + k + 1]);
+    const cjac_elem b = cjac_conj(A[(size_t)k * lda + k + 1]);  /* e_01 = conj(e_10) */
+    const cjac_real beta = cjac_elem_abs(b);
+    const cjac_real kappa = (c - a) / (2 * beta);
+    const cjac_real t = copysign(1 / (fabs(kappa) + sqrt(fma(kappa, kappa, 1))), kappa);
+    const cjac_real cs = 1 / sqrt(fma(t, t, 1));
+    const cjac_real sn = t * cs;
+    const cjac_elem phase = cjac_conj(b / beta);  /* beta = mu0 > 0 for a 2x2 pivot */
+    /* Q = [[cs, sn], [-sn phase, cs phase]], lam = (a - t beta, c + t beta) */
+    const cjac_real q00 = cs, q01 = sn;
+    const cjac_elem q10 = cjac_scale(-sn, phase), q11 = cjac_scale(cs, phase);
+    const cjac_real lam0 = a - t * beta, lam1 = c + t * beta;
+    const cjac_real sign0 = lam0 > 0 ? 1 : -1, sign1 = lam1 > 0 ? 1 : -1;
+    const cjac_real root0 = sqrt(fabs(lam0)), root1 = sqrt(fabs(lam1));
+    for (int i = k + lid; i < n; i += WG) {
+        cjac_elem w0, w1;
+        if (i == k) {
+            w0 = cjac_from_real(q00 * root0);
+            w1 = cjac_from_real(q01 * root1);
+        } else if (i == k + 1) {
+            w0 = cjac_scale(root0, q10);
+            w1 = cjac_scale(root1, q11);
+        } else {
+            const cjac_elem x0 = A[(size_t)k * lda + i], x1 = A[(size_t)(k + 1) * lda + i];
+            w0 = cjac_scale(sign0 / root0, cjac_axpy(x0, cjac_from_real(q00), cjac_mul(x1, q10)));
+            w1 = cjac_scale(sign1 / root1, cjac_axpy(x0, cjac_from_real(q01), cjac_mul(x1, q11)));
+        }
+        W[i] = w0;
+        W[ldw + i] = w1;
+        G[(size_t)k * ldg + perm[i]] = w0;
+        G[(size_t)(k + 1) * ldg + perm[i]] = w1;
+    }
+    if (lid == 0) {
+        signs[k] = sign0;
+        signs[k + 1] = sign1;
     }
 }
