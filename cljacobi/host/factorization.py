@@ -47,6 +47,10 @@ _MAX_RECORD = 32
 _STATE_WORDS = 8
 _K, _FLAG = 0, 4
 _RUNNING, _SMALL, _DONE = 0, 1, 2
+#: ``cjac_bp_max`` of the template, as numpy reads it.
+_RECORD_DTYPE = np.dtype([("off_value", np.float64), ("diag_value", np.float64),
+                          ("off_row", np.int32), ("off_col", np.int32),
+                          ("diag_index", np.int32), ("pad", np.int32)])
 
 
 def _round_up(value: int, multiple: int) -> int:
@@ -159,29 +163,33 @@ def factor_on_device(
     spec = KernelSpec("bunch_parlett", str(dtype), pivot_group, False, tile_rows=TILE)
     program = build_program(queue.context, device, spec)
 
-    # Row c of `columns` is column c of A (column-major).  The first update
-    # launch (s = 0) copies the lower triangle onto the upper one (conjugated,
-    # the diagonal made real), so only the lower triangle of M counts, as on
-    # the host.
-    columns = np.zeros((n, lda), dtype=dtype)
-    columns[:, :n] = M.T
+    # Column c of A is row c of M^T; padded to lda rows on the device by a
+    # rectangular copy (no padded host copy).  The first update launch (s = 0)
+    # copies the lower triangle onto the upper one (conjugated, the diagonal
+    # made real), so only the lower triangle of M counts, as on the host.
+    rows = np.ascontiguousarray(M.T)  # no copy for a Fortran-ordered M
     noise_level = n * np.finfo(np.float64).eps
     scaled_test = rank_tol is None
-    if scaled_test:
-        off_diagonal = np.abs(np.tril(M, -1))
-        diagonal = np.abs(M.diagonal().real)  # as the host: imaginary parts dropped
-        rank_tol = noise_level * max(float(off_diagonal.max()), float(diagonal.max()))
 
     mf = cl.mem_flags
     ctx = queue.context
-    a_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=columns)
+    zero = np.zeros(1, dtype)
+    a_buf = cl.Buffer(ctx, mf.READ_WRITE, item * n * lda)
+    cl.enqueue_fill_buffer(queue, a_buf, zero, 0, item * n * lda)
+    cl.enqueue_copy(queue, a_buf, rows, buffer_origin=(0, 0), host_origin=(0, 0),
+                    region=(item * n, n), buffer_pitches=(item * lda,),
+                    host_pitches=(item * n,), is_blocking=False)
     g_buf = cl.Buffer(ctx, mf.READ_WRITE, item * n * lda)
-    cl.enqueue_fill_buffer(queue, g_buf, np.zeros(1, dtype), 0, item * n * lda)
+    cl.enqueue_fill_buffer(queue, g_buf, zero, 0, item * n * lda)
     w_buf = cl.Buffer(ctx, mf.READ_WRITE, item * 2 * lda)
     perm = np.arange(n, dtype=np.int32)
     perm_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=perm)
     signs_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * n)
     partial_buf = cl.Buffer(ctx, mf.READ_WRITE, _MAX_RECORD * tiles * row_groups)
+    # Records of work-groups above the diagonal are never written: zero them,
+    # so that the first search's maxima can be read off all records.
+    cl.enqueue_fill_buffer(queue, partial_buf, np.zeros(1, np.int32), 0,
+                           _MAX_RECORD * tiles * row_groups)
     # Step state (k, s, p, q, flag, pending) = 0: nothing taken, so the first
     # update launch only searches for the first pivot.
     state = np.zeros(_STATE_WORDS, np.int32)
@@ -191,7 +199,7 @@ def factor_on_device(
     # Arguments set once: every launch finds k and s in the state.
     pivot = cl.Kernel(program, "cjac_bp_pivot")
     pivot.set_args(a_buf, i32(lda), i32(n), state_buf, partial_buf, i32(UPDATE_STRIP),
-                   i32(row_groups), np.float64(max(rank_tol, 0.0)), perm_buf, w_buf,
+                   i32(row_groups), np.float64(0.0), perm_buf, w_buf,
                    i32(lda), g_buf, i32(lda), signs_buf)
     update = cl.Kernel(program, "cjac_bp_update")
     update.set_args(a_buf, i32(lda), i32(n), state_buf, w_buf, i32(lda), signs_buf,
@@ -214,6 +222,14 @@ def factor_on_device(
     # at least one, so after j steps k >= j bounds the trailing size.  The host
     # reads the state once per batch and decides on a small remainder.
     enqueue(queue, update, update_range(n), tile_range)
+    if scaled_test:
+        # The normwise tolerance n eps max|m_ij| over the lower triangle (the
+        # diagonal's imaginary parts dropped, as on the host), from the first
+        # search's partial maxima instead of a pass over M on the host.
+        records = np.empty(tiles * row_groups, _RECORD_DTYPE)
+        cl.enqueue_copy(queue, records, partial_buf)
+        rank_tol = noise_level * max(float(records["off_value"].max()), 0.0)
+    pivot.set_arg(7, np.float64(max(rank_tol, 0.0)))
     while True:
         cl.enqueue_copy(queue, state, state_buf)
         k, flag = int(state[_K]), int(state[_FLAG])
