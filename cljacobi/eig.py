@@ -25,7 +25,7 @@ from .factorization import definite_factorize, j_factorize, shorten
 from .host.blocked import BlockedHSVD
 from .host.device import has_fp64, resolve_queue
 from .host.factorization import DeviceJFactor, factor_on_device
-from .host.operands import Operands, column_max, gather_factor
+from .host.operands import Operands, column_max, gather_factor, normalized_columns
 from .host.pointwise import HSVDState, PointwiseHSVD
 from .host.preflight import preflight
 from .host.variants import check_variant_options, choose_variant
@@ -140,10 +140,13 @@ def _run_device(
     accumulate_v: bool,
     info: SolveInfo,
     index: tuple[int, ...] = (),
+    fetch: bool = True,
 ) -> HSVDState:
     """Orthogonalize the columns of G on the device and fill `info`.
 
     `G` is a host array, or a factor already on the device (real float64).
+    ``fetch=False`` leaves the final G (and V) on the device, in
+    ``state.operands``.
 
     The blocked variants run until no big block transformation happens, then
     pointwise sweeps finish and decide convergence, so every variant has the
@@ -199,7 +202,7 @@ def _run_device(
             info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
         info.seconds["blocked_sweeps"] = blocked.seconds["sweeps"]
     state = driver.run_operands(
-        operands, max_sweeps=max(max_sweeps - info.blocked_sweeps, 1))
+        operands, max_sweeps=max(max_sweeps - info.blocked_sweeps, 1), fetch=fetch)
     stats = state.stats
     info.sweeps = info.blocked_sweeps + stats.sweeps
     info.rotations_per_sweep += stats.rotations_per_sweep
@@ -334,8 +337,12 @@ def _eig_single(
         source = _ldexp(R, factor_exponent)
     info.seconds["factorization"] = time.perf_counter() - start
 
+    # G stays on the device when only the eigenvalues are wanted, or when the
+    # eigenvectors can be normalized and ordered there (real, full rank).
+    g_on_device = isinstance(source, _OnDevice)
     state = _run_device(
-        source, signs, sweeps=sweeps, accumulate_v=False, info=info, index=index
+        source, signs, sweeps=sweeps, accumulate_v=False, info=info, index=index,
+        fetch=not (eigvals_only or g_on_device),
     )
     # 2^(2t) 2^s M = (2^t G) J (2^t G)^T: undo both shifts exactly.
     with np.errstate(over="ignore"):  # an eigenvalue beyond float64: _require_finite raises
@@ -346,6 +353,11 @@ def _eig_single(
     if eigvals_only:
         return finish(w[order], None)
 
+    if g_on_device:  # rank == n and Q is None
+        start = time.perf_counter()
+        U = normalized_columns(sweeps.queue, state.operands, order)
+        info.seconds["transfer"] += time.perf_counter() - start
+        return finish(w[order], U)
     U = state.G / np.linalg.norm(state.G, axis=0)
     if Q is not None:
         U = Q @ U

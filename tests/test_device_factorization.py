@@ -162,6 +162,10 @@ def test_factor_stays_on_device(rng, variant):
     w_host = cljacobi.eig_indefinite(M, factorization="host", variant=variant, block_width=8,
                                      eigvals_only=True)
     assert np.max(np.abs(w - w_host) / np.abs(exact)) <= 1e-12
+    assert np.linalg.norm(M @ U - U * w) <= 1e-12 * np.linalg.norm(M)
+    w_only = cljacobi.eig_indefinite(M, factorization="device", variant=variant, block_width=8,
+                                     eigvals_only=True)
+    assert np.array_equal(w_only, w)
 
 
 def test_rank_deficient_factor_through_host(rng):

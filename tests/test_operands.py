@@ -66,3 +66,17 @@ def test_upload_download_roundtrip(queue, rng, dtype, split):
     assert list(ops.signs()) == [1, 1, -1, -1, -1, 1, 1, 1]
     back, V = download(queue, ops)
     assert np.array_equal(back, G) and np.array_equal(V, np.eye(5))
+
+
+def test_normalized_columns(queue, rng):
+    from cljacobi.host.operands import normalized_columns
+
+    A = rng.standard_normal((23, 9)) * np.logspace(-100, 100, 9)
+    ops = upload(queue, A, np.ones(9, np.int8), accumulate_v=False, column_multiple=16,
+                 dtype=np.float64)
+    order = rng.permutation(9)
+    U = normalized_columns(queue, ops, order)
+    expected = A[:, order] / np.linalg.norm(A[:, order], axis=0)
+    assert U.shape == (23, 9)
+    assert np.max(np.abs(U - expected)) <= 4 * np.finfo(float).eps
+    assert np.array_equal(U, normalized_columns(queue, ops, order))  # fixed order: repeatable

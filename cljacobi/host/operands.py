@@ -20,7 +20,10 @@ import pyopencl as cl
 from .limits import check_global_memory
 from .programs import KernelSpec, build_program
 
-__all__ = ["ROW_ALIGNMENT", "Operands", "column_max", "download", "gather_factor", "upload"]
+__all__ = [
+    "ROW_ALIGNMENT", "Operands", "column_max", "download", "gather_factor",
+    "normalized_columns", "upload",
+]
 
 #: Rows of the device arrays are padded to a multiple of this (eq. (4.1)).
 ROW_ALIGNMENT = 32
@@ -211,3 +214,26 @@ def gather_factor(
     queue.finish()
     return Operands(g, ldg, rows, columns, v, ldv, m, r, p, dtype, False,
                     time.perf_counter() - start)
+
+
+def normalized_columns(queue: cl.CommandQueue, operands: Operands,
+                       order: np.ndarray) -> np.ndarray:
+    """``G[:, order] / ||G[:, order]||`` of real operands, on the host
+    (m x len(order), Fortran-ordered): the eigenvectors, normalized and
+    ordered on the device so that only they cross the bus."""
+    start = time.perf_counter()
+    ops = operands
+    if ops.dtype != np.float64 or ops.split:
+        raise ValueError("normalized_columns handles real float64 operands")
+    count = len(order)
+    out = cl.Buffer(queue.context, cl.mem_flags.WRITE_ONLY, 8 * max(ops.m * count, 1))
+    order_buf = cl.Buffer(queue.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                          hostbuf=np.ascontiguousarray(order, dtype=np.int32))
+    kernel = cl.Kernel(_columns_program(queue), "cjac_normalized_columns")
+    kernel.set_args(ops.g, np.int32(ops.ldg), np.int32(ops.m), order_buf, out, np.int32(ops.m))
+    cl.enqueue_nd_range_kernel(queue, kernel, (count * _COLUMN_WORK_GROUP,),
+                               (_COLUMN_WORK_GROUP,))
+    host = np.empty((count, ops.m))
+    cl.enqueue_copy(queue, host, out)
+    ops.transfer_seconds += time.perf_counter() - start
+    return host.T

@@ -105,6 +105,8 @@ class HSVDState(NamedTuple):
     signs: np.ndarray
     stats: RunStats
     positions: np.ndarray | None = None
+    #: The device operands, when G and V were left there (``fetch=False``).
+    operands: Operands | None = None
 
 
 class PointwiseHSVD:
@@ -214,9 +216,13 @@ class PointwiseHSVD:
         """
         return self.run_operands(self.upload(G, signs), max_sweeps=max_sweeps)
 
-    def run_operands(self, operands: Operands, *, max_sweeps: int) -> HSVDState:
+    def run_operands(
+        self, operands: Operands, *, max_sweeps: int, fetch: bool = True
+    ) -> HSVDState:
         """The sweeps on operands already on the device (an even number of
-        columns, V present if accumulated), then the result on the host."""
+        columns, V present if accumulated), then the result on the host;
+        with ``fetch=False`` G and V stay on the device (``state.operands``;
+        ``state.G`` and ``state.V`` are None)."""
         seconds = {"transfer": 0.0, "sweeps": 0.0, "sort": 0.0}
         ops = operands
         complex_ = ops.dtype.kind == "c"
@@ -318,7 +324,7 @@ class PointwiseHSVD:
         stats.rotations = sum(stats.rotations_per_sweep)
 
         cl.enqueue_copy(self.queue, diagonal, d_buf)
-        G, V = download(self.queue, ops)
+        G, V = download(self.queue, ops) if fetch else (None, None)
         seconds["transfer"] += ops.transfer_seconds
         stats.seconds = seconds
 
@@ -332,6 +338,7 @@ class PointwiseHSVD:
             signs=by_column["j"][:r].astype(np.int8),
             stats=stats,
             positions=diagonal["rho"].copy(),
+            operands=None if fetch else ops,
         )
 
     def _step_tables(self, r_pad: int) -> tuple[np.ndarray | None, int]:

@@ -8,6 +8,9 @@
 ##   cjac_gather_columns  dst column j = 2^exponent * src column order[j],
 ##                        rows m.. zero; border columns j >= r are unit
 ##                        vectors e_(m + j - r) (eq. (4.1))
+##   cjac_normalized_columns  dst column j = src column order[j] / its norm
+##                        (the eigenvectors u_j = g_j / ||g_j||, Sect. 2 of
+##                        the 2011 paper, in the caller's order)
 ##
 ## Render parameters:
 ##   real_ctype        "double"
@@ -16,6 +19,7 @@
 ${arith.prelude(real_ctype)}
 
 #define WG ${work_group_size}
+${arith.workgroup_sum(work_group_size)}
 
 /* The larger of a and b; NaN if either is (fmax would drop a NaN). */
 inline cjac_real cjac_max_nan(const cjac_real a, const cjac_real b)
@@ -62,4 +66,22 @@ __kernel void cjac_gather_columns(__global const cjac_real *src, const int lds, 
     else
         value = i == m + (j - r) ? 1 : 0;
     dst[(size_t)j * ldd + i] = value;
+}
+
+/* One work-group per column j: dst[j * ldd + i] = g_i / ||g|| for i < m,
+ * g = column order[j] of src; ||g||^2 summed in a fixed order. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void cjac_normalized_columns(__global const cjac_real *src, const int lds, const int m,
+                             __global const int *order, __global cjac_real *dst,
+                             const int ldd)
+{
+    __local cjac_real scratch[WG];
+    const int j = get_group_id(0), lid = get_local_id(0);
+    __global const cjac_real *column = src + (size_t)order[j] * lds;
+    cjac_real part = 0;
+    for (int i = lid; i < m; i += WG)
+        part = fma(column[i], column[i], part);
+    const cjac_real norm = sqrt(cjac_workgroup_sum(scratch, part));
+    for (int i = lid; i < m; i += WG)
+        dst[(size_t)j * ldd + i] = column[i] / norm;
 }
