@@ -9,7 +9,14 @@ import pytest
 from hiprec import eigvalsh_hiprec
 
 import cljacobi
-from cljacobi.host.blocked import TILE_ROWS, blocked_local_bytes
+from cljacobi.errors import DeviceCapabilityError
+from cljacobi.host.blocked import (
+    GRAM_MICRO_TILE,
+    TILE_ROWS,
+    BlockedHSVD,
+    blocked_local_bytes,
+    gram_work_group_size,
+)
 from cljacobi.host.programs import KernelSpec, build_program
 from cljacobi.host.variants import choose_variant
 from cljacobi.matrices import graded, with_spectrum
@@ -52,24 +59,29 @@ def _numpy_block_step(G, signs, P, Q, w, inner_sweeps):
     return out, W
 
 
-@pytest.mark.parametrize(
-    "w,inner_sweeps,in_local", [(2, 1, True), (4, 1, False), (8, 30, True), (8, 30, False)]
-)
-def test_block_step_against_numpy(queue, rng, w, inner_sweeps, in_local):
-    """Gram (in row chunks), inner sweeps and update kernels of one parallel step."""
-    m, blocks = 45, 4
-    r = blocks * w
-    G = rng.standard_normal((m, r)) * 2.0 ** rng.integers(-4, 4, r)
-    signs = np.where(rng.random(r) < 0.5, 1, -1).astype(np.int32)
-    ld, wg, K, slots = 64, 16, 2 * w, 2
-    chunk_rows = TILE_ROWS  # two chunks for m = 45: the partial sums are exercised
-    chunks = -(-m // chunk_rows)
-    program = build_program(queue.context, queue.device, KernelSpec(
+def _blocked_program(queue, w, *, wg=16, in_local=True, micro_tile=GRAM_MICRO_TILE,
+                     slices=1, rotate_wg=16, tile_rows=TILE_ROWS):
+    return build_program(queue.context, queue.device, KernelSpec(
         "blocked", "float64", wg, False, block_width=w, inner_strategy="me",
-        tile_rows=TILE_ROWS, transform_in_local=in_local))
-    columns = np.zeros((r, ld))
+        tile_rows=tile_rows, transform_in_local=in_local, gram_micro_tile=micro_tile,
+        gram_row_slices=slices, rotate_work_group_size=rotate_wg))
+
+
+def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS, wg=16,
+                in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
+                tile_rows=TILE_ROWS):
+    """One parallel step on the device: (G after the step, partial Gram matrices,
+    transformations, rotation counts)."""
+    m, r = G.shape
+    K, slots = 2 * w, len(pairs)
+    ld = -(-m // 16) * 16 + 16
+    chunks = -(-m // chunk_rows)
+    program = _blocked_program(queue, w, wg=wg, in_local=in_local, micro_tile=micro_tile,
+                               slices=slices, rotate_wg=rotate_wg, tile_rows=tile_rows)
+    gram_wg = gram_work_group_size(w, micro_tile, slices)
+    columns = np.full((r, ld), np.nan)  # rows past m must not be read
     columns[:, :m] = G.T
-    pairs = np.array([[0, 3], [1, 2]], dtype=np.int32)  # one outer step, two block pairs
+    pairs = np.ascontiguousarray(pairs, dtype=np.int32)
     mf = cl.mem_flags
     ctx = queue.context
     g_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=columns)
@@ -83,28 +95,182 @@ def test_block_step_against_numpy(queue, rng, w, inner_sweeps, in_local):
     rotations = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
     step = np.int32(0)
     cl.Kernel(program, "cjac_block_gram")(
-        queue, (slots * wg, chunks), (wg, 1), g_buf, np.int32(ld), np.int32(m),
+        queue, (slots * gram_wg, chunks), (gram_wg, 1), g_buf, np.int32(ld), np.int32(m),
         np.int32(chunk_rows), p_buf, step, partial)
     cl.Kernel(program, "cjac_block_rotate")(
-        queue, (slots * wg,), (wg,), partial, np.int32(chunks), s_buf, p_buf, step,
-        np.int32(inner_sweeps), transforms, rotated, status, rotations)
+        queue, (slots * rotate_wg,), (rotate_wg,), partial, np.int32(chunks), s_buf, p_buf,
+        step, np.int32(inner_sweeps), transforms, rotated, status, rotations)
     cl.Kernel(program, "cjac_block_update")(
         queue, (slots * wg, chunks), (wg, 1), g_buf, np.int32(ld), np.int32(m),
         np.int32(chunk_rows), p_buf, step, transforms, rotated)
     cl.enqueue_copy(queue, columns, g_buf)
+    partial_host = np.empty((slots, chunks, K, K))
+    cl.enqueue_copy(queue, partial_host, partial)
+    W_device = np.empty((slots, K, K))
+    cl.enqueue_copy(queue, W_device, transforms)
+    counts = np.empty(slots, np.int32)
+    cl.enqueue_copy(queue, counts, rotations)
+    return columns[:, :m].T, partial_host, W_device, counts
+
+
+def _check_block_step(queue, G, signs, pairs, w, inner_sweeps, **sizes):
+    """The device step against :func:`_numpy_block_step`; returns the device results."""
+    G_device, partial, W_device, counts = _block_step(
+        queue, G, signs, pairs, w, inner_sweeps, **sizes)
     expected = G
     transforms_expected = []
     for P, Q in pairs:
         expected, W = _numpy_block_step(expected, signs, P, Q, w, inner_sweeps)
         transforms_expected.append(W)
     scale = np.abs(G).max()
-    np.testing.assert_allclose(columns[:, :m].T / scale, expected / scale, rtol=0, atol=1e-12)
-    W_device = np.empty((slots, K, K))
-    cl.enqueue_copy(queue, W_device, transforms)
+    np.testing.assert_allclose(G_device / scale, expected / scale, rtol=0, atol=1e-12)
     np.testing.assert_allclose(W_device, np.array(transforms_expected), rtol=0, atol=1e-12)
-    counts = np.empty(2, np.int32)
-    cl.enqueue_copy(queue, counts, rotations)
     assert counts.min() > 0
+    return G_device, partial, W_device
+
+
+@pytest.mark.parametrize(
+    "w,inner_sweeps,in_local", [(2, 1, True), (4, 1, False), (8, 30, True), (8, 30, False)]
+)
+def test_block_step_against_numpy(queue, rng, w, inner_sweeps, in_local):
+    """Gram (in row chunks), inner sweeps and update kernels of one parallel step."""
+    m, blocks = 45, 4
+    r = blocks * w
+    G = rng.standard_normal((m, r)) * 2.0 ** rng.integers(-4, 4, r)
+    signs = np.where(rng.random(r) < 0.5, 1, -1).astype(np.int32)
+    pairs = [[0, 3], [1, 2]]  # one outer step, two block pairs
+    # chunk_rows = TILE_ROWS: two chunks for m = 45, the partial sums are exercised
+    _check_block_step(queue, G, signs, pairs, w, inner_sweeps, in_local=in_local)
+
+
+def _gram_expected(G, pairs, w, chunk_rows):
+    """The partial Gram matrices per block pair and row chunk, in numpy."""
+    m = G.shape[0]
+    out = []
+    for P, Q in pairs:
+        cols = np.r_[P * w : P * w + w, Q * w : Q * w + w]
+        out.append([G[first:first + chunk_rows, cols].T @ G[first:first + chunk_rows, cols]
+                    for first in range(0, m, chunk_rows)])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("w", [3, 8, 16, 32])
+@pytest.mark.parametrize("micro_tile", [1, 2, 4, 8])
+@pytest.mark.parametrize("slices", [1, 3, 8])
+def test_gram_micro_tiles_against_numpy(queue, rng, w, micro_tile, slices):
+    """Every micro-tile and slice count: the partial Gram matrices (exactly
+    symmetric), with K = 2w padded where the micro-tile does not divide it and
+    row counts that leave partial tiles and chunks."""
+    if gram_work_group_size(w, micro_tile, slices) > queue.device.max_work_group_size:
+        pytest.skip("the device's work-groups are smaller")
+    m, blocks = 77, 4
+    r = blocks * w
+    G = rng.standard_normal((m, r)) * 2.0 ** rng.integers(-6, 6, r)
+    signs = np.where(rng.random(r) < 0.5, 1, -1).astype(np.int32)
+    pairs = [[0, 3], [1, 2]]
+    chunk_rows = 48  # not a multiple of the tile: a half tile ends every chunk
+    _, partial, _, _ = _block_step(queue, G, signs, pairs, w, 1, chunk_rows=chunk_rows,
+                                   micro_tile=micro_tile, slices=slices)
+    expected = _gram_expected(G, pairs, w, chunk_rows)
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(partial / scale, expected / scale, rtol=0, atol=1e-14)
+    assert np.array_equal(partial, np.swapaxes(partial, -1, -2))
+    program = _blocked_program(queue, w, micro_tile=micro_tile, slices=slices)
+    kernel = cl.Kernel(program, "cjac_block_gram")
+    assert kernel.get_work_group_info(
+        cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE, queue.device)[0] == \
+        gram_work_group_size(w, micro_tile, slices)
+
+
+def test_gram_one_slice_sums_rows_in_order(queue, rng):
+    """With one row slice every entry is the in-order fma chain over the rows,
+    whatever the micro-tile: the partial Gram matrices agree bitwise."""
+    w, m = 8, 70
+    G = rng.standard_normal((m, 4 * w))
+    signs = np.ones(4 * w, np.int32)
+    results = [_block_step(queue, G, signs, [[0, 3], [1, 2]], w, 1, micro_tile=tile)[1]
+               for tile in (1, 2, 4, 8)]
+    for other in results[1:]:
+        assert np.array_equal(results[0], other)
+
+
+@pytest.mark.parametrize("w", [8, 16, 32])
+@pytest.mark.parametrize("micro_tile", [1, 2, 4])
+@pytest.mark.parametrize("rotate_wg", [1, 7, 64, "w*w"])
+@pytest.mark.parametrize("in_local", [True, False])
+def test_block_step_sizes_against_numpy(queue, rng, w, micro_tile, rotate_wg, in_local):
+    """Gram micro-tiles and rotate work-group sizes (fewer items than pairs,
+    not a power of two, up to one item per 2 x 2 block) through a whole step."""
+    rotate_wg = w * w if rotate_wg == "w*w" else rotate_wg
+    slices = 3
+    if max(rotate_wg, gram_work_group_size(w, micro_tile, slices)) > \
+            queue.device.max_work_group_size:
+        pytest.skip("the device's work-groups are smaller")
+    if in_local and blocked_local_bytes(
+            w, transform_in_local=True, gram_micro_tile=micro_tile) > queue.device.local_mem_size:
+        pytest.skip("W does not fit the device's local memory")
+    m, blocks = 53, 4
+    r = blocks * w
+    G = rng.standard_normal((m, r)) * 2.0 ** rng.integers(-4, 4, r)
+    signs = np.where(rng.random(r) < 0.5, 1, -1).astype(np.int32)
+    _check_block_step(queue, G, signs, [[0, 3], [1, 2]], w, 30 if w == 8 else 1,
+                      in_local=in_local, micro_tile=micro_tile, slices=slices,
+                      rotate_wg=rotate_wg)
+
+
+@pytest.mark.parametrize("w", [8, 16])
+def test_rotate_work_group_size_bitwise(queue, rng, w):
+    """The rotate kernel does the same operations whatever its work-group size."""
+    m = 64
+    G = rng.standard_normal((m, 4 * w))
+    signs = np.where(rng.random(4 * w) < 0.5, 1, -1).astype(np.int32)
+    results = [_block_step(queue, G, signs, [[0, 3], [1, 2]], w, 30, rotate_wg=size,
+                           in_local=size % 2 == 0)
+               for size in (1, 5, 16, w * w)]
+    for G_other, _, W_other, _ in results[1:]:
+        assert np.array_equal(results[0][0], G_other)
+        assert np.array_equal(results[0][2], W_other)
+
+
+@pytest.mark.parametrize("w", [8, 16, 32])
+@pytest.mark.parametrize(
+    "sizes", [{}, {"gram_micro_tile": 1}, {"gram_micro_tile": 2, "gram_row_slices": 1},
+              {"gram_micro_tile": 4, "gram_row_slices": 5, "rotate_work_group_size": 32},
+              {"gram_micro_tile": 8, "tile_rows": 16, "rotate_work_group_size": 3}])
+def test_blocked_driver_tuning_knobs(queue, rng, w, sizes):
+    """BlockedHSVD with every kernel variant on an odd-sized problem (bordered
+    columns, partial tiles): the same factorization G_new = G V, J-orthogonal V."""
+    m, r = 3 * w + 5, 3 * w + 1
+    G = with_spectrum(rng.uniform(0.5, 20.0, r) * np.where(rng.random(r) < 0.4, -1, 1),
+                      rng=rng)[:, :r]
+    G = np.vstack([G, rng.standard_normal((m - r, r))])
+    signs = np.where(rng.random(r) < 0.4, -1, 1).astype(np.int32)
+    driver = BlockedHSVD(queue, accumulate_v=True, block_width=w, variant="bo", **sizes)
+    G_new, V, stats = driver.run(G, signs, max_sweeps=30)
+    assert stats.sweeps > 0
+    tol = 200 * m * EPS
+    assert np.linalg.norm(G @ V - G_new) <= tol * np.linalg.norm(G) * np.linalg.norm(V)
+    J = np.diag(signs.astype(float))
+    assert np.linalg.norm(V.T @ J @ V - J) <= tol * np.linalg.norm(V) ** 2
+    # Reproducible bitwise from run to run.
+    G_again, V_again, _ = driver.run(G, signs, max_sweeps=30)
+    assert np.array_equal(G_new, G_again) and np.array_equal(V, V_again)
+
+
+def test_blocked_tuning_knob_errors(queue):
+    with pytest.raises(ValueError, match="gram_micro_tile must be a positive integer"):
+        BlockedHSVD(queue, accumulate_v=False, block_width=8, variant="bo", gram_micro_tile=0)
+    with pytest.raises(ValueError, match="rotate_work_group_size must be a positive"):
+        BlockedHSVD(queue, accumulate_v=False, block_width=8, variant="bo",
+                    rotate_work_group_size=2.5)
+    with pytest.raises(ValueError, match="gram_row_slices must be a positive integer"):
+        KernelSpec("blocked", "float64", 16, False, block_width=8, inner_strategy="me",
+                   tile_rows=TILE_ROWS, gram_micro_tile=4, rotate_work_group_size=16)
+    too_many = int(queue.device.max_work_group_size) + 1
+    driver = BlockedHSVD(queue, accumulate_v=False, block_width=8, variant="bo",
+                         rotate_work_group_size=too_many)
+    with pytest.raises(DeviceCapabilityError, match="rotate kernel .* needs work-groups"):
+        driver.run(np.eye(32), np.ones(32, np.int32), max_sweeps=1)
 
 
 @pytest.mark.parametrize("variant", ["bo", "fb"])

@@ -21,6 +21,7 @@ import time
 import numpy as np
 import pyopencl as cl
 
+from ..errors import DeviceCapabilityError
 from ..strategies import step_table
 from .device import require_fp64
 from .limits import check_local_memory, choose_work_group_size
@@ -28,7 +29,10 @@ from .operands import Operands, download, upload
 from .pointwise import STATUS_BIG, RunStats
 from .programs import KernelSpec, build_program
 
-__all__ = ["BLOCK_VARIANTS", "FULL_BLOCK_INNER_SWEEPS", "BlockedHSVD", "blocked_local_bytes"]
+__all__ = [
+    "BLOCK_VARIANTS", "FULL_BLOCK_INNER_SWEEPS", "BlockedHSVD", "blocked_local_bytes",
+    "gram_work_group_size",
+]
 
 BLOCK_VARIANTS = ("bo", "fb")
 
@@ -46,22 +50,84 @@ INNER_STRATEGY = "me"
 #: all against 45 with modified modulus, whose sweeps also have one step more.
 OUTER_STRATEGY = "me"
 
-#: Rows of G per Gram tile in local memory.
+#: Rows of G per Gram tile in local memory (and the granularity of the row
+#: chunks of the Gram and update kernels).
 TILE_ROWS = 32
+
+#: Gram kernel: every work-item accumulates a GRAM_MICRO_TILE x
+#: GRAM_MICRO_TILE block of the 2w x 2w Gram matrix in registers, reading
+#: 2 GRAM_MICRO_TILE values from local memory per row for GRAM_MICRO_TILE^2
+#: FMAs (1 would read two values per FMA: bound by local memory bandwidth).
+#: Only the blocks on and above the diagonal are computed.
+GRAM_MICRO_TILE = 4
+
+#: Gram kernel: the rows of a tile are split among this many groups of
+#: work-items at most (row slices, added in a fixed order at the end).  By
+#: default as many slices as keep the work-group within the update kernel's
+#: work-group size; a slice should still get a few rows of every tile
+#: between the barriers.
+GRAM_MAX_ROW_SLICES = 8
+
+
+def _gram_micro_tiles(block_width: int, micro_tile: int) -> int:
+    """Micro-tiles on and above the diagonal of the 2w x 2w Gram matrix."""
+    per_side = -(-2 * block_width // micro_tile)
+    return per_side * (per_side + 1) // 2
+
+
+def gram_work_group_size(block_width: int, micro_tile: int, row_slices: int) -> int:
+    """Work-items per work-group of the Gram kernel.
+
+    One per micro-tile on and above the diagonal and row slice (the
+    template computes the same number for its ``reqd_work_group_size``).
+
+    Parameters
+    ----------
+    block_width : int
+        Block width w; the Gram matrix is 2w x 2w.
+    micro_tile : int
+        Edge of the register micro-tile (2w is padded to a multiple of it).
+    row_slices : int
+        Groups of work-items sharing the rows of a tile.
+
+    Returns
+    -------
+    int
+    """
+    return _gram_micro_tiles(block_width, micro_tile) * row_slices
 
 
 def blocked_local_bytes(
-    block_width: int, *, transform_in_local: bool = False, tile_rows: int = TILE_ROWS
+    block_width: int, *, transform_in_local: bool = False, tile_rows: int = TILE_ROWS,
+    gram_micro_tile: int = GRAM_MICRO_TILE,
 ) -> int:
     """Local memory per work-group of the largest blocked kernel, in bytes.
 
-    The Gram tile (2w x (tile_rows + 1)), the rotate kernel's Gram matrix,
-    transformation (if kept in local memory) and rotation parameters, and the
-    update kernel's copy of W.
+    Parameters
+    ----------
+    block_width : int
+        Block width w; K = 2w.
+    transform_in_local : bool
+        Whether the rotate kernel keeps the transformation W in local memory.
+    tile_rows : int
+        Rows of the Gram kernel's tile.
+    gram_micro_tile : int
+        Edge of the Gram kernel's register micro-tile (pads the tile's
+        columns to a multiple of it).
+
+    Returns
+    -------
+    int
+        The maximum over the kernels of: the Gram kernel's tile
+        (tile_rows x (K' | 1), K' = K rounded up to the micro-tile), which its
+        staged K x (K + 1) result reuses; the rotate kernel's Gram matrix and
+        transformation (if in local memory), K x (K + 1) each, its rotation
+        parameters and pairs; the update kernel's copy of W.
     """
     K = 2 * block_width
-    gram = 8 * K * (tile_rows + 1)
-    rotate = 8 * K * K * (2 if transform_in_local else 1) + 8 * 3 * block_width \
+    padded = _round_up(K, gram_micro_tile)
+    gram = 8 * max(tile_rows * (padded | 1), K * (K + 1))
+    rotate = 8 * K * (K + 1) * (2 if transform_in_local else 1) + 8 * 4 * block_width \
         + 4 * (4 * block_width + K + 1)
     update = 8 * K * K
     return max(gram, rotate, update)
@@ -92,6 +158,28 @@ class BlockedHSVD:
     variant : {"bo", "fb"}
         One inner sweep per block pair, or inner sweeps until the block has
         no big rotation (at most :data:`FULL_BLOCK_INNER_SWEEPS`).
+    work_group_size : int, optional
+        Work-items per work-group of the update kernel (a power of two);
+        chosen from the device and the row count by default.
+
+    Other Parameters
+    ----------------
+    gram_micro_tile : int, optional
+        Edge of the Gram kernel's register micro-tile (default
+        :data:`GRAM_MICRO_TILE`).
+    gram_row_slices : int, optional
+        Row slices of the Gram kernel's work-group (default: as many as keep
+        it within the update kernel's work-group, at most
+        :data:`GRAM_MAX_ROW_SLICES`).
+    rotate_work_group_size : int, optional
+        Work-items of the rotate kernel (default: w^2, at most the update
+        kernel's work-group size).
+    tile_rows : int, optional
+        Rows of the Gram kernel's tile (default :data:`TILE_ROWS`; the row
+        chunks stay multiples of :data:`TILE_ROWS`).
+
+    These tuning parameters exist to compare kernel variants; every choice
+    gives the same rotations up to the rounding of the Gram sums.
     """
 
     def __init__(
@@ -102,6 +190,10 @@ class BlockedHSVD:
         block_width: int,
         variant: str,
         work_group_size: int | None = None,
+        gram_micro_tile: int | None = None,
+        gram_row_slices: int | None = None,
+        rotate_work_group_size: int | None = None,
+        tile_rows: int | None = None,
     ) -> None:
         if variant not in BLOCK_VARIANTS:
             raise ValueError(f"variant must be one of {BLOCK_VARIANTS}, not {variant!r}")
@@ -111,13 +203,48 @@ class BlockedHSVD:
         self.accumulate_v = accumulate_v
         self.block_width = block_width
         self.inner_sweeps = 1 if variant == "bo" else FULL_BLOCK_INNER_SWEEPS
+        for name, value in (("gram_micro_tile", gram_micro_tile),
+                            ("gram_row_slices", gram_row_slices),
+                            ("rotate_work_group_size", rotate_work_group_size),
+                            ("tile_rows", tile_rows)):
+            if value is not None and (
+                    isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                    or value < 1):
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        self.gram_micro_tile = GRAM_MICRO_TILE if gram_micro_tile is None else int(gram_micro_tile)
+        self.gram_row_slices = None if gram_row_slices is None else int(gram_row_slices)
+        self.rotate_work_group_size = (
+            None if rotate_work_group_size is None else int(rotate_work_group_size))
+        self.tile_rows = TILE_ROWS if tile_rows is None else int(tile_rows)
+        sizes = {"tile_rows": self.tile_rows, "gram_micro_tile": self.gram_micro_tile}
         check_local_memory(
-            self.device, blocked_local_bytes(block_width),
+            self.device, blocked_local_bytes(block_width, **sizes),
             f"the blocked kernels with block_width={block_width}",
         )
         self.transform_in_local = blocked_local_bytes(
-            block_width, transform_in_local=True) <= int(self.device.local_mem_size)
+            block_width, transform_in_local=True, **sizes) <= int(self.device.local_mem_size)
         self.requested_work_group_size = work_group_size
+
+    def _kernel_sizes(self, wg: int) -> tuple[int, int, int]:
+        """``(gram_row_slices, gram_work_group, rotate_work_group)`` for an
+        update kernel of `wg` work-items, the defaults resolved and checked
+        against the device's maximal work-group size."""
+        w, tile = self.block_width, self.gram_micro_tile
+        slices = self.gram_row_slices
+        if slices is None:
+            slices = max(1, min(GRAM_MAX_ROW_SLICES, wg // _gram_micro_tiles(w, tile)))
+        gram_wg = gram_work_group_size(w, tile, slices)
+        rotate_wg = self.rotate_work_group_size or min(w * w, wg)
+        device_max = int(self.device.max_work_group_size)
+        for what, size in (("Gram", gram_wg), ("rotate", rotate_wg)):
+            if size > device_max:
+                raise DeviceCapabilityError(
+                    f"the blocked {what} kernel with block_width={w} needs work-groups of "
+                    f"{size} work-items; device {self.device.name.strip()!r} allows "
+                    f"{device_max} (gram_micro_tile={tile}, gram_row_slices={slices}, "
+                    f"rotate_work_group_size={rotate_wg})"
+                )
+        return slices, gram_wg, rotate_wg
 
     def run(self, G: np.ndarray, signs: np.ndarray, *, max_sweeps: int):
         """Blocked sweeps on `G` (m x r, `signs` sorted, +1 first) until no big
@@ -149,9 +276,12 @@ class BlockedHSVD:
         blocks = r_pad // w
         slots = blocks // 2
         wg = choose_work_group_size(self.device, m_used, requested=self.requested_work_group_size)
+        gram_slices, gram_wg, rotate_wg = self._kernel_sizes(wg)
         spec = KernelSpec("blocked", "float64", wg, False, block_width=w,
-                          inner_strategy=INNER_STRATEGY, tile_rows=TILE_ROWS,
-                          transform_in_local=self.transform_in_local)
+                          inner_strategy=INNER_STRATEGY, tile_rows=self.tile_rows,
+                          transform_in_local=self.transform_in_local,
+                          gram_micro_tile=self.gram_micro_tile,
+                          gram_row_slices=gram_slices, rotate_work_group_size=rotate_wg)
         program = build_program(self.queue.context, self.device, spec)
         status_program = build_program(
             self.queue.context, self.device, KernelSpec("pointwise", "float64", wg, False))
@@ -187,13 +317,14 @@ class BlockedHSVD:
         update_g = cl.Kernel(program, "cjac_block_update")
         update_g.set_args(g_buf, np.int32(ldg), np.int32(m_used), np.int32(chunk_rows),
                           outer_buf, np.int32(0), transforms_buf, rotated_buf)
-        launches = [(gram, 5, (slots * wg, chunks)), (rotate, 4, (slots * wg,)),
-                    (update_g, 5, (slots * wg, chunks))]
+        launches = [(gram, 5, (slots * gram_wg, chunks), (gram_wg, 1)),
+                    (rotate, 4, (slots * rotate_wg,), (rotate_wg,)),
+                    (update_g, 5, (slots * wg, chunks), (wg, 1))]
         if self.accumulate_v:
             update_v = cl.Kernel(program, "cjac_block_update")
             update_v.set_args(v_buf, np.int32(ldv), np.int32(r_pad), np.int32(v_chunk_rows),
                               outer_buf, np.int32(0), transforms_buf, rotated_buf)
-            launches.append((update_v, 5, (slots * wg, v_chunks)))
+            launches.append((update_v, 5, (slots * wg, v_chunks), (wg, 1)))
         reduce_status = cl.Kernel(status_program, "cjac_sweep_status")
         reduce_status.set_args(status_buf, rotations_buf, np.int32(slots), summary_buf)
 
@@ -203,9 +334,8 @@ class BlockedHSVD:
         for sweep in range(max_sweeps):
             for s in range(outer_steps):
                 step_index = np.int32((sweep % 2) * outer_steps + s)
-                for kernel, step_arg, global_size in launches:
+                for kernel, step_arg, global_size, local_size in launches:
                     kernel.set_arg(step_arg, step_index)
-                    local_size = (wg,) if len(global_size) == 1 else (wg, 1)
                     cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
             cl.enqueue_nd_range_kernel(self.queue, reduce_status, (wg,), (wg,))
             cl.enqueue_copy(self.queue, summary, summary_buf)

@@ -72,6 +72,17 @@ class KernelSpec:
         Rows of G per Gram tile in local memory (blocked family).
     transform_in_local : bool
         Keep the block transformation in local memory (blocked family).
+    gram_micro_tile : int
+        Blocked family: every work-item of the Gram kernel accumulates a
+        ``gram_micro_tile`` x ``gram_micro_tile`` block of the Gram matrix in
+        registers (0 for the other families).
+    gram_row_slices : int
+        Blocked family: groups of work-items of the Gram kernel that share a
+        tile's rows; its work-group size follows from this and the micro-tile
+        (:func:`cljacobi.host.blocked.gram_work_group_size`).
+    rotate_work_group_size : int
+        Blocked family: work-items of the inner-sweep (rotate) kernel, any
+        positive count (``work_group_size`` applies to the update kernel).
     """
 
     family: str
@@ -85,6 +96,9 @@ class KernelSpec:
     inner_strategy: str = ""
     tile_rows: int = 0
     transform_in_local: bool = True
+    gram_micro_tile: int = 0
+    gram_row_slices: int = 0
+    rotate_work_group_size: int = 0
 
     def __post_init__(self) -> None:
         if self.dtype not in _PART_CTYPES:
@@ -103,6 +117,14 @@ class KernelSpec:
             )
         if self.rotation not in (1, 2, 3):
             raise ValueError(f"rotation must be 1, 2 or 3, not {self.rotation!r}")
+        if self.block_width:
+            for name in ("gram_micro_tile", "gram_row_slices", "rotate_work_group_size",
+                         "tile_rows"):
+                value = getattr(self, name)
+                if not isinstance(value, int) or value < 1:
+                    raise ValueError(
+                        f"{name} must be a positive integer for the blocked family, "
+                        f"not {value!r}")
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -127,6 +149,9 @@ class KernelSpec:
             args["block_width"] = self.block_width
             args["tile_rows"] = self.tile_rows
             args["transform_in_local"] = self.transform_in_local
+            args["gram_micro_tile"] = self.gram_micro_tile
+            args["gram_row_slices"] = self.gram_row_slices
+            args["rotate_work_group_size"] = self.rotate_work_group_size
             args["inner_pairs"] = tuple(
                 tuple((int(i), int(j)) for i, j in step) for step in table.pairs
             )
