@@ -28,14 +28,14 @@ from cljacobi.host.device import default_queue
 from cljacobi.matrices import paper_spectrum, with_spectrum
 
 
-class _Recorder:
+class Recorder:
     """Wraps pyopencl's enqueue functions to keep every event with a label."""
 
     def __init__(self) -> None:
         self.events: list[tuple[str, cl.Event]] = []
         self._originals = {}
 
-    def __enter__(self) -> _Recorder:
+    def __enter__(self) -> Recorder:
         launch = cl.enqueue_nd_range_kernel
         copy = cl.enqueue_copy
         self._originals = {"enqueue_nd_range_kernel": launch, "enqueue_copy": copy}
@@ -95,7 +95,7 @@ def main() -> None:
                  return_info=True)
     cljacobi.eig_indefinite(M[:256, :256] if args.n > 256 else M, **solve)  # build programs
 
-    with _Recorder() as recorder:
+    with Recorder() as recorder:
         start = time.perf_counter()
         (w, U), info = cljacobi.eig_indefinite(M, **solve)
         wall = time.perf_counter() - start
