@@ -154,6 +154,14 @@ def _gram_expected(G, pairs, w, chunk_rows):
     return np.array(out)
 
 
+def _assert_refused(queue, rng, w, **sizes):
+    """Kernel sizes beyond the device's work-group limit: a clear error before any launch."""
+    driver = BlockedHSVD(queue, accumulate_v=False, block_width=w, variant="bo", **sizes)
+    G = rng.standard_normal((4 * w, 4 * w))
+    with pytest.raises(DeviceCapabilityError, match="work-groups of"):
+        driver.run(G, np.ones(4 * w, np.int8), max_sweeps=1)
+
+
 @pytest.mark.parametrize("w", [3, 8, 16, 32])
 @pytest.mark.parametrize("micro_tile", [1, 2, 4, 8])
 @pytest.mark.parametrize("slices", [1, 3, 8])
@@ -162,7 +170,8 @@ def test_gram_micro_tiles_against_numpy(queue, rng, w, micro_tile, slices):
     symmetric), with K = 2w padded where the micro-tile does not divide it and
     row counts that leave partial tiles and chunks."""
     if gram_work_group_size(w, micro_tile, slices) > queue.device.max_work_group_size:
-        pytest.skip("the device's work-groups are smaller")
+        _assert_refused(queue, rng, w, gram_micro_tile=micro_tile, gram_row_slices=slices)
+        return
     m, blocks = 77, 4
     r = blocks * w
     G = rng.standard_normal((m, r)) * 2.0 ** rng.integers(-6, 6, r)
@@ -205,7 +214,9 @@ def test_block_step_sizes_against_numpy(queue, rng, w, micro_tile, rotate_wg, in
     slices = 3
     if max(rotate_wg, gram_work_group_size(w, micro_tile, slices)) > \
             queue.device.max_work_group_size:
-        pytest.skip("the device's work-groups are smaller")
+        _assert_refused(queue, rng, w, gram_micro_tile=micro_tile, gram_row_slices=slices,
+                        rotate_work_group_size=rotate_wg)
+        return
     if in_local and blocked_local_bytes(
             w, transform_in_local=True, gram_micro_tile=micro_tile) > queue.device.local_mem_size:
         pytest.skip("W does not fit the device's local memory")

@@ -42,9 +42,8 @@ class Operands:
 
     Column c of G starts at element ``c * ldg``; ``columns - r`` border
     columns follow the r columns of G, border column ``r + i`` being the unit
-    vector ``e_(m + i)`` (so ``rows = m + columns - r`` rows are in use).  The
-    signature is ``+1`` for the first ``p`` columns and ``-1`` for the other
-    columns of G.  Complex data are stored as ``dtype`` elements, or with
+    vector ``e_(m + i)`` (so ``rows = m + columns - r`` rows are in use).
+    `column_signs` is the signature of the r columns of G (+1 or -1).  Complex data are stored as ``dtype`` elements, or with
     ``split`` as each column's real parts followed by its imaginary parts
     (then the stride is ``2 * ldg`` reals).
     """
@@ -57,17 +56,29 @@ class Operands:
     ldv: int
     m: int
     r: int
-    p: int
+    column_signs: np.ndarray
     dtype: np.dtype
     split: bool = False
     #: Seconds spent moving (and preparing) data so far.
     transfer_seconds: float = 0.0
 
+    @property
+    def p(self) -> int:
+        """Number of positive columns of G."""
+        return int(np.count_nonzero(self.column_signs > 0))
+
     def signs(self) -> np.ndarray:
         """int32 signature of all columns, border columns +1."""
         signs = np.ones(self.columns, dtype=np.int32)
-        signs[self.p:self.r] = -1
+        signs[:self.r] = self.column_signs
         return signs
+
+
+def _signature(signs: np.ndarray, r: int) -> np.ndarray:
+    signs = np.asarray(signs)
+    if signs.shape != (r,) or not np.all(np.abs(signs) == 1):
+        raise ValueError(f"the signature must hold {r} entries +1 or -1")
+    return signs.astype(np.int32)
 
 
 def _sizes(m: int, r: int, column_multiple: int) -> tuple[int, int, int, int]:
@@ -116,7 +127,7 @@ def upload(
     dtype: np.dtype,
     split: bool = False,
 ) -> Operands:
-    """Copy G (m x r, `signs` sorted with +1 first) to the device, bordered.
+    """Copy G (m x r, signature `signs`) to the device, bordered.
 
     V starts as the identity when `accumulate_v`.
     """
@@ -134,8 +145,8 @@ def upload(
     g = cl.Buffer(queue.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
     v = _identity_buffer(queue, columns, ldv, dtype, split) if accumulate_v else None
     queue.finish()
-    return Operands(g, ldg, rows, columns, v, ldv, m, r, int(np.count_nonzero(signs > 0)),
-                    dtype, split, time.perf_counter() - start)
+    return Operands(g, ldg, rows, columns, v, ldv, m, r, _signature(signs, r), dtype, split,
+                    time.perf_counter() - start)
 
 
 def download(queue: cl.CommandQueue, operands: Operands) -> tuple[np.ndarray, np.ndarray | None]:
@@ -212,7 +223,8 @@ def gather_factor(
     cl.enqueue_nd_range_kernel(queue, kernel, (_round_up(ldg, tile), columns), (tile, 1))
     v = _identity_buffer(queue, columns, ldv, dtype, False) if accumulate_v else None
     queue.finish()
-    return Operands(g, ldg, rows, columns, v, ldv, m, r, p, dtype, False,
+    signs = np.where(np.arange(r) < p, 1, -1)
+    return Operands(g, ldg, rows, columns, v, ldv, m, r, _signature(signs, r), dtype, False,
                     time.perf_counter() - start)
 
 

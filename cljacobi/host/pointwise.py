@@ -235,6 +235,8 @@ class PointwiseHSVD:
                 f"{' (split)' if split else ''} with an even number of columns"
                 + (" and V" if self.accumulate_v else "")
             )
+        if np.any(np.diff(ops.column_signs) > 0):
+            raise ValueError("the pointwise kernels need the signature sorted, +1 first")
         diag_dtype = DIAG_DTYPE_SINGLE if self.single else DIAG_DTYPE
         r_pad, m_used, ldg, ldv, p, r = ops.columns, ops.rows, ops.ldg, ops.ldv, ops.p, ops.r
         slots = r_pad // 2
