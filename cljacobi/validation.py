@@ -4,6 +4,8 @@ options first, then the arrays."""
 from __future__ import annotations
 
 import numbers
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
@@ -100,6 +102,17 @@ def as_float_matrix(
 #: Side of the square tiles in which :func:`symmetric_part` transposes (cache-sized).
 _TILE = 256
 
+#: Worker threads of :func:`symmetric_part` at most.
+_MAX_THREADS = 8
+
+
+def _worker_threads() -> int:
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, _MAX_THREADS))
+
 
 class SymmetricPart(NamedTuple):
     """:func:`symmetric_part`'s result: the matrix and the magnitudes of its entries."""
@@ -125,13 +138,13 @@ def symmetric_part(M: np.ndarray, name: str) -> SymmetricPart:
     complex_ = np.iscomplexobj(M)
     n = M.shape[0]
     S = np.empty((n, n), dtype=M.dtype)
-    asymmetry = 0.0
-    largest = 0.0
-    smallest = np.inf
-    finite = True
-    with np.errstate(invalid="ignore"):  # inf - inf with check_finite=False
-        for i0 in range(0, n, _TILE):
-            i1 = min(n, i0 + _TILE)
+
+    def block_row(i0: int) -> tuple[float, float, float, bool]:
+        """Tiles (i0, j0 <= i0): their part of S and (asymmetry, largest,
+        smallest nonzero, all finite); block rows write disjoint parts of S."""
+        asymmetry, largest, smallest, finite = 0.0, 0.0, np.inf, True
+        i1 = min(n, i0 + _TILE)
+        with np.errstate(invalid="ignore"):  # inf - inf with check_finite=False
             for j0 in range(0, i0 + 1, _TILE):
                 j1 = min(n, j0 + _TILE)
                 lower = M[i0:i1, j0:j1]
@@ -155,6 +168,20 @@ def symmetric_part(M: np.ndarray, name: str) -> SymmetricPart:
                 nonzero = magnitudes[magnitudes > 0]
                 if nonzero.size:
                     smallest = min(smallest, float(nonzero.min()))
+        return asymmetry, largest, smallest, finite
+
+    starts = range(0, n, _TILE)
+    threads = min(_worker_threads(), len(starts))
+    if threads > 1:  # numpy releases the GIL on these tiles
+        with ThreadPoolExecutor(threads) as pool:
+            rows = list(pool.map(block_row, starts))
+    else:
+        rows = [block_row(i0) for i0 in starts]
+    # Maxima and minima: the same whatever order the block rows finished in.
+    asymmetry = max((row[0] for row in rows), default=0.0)
+    largest = max((row[1] for row in rows), default=0.0)
+    smallest = min((row[2] for row in rows), default=np.inf)
+    finite = all(row[3] for row in rows)
     if asymmetry > HERMITIAN_RTOL * largest:
         # max|M| also counts the upper triangle: at most largest + asymmetry,
         # so only this case needs it.
