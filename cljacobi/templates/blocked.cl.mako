@@ -261,8 +261,10 @@ void cjac_block_rotate(__global const cjac_real *partial, const int chunks,
                 const cjac_real a_ij = A[p.x * LDA + p.y];
                 const bool hyperbolic = sgn[p.x] != sgn[p.y];
                 cjac_real t = 0;
+                /* The column norms, once for the skip test and the "big" measure. */
+                const cjac_real norm_i = sqrt(a_ii), norm_j = sqrt(a_jj);
                 /* eq. (2.3) of the 2011 paper, on the Gram matrix */
-                if (fabs(a_ij) > CJAC_EPS * sqrt(a_ii) * sqrt(a_jj))
+                if (fabs(a_ij) > CJAC_EPS * norm_i * norm_j)
                     t = hyperbolic ? cjac_hyp_tangent(a_ii, a_jj, a_ij)
                                    : cjac_trig_tangent(a_ii, a_jj, a_ij);
                 rot_pair[q] = p;
@@ -275,7 +277,7 @@ void cjac_block_rotate(__global const cjac_real *partial, const int chunks,
                     /* "big" as in the pointwise kernel: |t| measured against
                      * the shorter column (GSVD paper Sect. 2.5 counts these). */
                     const cjac_real moved =
-                        fabs(t) * (sqrt(fmax(a_ii, a_jj)) / sqrt(fmin(a_ii, a_jj)));
+                        fabs(t) * (fmax(norm_i, norm_j) / fmin(norm_i, norm_j));
                     if (moved > sqrt(CJAC_EPS) / 2) {
                         rot_big[q] = 1;
                         sweep_big[q] = 1;
