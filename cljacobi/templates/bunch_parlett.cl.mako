@@ -118,6 +118,10 @@ void cjac_bp_update(__global cjac_elem *A, const int lda, const int n,
     const int lid = ly * TILE + lx;
     const int col = k0 + by * TILE + ly;
 
+    /* The tile's new entries, conjugated, for the transposed (coalesced)
+     * store into the upper triangle; the odd stride spreads a warp's
+     * column-wise stores over the banks. */
+    __local cjac_elem mirror[TILE * (TILE + 1)];
     cjac_real off = -1, diag = -1;
     int off_row = n, off_col = n, diag_index = n;
     for (int u = 0; u < strip; ++u) {
@@ -132,7 +136,7 @@ void cjac_bp_update(__global cjac_elem *A, const int lda, const int n,
             if (row == col)
                 a = cjac_from_real(cjac_real_part(a));
             A[(size_t)col * lda + row] = a;
-            A[(size_t)row * lda + col] = cjac_conj(a);  /* keep A Hermitian for the swaps */
+            mirror[lx * (TILE + 1) + ly] = cjac_conj(a);
             const cjac_real v = cjac_elem_abs(a);
             if (cjac_bp_better(v, col, row, off, off_col, off_row)) {
                 off = v;
@@ -144,6 +148,16 @@ void cjac_bp_update(__global cjac_elem *A, const int lda, const int n,
                 diag_index = row;
             }
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* Keep A Hermitian for the swaps: entry (row', col') of the lower
+         * triangle, computed by work-item (ly, lx), goes to A[row' * lda +
+         * col'], consecutive work-items writing consecutive addresses. */
+        {
+            const int lower_row = k0 + bx * TILE + ly, lower_col = k0 + by * TILE + lx;
+            if (bx >= by && lower_row < n && lower_col < n && lower_row >= lower_col)
+                A[(size_t)lower_row * lda + lower_col] = mirror[ly * (TILE + 1) + lx];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
     best_off[lid] = off;
     best_row[lid] = off_row;
