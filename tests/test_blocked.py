@@ -3,6 +3,8 @@ eig_indefinite/hsvd through them with the same accuracy bar as pointwise."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pyopencl as cl
 import pytest
@@ -13,9 +15,13 @@ from cljacobi.errors import DeviceCapabilityError
 from cljacobi.host.blocked import (
     GRAM_MICRO_TILE,
     TILE_ROWS,
+    UPDATE_MICRO_COLS,
+    UPDATE_MICRO_ROWS,
+    UPDATE_TILE_ROWS,
     BlockedHSVD,
     blocked_local_bytes,
     gram_work_group_size,
+    update_work_group_size,
 )
 from cljacobi.host.programs import KernelSpec, build_program
 from cljacobi.host.variants import choose_variant
@@ -59,17 +65,23 @@ def _numpy_block_step(G, signs, P, Q, w, inner_sweeps):
     return out, W
 
 
+_UPDATE_DEFAULTS = (UPDATE_TILE_ROWS, UPDATE_MICRO_ROWS, UPDATE_MICRO_COLS)
+
+
 def _blocked_program(queue, w, *, wg=16, in_local=True, micro_tile=GRAM_MICRO_TILE,
-                     slices=1, rotate_wg=16, tile_rows=TILE_ROWS):
+                     slices=1, rotate_wg=16, tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS):
+    update_rows, update_micro_rows, update_micro_cols = update
     return build_program(queue.context, queue.device, KernelSpec(
         "blocked", "float64", wg, False, block_width=w, inner_strategy="me",
         tile_rows=tile_rows, transform_in_local=in_local, gram_micro_tile=micro_tile,
-        gram_row_slices=slices, rotate_work_group_size=rotate_wg))
+        gram_row_slices=slices, rotate_work_group_size=rotate_wg,
+        update_tile_rows=update_rows, update_micro_rows=update_micro_rows,
+        update_micro_cols=update_micro_cols))
 
 
 def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS, wg=16,
                 in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
-                tile_rows=TILE_ROWS):
+                tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS):
     """One parallel step on the device: (G after the step, partial Gram matrices,
     transformations, rotation counts)."""
     m, r = G.shape
@@ -77,8 +89,10 @@ def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS
     ld = -(-m // 16) * 16 + 16
     chunks = -(-m // chunk_rows)
     program = _blocked_program(queue, w, wg=wg, in_local=in_local, micro_tile=micro_tile,
-                               slices=slices, rotate_wg=rotate_wg, tile_rows=tile_rows)
+                               slices=slices, rotate_wg=rotate_wg, tile_rows=tile_rows,
+                               update=update)
     gram_wg = gram_work_group_size(w, micro_tile, slices)
+    update_wg = update_work_group_size(w, *update)
     columns = np.full((r, ld), np.nan)  # rows past m must not be read
     columns[:, :m] = G.T
     pairs = np.ascontiguousarray(pairs, dtype=np.int32)
@@ -101,7 +115,7 @@ def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS
         queue, (slots * rotate_wg,), (rotate_wg,), partial, np.int32(chunks), s_buf, p_buf,
         step, np.int32(inner_sweeps), transforms, rotated, status, rotations)
     cl.Kernel(program, "cjac_block_update")(
-        queue, (slots * wg, chunks), (wg, 1), g_buf, np.int32(ld), np.int32(m),
+        queue, (slots * update_wg, chunks), (update_wg, 1), g_buf, np.int32(ld), np.int32(m),
         np.int32(chunk_rows), p_buf, step, transforms, rotated)
     cl.enqueue_copy(queue, columns, g_buf)
     partial_host = np.empty((slots, chunks, K, K))
@@ -154,11 +168,12 @@ def _gram_expected(G, pairs, w, chunk_rows):
     return np.array(out)
 
 
-def _assert_refused(queue, rng, w, **sizes):
-    """Kernel sizes beyond the device's work-group limit: a clear error before any launch."""
-    driver = BlockedHSVD(queue, accumulate_v=False, block_width=w, variant="bo", **sizes)
+def _assert_refused(queue, rng, w, match="work-groups of", **sizes):
+    """Kernel sizes beyond the device's work-group (or local memory) limit: a
+    clear error before any launch."""
     G = rng.standard_normal((4 * w, 4 * w))
-    with pytest.raises(DeviceCapabilityError, match="work-groups of"):
+    with pytest.raises(DeviceCapabilityError, match=match):
+        driver = BlockedHSVD(queue, accumulate_v=False, block_width=w, variant="bo", **sizes)
         driver.run(G, np.ones(4 * w, np.int8), max_sweeps=1)
 
 
@@ -201,6 +216,131 @@ def test_gram_one_slice_sums_rows_in_order(queue, rng):
                for tile in (1, 2, 4, 8)]
     for other in results[1:]:
         assert np.array_equal(results[0], other)
+
+
+def _update(queue, X, pairs, w, W, rotated, *, chunk_rows, update=_UPDATE_DEFAULTS):
+    """The update kernel alone: [X_P X_Q] <- [X_P X_Q] W_k for the block pairs
+    with ``rotated[k]``, X (m x r) column-major with a padded leading dimension."""
+    m, r = X.shape
+    K, slots = 2 * w, len(pairs)
+    ld = -(-m // 16) * 16 + 16
+    chunks = -(-m // chunk_rows)
+    program = _blocked_program(queue, w, update=update)
+    update_wg = update_work_group_size(w, *update)
+    columns = np.full((r, ld), np.nan)  # rows past m must not be read
+    columns[:, :m] = X.T
+    mf = cl.mem_flags
+    ctx = queue.context
+    x_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=columns)
+    p_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                      hostbuf=np.ascontiguousarray(pairs, dtype=np.int32))
+    w_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                      hostbuf=np.ascontiguousarray(W, dtype=np.float64).reshape(slots, K * K))
+    r_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                      hostbuf=np.asarray(rotated, dtype=np.int32))
+    kernel = cl.Kernel(program, "cjac_block_update")
+    assert kernel.get_work_group_info(
+        cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE, queue.device)[0] == update_wg
+    kernel(queue, (slots * update_wg, chunks), (update_wg, 1), x_buf, np.int32(ld),
+           np.int32(m), np.int32(chunk_rows), p_buf, np.int32(0), w_buf, r_buf)
+    cl.enqueue_copy(queue, columns, x_buf)
+    assert np.isnan(columns[:, m:]).all()  # nothing written past the rows
+    return columns[:, :m].T.copy()
+
+
+def _update_expected(X, pairs, w, W, rotated):
+    out = X.copy()
+    for (P, Q), W_k, flag in zip(pairs, W, rotated):
+        if flag:
+            cols = np.r_[P * w : P * w + w, Q * w : Q * w + w]
+            out[:, cols] = X[:, cols] @ W_k
+    return out
+
+
+def _update_operands(rng, rows, w):
+    """Three block pairs over six block columns, the middle one not rotated."""
+    K = 2 * w
+    X = rng.standard_normal((rows, 6 * w)) * 2.0 ** rng.integers(-6, 6, 6 * w)
+    W = rng.standard_normal((3, K, K)) + np.eye(K)
+    return X, [[0, 5], [3, 1], [2, 4]], W, [1, 0, 1]
+
+
+#: (update_tile_rows, update_micro_rows, update_micro_cols): the defaults, the
+#: GPU candidates, micro-tiles dividing neither the tile nor K, one row per
+#: work-item, and a work-group of 256 K items (beyond 4096 for w >= 16).
+UPDATE_SIZES = [_UPDATE_DEFAULTS, (16, 4, 4), (32, 2, 4), (64, 2, 4), (12, 3, 5), (7, 7, 3),
+                (5, 1, 1), (256, 1, 1)]
+
+
+def _update_refusal(queue, w, update):
+    """The match of the error the driver raises for these sizes, or None if they run."""
+    rows, _, micro_cols = update
+    if blocked_local_bytes(w, update_tile_rows=rows, update_micro_cols=micro_cols) > \
+            queue.device.local_mem_size:
+        return "local memory"  # checked first, when the driver is made
+    if update_work_group_size(w, *update) > queue.device.max_work_group_size:
+        return "update kernel .* needs work-groups of"
+    return None
+
+
+@pytest.mark.parametrize("w", [3, 8, 16, 32])
+@pytest.mark.parametrize("update", UPDATE_SIZES)
+def test_update_kernel_against_numpy(queue, rng, w, update):
+    """The update kernel for G (77 rows in chunks of 48: partial tiles in every
+    chunk) and for V (r_pad = 6w rows, one partial chunk) against numpy; a pair
+    with rotated = 0 stays untouched; every tile and micro-tile shape gives
+    bitwise the results of the defaults (the same fma chain over a), run after
+    run."""
+    refusal = _update_refusal(queue, w, update)
+    if refusal:
+        _assert_refused(queue, rng, w, match=refusal, update_tile_rows=update[0],
+                        update_micro_rows=update[1], update_micro_cols=update[2])
+        return
+    for rows, chunk_rows in ((77, 48), (6 * w, 32)):
+        X, pairs, W, rotated = _update_operands(rng, rows, w)
+        result = _update(queue, X, pairs, w, W, rotated, chunk_rows=chunk_rows, update=update)
+        expected = _update_expected(X, pairs, w, W, rotated)
+        scale = np.abs(expected).max()
+        np.testing.assert_allclose(result / scale, expected / scale, rtol=0, atol=1e-13)
+        assert np.array_equal(result[:, w:2 * w], X[:, w:2 * w])  # block 1: pair not rotated
+        assert np.array_equal(result[:, 3 * w:4 * w], X[:, 3 * w:4 * w])
+        again = _update(queue, X, pairs, w, W, rotated, chunk_rows=chunk_rows, update=update)
+        assert np.array_equal(result, again)
+        reference = _update(queue, X, pairs, w, W, rotated, chunk_rows=chunk_rows)
+        assert np.array_equal(result, reference)
+
+
+def _fma(x, y, z):
+    """Correctly rounded x * y + z."""
+    return float(Fraction(x) * Fraction(y) + Fraction(z))
+
+
+@pytest.mark.parametrize("w,update", [(3, (12, 3, 5)), (8, (32, 4, 4)), (8, (16, 2, 3))])
+def test_update_kernel_fma_chain(queue, rng, w, update):
+    """Every output is the fma chain over a = 0, ..., K-1 from 0, bitwise."""
+    X, pairs, W, rotated = _update_operands(rng, 21, w)
+    result = _update(queue, X, pairs, w, W, rotated, chunk_rows=16, update=update)
+    expected = X.copy()
+    for (P, Q), W_k, flag in zip(pairs, W, rotated):
+        if not flag:
+            continue
+        cols = np.r_[P * w : P * w + w, Q * w : Q * w + w]
+        for row in range(X.shape[0]):
+            for b, col in enumerate(cols):
+                y = 0.0
+                for a, source in enumerate(cols):
+                    y = _fma(X[row, source], W_k[a, b], y)
+                expected[row, col] = y
+    assert np.array_equal(result, expected)
+
+
+@pytest.mark.parametrize("update", [(16, 4, 4), (12, 3, 5), (7, 7, 3)])
+def test_block_step_update_sizes(queue, rng, update):
+    """Whole steps with other update tiles: the same results as numpy."""
+    w, m = 8, 45
+    G = rng.standard_normal((m, 4 * w)) * 2.0 ** rng.integers(-4, 4, 4 * w)
+    signs = np.where(rng.random(4 * w) < 0.5, 1, -1).astype(np.int32)
+    _check_block_step(queue, G, signs, [[0, 3], [1, 2]], w, 30, update=update)
 
 
 @pytest.mark.parametrize("w", [8, 16, 32])
@@ -247,7 +387,10 @@ def test_rotate_work_group_size_bitwise(queue, rng, w):
 @pytest.mark.parametrize(
     "sizes", [{}, {"gram_micro_tile": 1}, {"gram_micro_tile": 2, "gram_row_slices": 1},
               {"gram_micro_tile": 4, "gram_row_slices": 5, "rotate_work_group_size": 32},
-              {"gram_micro_tile": 8, "tile_rows": 16, "rotate_work_group_size": 3}])
+              {"gram_micro_tile": 8, "tile_rows": 16, "rotate_work_group_size": 3},
+              {"update_tile_rows": 16, "update_micro_rows": 4, "update_micro_cols": 4},
+              {"update_tile_rows": 9, "update_micro_rows": 3, "update_micro_cols": 5},
+              {"update_tile_rows": 64, "update_micro_rows": 2, "update_micro_cols": 4}])
 def test_blocked_driver_tuning_knobs(queue, rng, w, sizes):
     """BlockedHSVD with every kernel variant on an odd-sized problem (bordered
     columns, partial tiles): the same factorization G_new = G V, J-orthogonal V."""
@@ -277,10 +420,28 @@ def test_blocked_tuning_knob_errors(queue):
     with pytest.raises(ValueError, match="gram_row_slices must be a positive integer"):
         KernelSpec("blocked", "float64", 16, False, block_width=8, inner_strategy="me",
                    tile_rows=TILE_ROWS, gram_micro_tile=4, rotate_work_group_size=16)
+    with pytest.raises(ValueError, match="update_micro_cols must be a positive integer"):
+        BlockedHSVD(queue, accumulate_v=False, block_width=8, variant="bo",
+                    update_micro_cols=-1)
+    with pytest.raises(ValueError, match="update_tile_rows=10 must be a multiple of "
+                                         "update_micro_rows=4"):
+        BlockedHSVD(queue, accumulate_v=False, block_width=8, variant="bo",
+                    update_tile_rows=10, update_micro_rows=4)
+    with pytest.raises(ValueError, match="update_tile_rows=10 must be a multiple"):
+        KernelSpec("blocked", "float64", 16, False, block_width=8, inner_strategy="me",
+                   tile_rows=TILE_ROWS, gram_micro_tile=4, gram_row_slices=1,
+                   rotate_work_group_size=16, update_tile_rows=10, update_micro_rows=4,
+                   update_micro_cols=4)
     too_many = int(queue.device.max_work_group_size) + 1
     driver = BlockedHSVD(queue, accumulate_v=False, block_width=8, variant="bo",
                          rotate_work_group_size=too_many)
     with pytest.raises(DeviceCapabilityError, match="rotate kernel .* needs work-groups"):
+        driver.run(np.eye(32), np.ones(32, np.int32), max_sweeps=1)
+    # One entry per item: 16 columns of max // 16 + 1 rows (a small tile).
+    rows = int(queue.device.max_work_group_size) // 16 + 1
+    driver = BlockedHSVD(queue, accumulate_v=False, block_width=8, variant="bo",
+                         update_tile_rows=rows, update_micro_rows=1, update_micro_cols=1)
+    with pytest.raises(DeviceCapabilityError, match="update kernel .* needs work-groups"):
         driver.run(np.eye(32), np.ones(32, np.int32), max_sweeps=1)
 
 

@@ -31,7 +31,7 @@ from .programs import KernelSpec, build_program
 
 __all__ = [
     "BLOCK_VARIANTS", "FULL_BLOCK_INNER_SWEEPS", "BlockedHSVD", "blocked_local_bytes",
-    "gram_work_group_size",
+    "gram_work_group_size", "update_work_group_size",
 ]
 
 BLOCK_VARIANTS = ("bo", "fb")
@@ -68,6 +68,21 @@ GRAM_MICRO_TILE = 4
 #: between the barriers.
 GRAM_MAX_ROW_SLICES = 8
 
+#: Update kernel ([X_P X_Q] <- [X_P X_Q] W, X = G or V): rows of X per tile in
+#: local memory.  The tile (UPDATE_TILE_ROWS x 2w) shares the 48 KiB of local
+#: memory of a GPU work-group with W (2w x 2w): at w = 32 W alone takes
+#: 32 KiB and 32 rows the other 16 KiB.
+UPDATE_TILE_ROWS = 32
+
+#: Update kernel: every work-item computes an RR x RC (UPDATE_MICRO_ROWS x
+#: UPDATE_MICRO_COLS) block of a tile's product in registers, reading RR + RC
+#: values from local memory for RR * RC FMAs (a work-item per row, as before,
+#: read one value of W per FMA: bound by local memory bandwidth).  4 x 4 reads
+#: as much per FMA as the Gram kernel's default micro-tile; the work-group has
+#: UPDATE_TILE_ROWS / RR * ceil(2w / RC) items (32, 64, 128 at w = 8, 16, 32).
+UPDATE_MICRO_ROWS = 4
+UPDATE_MICRO_COLS = 4
+
 
 def _gram_micro_tiles(block_width: int, micro_tile: int) -> int:
     """Micro-tiles on and above the diagonal of the 2w x 2w Gram matrix."""
@@ -97,9 +112,35 @@ def gram_work_group_size(block_width: int, micro_tile: int, row_slices: int) -> 
     return _gram_micro_tiles(block_width, micro_tile) * row_slices
 
 
+def update_work_group_size(block_width: int, tile_rows: int, micro_rows: int,
+                           micro_cols: int) -> int:
+    """Work-items per work-group of the update kernel.
+
+    One per register micro-tile of a tile's product: ``tile_rows //
+    micro_rows`` micro-tiles down, ``ceil(2w / micro_cols)`` across (the
+    template computes the same number for its ``reqd_work_group_size``).
+
+    Parameters
+    ----------
+    block_width : int
+        Block width w; the tile has 2w columns.
+    tile_rows : int
+        Rows per tile, a multiple of `micro_rows`.
+    micro_rows, micro_cols : int
+        Shape of the register micro-tile (2w is padded to a multiple of
+        `micro_cols`).
+
+    Returns
+    -------
+    int
+    """
+    return tile_rows // micro_rows * -(-2 * block_width // micro_cols)
+
+
 def blocked_local_bytes(
     block_width: int, *, transform_in_local: bool = False, tile_rows: int = TILE_ROWS,
-    gram_micro_tile: int = GRAM_MICRO_TILE,
+    gram_micro_tile: int = GRAM_MICRO_TILE, update_tile_rows: int = UPDATE_TILE_ROWS,
+    update_micro_cols: int = UPDATE_MICRO_COLS,
 ) -> int:
     """Local memory per work-group of the largest blocked kernel, in bytes.
 
@@ -114,6 +155,11 @@ def blocked_local_bytes(
     gram_micro_tile : int
         Edge of the Gram kernel's register micro-tile (pads the tile's
         columns to a multiple of it).
+    update_tile_rows : int
+        Rows of the update kernel's tile.
+    update_micro_cols : int
+        Columns of the update kernel's register micro-tile (pads the columns
+        of its copy of W to a multiple of it).
 
     Returns
     -------
@@ -122,14 +168,16 @@ def blocked_local_bytes(
         (tile_rows x (K' | 1), K' = K rounded up to the micro-tile), which its
         staged K x (K + 1) result reuses; the rotate kernel's Gram matrix and
         transformation (if in local memory), K x (K + 1) each, its rotation
-        parameters and pairs; the update kernel's copy of W.
+        parameters and pairs; the update kernel's copy of W (K x K', K'
+        = K rounded up to its micro-tile's columns) and its tile
+        (update_tile_rows x K).
     """
     K = 2 * block_width
     padded = _round_up(K, gram_micro_tile)
     gram = 8 * max(tile_rows * (padded | 1), K * (K + 1))
     rotate = 8 * K * (K + 1) * (2 if transform_in_local else 1) + 8 * 4 * block_width \
         + 4 * (4 * block_width + K + 1)
-    update = 8 * K * K
+    update = 8 * K * (_round_up(K, update_micro_cols) + update_tile_rows)
     return max(gram, rotate, update)
 
 
@@ -159,8 +207,9 @@ class BlockedHSVD:
         One inner sweep per block pair, or inner sweeps until the block has
         no big rotation (at most :data:`FULL_BLOCK_INNER_SWEEPS`).
     work_group_size : int, optional
-        Work-items per work-group of the update kernel (a power of two);
-        chosen from the device and the row count by default.
+        Work-items per work-group of the sweep status reduction (a power of
+        two), which also bound the default Gram row slices and rotate
+        work-group; chosen from the device and the row count by default.
 
     Other Parameters
     ----------------
@@ -177,9 +226,26 @@ class BlockedHSVD:
     tile_rows : int, optional
         Rows of the Gram kernel's tile (default :data:`TILE_ROWS`; the row
         chunks stay multiples of :data:`TILE_ROWS`).
+    update_tile_rows : int, optional
+        Rows of the update kernel's tile (default :data:`UPDATE_TILE_ROWS`),
+        a multiple of `update_micro_rows`.
+    update_micro_rows, update_micro_cols : int, optional
+        Shape of the update kernel's register micro-tile (defaults
+        :data:`UPDATE_MICRO_ROWS`, :data:`UPDATE_MICRO_COLS`); the kernel's
+        work-group size follows (:func:`update_work_group_size`).
 
     These tuning parameters exist to compare kernel variants; every choice
-    gives the same rotations up to the rounding of the Gram sums.
+    gives the same rotations up to the rounding of the Gram sums (the
+    update kernel's results do not depend on its tile and micro-tile).
+
+    Raises
+    ------
+    ValueError
+        A tuning parameter that is not a positive integer, or update tile
+        rows that are no multiple of the micro-tile's rows.
+    DeviceCapabilityError
+        The kernels need more local memory than the device has (here), or
+        larger work-groups than it allows (when run).
     """
 
     def __init__(
@@ -194,6 +260,9 @@ class BlockedHSVD:
         gram_row_slices: int | None = None,
         rotate_work_group_size: int | None = None,
         tile_rows: int | None = None,
+        update_tile_rows: int | None = None,
+        update_micro_rows: int | None = None,
+        update_micro_cols: int | None = None,
     ) -> None:
         if variant not in BLOCK_VARIANTS:
             raise ValueError(f"variant must be one of {BLOCK_VARIANTS}, not {variant!r}")
@@ -206,7 +275,10 @@ class BlockedHSVD:
         for name, value in (("gram_micro_tile", gram_micro_tile),
                             ("gram_row_slices", gram_row_slices),
                             ("rotate_work_group_size", rotate_work_group_size),
-                            ("tile_rows", tile_rows)):
+                            ("tile_rows", tile_rows),
+                            ("update_tile_rows", update_tile_rows),
+                            ("update_micro_rows", update_micro_rows),
+                            ("update_micro_cols", update_micro_cols)):
             if value is not None and (
                     isinstance(value, bool) or not isinstance(value, (int, np.integer))
                     or value < 1):
@@ -216,7 +288,19 @@ class BlockedHSVD:
         self.rotate_work_group_size = (
             None if rotate_work_group_size is None else int(rotate_work_group_size))
         self.tile_rows = TILE_ROWS if tile_rows is None else int(tile_rows)
-        sizes = {"tile_rows": self.tile_rows, "gram_micro_tile": self.gram_micro_tile}
+        self.update_tile_rows = (
+            UPDATE_TILE_ROWS if update_tile_rows is None else int(update_tile_rows))
+        self.update_micro_rows = (
+            UPDATE_MICRO_ROWS if update_micro_rows is None else int(update_micro_rows))
+        self.update_micro_cols = (
+            UPDATE_MICRO_COLS if update_micro_cols is None else int(update_micro_cols))
+        if self.update_tile_rows % self.update_micro_rows:
+            raise ValueError(
+                f"update_tile_rows={self.update_tile_rows} must be a multiple of "
+                f"update_micro_rows={self.update_micro_rows}")
+        sizes = {"tile_rows": self.tile_rows, "gram_micro_tile": self.gram_micro_tile,
+                 "update_tile_rows": self.update_tile_rows,
+                 "update_micro_cols": self.update_micro_cols}
         check_local_memory(
             self.device, blocked_local_bytes(block_width, **sizes),
             f"the blocked kernels with block_width={block_width}",
@@ -225,26 +309,31 @@ class BlockedHSVD:
             block_width, transform_in_local=True, **sizes) <= int(self.device.local_mem_size)
         self.requested_work_group_size = work_group_size
 
-    def _kernel_sizes(self, wg: int) -> tuple[int, int, int]:
-        """``(gram_row_slices, gram_work_group, rotate_work_group)`` for an
-        update kernel of `wg` work-items, the defaults resolved and checked
-        against the device's maximal work-group size."""
+    def _kernel_sizes(self, wg: int) -> tuple[int, int, int, int]:
+        """``(gram_row_slices, gram_work_group, rotate_work_group,
+        update_work_group)`` for a base work-group size `wg`, the defaults
+        resolved and checked against the device's maximal work-group size."""
         w, tile = self.block_width, self.gram_micro_tile
         slices = self.gram_row_slices
         if slices is None:
             slices = max(1, min(GRAM_MAX_ROW_SLICES, wg // _gram_micro_tiles(w, tile)))
         gram_wg = gram_work_group_size(w, tile, slices)
         rotate_wg = self.rotate_work_group_size or min(w * w, wg)
+        update_wg = update_work_group_size(
+            w, self.update_tile_rows, self.update_micro_rows, self.update_micro_cols)
         device_max = int(self.device.max_work_group_size)
-        for what, size in (("Gram", gram_wg), ("rotate", rotate_wg)):
+        for what, size in (("Gram", gram_wg), ("rotate", rotate_wg), ("update", update_wg)):
             if size > device_max:
                 raise DeviceCapabilityError(
                     f"the blocked {what} kernel with block_width={w} needs work-groups of "
                     f"{size} work-items; device {self.device.name.strip()!r} allows "
                     f"{device_max} (gram_micro_tile={tile}, gram_row_slices={slices}, "
-                    f"rotate_work_group_size={rotate_wg})"
+                    f"rotate_work_group_size={rotate_wg}, "
+                    f"update_tile_rows={self.update_tile_rows}, "
+                    f"update_micro_rows={self.update_micro_rows}, "
+                    f"update_micro_cols={self.update_micro_cols})"
                 )
-        return slices, gram_wg, rotate_wg
+        return slices, gram_wg, rotate_wg, update_wg
 
     def run(self, G: np.ndarray, signs: np.ndarray, *, max_sweeps: int):
         """Blocked sweeps on `G` (m x r, `signs` sorted, +1 first) until no big
@@ -276,12 +365,15 @@ class BlockedHSVD:
         blocks = r_pad // w
         slots = blocks // 2
         wg = choose_work_group_size(self.device, m_used, requested=self.requested_work_group_size)
-        gram_slices, gram_wg, rotate_wg = self._kernel_sizes(wg)
+        gram_slices, gram_wg, rotate_wg, update_wg = self._kernel_sizes(wg)
         spec = KernelSpec("blocked", "float64", wg, False, block_width=w,
                           inner_strategy=INNER_STRATEGY, tile_rows=self.tile_rows,
                           transform_in_local=self.transform_in_local,
                           gram_micro_tile=self.gram_micro_tile,
-                          gram_row_slices=gram_slices, rotate_work_group_size=rotate_wg)
+                          gram_row_slices=gram_slices, rotate_work_group_size=rotate_wg,
+                          update_tile_rows=self.update_tile_rows,
+                          update_micro_rows=self.update_micro_rows,
+                          update_micro_cols=self.update_micro_cols)
         program = build_program(self.queue.context, self.device, spec)
         status_program = build_program(
             self.queue.context, self.device, KernelSpec("pointwise", "float64", wg, False))
@@ -319,12 +411,12 @@ class BlockedHSVD:
                           outer_buf, np.int32(0), transforms_buf, rotated_buf)
         launches = [(gram, 5, (slots * gram_wg, chunks), (gram_wg, 1)),
                     (rotate, 4, (slots * rotate_wg,), (rotate_wg,)),
-                    (update_g, 5, (slots * wg, chunks), (wg, 1))]
+                    (update_g, 5, (slots * update_wg, chunks), (update_wg, 1))]
         if self.accumulate_v:
             update_v = cl.Kernel(program, "cjac_block_update")
             update_v.set_args(v_buf, np.int32(ldv), np.int32(r_pad), np.int32(v_chunk_rows),
                               outer_buf, np.int32(0), transforms_buf, rotated_buf)
-            launches.append((update_v, 5, (slots * wg, v_chunks), (wg, 1)))
+            launches.append((update_v, 5, (slots * update_wg, v_chunks), (update_wg, 1)))
         reduce_status = cl.Kernel(status_program, "cjac_sweep_status")
         reduce_status.set_args(status_buf, rotations_buf, np.int32(slots), summary_buf)
 

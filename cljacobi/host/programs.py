@@ -82,7 +82,15 @@ class KernelSpec:
         (:func:`cljacobi.host.blocked.gram_work_group_size`).
     rotate_work_group_size : int
         Blocked family: work-items of the inner-sweep (rotate) kernel, any
-        positive count (``work_group_size`` applies to the update kernel).
+        positive count (``work_group_size`` sizes none of the blocked kernels).
+    update_tile_rows : int
+        Blocked family: rows of G (or V) per tile of the update kernel in
+        local memory, a multiple of ``update_micro_rows``.
+    update_micro_rows, update_micro_cols : int
+        Blocked family: every work-item of the update kernel computes an
+        ``update_micro_rows`` x ``update_micro_cols`` block of a tile's
+        product in registers; its work-group size follows from these and
+        ``update_tile_rows`` (:func:`cljacobi.host.blocked.update_work_group_size`).
     """
 
     family: str
@@ -99,6 +107,9 @@ class KernelSpec:
     gram_micro_tile: int = 0
     gram_row_slices: int = 0
     rotate_work_group_size: int = 0
+    update_tile_rows: int = 0
+    update_micro_rows: int = 0
+    update_micro_cols: int = 0
 
     def __post_init__(self) -> None:
         if self.dtype not in _PART_CTYPES:
@@ -119,12 +130,17 @@ class KernelSpec:
             raise ValueError(f"rotation must be 1, 2 or 3, not {self.rotation!r}")
         if self.block_width:
             for name in ("gram_micro_tile", "gram_row_slices", "rotate_work_group_size",
-                         "tile_rows"):
+                         "tile_rows", "update_tile_rows", "update_micro_rows",
+                         "update_micro_cols"):
                 value = getattr(self, name)
                 if not isinstance(value, int) or value < 1:
                     raise ValueError(
                         f"{name} must be a positive integer for the blocked family, "
                         f"not {value!r}")
+            if self.update_tile_rows % self.update_micro_rows:
+                raise ValueError(
+                    f"update_tile_rows={self.update_tile_rows} must be a multiple of "
+                    f"update_micro_rows={self.update_micro_rows}")
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -152,6 +168,9 @@ class KernelSpec:
             args["gram_micro_tile"] = self.gram_micro_tile
             args["gram_row_slices"] = self.gram_row_slices
             args["rotate_work_group_size"] = self.rotate_work_group_size
+            args["update_tile_rows"] = self.update_tile_rows
+            args["update_micro_rows"] = self.update_micro_rows
+            args["update_micro_cols"] = self.update_micro_cols
             args["inner_pairs"] = tuple(
                 tuple((int(i), int(j)) for i, j in step) for step in table.pairs
             )

@@ -16,7 +16,8 @@
 ##
 ## Render parameters (all explicit, see cljacobi.host.programs.KernelSpec):
 ##   real_ctype        "double" | "float"
-##   work_group_size   threads per work-group of cjac_block_update
+##   work_group_size   not used by these kernels (the host bounds the default
+##                     sizes of the Gram and rotate work-groups by it)
 ##   block_width       w; the pivot block is K x K with K = 2w
 ##   transform_in_local  keep the 2w x 2w transformation W in local memory
 ##                     (else in its global slot, when local memory is short)
@@ -32,6 +33,13 @@
 ##                     number: cljacobi.host.blocked.gram_work_group_size)
 ##   rotate_work_group_size  work-items of cjac_block_rotate (any count; w^2
 ##                     maps one 2 x 2 block of A and W to every item)
+##   update_tile_rows  TR: rows of X per tile of cjac_block_update in local
+##                     memory (a multiple of update_micro_rows)
+##   update_micro_rows RR, update_micro_cols RC: every work-item of
+##                     cjac_block_update computes an RR x RC block of the
+##                     tile's product in registers; its work-group has
+##                     (TR / RR) * ceil(K / RC) items (the host computes the
+##                     same number: cljacobi.host.blocked.update_work_group_size)
 <%namespace name="arith" file="arith.cl.mako"/>
 ${arith.prelude(real_ctype)}
 ${arith.rotation_functions()}
@@ -52,8 +60,12 @@ ${arith.rotation_functions()}
     gram_local = max(tile_rows * tile_stride, K * gram_result_stride)
     ld_a = K + 1
     ld_w = K + 1 if transform_in_local else K  # global W keeps the layout update reads
+    UR = update_micro_rows
+    UC = update_micro_cols
+    assert update_tile_rows % UR == 0, (update_tile_rows, UR)
+    update_nr = update_tile_rows // UR  # micro-tiles per tile column
+    update_nc = (K + UC - 1) // UC      # micro-tiles per tile row
 %>
-#define WG ${work_group_size}
 #define BW ${w}
 #define K ${K}
 #define TILE_ROWS ${tile_rows}
@@ -69,6 +81,11 @@ ${arith.rotation_functions()}
 #define ROTATE_WG ${rotate_work_group_size}
 #define LDA ${ld_a}
 #define LDW ${ld_w}
+#define UPDATE_TR ${update_tile_rows}
+#define UPDATE_NR ${update_nr}
+#define UPDATE_NC ${update_nc}
+#define UPDATE_KP ${update_nc * UC}
+#define UPDATE_WG ${update_nr * update_nc}
 
 /* The inner strategy (pairs of local columns 0..K-1), one row per step. */
 __constant int2 cjac_inner_pairs[INNER_STEPS * BW] = {
@@ -368,33 +385,102 @@ void cjac_block_rotate(__global const cjac_real *partial, const int chunks,
 #undef CJAC_FENCE
 
 /* [X_P X_Q] <- [X_P X_Q] W_k for the rows of chunk c (X = G or V):
- * work-group (k, c); W in local memory, each work-item streams rows. */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+ * work-group (k, c) of an (slots x chunks) grid, a small GEMM per tile.
+ *
+ * W_k goes to local memory once: W[a * UPDATE_KP + b], row-major, the
+ * columns padded with zeros to UPDATE_KP = UPDATE_NC * RC (RC =
+ * update_micro_cols).  Tiles of UPDATE_TR rows of the K columns of X follow
+ * column by column: tile[a * UPDATE_TR + rr] is row rr of local column a,
+ * loaded with coalesced reads (consecutive work-items, consecutive rows of
+ * one column) into consecutive addresses.
+ *
+ * Register micro-tiles: the UPDATE_TR x K output tile is cut cyclically, as
+ * in cjac_block_gram, into UPDATE_NR x UPDATE_NC micro-tiles of RR x RC
+ * entries (RR = update_micro_rows, UPDATE_NR = UPDATE_TR / RR): work-item
+ * lid = i + UPDATE_NR * j computes the rows i + p UPDATE_NR (0 <= p < RR)
+ * and the columns j + q UPDATE_NC (0 <= q < RC), reading RR + RC values from
+ * local memory per a for RR * RC FMAs.  Every output is the fma chain over
+ * a = 0, 1, ..., K-1 from 0, whatever the tile and micro-tile shape (bitwise
+ * reproducible, the same numbers as one work-item per row).
+ *
+ * Banks: at one instant the lanes of a warp read, for one a, the values
+ * tile[a * UPDATE_TR + i + p UPDATE_NR] over consecutive i (i is the fastest
+ * index of lid; lanes with another j but the same i read the same address, a
+ * broadcast) and W[a * UPDATE_KP + j + q UPDATE_NC] over a few consecutive j
+ * (broadcast within one j).  Both are runs of consecutive addresses, distinct
+ * banks whatever the strides, so neither layout needs padding (W's padding
+ * only rounds K up to the micro-tile); the stores of the loads are
+ * consecutive too.  With i fastest the lanes of a warp also write
+ * consecutive rows of one output column to global memory.
+ *
+ * In place: all of a tile is in local memory (barrier) before any of its
+ * rows is written, and the next tile's load waits (barrier) until every
+ * work-item has finished reading this one.  Both barriers are reached by
+ * all work-items: partial tiles guard the loads (zeros) and the stores. */
+__kernel __attribute__((reqd_work_group_size(UPDATE_WG, 1, 1)))
 void cjac_block_update(__global cjac_real *X, const int ldx, const int m,
                        const int chunk_rows, __global const int2 *outer_pairs,
                        const int step, __global const cjac_real *transforms,
                        __global const int *rotated)
 {
-    __local cjac_real W[K * K];
+    __local cjac_real W[K * UPDATE_KP];
+    __local cjac_real tile[K * UPDATE_TR];
     const int k = get_group_id(0), c = get_group_id(1);
     const int slots = get_num_groups(0);
     if (!rotated[k])
-        return;  /* uniform over the work-group */
+        return;  /* uniform over the work-group, before any barrier */
     const int lid = get_local_id(0);
+    const int i = lid % UPDATE_NR, j = lid / UPDATE_NR;
     const int2 blocks = outer_pairs[step * slots + k];
-    for (int e = lid; e < K * K; e += WG)
-        W[e] = transforms[(size_t)k * (K * K) + e];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const int last = min(m, (c + 1) * chunk_rows);
-    for (int row = c * chunk_rows + lid; row < last; row += WG) {
-        cjac_real x[K];
-        for (int a = 0; a < K; ++a)
-            x[a] = X[(size_t)cjac_block_column(blocks, a) * ldx + row];
-        for (int b = 0; b < K; ++b) {
-            cjac_real y = 0;
-            for (int a = 0; a < K; ++a)
-                y = fma(x[a], W[a * K + b], y);
-            X[(size_t)cjac_block_column(blocks, b) * ldx + row] = y;
+    __global const cjac_real *w_global = transforms + (size_t)k * (K * K);
+    for (int e = lid; e < K * UPDATE_KP; e += UPDATE_WG) {
+        const int a = e / UPDATE_KP, b = e % UPDATE_KP;
+        W[e] = b < K ? w_global[a * K + b] : 0;
+    }
+    /* W is complete after the first tile's barrier. */
+%for q in range(UC):
+    const int b_${q} = j + ${q} * UPDATE_NC;
+    const size_t col_${q} = b_${q} < K ? (size_t)cjac_block_column(blocks, b_${q}) * ldx : 0;
+%endfor
+    const int first = c * chunk_rows;
+    const int last = min(m, first + chunk_rows);
+    for (int row0 = first; row0 < last; row0 += UPDATE_TR) {  /* uniform */
+        const int rows = min(UPDATE_TR, last - row0);
+        for (int x = lid; x < K * UPDATE_TR; x += UPDATE_WG) {
+            const int a = x / UPDATE_TR, rr = x % UPDATE_TR;
+            tile[x] = rr < rows
+                ? X[(size_t)cjac_block_column(blocks, a) * ldx + row0 + rr] : 0;
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
+%for p in range(UR):
+%for q in range(UC):
+        cjac_real acc_${p}_${q} = 0;
+%endfor
+%endfor
+        for (int a = 0; a < K; ++a) {
+            __local const cjac_real *x_col = tile + a * UPDATE_TR + i;
+            __local const cjac_real *w_row = W + a * UPDATE_KP + j;
+%for p in range(UR):
+            const cjac_real x_${p} = x_col[${p} * UPDATE_NR];
+%endfor
+%for q in range(UC):
+            const cjac_real w_${q} = w_row[${q} * UPDATE_NC];
+%endfor
+%for p in range(UR):
+%for q in range(UC):
+            acc_${p}_${q} = fma(x_${p}, w_${q}, acc_${p}_${q});
+%endfor
+%endfor
+        }
+%for p in range(UR):
+        if (i + ${p} * UPDATE_NR < rows) {
+            const int row = row0 + i + ${p} * UPDATE_NR;
+%for q in range(UC):
+            if (b_${q} < K)
+                X[col_${q} + row] = acc_${p}_${q};
+%endfor
+        }
+%endfor
+        barrier(CLK_LOCAL_MEM_FENCE);  /* before the next tile overwrites this one */
     }
 }
