@@ -27,27 +27,30 @@ from cljacobi.host.blocked import BlockedHSVD
 from cljacobi.host.device import default_queue
 from cljacobi.host.operands import upload
 
-#: (w, gram_micro_tile, gram_row_slices, rotate_work_group_size, tile_rows,
-#: update) with update = (update_tile_rows, update_micro_rows,
-#: update_micro_cols); None takes the library default (for update: all three).
-#: The update variants fit 48 KiB of local memory: W (2w x 2w) and the tile
-#: (update_tile_rows x 2w) together, 48 KiB exactly for 32 rows at w = 32.
-DEFAULT_VARIANTS = [
-    (8, 4, None, None, None, None), (8, 2, None, None, None, None),
-    (8, 4, 1, None, None, None), (8, 4, 2, None, None, None),
-    (8, 4, None, 32, None, None), (8, 4, None, None, 64, None),
-    (8, 4, None, None, None, (64, 2, 4)),
-    (16, 4, None, None, None, None), (16, 2, None, None, None, None),
-    (16, 4, 1, None, None, None), (16, 4, 2, None, None, None),
-    (16, 4, 4, None, None, None), (16, 4, None, 64, None, None),
-    (16, 4, None, 128, None, None), (16, 4, None, None, 64, None),
-    (16, 4, None, None, None, (32, 2, 4)), (16, 4, None, None, None, (16, 4, 4)),
-    (16, 4, None, None, None, (64, 2, 4)), (16, 4, None, None, None, (64, 4, 4)),
-    (32, 4, None, None, None, None), (32, 4, None, 512, None, None),
-    (32, 4, None, 1024, None, None), (32, 8, None, None, None, None),
-    (32, 4, None, None, None, (32, 2, 4)), (32, 4, None, None, None, (16, 4, 4)),
-    (32, 4, None, None, None, (16, 2, 4)), (32, 4, None, None, None, (32, 4, 8)),
+#: Variants: the block width and BlockedHSVD's tuning keywords (the others
+#: take the library defaults).  The first run (results/tune-blocked-H200-
+#: 2026-11-22.json) compared the Gram micro-tiles, row slices, rotate
+#: work-group sizes and Gram tile rows; this list compares the update kernel's
+#: tile shapes and row chunks around the defaults chosen from it.
+DEFAULT_VARIANTS: list[dict] = [
+    {"block_width": 8}, {"block_width": 8, "tile_rows": 64},
+    {"block_width": 16}, {"block_width": 16, "tile_rows": 64},
+    *({"block_width": 16, "update_groups_per_unit": g} for g in (4, 8, 32)),
+    *({"block_width": 16, "update_tile_rows": tr, "update_micro_rows": rr,
+       "update_micro_cols": rc} for tr, rr, rc in ((32, 2, 4), (16, 4, 4), (64, 2, 4),
+                                                  (64, 4, 4))),
+    {"block_width": 32}, {"block_width": 32, "rotate_work_group_size": 512},
+    {"block_width": 32, "tile_rows": 64},
+    *({"block_width": 32, "update_groups_per_unit": g} for g in (4, 8, 32)),
+    *({"block_width": 32, "update_tile_rows": tr, "update_micro_rows": rr,
+       "update_micro_cols": rc} for tr, rr, rc in ((32, 2, 4), (16, 4, 4), (16, 2, 4),
+                                                  (32, 4, 8))),
 ]
+
+#: The settings a record reports (resolved defaults included).
+_SETTINGS = ("block_width", "gram_micro_tile", "gram_row_slices", "rotate_work_group_size",
+             "tile_rows", "update_tile_rows", "update_micro_rows", "update_micro_cols",
+             "update_groups_per_unit")
 
 
 def main() -> None:
@@ -65,18 +68,14 @@ def main() -> None:
     G = np.asfortranarray(rng.standard_normal((n, n)))
     signs = np.where(np.arange(n) < n // 2, 1, -1).astype(np.int8)
     records = []
-    print("| w | micro-tile | slices | rotate wg | tile rows | update tile | gram s "
-          "| rotate s | update s | gram GFLOP/s | update GFLOP/s | sweep s |")
-    print("|---" * 12 + "|")
-    for w, micro, slices, rotate_wg, tile_rows, update in DEFAULT_VARIANTS:
-        update_rows, update_micro_rows, update_micro_cols = update or (None, None, None)
+    print("| variant | gram s | rotate s | update s | gram GFLOP/s | update GFLOP/s "
+          "| sweep s |")
+    print("|---" * 7 + "|")
+    for variant in DEFAULT_VARIANTS:
+        w = variant["block_width"]
+        label = ", ".join(f"{k}={v}" for k, v in variant.items())
         try:
-            driver = BlockedHSVD(queue, accumulate_v=False, block_width=w, variant="bo",
-                                 gram_micro_tile=micro, gram_row_slices=slices,
-                                 rotate_work_group_size=rotate_wg, tile_rows=tile_rows,
-                                 update_tile_rows=update_rows,
-                                 update_micro_rows=update_micro_rows,
-                                 update_micro_cols=update_micro_cols)
+            driver = BlockedHSVD(queue, accumulate_v=False, variant="bo", **variant)
             warm = upload(queue, G[:, :4 * w], signs[:4 * w], accumulate_v=False,
                           column_multiple=2 * w, dtype=np.float64)
             driver.run_operands(warm, max_sweeps=1)  # builds the program
@@ -84,31 +83,25 @@ def main() -> None:
                               dtype=np.float64)
             with Recorder() as recorder:
                 stats = driver.run_operands(operands, max_sweeps=args.sweeps)
-        except Exception as error:  # a variant the device cannot run
-            print(f"# w={w} micro={micro} slices={slices} rotate={rotate_wg} "
-                  f"tile_rows={tile_rows} update={update}: {error!r}")
+        except (cl.Error, ValueError, RuntimeError) as error:  # one the device cannot run
+            print(f"# {label}: {error!r}")
             continue
         kernels = recorder.totals()
         per_sweep = {name: entry["seconds"] / stats.sweeps for name, entry in kernels.items()}
         flops = 4.0 * n**3
         record = {
-            "block_width": w, "gram_micro_tile": micro, "gram_row_slices": slices,
-            "rotate_work_group_size": rotate_wg, "tile_rows": tile_rows,
-            "update_tile_rows": driver.update_tile_rows,
-            "update_micro_rows": driver.update_micro_rows,
-            "update_micro_cols": driver.update_micro_cols,
+            "variant": variant,
+            "settings": {name: getattr(driver, name, None) for name in _SETTINGS},
             "sweeps": stats.sweeps, "seconds_per_sweep": per_sweep,
             "gram_gflops": flops / per_sweep["cjac_block_gram"] / 1e9,
             "update_gflops": flops / per_sweep["cjac_block_update"] / 1e9,
             "sweep_seconds": sum(per_sweep.values()),
         }
         records.append(record)
-        update_shape = (f"{driver.update_tile_rows} x {driver.update_micro_rows} x "
-                        f"{driver.update_micro_cols}")
-        print(f"| {w} | {micro} | {slices} | {rotate_wg} | {tile_rows} | {update_shape} "
-              f"| {per_sweep['cjac_block_gram']:.4f} | {per_sweep['cjac_block_rotate']:.4f} "
-              f"| {per_sweep['cjac_block_update']:.4f} | {record['gram_gflops']:.0f} "
-              f"| {record['update_gflops']:.0f} | {record['sweep_seconds']:.4f} |")
+        print(f"| {label} | {per_sweep['cjac_block_gram']:.4f} "
+              f"| {per_sweep['cjac_block_rotate']:.4f} | {per_sweep['cjac_block_update']:.4f} "
+              f"| {record['gram_gflops']:.0f} | {record['update_gflops']:.0f} "
+              f"| {record['sweep_seconds']:.4f} |")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({

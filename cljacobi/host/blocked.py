@@ -83,6 +83,11 @@ UPDATE_TILE_ROWS = 32
 UPDATE_MICRO_ROWS = 4
 UPDATE_MICRO_COLS = 4
 
+#: Update kernel: row chunks such that a step has this many work-groups per
+#: compute unit (its work-groups are small; the Gram kernel keeps 4, as its
+#: partial sums are added by the rotate kernel).
+UPDATE_GROUPS_PER_UNIT = 16
+
 
 def _gram_micro_tiles(block_width: int, micro_tile: int) -> int:
     """Micro-tiles on and above the diagonal of the 2w x 2w Gram matrix."""
@@ -185,10 +190,13 @@ def _round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
 
 
-def _row_chunks(rows: int, slots: int, device: cl.Device) -> tuple[int, int]:
-    """(chunks, chunk_rows): split the rows so that each step has several
-    work-groups per compute unit; chunk_rows a multiple of TILE_ROWS."""
-    target = 4 * int(device.max_compute_units)
+def _row_chunks(
+    rows: int, slots: int, device: cl.Device, groups_per_unit: int = 4
+) -> tuple[int, int]:
+    """(chunks, chunk_rows): split the rows so that each step has
+    `groups_per_unit` work-groups per compute unit (or chunks of
+    4 TILE_ROWS rows at least); chunk_rows a multiple of TILE_ROWS."""
+    target = groups_per_unit * int(device.max_compute_units)
     chunks = max(1, min(-(-target // slots), -(-rows // (4 * TILE_ROWS))))
     chunk_rows = _round_up(-(-rows // chunks), TILE_ROWS)
     return -(-rows // chunk_rows), chunk_rows
@@ -233,6 +241,9 @@ class BlockedHSVD:
         Shape of the update kernel's register micro-tile (defaults
         :data:`UPDATE_MICRO_ROWS`, :data:`UPDATE_MICRO_COLS`); the kernel's
         work-group size follows (:func:`update_work_group_size`).
+    update_groups_per_unit : int, optional
+        Row chunks of the update kernels such that a step has this many
+        work-groups per compute unit (default :data:`UPDATE_GROUPS_PER_UNIT`).
 
     These tuning parameters exist to compare kernel variants; every choice
     gives the same rotations up to the rounding of the Gram sums (the
@@ -263,6 +274,7 @@ class BlockedHSVD:
         update_tile_rows: int | None = None,
         update_micro_rows: int | None = None,
         update_micro_cols: int | None = None,
+        update_groups_per_unit: int | None = None,
     ) -> None:
         if variant not in BLOCK_VARIANTS:
             raise ValueError(f"variant must be one of {BLOCK_VARIANTS}, not {variant!r}")
@@ -273,6 +285,7 @@ class BlockedHSVD:
         self.block_width = block_width
         self.inner_sweeps = 1 if variant == "bo" else FULL_BLOCK_INNER_SWEEPS
         for name, value in (("gram_micro_tile", gram_micro_tile),
+                            ("update_groups_per_unit", update_groups_per_unit),
                             ("gram_row_slices", gram_row_slices),
                             ("rotate_work_group_size", rotate_work_group_size),
                             ("tile_rows", tile_rows),
@@ -288,6 +301,9 @@ class BlockedHSVD:
         self.rotate_work_group_size = (
             None if rotate_work_group_size is None else int(rotate_work_group_size))
         self.tile_rows = TILE_ROWS if tile_rows is None else int(tile_rows)
+        self.update_groups_per_unit = (
+            UPDATE_GROUPS_PER_UNIT if update_groups_per_unit is None
+            else int(update_groups_per_unit))
         self.update_tile_rows = (
             UPDATE_TILE_ROWS if update_tile_rows is None else int(update_tile_rows))
         self.update_micro_rows = (
@@ -378,7 +394,11 @@ class BlockedHSVD:
         status_program = build_program(
             self.queue.context, self.device, KernelSpec("pointwise", "float64", wg, False))
         chunks, chunk_rows = _row_chunks(m_used, slots, self.device)
-        v_chunks, v_chunk_rows = _row_chunks(r_pad, slots, self.device)
+        # The update has no partial sums to combine: its own, finer chunks.
+        g_chunks, g_chunk_rows = _row_chunks(
+            m_used, slots, self.device, self.update_groups_per_unit)
+        v_chunks, v_chunk_rows = _row_chunks(
+            r_pad, slots, self.device, self.update_groups_per_unit)
         K = 2 * w
 
         outer_tables = [step_table(OUTER_STRATEGY, blocks, sweep=s) for s in (0, 1)]
@@ -407,11 +427,11 @@ class BlockedHSVD:
                         np.int32(self.inner_sweeps), transforms_buf, rotated_buf,
                         status_buf, rotations_buf)
         update_g = cl.Kernel(program, "cjac_block_update")
-        update_g.set_args(g_buf, np.int32(ldg), np.int32(m_used), np.int32(chunk_rows),
+        update_g.set_args(g_buf, np.int32(ldg), np.int32(m_used), np.int32(g_chunk_rows),
                           outer_buf, np.int32(0), transforms_buf, rotated_buf)
         launches = [(gram, 5, (slots * gram_wg, chunks), (gram_wg, 1)),
                     (rotate, 4, (slots * rotate_wg,), (rotate_wg,)),
-                    (update_g, 5, (slots * update_wg, chunks), (update_wg, 1))]
+                    (update_g, 5, (slots * update_wg, g_chunks), (update_wg, 1))]
         if self.accumulate_v:
             update_v = cl.Kernel(program, "cjac_block_update")
             update_v.set_args(v_buf, np.int32(ldv), np.int32(r_pad), np.int32(v_chunk_rows),
