@@ -51,8 +51,11 @@ INNER_STRATEGY = "me"
 OUTER_STRATEGY = "me"
 
 #: Rows of G per Gram tile in local memory (and the granularity of the row
-#: chunks of the Gram and update kernels).
-TILE_ROWS = 32
+#: chunks of the Gram and update kernels).  64 rather than 32: on the H200,
+#: n = 4096, seconds of the Gram kernel per blocked sweep 0.0697 -> 0.0597
+#: (w = 8), 0.0369 -> 0.0346 (w = 16), 0.0217 -> 0.0188 (w = 32)
+#: (bench/results/tune-blocked-H200-2026-11-22-update.json).
+TILE_ROWS = 64
 
 #: Gram kernel: every work-item accumulates a GRAM_MICRO_TILE x
 #: GRAM_MICRO_TILE block of the 2w x 2w Gram matrix in registers, reading
@@ -73,6 +76,16 @@ GRAM_MAX_ROW_SLICES = 8
 #: memory of a GPU work-group with W (2w x 2w): at w = 32 W alone takes
 #: 32 KiB and 32 rows the other 16 KiB.
 UPDATE_TILE_ROWS = 32
+
+#: Update tile rows for narrow blocks (2w <= 32), where W is small: 64 rows
+#: and 4 x 4 micro-tiles gave 0.0249 s per sweep at w = 16 against 0.0285
+#: with 32 rows (H200, n = 4096).
+UPDATE_TILE_ROWS_NARROW = 64
+
+#: The rotate kernel runs min(w^2, ROTATE_MAX_WORK_GROUP) work-items (one per
+#: 2 x 2 block of a step's rotations): at w = 32, 512 items took 0.0212 s per
+#: sweep against 0.0234 with 256 (H200, n = 4096).
+ROTATE_MAX_WORK_GROUP = 512
 
 #: Update kernel: every work-item computes an RR x RC (UPDATE_MICRO_ROWS x
 #: UPDATE_MICRO_COLS) block of a tile's product in registers, reading RR + RC
@@ -142,9 +155,14 @@ def update_work_group_size(block_width: int, tile_rows: int, micro_rows: int,
     return tile_rows // micro_rows * -(-2 * block_width // micro_cols)
 
 
+def default_update_tile_rows(block_width: int) -> int:
+    """Rows of the update kernel's tile by default: more for narrow blocks."""
+    return UPDATE_TILE_ROWS_NARROW if 2 * block_width <= 32 else UPDATE_TILE_ROWS
+
+
 def blocked_local_bytes(
     block_width: int, *, transform_in_local: bool = False, tile_rows: int = TILE_ROWS,
-    gram_micro_tile: int = GRAM_MICRO_TILE, update_tile_rows: int = UPDATE_TILE_ROWS,
+    gram_micro_tile: int = GRAM_MICRO_TILE, update_tile_rows: int | None = None,
     update_micro_cols: int = UPDATE_MICRO_COLS,
 ) -> int:
     """Local memory per work-group of the largest blocked kernel, in bytes.
@@ -160,8 +178,9 @@ def blocked_local_bytes(
     gram_micro_tile : int
         Edge of the Gram kernel's register micro-tile (pads the tile's
         columns to a multiple of it).
-    update_tile_rows : int
-        Rows of the update kernel's tile.
+    update_tile_rows : int, optional
+        Rows of the update kernel's tile (default
+        :func:`default_update_tile_rows`).
     update_micro_cols : int
         Columns of the update kernel's register micro-tile (pads the columns
         of its copy of W to a multiple of it).
@@ -182,6 +201,8 @@ def blocked_local_bytes(
     gram = 8 * max(tile_rows * (padded | 1), K * (K + 1))
     rotate = 8 * K * (K + 1) * (2 if transform_in_local else 1) + 8 * 4 * block_width \
         + 4 * (4 * block_width + K + 1)
+    if update_tile_rows is None:
+        update_tile_rows = default_update_tile_rows(block_width)
     update = 8 * K * (_round_up(K, update_micro_cols) + update_tile_rows)
     return max(gram, rotate, update)
 
@@ -229,14 +250,15 @@ class BlockedHSVD:
         it within the update kernel's work-group, at most
         :data:`GRAM_MAX_ROW_SLICES`).
     rotate_work_group_size : int, optional
-        Work-items of the rotate kernel (default: w^2, at most the update
-        kernel's work-group size).
+        Work-items of the rotate kernel (default: w^2, at most
+        :data:`ROTATE_MAX_WORK_GROUP` and the device's limit).
     tile_rows : int, optional
         Rows of the Gram kernel's tile (default :data:`TILE_ROWS`; the row
         chunks stay multiples of :data:`TILE_ROWS`).
     update_tile_rows : int, optional
-        Rows of the update kernel's tile (default :data:`UPDATE_TILE_ROWS`),
-        a multiple of `update_micro_rows`.
+        Rows of the update kernel's tile (default
+        :data:`UPDATE_TILE_ROWS_NARROW` for 2w <= 32, else
+        :data:`UPDATE_TILE_ROWS`), a multiple of `update_micro_rows`.
     update_micro_rows, update_micro_cols : int, optional
         Shape of the update kernel's register micro-tile (defaults
         :data:`UPDATE_MICRO_ROWS`, :data:`UPDATE_MICRO_COLS`); the kernel's
@@ -304,8 +326,9 @@ class BlockedHSVD:
         self.update_groups_per_unit = (
             UPDATE_GROUPS_PER_UNIT if update_groups_per_unit is None
             else int(update_groups_per_unit))
-        self.update_tile_rows = (
-            UPDATE_TILE_ROWS if update_tile_rows is None else int(update_tile_rows))
+        if update_tile_rows is None:
+            update_tile_rows = default_update_tile_rows(block_width)
+        self.update_tile_rows = int(update_tile_rows)
         self.update_micro_rows = (
             UPDATE_MICRO_ROWS if update_micro_rows is None else int(update_micro_rows))
         self.update_micro_cols = (
@@ -334,7 +357,8 @@ class BlockedHSVD:
         if slices is None:
             slices = max(1, min(GRAM_MAX_ROW_SLICES, wg // _gram_micro_tiles(w, tile)))
         gram_wg = gram_work_group_size(w, tile, slices)
-        rotate_wg = self.rotate_work_group_size or min(w * w, wg)
+        rotate_wg = self.rotate_work_group_size or min(
+            w * w, ROTATE_MAX_WORK_GROUP, int(self.device.max_work_group_size))
         update_wg = update_work_group_size(
             w, self.update_tile_rows, self.update_micro_rows, self.update_micro_cols)
         device_max = int(self.device.max_work_group_size)
