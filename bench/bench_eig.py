@@ -36,6 +36,7 @@ import numpy as np
 import cljacobi
 from cljacobi.host.device import default_queue
 from cljacobi.matrices import paper_spectrum, with_spectrum
+from cljacobi.strategies import step_table
 
 
 def _accuracy(M, lam_sorted, w, U):
@@ -106,10 +107,17 @@ def main() -> None:
     peers = {k: v for k, v in _peers().items() if k not in args.skip}
     rng = np.random.default_rng(args.seed)
 
-    # Warm-up: build the programs once (the build cache then serves every size).
-    warm = with_spectrum(paper_spectrum(64, rng=rng), rng=rng, dtype=dtype)
+    # Warm-up: build every variant's programs once, at an order that takes the
+    # device factorization and the GPU work-group sizes (the build cache then
+    # serves every size), and the step tables of the sizes to come.
+    warm = with_spectrum(paper_spectrum(512, rng=rng), rng=rng, dtype=dtype)
     for layout in layouts:
-        cljacobi.eig_indefinite(warm, _layout=layout)
+        for variant_spec in args.variants:
+            variant, _, width = variant_spec.partition(":")
+            cljacobi.eig_indefinite(warm, variant=variant,
+                                    block_width=int(width) if width else None, _layout=layout)
+    for n in args.sizes:
+        step_table("me", n + n % 2)
     for name, solve in list(peers.items()):
         try:
             solve(warm)

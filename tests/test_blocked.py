@@ -503,10 +503,14 @@ def test_variant_choice_and_errors():
     gpu = _SmallLocalGPU()
     assert choose_variant(gpu, 100, "auto", None) == ("pointwise", 0)
     assert choose_variant(gpu, 1023, "auto", None) == ("pointwise", 0)
-    assert choose_variant(gpu, 1024, "auto", None) == ("bo", 8)
-    assert choose_variant(gpu, 4096, "auto", None) == ("bo", 16)
-    assert choose_variant(gpu, 100, "fb", None) == ("fb", 8)
-    assert choose_variant(gpu, 5000, "fb", None) == ("fb", 16)
+    assert choose_variant(gpu, 1024, "auto", None) == ("bo", 16)
+    assert choose_variant(gpu, 2047, "auto", None) == ("bo", 16)
+    assert choose_variant(gpu, 2048, "auto", None) == ("bo", 32)
+    assert choose_variant(gpu, 100, "fb", None) == ("fb", 16)
+    assert choose_variant(gpu, 5000, "fb", None) == ("fb", 32)
+    tiny = _SmallLocalGPU()
+    tiny.local_mem_size = 16 * 1024  # neither w = 32 nor w = 16 fits
+    assert choose_variant(tiny, 4096, "auto", None) == ("bo", 8)
     # w = 32 fits 48 KiB only with the transformation in global memory; w = 64 not at all.
     assert blocked_local_bytes(32) <= gpu.local_mem_size
     assert blocked_local_bytes(32, transform_in_local=True) > gpu.local_mem_size

@@ -10,8 +10,7 @@ from .blocked import BLOCK_VARIANTS, blocked_local_bytes
 
 __all__ = [
     "AUTO_BLOCKED_MIN_ORDER",
-    "AUTO_BLOCK_WIDTH",
-    "AUTO_WIDE_BLOCK_MIN_ORDER",
+    "AUTO_BLOCK_WIDTHS",
     "VARIANTS",
     "check_variant_options",
     "choose_variant",
@@ -19,25 +18,22 @@ __all__ = [
 
 VARIANTS = ("auto", "pointwise", *BLOCK_VARIANTS)
 
-#: Block widths ``variant="auto"`` tries on GPUs, in order, taking the first
-#: that fits local memory: 8 below :data:`AUTO_WIDE_BLOCK_MIN_ORDER`, else 16
-#: first.
-AUTO_BLOCK_WIDTH = (16, 8)
-
 #: ``variant="auto"`` takes the blocked "bo" variant on a GPU from this order of
 #: the factor on; below it (and on CPU devices) the pointwise kernel.
 #: Measured on an NVIDIA H200 through NVIDIA's OpenCL, the 2011 paper's
-#: spectra, seconds of the sweeps (bench/results/eig-H200-2026-11-22-final2.json;
-#: pointwise with the me/2 default, blocked with the ME outer strategy):
+#: spectra, seconds of eig_indefinite (warm runs; factorization on the
+#: device; bench/results/eig-H200-2026-11-22-variants3.json):
 #:
-#: ======  =========  =====  =====
-#:    n    pointwise  bo:8   bo:16
-#: ======  =========  =====  =====
-#:   1024    0.266    0.105    -
-#:   2048    0.458    0.326  0.367
-#:   4096    4.125    2.029  1.798
-#: ======  =========  =====  =====
+#: ======  =========  =====  =====  =====
+#:    n    pointwise  bo:8   bo:16  bo:32
+#: ======  =========  =====  =====  =====
+#:   1024    0.317    0.165  0.124  0.148
+#:   2048    0.738    0.469  0.405  0.369
+#:   4096    5.00     2.50   1.84   1.59
+#: ======  =========  =====  =====  =====
 #:
+#: (The blocked sweeps: 14 at n = 4096, block kernels at 9.8 TFLOP/s for
+#: bo:32 counting 8 n^3 flops per sweep; the pointwise run 12 sweeps.)
 #: On CPU devices the pointwise kernel stays: PoCL on 2 cores of the CI
 #: machine, same family, seconds of the sweeps: n = 256 pointwise 1.15, bo:8
 #: 1.11, bo:16 1.08, fb:8 1.24; n = 512 pointwise 6.09, bo:8 9.28, bo:16 9.48,
@@ -45,8 +41,11 @@ AUTO_BLOCK_WIDTH = (16, 8)
 #: shorter streams buy nothing and their Gram and update work costs).
 AUTO_BLOCKED_MIN_ORDER = 1024
 
-#: From this order on ``variant="auto"`` prefers block width 16 to 8 (above).
-AUTO_WIDE_BLOCK_MIN_ORDER = 4096
+#: Block widths the blocked variants try without ``block_width``, by order
+#: (the first entry whose order the factor reaches; within it the first
+#: width whose kernels fit the device's local memory): from the table above,
+#: 32 from n = 2048 on, 16 below (and 8 where local memory is short).
+AUTO_BLOCK_WIDTHS = ((2048, (32, 16, 8)), (0, (16, 8)))
 
 
 def check_variant_options(variant: object, block_width: object) -> None:
@@ -94,10 +93,8 @@ def choose_variant(
                 return "pointwise", 0
         variant = "bo"
     if block_width is None:
-        widths = AUTO_BLOCK_WIDTH if order >= AUTO_WIDE_BLOCK_MIN_ORDER else AUTO_BLOCK_WIDTH[1:]
-        fitting = [w for w in widths
-                   if blocked_local_bytes(w, transform_in_local=True)
-                   <= int(device.local_mem_size)]
+        widths = next(widths for least, widths in AUTO_BLOCK_WIDTHS if order >= least)
+        fitting = [w for w in widths if blocked_local_bytes(w) <= int(device.local_mem_size)]
         if not fitting:
             return "pointwise", 0
         block_width = fitting[0]
