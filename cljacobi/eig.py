@@ -550,7 +550,8 @@ def eig_indefinite(
             sweeps=sweeps,
         )
 
-    template = np.zeros(n) if eigvals_only else EighResult(np.zeros(n), np.eye(n, dtype=A.dtype))
+    # Shapes and dtypes of one result (zeros: allocated lazily, never filled).
+    template = np.zeros(n) if eigvals_only else EighResult(np.zeros(n), np.zeros((n, n), A.dtype))
     result, info = _solve_all(A, solve, template, result_dtype)
     if is_device_array(M):
         result = to_device(result, array_queue or run_queue or resolve_queue(queue))
@@ -611,7 +612,8 @@ def _cast(result: Any, dtype: np.dtype) -> Any:
         target = dtype if result.dtype.kind == "c" else _real_dtype(dtype)
         with np.errstate(over="ignore"):
             cast = result.astype(target, copy=False)
-        if not np.isfinite(cast).all():
+        # Unchanged arrays were checked by _require_finite already.
+        if cast is not result and not np.isfinite(cast).all():
             raise np.linalg.LinAlgError(
                 f"a result exceeds the range of {dtype} (largest {np.finfo(dtype).max:.3g}); "
                 "pass the input as float64 to get it"
