@@ -22,7 +22,7 @@ from ._arrays import is_device_array, solve_stack, to_device, to_host
 from ._results import EighResult, HSVDResult, SolveInfo
 from .errors import ConvergenceError, ConvergenceWarning
 from .factorization import definite_factorize, j_factorize, shorten
-from .host.blocked import BlockedHSVD
+from .host.blocked import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, BlockedHSVD
 from .host.device import has_fp64, resolve_queue
 from .host.factorization import DeviceJFactor, factor_on_device
 from .host.operands import Operands, column_max, gather_factor, normalized_columns
@@ -161,8 +161,12 @@ def _run_device(
     precision kernels when the device lacks fp64 and the caller's data are
     single precision (``sweeps.result_dtype`` float32/complex64);
     ``sweeps.single`` overrides.
-    The blocked kernels handle real double precision data; other data run
-    pointwise ("auto"), and asking for a blocked variant is a ValueError.
+    The blocked kernels handle double precision data, real (float64) and
+    complex Hermitian (complex128, in the layout of the pointwise phase);
+    single precision runs pointwise ("auto"), and asking for a blocked
+    variant there is a ValueError.  "auto" and the default block width
+    follow the same rule for real and complex data, with the local memory
+    of 16-byte complex elements deciding which widths fit.
     """
     queue, max_sweeps, options = sweeps.queue, sweeps.max_sweeps, sweeps.options
     variant, block_width = sweeps.variant, sweeps.block_width
@@ -170,14 +174,16 @@ def _run_device(
     info.sort_diagonal = options.sort_diagonal
     single = _single_precision(queue, sweeps.result_dtype, sweeps.single)
     info.precision = "single" if single else "double"
-    if np.iscomplexobj(G) or single:
+    if single:
         if variant in ("bo", "fb"):
             raise ValueError(
-                f"variant={variant!r} handles real double precision data only; "
-                "use variant='pointwise' or 'auto'"
+                f"variant={variant!r} handles double precision data only (float64, "
+                "complex128); single precision runs variant='pointwise' or 'auto'"
             )
         variant = "pointwise"
-    variant, block_width = choose_variant(queue.device, G.shape[1], variant, block_width)
+    element_bytes = COMPLEX_ELEMENT_BYTES if np.iscomplexobj(G) else REAL_ELEMENT_BYTES
+    variant, block_width = choose_variant(queue.device, G.shape[1], variant, block_width,
+                                          element_bytes=element_bytes)
     info.variant, info.block_width = variant, block_width
     info.device = queue.device.name.strip()
     driver = PointwiseHSVD(
@@ -461,9 +467,16 @@ def eig_indefinite(
         convergence) kernels, which are followed by pointwise sweeps that
         decide convergence.  "auto" takes "bo" on GPUs for orders from
         ``cljacobi.host.variants.AUTO_BLOCKED_MIN_ORDER`` on, else pointwise.
+        The blocked variants run real and complex Hermitian M in double
+        precision; single precision runs pointwise ("bo" or "fb" there is a
+        ValueError).
     block_width : int, optional
         Block width w of the blocked variants (pivot blocks 2w x 2w in local
         memory); ValueError naming the device limit if it does not fit.
+        Complex elements take twice the local memory, so the default width
+        for complex M is the widest of the same candidates that fits
+        (``cljacobi.host.variants.AUTO_BLOCK_WIDTHS``; w = 16 on a device
+        with 48 KiB).
     factorization : {"auto", "host", "device"}, optional
         Where the Bunch-Parlett factorization runs: numpy on the host, or the
         OpenCL kernels of ``bunch_parlett.cl.mako`` (same pivots, same rank

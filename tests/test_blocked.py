@@ -1,5 +1,6 @@
-"""The blocked variants ("bo", "fb"): the block step kernel against numpy, and
-eig_indefinite/hsvd through them with the same accuracy bar as pointwise."""
+"""The blocked variants ("bo", "fb"): the block step kernels against numpy, for
+real and complex Hermitian data (both complex storage layouts), and
+eig_indefinite/hsvd/svd through them with the same accuracy bar as pointwise."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from hiprec import eigvalsh_hiprec
 import cljacobi
 from cljacobi.errors import DeviceCapabilityError
 from cljacobi.host.blocked import (
+    COMPLEX_ELEMENT_BYTES,
     GRAM_MICRO_TILE,
     TILE_ROWS,
     UPDATE_MICRO_COLS,
@@ -23,21 +25,31 @@ from cljacobi.host.blocked import (
     gram_work_group_size,
     update_work_group_size,
 )
-from cljacobi.host.programs import KernelSpec, build_program
+from cljacobi.host.programs import KernelSpec, build_program, render
 from cljacobi.host.variants import choose_variant
 from cljacobi.matrices import graded, with_spectrum
 from cljacobi.reference import PairKind, pair_rotation
 from cljacobi.strategies import step_table
 
 EPS = np.finfo(np.float64).eps
+LAYOUTS = ["interleaved", "split"]
 
 
 def _numpy_block_step(G, signs, P, Q, w, inner_sweeps):
-    """Reference of one block step: Gram, inner ME sweeps in two-sided form, G W."""
+    """Reference of one block step: Gram, inner ME sweeps in two-sided form, G W.
+
+    Real or complex G.  A pair's rotation is the pointwise kernel's column
+    update g_i' = c (g_i + s_i g_j), g_j' = c (g_j + s_j g_i) (s_j = t, s_i =
+    -t or t for real data; s_j = t e^{i alpha}, s_i = -conj(s_j) or conj(s_j)
+    for complex a_ij = |a_ij| e^{i alpha}, t from |a_ij|), i.e. X <- X R with
+    R = c [[1, s_j], [s_i, 1]] on rows and columns (i, j), and on the Gram
+    matrix A <- R^* A R, which annihilates a_ij.
+    """
+    complex_ = np.iscomplexobj(G)
     cols = np.r_[P * w : P * w + w, Q * w : Q * w + w]
     X = G[:, cols]
-    A = X.T @ X
-    W = np.eye(2 * w)
+    A = X.conj().T @ X
+    W = np.eye(2 * w, dtype=G.dtype)
     s = signs[cols]
     table = step_table("me", 2 * w).pairs
     for _ in range(inner_sweeps):
@@ -46,16 +58,22 @@ def _numpy_block_step(G, signs, P, Q, w, inner_sweeps):
             rotations = []
             for i, j in step:
                 hyperbolic = s[i] != s[j]
-                kind, t, c = pair_rotation(A[i, i], A[j, j], A[i, j], hyperbolic)
+                a_ii, a_jj, a_ij = A[i, i].real, A[j, j].real, A[i, j]
+                kind, t, c = pair_rotation(a_ii, a_jj, abs(a_ij) if complex_ else a_ij,
+                                           hyperbolic)
                 if kind == PairKind.ROTATE:
-                    rotations.append((i, j, t, c, t if hyperbolic else -t))
-                    moved = abs(t) * np.sqrt(max(A[i, i], A[j, j]) / min(A[i, i], A[j, j]))
+                    s_j = t * a_ij / abs(a_ij) if complex_ else t
+                    s_i = np.conj(s_j) if hyperbolic else -np.conj(s_j)
+                    rotations.append((i, j, c, s_j, s_i))
+                    moved = abs(t) * np.sqrt(max(a_ii, a_jj) / min(a_ii, a_jj))
                     big |= moved > np.sqrt(EPS) / 2
-            R = np.eye(2 * w)
-            for i, j, t, c, ti in rotations:
-                R[i, i], R[j, i], R[i, j], R[j, j] = c, c * ti, c * t, c
-            A = R.T @ A @ R
+            R = np.eye(2 * w, dtype=G.dtype)
+            for i, j, c, s_j, s_i in rotations:
+                R[i, i], R[j, i], R[i, j], R[j, j] = c, c * s_i, c * s_j, c
+            A = R.conj().T @ A @ R
             for i, j, *_ in rotations:
+                # The phase convention annihilates the pivot entry (to rounding).
+                assert abs(A[i, j]) <= 1e-12 * np.sqrt(abs(A[i, i] * A[j, j]))
                 A[i, j] = A[j, i] = 0.0
             W = W @ R
         if not big:
@@ -65,14 +83,42 @@ def _numpy_block_step(G, signs, P, Q, w, inner_sweeps):
     return out, W
 
 
+def _complex_normal(rng, shape):
+    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+
+def _to_device_columns(columns, layout):
+    """Rows = columns of a matrix, as the device buffer holds them: real
+    float64, complex128 interleaved, or split (each column's real parts, then
+    its imaginary parts)."""
+    if np.iscomplexobj(columns) and layout == "split":
+        return np.ascontiguousarray(np.concatenate([columns.real, columns.imag], axis=1))
+    return np.ascontiguousarray(columns)
+
+
+def _from_device_columns(raw, like, layout):
+    """Inverse of :func:`_to_device_columns` (`like`: shape and dtype)."""
+    if np.iscomplexobj(like) and layout == "split":
+        half = raw.shape[1] // 2
+        return raw[:, :half] + 1j * raw[:, half:]
+    return raw
+
+
 _UPDATE_DEFAULTS = (UPDATE_TILE_ROWS, UPDATE_MICRO_ROWS, UPDATE_MICRO_COLS)
 
 
+def _spec_type(complex_, layout):
+    """(dtype, layout) of the KernelSpec for real or complex data."""
+    return ("complex128", layout) if complex_ else ("float64", "interleaved")
+
+
 def _blocked_program(queue, w, *, wg=16, in_local=True, micro_tile=GRAM_MICRO_TILE,
-                     slices=1, rotate_wg=16, tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS):
+                     slices=1, rotate_wg=16, tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS,
+                     complex_=False, layout="split"):
     update_rows, update_micro_rows, update_micro_cols = update
+    dtype, spec_layout = _spec_type(complex_, layout)
     return build_program(queue.context, queue.device, KernelSpec(
-        "blocked", "float64", wg, False, block_width=w, inner_strategy="me",
+        "blocked", dtype, wg, False, spec_layout, block_width=w, inner_strategy="me",
         tile_rows=tile_rows, transform_in_local=in_local, gram_micro_tile=micro_tile,
         gram_row_slices=slices, rotate_work_group_size=rotate_wg,
         update_tile_rows=update_rows, update_micro_rows=update_micro_rows,
@@ -81,28 +127,33 @@ def _blocked_program(queue, w, *, wg=16, in_local=True, micro_tile=GRAM_MICRO_TI
 
 def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS, wg=16,
                 in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
-                tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS):
+                tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, layout="split"):
     """One parallel step on the device: (G after the step, partial Gram matrices,
-    transformations, rotation counts)."""
+    transformations, rotation counts).  Complex G is stored in `layout`."""
     m, r = G.shape
     K, slots = 2 * w, len(pairs)
+    complex_ = np.iscomplexobj(G)
+    dtype = np.complex128 if complex_ else np.float64
     ld = -(-m // 16) * 16 + 16
     chunks = -(-m // chunk_rows)
     program = _blocked_program(queue, w, wg=wg, in_local=in_local, micro_tile=micro_tile,
                                slices=slices, rotate_wg=rotate_wg, tile_rows=tile_rows,
-                               update=update)
+                               update=update, complex_=complex_, layout=layout)
     gram_wg = gram_work_group_size(w, micro_tile, slices)
     update_wg = update_work_group_size(w, *update)
-    columns = np.full((r, ld), np.nan)  # rows past m must not be read
+    columns = np.full((r, ld), complex(np.nan, np.nan) if complex_ else np.nan,
+                      dtype)  # rows past m must not be read
     columns[:, :m] = G.T
+    raw = _to_device_columns(columns, layout)
     pairs = np.ascontiguousarray(pairs, dtype=np.int32)
     mf = cl.mem_flags
     ctx = queue.context
-    g_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=columns)
+    g_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=raw)
     s_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=signs)
     p_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=pairs)
-    partial = cl.Buffer(ctx, mf.READ_WRITE, 8 * slots * chunks * K * K)
-    transforms = cl.Buffer(ctx, mf.READ_WRITE, 8 * slots * K * K)
+    item = np.dtype(dtype).itemsize
+    partial = cl.Buffer(ctx, mf.READ_WRITE, item * slots * chunks * K * K)
+    transforms = cl.Buffer(ctx, mf.READ_WRITE, item * slots * K * K)
     rotated = cl.Buffer(ctx, mf.READ_WRITE, 4 * slots)
     zeros = np.zeros(slots, np.int32)
     status = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
@@ -117,10 +168,11 @@ def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS
     cl.Kernel(program, "cjac_block_update")(
         queue, (slots * update_wg, chunks), (update_wg, 1), g_buf, np.int32(ld), np.int32(m),
         np.int32(chunk_rows), p_buf, step, transforms, rotated)
-    cl.enqueue_copy(queue, columns, g_buf)
-    partial_host = np.empty((slots, chunks, K, K))
+    cl.enqueue_copy(queue, raw, g_buf)
+    columns = _from_device_columns(raw, columns, layout)
+    partial_host = np.empty((slots, chunks, K, K), dtype)
     cl.enqueue_copy(queue, partial_host, partial)
-    W_device = np.empty((slots, K, K))
+    W_device = np.empty((slots, K, K), dtype)
     cl.enqueue_copy(queue, W_device, transforms)
     counts = np.empty(slots, np.int32)
     cl.enqueue_copy(queue, counts, rotations)
@@ -158,12 +210,13 @@ def test_block_step_against_numpy(queue, rng, w, inner_sweeps, in_local):
 
 
 def _gram_expected(G, pairs, w, chunk_rows):
-    """The partial Gram matrices per block pair and row chunk, in numpy."""
+    """The partial Gram matrices X^* X per block pair and row chunk, in numpy."""
     m = G.shape[0]
     out = []
     for P, Q in pairs:
         cols = np.r_[P * w : P * w + w, Q * w : Q * w + w]
-        out.append([G[first:first + chunk_rows, cols].T @ G[first:first + chunk_rows, cols]
+        out.append([G[first:first + chunk_rows, cols].conj().T
+                    @ G[first:first + chunk_rows, cols]
                     for first in range(0, m, chunk_rows)])
     return np.array(out)
 
@@ -218,24 +271,30 @@ def test_gram_one_slice_sums_rows_in_order(queue, rng):
         assert np.array_equal(results[0], other)
 
 
-def _update(queue, X, pairs, w, W, rotated, *, chunk_rows, update=_UPDATE_DEFAULTS):
+def _update(queue, X, pairs, w, W, rotated, *, chunk_rows, update=_UPDATE_DEFAULTS,
+            layout="split"):
     """The update kernel alone: [X_P X_Q] <- [X_P X_Q] W_k for the block pairs
-    with ``rotated[k]``, X (m x r) column-major with a padded leading dimension."""
+    with ``rotated[k]``, X (m x r) column-major with a padded leading dimension
+    (complex X stored in `layout`)."""
     m, r = X.shape
     K, slots = 2 * w, len(pairs)
+    complex_ = np.iscomplexobj(X)
+    dtype = np.complex128 if complex_ else np.float64
     ld = -(-m // 16) * 16 + 16
     chunks = -(-m // chunk_rows)
-    program = _blocked_program(queue, w, update=update)
+    program = _blocked_program(queue, w, update=update, complex_=complex_, layout=layout)
     update_wg = update_work_group_size(w, *update)
-    columns = np.full((r, ld), np.nan)  # rows past m must not be read
+    columns = np.full((r, ld), complex(np.nan, np.nan) if complex_ else np.nan,
+                      dtype)  # rows past m must not be read
     columns[:, :m] = X.T
+    raw = _to_device_columns(columns, layout)
     mf = cl.mem_flags
     ctx = queue.context
-    x_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=columns)
+    x_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=raw)
     p_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                       hostbuf=np.ascontiguousarray(pairs, dtype=np.int32))
     w_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
-                      hostbuf=np.ascontiguousarray(W, dtype=np.float64).reshape(slots, K * K))
+                      hostbuf=np.ascontiguousarray(W, dtype=dtype).reshape(slots, K * K))
     r_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                       hostbuf=np.asarray(rotated, dtype=np.int32))
     kernel = cl.Kernel(program, "cjac_block_update")
@@ -243,8 +302,10 @@ def _update(queue, X, pairs, w, W, rotated, *, chunk_rows, update=_UPDATE_DEFAUL
         cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE, queue.device)[0] == update_wg
     kernel(queue, (slots * update_wg, chunks), (update_wg, 1), x_buf, np.int32(ld),
            np.int32(m), np.int32(chunk_rows), p_buf, np.int32(0), w_buf, r_buf)
-    cl.enqueue_copy(queue, columns, x_buf)
-    assert np.isnan(columns[:, m:]).all()  # nothing written past the rows
+    cl.enqueue_copy(queue, raw, x_buf)
+    columns = _from_device_columns(raw, columns, layout)
+    assert np.isnan(columns[:, m:].real).all()  # nothing written past the rows
+    assert np.isnan(columns[:, m:].imag).all() or not complex_
     return columns[:, :m].T.copy()
 
 
@@ -257,11 +318,12 @@ def _update_expected(X, pairs, w, W, rotated):
     return out
 
 
-def _update_operands(rng, rows, w):
+def _update_operands(rng, rows, w, complex_=False):
     """Three block pairs over six block columns, the middle one not rotated."""
     K = 2 * w
-    X = rng.standard_normal((rows, 6 * w)) * 2.0 ** rng.integers(-6, 6, 6 * w)
-    W = rng.standard_normal((3, K, K)) + np.eye(K)
+    draw = _complex_normal if complex_ else (lambda rng, shape: rng.standard_normal(shape))
+    X = draw(rng, (rows, 6 * w)) * 2.0 ** rng.integers(-6, 6, 6 * w)
+    W = draw(rng, (3, K, K)) + np.eye(K)
     return X, [[0, 5], [3, 1], [2, 4]], W, [1, 0, 1]
 
 
@@ -521,3 +583,221 @@ def test_variant_choice_and_errors():
         cljacobi.eig_indefinite(np.eye(3), variant="blocked")
     with pytest.raises(ValueError, match="block_width"):
         cljacobi.eig_indefinite(np.eye(3), variant="bo", block_width=0)
+
+
+# --- complex Hermitian data ------------------------------------------------------------
+
+
+def _complex_step_operands(rng, m, w, blocks=4):
+    """Complex G with graded columns, a nearly dependent pair and a mixed signature."""
+    r = blocks * w
+    G = _complex_normal(rng, (m, r)) * 2.0 ** rng.integers(-4, 4, r)
+    G[:, 1] = G[:, 2] * (0.3 - 0.4j) + 1e-3 * G[:, 1]
+    signs = np.where(rng.random(r) < 0.5, 1, -1).astype(np.int32)
+    return G, signs
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("w,inner_sweeps,in_local", [(3, 1, True), (3, 30, False), (8, 1, False),
+                                                     (8, 30, True), (16, 1, True),
+                                                     (16, 30, False), (32, 1, True)])
+def test_complex_block_step_against_numpy(queue, rng, layout, w, inner_sweeps, in_local):
+    """Complex Gram (Hermitian, in row chunks), inner sweeps with the phase of
+    a_ij (R^* A R, W R) and complex update of one parallel step against the
+    numpy reference; the two layouts agree bitwise."""
+    if in_local and blocked_local_bytes(w, transform_in_local=True,
+                                        element_bytes=COMPLEX_ELEMENT_BYTES) > \
+            queue.device.local_mem_size:
+        pytest.skip("complex W does not fit the device's local memory")
+    m = 77  # two chunks of TILE_ROWS, the second one partial
+    G, signs = _complex_step_operands(rng, m, w)
+    pairs = [[0, 3], [1, 2]]
+    G_device, partial, W_device = _check_block_step(
+        queue, G, signs, pairs, w, inner_sweeps, in_local=in_local, layout=layout)
+    assert np.array_equal(partial, np.conj(np.swapaxes(partial, -1, -2)))  # exactly Hermitian
+    assert np.abs(W_device.imag).max() > 0  # the phases did go into W
+    other = "split" if layout == "interleaved" else "interleaved"
+    G_other, partial_other, W_other, _ = _block_step(
+        queue, G, signs, pairs, w, inner_sweeps, in_local=in_local, layout=other)
+    assert np.array_equal(G_device, G_other)
+    assert np.array_equal(partial, partial_other) and np.array_equal(W_device, W_other)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("w", [3, 8, 16, 32])
+@pytest.mark.parametrize("micro_tile,slices", [(1, 1), (4, 3), (8, 2)])
+def test_complex_gram_against_numpy(queue, rng, layout, w, micro_tile, slices):
+    """Complex partial Gram matrices X^* X for padded micro-tiles, row slices
+    and partial tiles and chunks: against numpy, exactly Hermitian with a
+    diagonal close to real."""
+    if gram_work_group_size(w, micro_tile, slices) > queue.device.max_work_group_size:
+        pytest.skip("work-group too large for the device")
+    m = 77
+    G, signs = _complex_step_operands(rng, m, w)
+    pairs = [[0, 3], [1, 2]]
+    chunk_rows = 48
+    _, partial, _, _ = _block_step(queue, G, signs, pairs, w, 1, chunk_rows=chunk_rows,
+                                   micro_tile=micro_tile, slices=slices, layout=layout)
+    expected = _gram_expected(G, pairs, w, chunk_rows)
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(partial / scale, expected / scale, rtol=0, atol=1e-14)
+    assert np.array_equal(partial, np.conj(np.swapaxes(partial, -1, -2)))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("w", [3, 8, 16, 32])
+@pytest.mark.parametrize("update", [_UPDATE_DEFAULTS, (64, 4, 4), (12, 3, 5), (7, 7, 3)])
+def test_complex_update_kernel_against_numpy(queue, rng, layout, w, update):
+    """The complex update kernel for G (77 rows in chunks of 48) and V (6w rows)
+    against numpy in both layouts; an unrotated pair stays untouched; every
+    tile shape gives bitwise the results of the defaults, and the layouts
+    bitwise the same numbers."""
+    if _update_refusal(queue, w, update) or blocked_local_bytes(
+            w, update_tile_rows=update[0], update_micro_cols=update[2],
+            element_bytes=COMPLEX_ELEMENT_BYTES) > queue.device.local_mem_size:
+        pytest.skip("these update sizes do not fit the device")
+    for rows, chunk_rows in ((77, 48), (6 * w, 32)):
+        X, pairs, W, rotated = _update_operands(rng, rows, w, complex_=True)
+        result = _update(queue, X, pairs, w, W, rotated, chunk_rows=chunk_rows, update=update,
+                         layout=layout)
+        expected = _update_expected(X, pairs, w, W, rotated)
+        scale = np.abs(expected).max()
+        np.testing.assert_allclose(result / scale, expected / scale, rtol=0, atol=1e-13)
+        assert np.array_equal(result[:, w:2 * w], X[:, w:2 * w])  # block 1: pair not rotated
+        assert np.array_equal(result[:, 3 * w:4 * w], X[:, 3 * w:4 * w])
+        reference = _update(queue, X, pairs, w, W, rotated, chunk_rows=chunk_rows,
+                            layout="interleaved")
+        assert np.array_equal(result, reference)
+
+
+def test_real_blocked_source_has_no_complex_code(queue):
+    """The real kernels are rendered with the real element operations only."""
+    spec = {"block_width": 8, "inner_strategy": "me", "tile_rows": TILE_ROWS,
+            "gram_micro_tile": 4, "gram_row_slices": 1, "rotate_work_group_size": 16,
+            "update_tile_rows": 64, "update_micro_rows": 4, "update_micro_cols": 4}
+    real = render(KernelSpec("blocked", "float64", 16, False, **spec))
+    assert "typedef double2 cjac_real2" not in real and "typedef cjac_real cjac_elem;" in real
+    for layout in LAYOUTS:
+        source = render(KernelSpec("blocked", "complex128", 16, False, layout, **spec))
+        assert "typedef cjac_real2 cjac_elem;" in source
+    with pytest.raises(ValueError, match="float64 or complex128"):
+        KernelSpec("blocked", "complex64", 16, False, "split", **spec)
+
+
+def _hermitian(n, p, rng):
+    magnitudes = rng.uniform(0.1, 10.0, n)
+    lam = np.concatenate([magnitudes[:p], -magnitudes[p:]])
+    return with_spectrum(lam, rng=rng, dtype=np.complex128)
+
+
+@pytest.mark.parametrize("variant", ["bo", "fb"])
+@pytest.mark.parametrize("n,p,w", [(33, 10, 8), (64, 64, 8), (100, 30, 16), (70, 0, 16)])
+def test_eig_blocked_complex_matches_numpy(variant, n, p, w, rng, queue):
+    """Complex Hermitian indefinite M through the blocked kernels, then the
+    pointwise finish: eigenvalues, residual and unitarity as for pointwise."""
+    M = _hermitian(n, p, rng)
+    (w_ours, U), info = cljacobi.eig_indefinite(
+        M, variant=variant, block_width=w, return_info=True)
+    assert info.variant == variant and info.block_width == w
+    assert 0 < info.blocked_sweeps < info.sweeps
+    w_np = np.linalg.eigvalsh(M)
+    assert np.max(np.abs(w_ours - w_np)) <= 1e-12 * np.linalg.norm(M, 2)
+    assert np.linalg.norm(M @ U - U * w_ours) <= 50 * n * EPS * np.linalg.norm(M)
+    assert np.linalg.norm(U.conj().T @ U - np.eye(n)) <= 50 * n * EPS
+
+
+@pytest.mark.parametrize("variant", ["bo", "fb"])
+@pytest.mark.parametrize("n,p", [(40, 17), (48, 48)])
+def test_blocked_graded_complex_relative_accuracy(variant, n, p, rng):
+    """Graded complex M = D A D against the 50-digit oracle: the pointwise
+    finish keeps the relative accuracy the Gram route alone would lose."""
+    M, _, _ = graded(n, p=p, low_exponent=-30, rng=rng, dtype=np.complex128)
+    exact = eigvalsh_hiprec(M)
+    w, info = cljacobi.eig_indefinite(M, eigvals_only=True, variant=variant, block_width=8,
+                                      return_info=True)
+    assert info.blocked_sweeps > 0
+    assert np.max(np.abs(w - exact) / np.abs(exact)) <= 1e-12
+
+
+@pytest.mark.parametrize("variant,w", [("bo", 16), ("fb", 8)])
+def test_blocked_complex_layouts_bitwise(variant, w, rng):
+    """Both complex layouts give bitwise the same results, run after run."""
+    M = _hermitian(57, 25, rng)
+    results = [cljacobi.eig_indefinite(M, variant=variant, block_width=w, _layout=layout)
+               for layout in ("split", "interleaved", "split")]
+    for other in results[1:]:
+        assert np.array_equal(results[0].eigenvalues, other.eigenvalues)
+        assert np.array_equal(results[0].eigenvectors, other.eigenvectors)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_blocked_driver_complex(queue, rng, layout):
+    """BlockedHSVD.run on complex G (odd sizes, bordered): G_new = G V with a
+    J-unitary V, the same bits in both layouts and from run to run."""
+    w, m, r = 8, 29, 21
+    G = _complex_normal(rng, (m, r)) * 2.0 ** rng.integers(-3, 3, r)
+    signs = np.where(np.arange(r) < 12, 1, -1).astype(np.int32)
+    driver = BlockedHSVD(queue, accumulate_v=True, block_width=w, variant="fb")
+    G_new, V, stats = driver.run(G, signs, max_sweeps=30, layout=layout)
+    assert stats.sweeps > 0 and stats.rotations > 0
+    assert G_new.dtype == np.complex128 and V.dtype == np.complex128
+    tol = 200 * m * EPS
+    assert np.linalg.norm(G @ V - G_new) <= tol * np.linalg.norm(G) * np.linalg.norm(V)
+    J = np.diag(signs.astype(float))
+    assert np.linalg.norm(V.conj().T @ J @ V - J) <= tol * np.linalg.norm(V) ** 2
+    other = "split" if layout == "interleaved" else "interleaved"
+    G_other, V_other, _ = driver.run(G, signs, max_sweeps=30, layout=other)
+    assert np.array_equal(G_new, G_other) and np.array_equal(V, V_other)
+
+
+@pytest.mark.parametrize("variant", ["bo", "fb"])
+def test_hsvd_and_svd_blocked_complex(variant, rng):
+    G = _complex_normal(rng, (60, 48))
+    J = np.where(rng.random(48) < 0.4, 1, -1)
+    (U, S, Vh, J_S), info = cljacobi.hsvd(G, J, variant=variant, block_width=8,
+                                          return_info=True)
+    assert info.variant == variant and info.blocked_sweeps > 0
+    tol = 100 * 60 * EPS
+    assert np.linalg.norm(U * S @ Vh - G) <= tol * np.linalg.norm(G)
+    assert np.linalg.norm(U.conj().T @ U - np.eye(48)) <= tol
+    assert np.linalg.norm(Vh @ np.diag(J) @ Vh.conj().T - np.diag(J_S)) <= \
+        tol * np.linalg.norm(Vh) ** 2
+    A = _complex_normal(rng, (50, 40))
+    (U, S, Vh), info = cljacobi.svd(A, variant=variant, block_width=8, return_info=True)
+    assert info.variant == variant and info.blocked_sweeps > 0
+    np.testing.assert_allclose(S, np.linalg.svd(A, compute_uv=False), rtol=1e-12)
+    assert np.linalg.norm(U * S @ Vh - A) <= tol * np.linalg.norm(A)
+
+
+def test_blocked_complex_reproducible(rng):
+    M = _hermitian(50, 20, rng)
+    first = cljacobi.eig_indefinite(M, variant="fb", block_width=8)
+    again = cljacobi.eig_indefinite(M, variant="fb", block_width=8)
+    assert np.array_equal(first.eigenvalues, again.eigenvalues)
+    assert np.array_equal(first.eigenvectors, again.eigenvectors)
+
+
+def test_variant_choice_complex():
+    """Complex data: the same rule on the 16-byte byte counts.  On 48 KiB
+    complex w = 32 does not fit, w = 16 does (with W in local memory)."""
+    gpu = _SmallLocalGPU()
+    complex_bytes = {"element_bytes": COMPLEX_ELEMENT_BYTES}
+    assert blocked_local_bytes(32, **complex_bytes) > gpu.local_mem_size
+    assert blocked_local_bytes(16, transform_in_local=True, **complex_bytes) \
+        <= gpu.local_mem_size
+    assert choose_variant(gpu, 1023, "auto", None, **complex_bytes) == ("pointwise", 0)
+    assert choose_variant(gpu, 1024, "auto", None, **complex_bytes) == ("bo", 16)
+    assert choose_variant(gpu, 4096, "auto", None, **complex_bytes) == ("bo", 16)
+    assert choose_variant(gpu, 100, "fb", None, **complex_bytes) == ("fb", 16)
+    with pytest.raises(ValueError, match=r"block_width=32 needs 98304 .*'Small GPU' has 49152"):
+        choose_variant(gpu, 4096, "bo", 32, **complex_bytes)
+    tiny = _SmallLocalGPU()
+    tiny.local_mem_size = 16 * 1024  # real w = 8 fits, complex w = 8 not
+    assert choose_variant(tiny, 4096, "auto", None) == ("bo", 8)
+    assert choose_variant(tiny, 4096, "auto", None, **complex_bytes) == ("pointwise", 0)
+
+
+def test_blocked_single_precision_refused(rng):
+    M = _hermitian(16, 8, rng).astype(np.complex64)
+    with pytest.raises(ValueError, match="double precision data only"):
+        cljacobi.eig_indefinite(M, variant="bo", block_width=4, _single=True)

@@ -12,6 +12,13 @@ The Gram matrix squares the condition number of the pivot block, so the
 blocked phase is followed by pointwise sweeps (:class:`PointwiseHSVD`) that
 decide final convergence with the relative-orthogonality test of the 2011
 paper: the accuracy of the result is that of the pointwise method.
+
+Real (float64) and complex Hermitian (complex128, either storage layout of
+:data:`cljacobi.host.programs.COMPLEX_LAYOUTS`) data run the same kernels:
+the Gram matrices are ``[G_P G_Q]^* [G_P G_Q]`` and the inner rotations carry
+the phase of ``a_ij`` as the pointwise kernel's do.  Complex elements take 16
+bytes of local memory, so narrower blocks fit a device
+(:func:`blocked_local_bytes`).
 """
 
 from __future__ import annotations
@@ -26,12 +33,12 @@ from ..strategies import step_table
 from .device import require_fp64
 from .limits import check_local_memory, choose_work_group_size
 from .operands import Operands, download, upload
-from .pointwise import STATUS_BIG, RunStats
+from .pointwise import STATUS_BIG, RunStats, complex_layout
 from .programs import KernelSpec, build_program
 
 __all__ = [
-    "BLOCK_VARIANTS", "FULL_BLOCK_INNER_SWEEPS", "BlockedHSVD", "blocked_local_bytes",
-    "gram_work_group_size", "update_work_group_size",
+    "BLOCK_VARIANTS", "COMPLEX_ELEMENT_BYTES", "FULL_BLOCK_INNER_SWEEPS", "REAL_ELEMENT_BYTES",
+    "BlockedHSVD", "blocked_local_bytes", "gram_work_group_size", "update_work_group_size",
 ]
 
 BLOCK_VARIANTS = ("bo", "fb")
@@ -160,10 +167,15 @@ def default_update_tile_rows(block_width: int) -> int:
     return UPDATE_TILE_ROWS_NARROW if 2 * block_width <= 32 else UPDATE_TILE_ROWS
 
 
+#: Bytes of one element of G: float64, complex128.
+REAL_ELEMENT_BYTES = 8
+COMPLEX_ELEMENT_BYTES = 16
+
+
 def blocked_local_bytes(
     block_width: int, *, transform_in_local: bool = False, tile_rows: int = TILE_ROWS,
     gram_micro_tile: int = GRAM_MICRO_TILE, update_tile_rows: int | None = None,
-    update_micro_cols: int = UPDATE_MICRO_COLS,
+    update_micro_cols: int = UPDATE_MICRO_COLS, element_bytes: int = REAL_ELEMENT_BYTES,
 ) -> int:
     """Local memory per work-group of the largest blocked kernel, in bytes.
 
@@ -184,26 +196,46 @@ def blocked_local_bytes(
     update_micro_cols : int
         Columns of the update kernel's register micro-tile (pads the columns
         of its copy of W to a multiple of it).
+    element_bytes : int
+        Bytes of an element: :data:`REAL_ELEMENT_BYTES` (float64) or
+        :data:`COMPLEX_ELEMENT_BYTES` (complex128; the kernels keep whole
+        elements in local memory).
 
     Returns
     -------
     int
         The maximum over the kernels of: the Gram kernel's tile
-        (tile_rows x (K' | 1), K' = K rounded up to the micro-tile), which its
-        staged K x (K + 1) result reuses; the rotate kernel's Gram matrix and
-        transformation (if in local memory), K x (K + 1) each, its rotation
-        parameters and pairs; the update kernel's copy of W (K x K', K'
-        = K rounded up to its micro-tile's columns) and its tile
-        (update_tile_rows x K).
+        (tile_rows x (K' | 1) elements, K' = K rounded up to the micro-tile),
+        which its staged K x (K + 1) result reuses; the rotate kernel's Gram
+        matrix and transformation (if in local memory), K x (K + 1) elements
+        each, its rotation parameters (c real, s_j and s_i elements) and
+        pairs; the update kernel's copy of W (K x K' elements, K' = K rounded
+        up to its micro-tile's columns) and its tile (update_tile_rows x K
+        elements).
+
+    Examples
+    --------
+    On a device with 48 KiB (49152 bytes) of local memory, complex w = 16
+    fits, with W in local memory (the update kernel's 32 x 32 W and 64-row
+    tile take exactly 49152 bytes, the rotate kernel with W 34948); complex
+    w = 32 does not (the update kernel takes 98304, the Gram tile 66560):
+
+    >>> blocked_local_bytes(16, transform_in_local=True, element_bytes=16)
+    49152
+    >>> blocked_local_bytes(32, element_bytes=16)
+    98304
     """
     K = 2 * block_width
+    e = element_bytes
     padded = _round_up(K, gram_micro_tile)
-    gram = 8 * max(tile_rows * (padded | 1), K * (K + 1))
-    rotate = 8 * K * (K + 1) * (2 if transform_in_local else 1) + 8 * 4 * block_width \
-        + 4 * (4 * block_width + K + 1)
+    gram = e * max(tile_rows * (padded | 1), K * (K + 1))
+    # rot_c (8 bytes), rot_s and rot_si (elements), rot_pair (int2) per pair;
+    # for e = 8 the 8 * 4 * w of the real kernel.
+    rotate = e * K * (K + 1) * (2 if transform_in_local else 1) \
+        + (8 + 2 * e + 8) * block_width + 4 * (4 * block_width + K + 1)
     if update_tile_rows is None:
         update_tile_rows = default_update_tile_rows(block_width)
-    update = 8 * K * (_round_up(K, update_micro_cols) + update_tile_rows)
+    update = e * K * (_round_up(K, update_micro_cols) + update_tile_rows)
     return max(gram, rotate, update)
 
 
@@ -277,8 +309,9 @@ class BlockedHSVD:
         A tuning parameter that is not a positive integer, or update tile
         rows that are no multiple of the micro-tile's rows.
     DeviceCapabilityError
-        The kernels need more local memory than the device has (here), or
-        larger work-groups than it allows (when run).
+        The kernels need more local memory than the device has (here for
+        real data; for complex data, whose elements take 16 bytes, when run),
+        or larger work-groups than it allows (when run).
     """
 
     def __init__(
@@ -375,40 +408,85 @@ class BlockedHSVD:
                 )
         return slices, gram_wg, rotate_wg, update_wg
 
-    def run(self, G: np.ndarray, signs: np.ndarray, *, max_sweeps: int):
+    def run(self, G: np.ndarray, signs: np.ndarray, *, max_sweeps: int,
+            layout: str | None = None):
         """Blocked sweeps on `G` (m x r, `signs` sorted, +1 first) until no big
         transformation happens.
 
-        Returns ``(G, V, stats)``: the transformed G, the accumulated V (or
-        None) with ``G_new = G @ V``, and the :class:`RunStats`.
+        Parameters
+        ----------
+        G : numpy.ndarray
+            Real (computed in float64) or complex (complex128) factor.
+        signs : numpy.ndarray
+            The signature of the r columns, +1 or -1.
+        max_sweeps : int
+            Outer sweeps at most.
+        layout : {"interleaved", "split"}, optional
+            Device storage of complex G and V (default
+            :func:`cljacobi.host.pointwise.complex_layout`, the pointwise
+            kernels' default); ignored for real G.
+
+        Returns
+        -------
+        tuple
+            ``(G, V, stats)``: the transformed G, the accumulated V (or None)
+            with ``G_new = G @ V``, and the :class:`RunStats`.
         """
+        complex_ = np.iscomplexobj(G)
+        split = complex_ and complex_layout(layout) == "split"
         operands = upload(self.queue, G, signs, accumulate_v=self.accumulate_v,
-                          column_multiple=2 * self.block_width, dtype=np.float64)
+                          column_multiple=2 * self.block_width,
+                          dtype=np.complex128 if complex_ else np.float64, split=split)
         stats = self.run_operands(operands, max_sweeps=max_sweeps)
         G, V = download(self.queue, operands)
         stats.seconds["transfer"] = operands.transfer_seconds
         return G, V, stats
 
+    def _transform_in_local(self, element_bytes: int) -> bool:
+        """Whether W fits local memory beside the rest, for this element size;
+        DeviceCapabilityError if even the kernels without it do not fit."""
+        if element_bytes == REAL_ELEMENT_BYTES:
+            return self.transform_in_local  # checked when the driver was made
+        sizes = {"tile_rows": self.tile_rows, "gram_micro_tile": self.gram_micro_tile,
+                 "update_tile_rows": self.update_tile_rows,
+                 "update_micro_cols": self.update_micro_cols,
+                 "element_bytes": element_bytes}
+        w = self.block_width
+        check_local_memory(
+            self.device, blocked_local_bytes(w, **sizes),
+            f"the complex blocked kernels with block_width={w}",
+        )
+        return blocked_local_bytes(w, transform_in_local=True, **sizes) <= \
+            int(self.device.local_mem_size)
+
     def run_operands(self, operands: Operands, *, max_sweeps: int) -> RunStats:
-        """Blocked sweeps on the device operands, in place (real float64;
-        ``operands.columns`` a multiple of ``2 * block_width``)."""
+        """Blocked sweeps on the device operands, in place.
+
+        ``operands`` hold float64 or complex128 data (complex ones in the
+        layout ``operands.split`` says, rendered into the kernels) with
+        ``operands.columns`` a multiple of ``2 * block_width``.
+        """
         seconds = {"sweeps": 0.0, "sort": 0.0}
         w = self.block_width
         ops = operands
-        if ops.columns % (2 * w) or ops.dtype != np.float64 or (
+        if ops.columns % (2 * w) or ops.dtype not in (np.float64, np.complex128) or (
                 self.accumulate_v and ops.v is None):
             raise ValueError(
-                f"blocked operands must be real float64 with columns a multiple of {2 * w}"
-                + (" and V" if self.accumulate_v else "")
+                f"blocked operands must be float64 or complex128 with columns a multiple "
+                f"of {2 * w}" + (" and V" if self.accumulate_v else "")
             )
+        complex_ = ops.dtype == np.complex128
+        element_bytes = COMPLEX_ELEMENT_BYTES if complex_ else REAL_ELEMENT_BYTES
+        transform_in_local = self._transform_in_local(element_bytes)
         r_pad, m_used, ldg, ldv = ops.columns, ops.rows, ops.ldg, ops.ldv
         blocks = r_pad // w
         slots = blocks // 2
         wg = choose_work_group_size(self.device, m_used, requested=self.requested_work_group_size)
         gram_slices, gram_wg, rotate_wg, update_wg = self._kernel_sizes(wg)
-        spec = KernelSpec("blocked", "float64", wg, False, block_width=w,
-                          inner_strategy=INNER_STRATEGY, tile_rows=self.tile_rows,
-                          transform_in_local=self.transform_in_local,
+        spec = KernelSpec("blocked", "complex128" if complex_ else "float64", wg, False,
+                          "split" if complex_ and ops.split else "interleaved",
+                          block_width=w, inner_strategy=INNER_STRATEGY,
+                          tile_rows=self.tile_rows, transform_in_local=transform_in_local,
                           gram_micro_tile=self.gram_micro_tile,
                           gram_row_slices=gram_slices, rotate_work_group_size=rotate_wg,
                           update_tile_rows=self.update_tile_rows,
@@ -435,8 +513,10 @@ class BlockedHSVD:
         g_buf, v_buf = ops.g, ops.v
         signs_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=ops.signs())
         outer_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=outer)
-        partial_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * slots * chunks * K * K)
-        transforms_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * slots * K * K)
+        # Partial Gram matrices and transformations: elements (double2 for
+        # complex data whatever the layout of G).
+        partial_buf = cl.Buffer(ctx, mf.READ_WRITE, element_bytes * slots * chunks * K * K)
+        transforms_buf = cl.Buffer(ctx, mf.READ_WRITE, element_bytes * slots * K * K)
         rotated_buf = cl.Buffer(ctx, mf.READ_WRITE, 4 * slots)
         zeros = np.zeros(slots, np.int32)
         status_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)

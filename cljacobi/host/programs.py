@@ -65,7 +65,10 @@ class KernelSpec:
         Rotation algorithm of Zhou & Brent (1997), Sect. 2: 1 plain, 2
         exchange then rotate, 3 Nash's rotation (see ``pointwise.cl.mako``).
     block_width : int
-        Block width w of the blocked family (0 for the pointwise one).
+        Block width w of the blocked family (0 for the pointwise one).  The
+        blocked family takes ``dtype`` ``"float64"`` or ``"complex128"`` and,
+        for complex data, the ``layout`` of G and V (the pointwise phase that
+        follows works on the same buffers).
     inner_strategy : str
         Strategy of the inner sweeps on the 2w x 2w pivot block (blocked family).
     tile_rows : int
@@ -129,6 +132,9 @@ class KernelSpec:
         if self.rotation not in (1, 2, 3):
             raise ValueError(f"rotation must be 1, 2 or 3, not {self.rotation!r}")
         if self.block_width:
+            if self.dtype not in ("float64", "complex128"):
+                raise ValueError(
+                    f"the blocked family runs float64 or complex128 data, not {self.dtype!r}")
             for name in ("gram_micro_tile", "gram_row_slices", "rotate_work_group_size",
                          "tile_rows", "update_tile_rows", "update_micro_rows",
                          "update_micro_cols"):

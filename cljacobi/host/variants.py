@@ -6,7 +6,7 @@ import numbers
 
 import pyopencl as cl
 
-from .blocked import BLOCK_VARIANTS, blocked_local_bytes
+from .blocked import BLOCK_VARIANTS, REAL_ELEMENT_BYTES, blocked_local_bytes
 
 __all__ = [
     "AUTO_BLOCKED_MIN_ORDER",
@@ -44,7 +44,10 @@ AUTO_BLOCKED_MIN_ORDER = 1024
 #: Block widths the blocked variants try without ``block_width``, by order
 #: (the first entry whose order the factor reaches; within it the first
 #: width whose kernels fit the device's local memory): from the table above,
-#: 32 from n = 2048 on, 16 below (and 8 where local memory is short).
+#: 32 from n = 2048 on, 16 below (and 8 where local memory is short).  Complex
+#: data apply the same rule to their own byte counts (16-byte elements): on a
+#: device with 48 KiB of local memory complex w = 32 does not fit and w = 16
+#: does (W in local memory), so complex runs take w = 16 at every order.
 AUTO_BLOCK_WIDTHS = ((2048, (32, 16, 8)), (0, (16, 8)))
 
 
@@ -61,12 +64,31 @@ def check_variant_options(variant: object, block_width: object) -> None:
 
 
 def choose_variant(
-    device: cl.Device, order: int, variant: str, block_width: int | None
+    device: cl.Device, order: int, variant: str, block_width: int | None, *,
+    element_bytes: int = REAL_ELEMENT_BYTES,
 ) -> tuple[str, int]:
     """Validate ``variant``/``block_width`` and resolve ``"auto"``.
 
-    Returns ``(variant, block_width)`` with variant one of ``"pointwise"``,
-    ``"bo"``, ``"fb"`` (block width 0 for pointwise).
+    Parameters
+    ----------
+    device : pyopencl.Device
+        Where the kernels run (its type and local memory decide).
+    order : int
+        Columns of the factor.
+    variant : {"auto", "pointwise", "bo", "fb"}
+    block_width : int or None
+        Requested block width, or None to choose one from
+        :data:`AUTO_BLOCK_WIDTHS`.
+    element_bytes : int, optional
+        Bytes of an element of the factor (8 for float64, 16 for
+        complex128): what fits the local memory depends on it
+        (:func:`cljacobi.host.blocked.blocked_local_bytes`).
+
+    Returns
+    -------
+    tuple of (str, int)
+        ``(variant, block_width)`` with variant one of ``"pointwise"``,
+        ``"bo"``, ``"fb"`` (block width 0 for pointwise).
 
     Raises
     ------
@@ -78,7 +100,8 @@ def choose_variant(
     check_variant_options(variant, block_width)
     if block_width is not None:
         block_width = int(block_width)
-        need, have = blocked_local_bytes(block_width), int(device.local_mem_size)
+        need = blocked_local_bytes(block_width, element_bytes=element_bytes)
+        have = int(device.local_mem_size)
         if need > have:
             raise ValueError(
                 f"block_width={block_width} needs {need} bytes of local memory per "
@@ -94,7 +117,9 @@ def choose_variant(
         variant = "bo"
     if block_width is None:
         widths = next(widths for least, widths in AUTO_BLOCK_WIDTHS if order >= least)
-        fitting = [w for w in widths if blocked_local_bytes(w) <= int(device.local_mem_size)]
+        fitting = [w for w in widths
+                   if blocked_local_bytes(w, element_bytes=element_bytes)
+                   <= int(device.local_mem_size)]
         if not fitting:
             return "pointwise", 0
         block_width = fitting[0]

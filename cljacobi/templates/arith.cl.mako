@@ -85,10 +85,12 @@ inline cjac_real cjac_hyp_tangent(const cjac_real a_ii, const cjac_real a_jj,
 }
 </%def>
 
-<%def name="element(real_ctype, complex_, layout)">
+<%def name="element(real_ctype, complex_, layout, with_workgroup_sum=True)">
 /* The element type of G and V and the few operations the kernel bodies use,
  * so that the bodies are the same text for real and complex matrices.
- * Render parameters: real_ctype, complex_ (bool), layout ("interleaved" | "split").
+ * Render parameters: real_ctype, complex_ (bool), layout ("interleaved" | "split"),
+ * with_workgroup_sum (bool: define cjac_elem_workgroup_sum, which needs the
+ * workgroup_sum def rendered before; the blocked kernels do without).
  *
  *   cjac_elem                  element in registers (cjac_real, or cjac_real2 =
  *                              (re, im) for complex)
@@ -143,8 +145,10 @@ inline cjac_elem cjac_with_phase(const cjac_real t, const cjac_elem a, const cja
 { return t; }
 inline cjac_real cjac_elem_abs(const cjac_elem a) { return fabs(a); }
 #define CJAC_ELEM_ZERO ((cjac_real)0)
+%if with_workgroup_sum:
 inline cjac_elem cjac_elem_workgroup_sum(__local cjac_real *scratch, const cjac_elem x)
 { return cjac_workgroup_sum(scratch, x); }
+%endif
 %else:
 typedef ${real_ctype}2 cjac_real2;
 typedef cjac_real2 cjac_elem;
@@ -190,11 +194,13 @@ inline cjac_real cjac_tangent_arg(const cjac_elem a) { return cjac_elem_abs(a); 
 inline cjac_elem cjac_with_phase(const cjac_real t, const cjac_elem a, const cjac_real arg)
 { return t == 0 ? (cjac_real2)(0, 0) : (t / arg) * a; }
 #define CJAC_ELEM_ZERO ((cjac_real2)(0, 0))
+%if with_workgroup_sum:
 inline cjac_elem cjac_elem_workgroup_sum(__local cjac_real *scratch, const cjac_elem x)
 {
     const cjac_real re = cjac_workgroup_sum(scratch, x.x);
     const cjac_real im = cjac_workgroup_sum(scratch, x.y);
     return (cjac_real2)(re, im);
 }
+%endif
 %endif
 </%def>

@@ -5,17 +5,38 @@
 ## hyperbolic SVD.  A parallel step transforms disjoint block pairs (P, Q) of
 ## width w in three launches, so that every block pair keeps several
 ## work-groups busy (row chunks):
-##   cjac_block_gram    partial Gram matrices [G_P G_Q]^T [G_P G_Q] (2w x 2w)
-##                      of one row chunk each;
+##   cjac_block_gram    partial Gram matrices [G_P G_Q]^* [G_P G_Q] (2w x 2w,
+##                      symmetric or Hermitian) of one row chunk each;
 ##   cjac_block_rotate  one work-group per pair: sums the partials in a fixed
 ##                      order, runs the inner Jacobi sweeps on the Gram matrix
 ##                      in local memory (two-sided form of the one-sided method:
-##                      every rotation R updates A <- R^T A R and W <- W R) and
+##                      every rotation R updates A <- R^* A R and W <- W R) and
 ##                      stores W;
 ##   cjac_block_update  [G_P G_Q] <- [G_P G_Q] W for one row chunk (V likewise).
 ##
+## Real and complex Hermitian data share the kernel text through arith.element
+## (cjac_elem, CJAC_LOAD/CJAC_STORE, cjac_dot_acc, cjac_axpy, cjac_conj, ...):
+## for real data every one of these is the real operation it replaces (fma,
+## the plain load, the identity), so the real kernels do the same floating
+## point operations as before the complex generalization, bit for bit.
+##
+## Complex data in local memory: whole elements (double2), not separate
+## re/im planes.  Real data keep their 8-byte layouts unchanged; a 16-byte
+## access of a warp is served in quarter-warp phases of 8 lanes (NVIDIA), and
+## 8 consecutive or odd-stride double2 addresses cover the 32 banks once, so
+## the bank arguments below (consecutive addresses; odd strides) hold for
+## both element sizes.  Planes would double the local loads and stores and
+## need other index arithmetic for complex data only.
+##
 ## Render parameters (all explicit, see cljacobi.host.programs.KernelSpec):
 ##   real_ctype        "double" | "float"
+##   complex_          complex Hermitian data (element type cjac_real2)
+##   layout            complex storage of G and V in global memory,
+##                     "interleaved" | "split" (arith.element); the partial
+##                     Gram matrices and the transformations W are internal
+##                     buffers of cjac_elem (double2 for complex) either way
+##   store_ctype       what the G and V buffers hold: "cjac_real", or
+##                     "cjac_real2" for interleaved complex data
 ##   work_group_size   not used by these kernels (the host bounds the default
 ##                     sizes of the Gram and rotate work-groups by it)
 ##   block_width       w; the pivot block is K x K with K = 2w
@@ -42,6 +63,7 @@
 ##                     same number: cljacobi.host.blocked.update_work_group_size)
 <%namespace name="arith" file="arith.cl.mako"/>
 ${arith.prelude(real_ctype)}
+${arith.element(real_ctype, complex_, layout, with_workgroup_sum=False)}
 ${arith.rotation_functions()}
 <%
     w = block_width
@@ -101,7 +123,8 @@ inline int cjac_block_column(const int2 blocks, const int a)
 }
 
 /* Partial Gram matrix of block pair k over the rows of chunk c: work-group
- * (k, c) of an (slots x chunks) grid.
+ * (k, c) of an (slots x chunks) grid.  Entry (a, b) is sum_rows conj(x_a) x_b
+ * (cjac_dot_acc; x_a x_b for real data), so the matrix is Hermitian.
  *
  * Tiles of TILE_ROWS rows of the K columns go through local memory row by
  * row: tile[rr * GRAM_TILE_STRIDE + a] is row rr of local column a.  The
@@ -112,9 +135,10 @@ inline int cjac_block_column(const int2 blocks, const int a)
  * Register micro-tiles: the Gram matrix is cut cyclically into NB x NB
  * micro-tiles of RB x RB entries, micro-tile (I, J) holding the entries
  * (I + i NB, J + j NB), 0 <= i, j < RB.  Only the micro-tiles with I <= J
- * are computed (the matrix is symmetric: (J, I) holds the transposes of
- * (I, J)); a work-item reads RB + RB values of a row for RB * RB FMAs.  The
- * cyclic cut makes the reads of the work-items of one row slice (micro-tiles
+ * are computed (the matrix is Hermitian: (J, I) holds the conjugate
+ * transposes of (I, J)); a work-item reads RB + RB values of a row for
+ * RB * RB FMAs (four real FMAs each for complex data).  The cyclic cut
+ * makes the reads of the work-items of one row slice (micro-tiles
  * numbered row by row, J fastest) one broadcast per value for I and
  * consecutive addresses for J: free of bank conflicts (but where a warp
  * spans two slices, i.e. two rows).
@@ -124,14 +148,19 @@ inline int cjac_block_column(const int2 blocks, const int a)
  * are added in the order 0, 1, ..., S-1 at the end.  Every entry has a fixed
  * summation order (bitwise reproducible).  The sums are staged in local
  * memory (reusing the tile; stride K + 1 is odd) and written out as the full
- * row-major K x K matrix in coalesced stores: entry (a, b) of a micro-tile
- * with I > J is read from the stored (b, a). */
+ * row-major K x K matrix in coalesced stores: entry (a, b) below the
+ * diagonal (a > b) is conj(b, a) where (b, a) was computed, i.e. in a
+ * micro-tile with I > J and (for the diagonal micro-tiles) below the
+ * diagonal, and the diagonal is stored real, so the stored matrix is
+ * exactly Hermitian.  (For real data (a, b) and (b, a) of a diagonal
+ * micro-tile are the same fma chains with commuted factors: equal bitwise,
+ * as before.) */
 __kernel __attribute__((reqd_work_group_size(GRAM_WG, 1, 1)))
-void cjac_block_gram(__global const cjac_real *G, const int ldg, const int m,
+void cjac_block_gram(__global const ${store_ctype} *G, const int ldg, const int m,
                      const int chunk_rows, __global const int2 *outer_pairs,
-                     const int step, __global cjac_real *partial)
+                     const int step, __global cjac_elem *partial)
 {
-    __local cjac_real lmem[${gram_local}];  /* the tile, then the staged sums */
+    __local cjac_elem lmem[${gram_local}];  /* the tile, then the staged sums */
     const int k = get_group_id(0), c = get_group_id(1);
     const int slots = get_num_groups(0), chunks = get_num_groups(1);
     const int lid = get_local_id(0);
@@ -149,7 +178,7 @@ void cjac_block_gram(__global const cjac_real *G, const int ldg, const int m,
 
 %for i in range(RB):
 %for j in range(RB):
-    cjac_real acc_${i}_${j} = 0;
+    cjac_elem acc_${i}_${j} = CJAC_ELEM_ZERO;
 %endfor
 %endfor
     for (int row0 = first; row0 < last; row0 += TILE_ROWS) {
@@ -157,20 +186,21 @@ void cjac_block_gram(__global const cjac_real *G, const int ldg, const int m,
         for (int x = lid; x < GRAM_KP * TILE_ROWS; x += GRAM_WG) {
             const int a = x / TILE_ROWS, rr = x % TILE_ROWS;
             lmem[rr * GRAM_TILE_STRIDE + a] = a < K && rr < rows
-                ? G[(size_t)cjac_block_column(blocks, a) * ldg + row0 + rr] : 0;
+                ? CJAC_LOAD(CJAC_COLUMN(G, cjac_block_column(blocks, a), ldg), row0 + rr, ldg)
+                : CJAC_ELEM_ZERO;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int rr = slice; rr < rows; rr += GRAM_SLICES) {
-            __local const cjac_real *tile_row = lmem + rr * GRAM_TILE_STRIDE;
+            __local const cjac_elem *tile_row = lmem + rr * GRAM_TILE_STRIDE;
 %for i in range(RB):
-            const cjac_real x_${i} = tile_row[I + ${i * NB}];
+            const cjac_elem x_${i} = tile_row[I + ${i * NB}];
 %endfor
 %for j in range(RB):
-            const cjac_real y_${j} = tile_row[J + ${j * NB}];
+            const cjac_elem y_${j} = tile_row[J + ${j * NB}];
 %endfor
 %for i in range(RB):
 %for j in range(RB):
-            acc_${i}_${j} = fma(x_${i}, y_${j}, acc_${i}_${j});
+            acc_${i}_${j} = cjac_dot_acc(x_${i}, y_${j}, acc_${i}_${j});
 %endfor
 %endfor
         }
@@ -178,7 +208,7 @@ void cjac_block_gram(__global const cjac_real *G, const int ldg, const int m,
     }
     /* Add the slices in order into the staged sums (entries (a, b) of the
      * micro-tiles with I <= J, row stride GRAM_RESULT_STRIDE). */
-    __local cjac_real *sums = lmem;
+    __local cjac_elem *sums = lmem;
     for (int s = 0; s < GRAM_SLICES; ++s) {
         if (slice == s) {
 %for i in range(RB):
@@ -186,7 +216,7 @@ void cjac_block_gram(__global const cjac_real *G, const int ldg, const int m,
             {
                 const int a = I + ${i * NB}, b = J + ${j * NB};
                 if (a < K && b < K) {
-                    __local cjac_real *entry = sums + a * GRAM_RESULT_STRIDE + b;
+                    __local cjac_elem *entry = sums + a * GRAM_RESULT_STRIDE + b;
                     *entry = s ? *entry + acc_${i}_${j} : acc_${i}_${j};
                 }
             }
@@ -195,17 +225,44 @@ void cjac_block_gram(__global const cjac_real *G, const int ldg, const int m,
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    __global cjac_real *out = partial + ((size_t)k * chunks + c) * (K * K);
+    __global cjac_elem *out = partial + ((size_t)k * chunks + c) * (K * K);
     for (int e = lid; e < K * K; e += GRAM_WG) {
         const int a = e / K, b = e % K;
-        out[e] = a % GRAM_NB <= b % GRAM_NB ? sums[a * GRAM_RESULT_STRIDE + b]
-                                            : sums[b * GRAM_RESULT_STRIDE + a];
+        const int I_a = a % GRAM_NB, J_b = b % GRAM_NB;
+%if complex_:
+        /* The diagonal |x_a|^2: its imaginary part is rounding noise, dropped. */
+        out[e] = a == b ? cjac_from_real(cjac_real_part(sums[a * GRAM_RESULT_STRIDE + a]))
+               : I_a < J_b || (I_a == J_b && a < b) ? sums[a * GRAM_RESULT_STRIDE + b]
+                                                    : cjac_conj(sums[b * GRAM_RESULT_STRIDE + a]);
+%else:
+        out[e] = I_a < J_b || (I_a == J_b && a <= b)
+            ? sums[a * GRAM_RESULT_STRIDE + b] : sums[b * GRAM_RESULT_STRIDE + a];
+%endif
     }
 }
 
 /* Inner sweeps on the Gram matrix of block pair k ("bo": inner_sweeps = 1;
  * "fb": until no big rotation, at most inner_sweeps); stores W and whether
  * anything rotated.
+ *
+ * The rotation of a pair (i, j) is the one the pointwise kernel applies to
+ * the columns (cjac_step in pointwise.cl.mako; Novakovic & Singer 2011,
+ * eqs. (2.4)/(2.5), complex extension in arith.element): with
+ * a_ij = |a_ij| e^{i alpha}, t from the real formulas on a_ii, a_jj, |a_ij|,
+ * s_j = t e^{i alpha} and s_i = -conj(s_j) (trigonometric) or conj(s_j)
+ * (hyperbolic),
+ *     g_i' = c (g_i + s_i g_j),   g_j' = c (g_j + s_j g_i),
+ * i.e. [g_i' g_j'] = [g_i g_j] R with the 2 x 2 block of R
+ *     R = c [[1, s_j], [s_i, 1]]          (rows i, j; columns i, j).
+ * On the Gram matrix A = X^* X (X = [G_P G_Q]) the one-sided step X <- X R
+ * is A <- R^* A R: columns (A R): a_:i' = c (a_:i + s_i a_:j),
+ * a_:j' = c (a_:j + s_j a_:i); rows (R^* (A R)): a_i:' = c (a_i: + conj(s_i)
+ * a_j:), a_j:' = c (a_j: + conj(s_j) a_i:); and W <- W R as the columns.
+ * R^* A R has (i, j) entry 0 (eq. (2.4)/(2.5) with |a_ij| after the phase is
+ * moved into s), so the pivot entries are set to 0 and the pivot diagonal to
+ * its real part; a_ii' and a_jj' are the new squared norms of eq. (2.6).
+ * Real data: s_j = t, s_i = -t or t, conj is the identity: the real
+ * two-sided rotation R^T A R of the GSVD paper, Sect. 2.3.
  *
  * Layout: A and (in local memory) W are row-major with the odd row stride
  * K + 1.  A stride of K (a multiple of the 16 banks of doubles for w >= 8)
@@ -226,21 +283,22 @@ void cjac_block_gram(__global const cjac_real *G, const int ldg, const int m,
  * The pairs are copied to local memory: work-items reading different
  * entries of a __constant table may be serialized. */
 __kernel __attribute__((reqd_work_group_size(ROTATE_WG, 1, 1)))
-void cjac_block_rotate(__global const cjac_real *partial, const int chunks,
+void cjac_block_rotate(__global const cjac_elem *partial, const int chunks,
                        __global const int *signs, __global const int2 *outer_pairs,
                        const int step, const int inner_sweeps,
-                       __global cjac_real *transforms, __global int *rotated,
+                       __global cjac_elem *transforms, __global int *rotated,
                        __global int *status, __global int *rotations)
 {
-    __local cjac_real A[K * LDA];      /* Gram matrix, then R^T A R */
+    __local cjac_elem A[K * LDA];      /* Gram matrix, then R^* A R */
 %if transform_in_local:
-    __local cjac_real W[K * LDW];      /* accumulated transformation */
+    __local cjac_elem W[K * LDW];      /* accumulated transformation */
 #define CJAC_FENCE CLK_LOCAL_MEM_FENCE
 %else:
-    __global cjac_real *W = transforms + (size_t)get_group_id(0) * (K * K);
+    __global cjac_elem *W = transforms + (size_t)get_group_id(0) * (K * K);
 #define CJAC_FENCE (CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 %endif
-    __local cjac_real rot_c[BW], rot_t[BW], rot_ti[BW];
+    __local cjac_real rot_c[BW];
+    __local cjac_elem rot_s[BW], rot_si[BW];  /* s_j and s_i of the pair */
     __local int2 rot_pair[BW];         /* the step's pairs, read by many items */
     __local int rot_flag[BW], rot_count[BW], rot_big[BW], sweep_big[BW];
     __local int sgn[K];
@@ -254,13 +312,13 @@ void cjac_block_rotate(__global const cjac_real *partial, const int chunks,
     for (int a = lid; a < K; a += ROTATE_WG)
         sgn[a] = signs[cjac_block_column(blocks, a)];
     for (int e = lid; e < K * K; e += ROTATE_WG) {
-        __global const cjac_real *p = partial + (size_t)k * chunks * (K * K) + e;
+        __global const cjac_elem *p = partial + (size_t)k * chunks * (K * K) + e;
         const int row = e / K, col = e % K;
-        cjac_real sum = 0;
+        cjac_elem sum = CJAC_ELEM_ZERO;
         for (int c = 0; c < chunks; ++c)  /* fixed order: reproducible */
             sum += p[(size_t)c * (K * K)];
         A[row * LDA + col] = sum;
-        W[row * LDW + col] = row == col ? 1 : 0;
+        W[row * LDW + col] = cjac_from_real(row == col ? 1 : 0);
     }
     /* Every pair index q belongs to work-item q % ROTATE_WG throughout. */
     for (int q = lid; q < BW; q += ROTATE_WG) {
@@ -274,20 +332,25 @@ void cjac_block_rotate(__global const cjac_real *partial, const int chunks,
         for (int inner = 0; inner < INNER_STEPS; ++inner) {
             for (int q = lid; q < BW; q += ROTATE_WG) {
                 const int2 p = cjac_inner_pairs[inner * BW + q];
-                const cjac_real a_ii = A[p.x * LDA + p.x], a_jj = A[p.y * LDA + p.y];
-                const cjac_real a_ij = A[p.x * LDA + p.y];
+                const cjac_real a_ii = cjac_real_part(A[p.x * LDA + p.x]);
+                const cjac_real a_jj = cjac_real_part(A[p.y * LDA + p.y]);
+                const cjac_elem a_ij = A[p.x * LDA + p.y];
+                /* |a_ij| for complex data, a_ij itself for real (as cjac_step). */
+                const cjac_real a_arg = cjac_tangent_arg(a_ij);
                 const bool hyperbolic = sgn[p.x] != sgn[p.y];
                 cjac_real t = 0;
                 /* The column norms, once for the skip test and the "big" measure. */
                 const cjac_real norm_i = sqrt(a_ii), norm_j = sqrt(a_jj);
                 /* eq. (2.3) of the 2011 paper, on the Gram matrix */
-                if (fabs(a_ij) > CJAC_EPS * norm_i * norm_j)
-                    t = hyperbolic ? cjac_hyp_tangent(a_ii, a_jj, a_ij)
-                                   : cjac_trig_tangent(a_ii, a_jj, a_ij);
+                if (fabs(a_arg) > CJAC_EPS * norm_i * norm_j)
+                    t = hyperbolic ? cjac_hyp_tangent(a_ii, a_jj, a_arg)
+                                   : cjac_trig_tangent(a_ii, a_jj, a_arg);
+                /* s_j = t e^{i alpha}; s_i = conj(s_j) or -conj(s_j) (see above). */
+                const cjac_elem s_j = cjac_with_phase(t, a_ij, a_arg);
                 rot_pair[q] = p;
                 rot_flag[q] = t != 0;
-                rot_t[q] = t;
-                rot_ti[q] = hyperbolic ? t : -t;
+                rot_s[q] = s_j;
+                rot_si[q] = hyperbolic ? cjac_conj(s_j) : -cjac_conj(s_j);
                 rot_c[q] = hyperbolic ? 1 / sqrt((1 - t) * (1 + t)) : 1 / sqrt(fma(t, t, 1));
                 if (t != 0) {
                     rot_count[q] += 1;
@@ -302,50 +365,59 @@ void cjac_block_rotate(__global const cjac_real *partial, const int chunks,
                 }
             }
             barrier(CJAC_FENCE);
-            /* Block (q1, q2): A <- R^T A R, W <- W R (eqs. (2.4)/(2.5)). */
+            /* Block (q1, q2): A <- R^* A R, W <- W R (eqs. (2.4)/(2.5)). */
             for (int x = lid; x < BW * BW; x += ROTATE_WG) {
                 const int q1 = x / BW, q2 = x % BW;
                 const int rows = rot_flag[q1], cols = rot_flag[q2];
                 const int2 p1 = rot_pair[q1], p2 = rot_pair[q2];
                 if (rows | cols) {
-                    __local cjac_real *a_i = A + p1.x * LDA, *a_j = A + p1.y * LDA;
-                    cjac_real a_ii = a_i[p2.x], a_ij = a_i[p2.y];
-                    cjac_real a_ji = a_j[p2.x], a_jj = a_j[p2.y];
+                    __local cjac_elem *a_i = A + p1.x * LDA, *a_j = A + p1.y * LDA;
+                    cjac_elem a_ii = a_i[p2.x], a_ij = a_i[p2.y];
+                    cjac_elem a_ji = a_j[p2.x], a_jj = a_j[p2.y];
                     if (cols) {  /* columns i2, j2 of rows i1, j1: A R */
-                        const cjac_real c = rot_c[q2], t = rot_t[q2], ti = rot_ti[q2];
-                        const cjac_real b_ii = c * fma(ti, a_ij, a_ii);
-                        const cjac_real b_ij = c * fma(t, a_ii, a_ij);
-                        const cjac_real b_ji = c * fma(ti, a_jj, a_ji);
-                        const cjac_real b_jj = c * fma(t, a_ji, a_jj);
+                        const cjac_real c = rot_c[q2];
+                        const cjac_elem s = rot_s[q2], si = rot_si[q2];
+                        const cjac_elem b_ii = cjac_scale(c, cjac_axpy(si, a_ij, a_ii));
+                        const cjac_elem b_ij = cjac_scale(c, cjac_axpy(s, a_ii, a_ij));
+                        const cjac_elem b_ji = cjac_scale(c, cjac_axpy(si, a_jj, a_ji));
+                        const cjac_elem b_jj = cjac_scale(c, cjac_axpy(s, a_ji, a_jj));
                         a_ii = b_ii; a_ij = b_ij; a_ji = b_ji; a_jj = b_jj;
                     }
-                    if (rows) {  /* rows i1, j1 of A R: R^T (A R) */
-                        const cjac_real c = rot_c[q1], t = rot_t[q1], ti = rot_ti[q1];
-                        const cjac_real b_ii = c * fma(ti, a_ji, a_ii);
-                        const cjac_real b_ji = c * fma(t, a_ii, a_ji);
-                        const cjac_real b_ij = c * fma(ti, a_jj, a_ij);
-                        const cjac_real b_jj = c * fma(t, a_ij, a_jj);
+                    if (rows) {  /* rows i1, j1 of A R: R^* (A R) */
+                        const cjac_real c = rot_c[q1];
+                        const cjac_elem s = cjac_conj(rot_s[q1]), si = cjac_conj(rot_si[q1]);
+                        const cjac_elem b_ii = cjac_scale(c, cjac_axpy(si, a_ji, a_ii));
+                        const cjac_elem b_ji = cjac_scale(c, cjac_axpy(s, a_ii, a_ji));
+                        const cjac_elem b_ij = cjac_scale(c, cjac_axpy(si, a_jj, a_ij));
+                        const cjac_elem b_jj = cjac_scale(c, cjac_axpy(s, a_ij, a_jj));
                         a_ii = b_ii; a_ij = b_ij; a_ji = b_ji; a_jj = b_jj;
                     }
-                    if (q1 == q2)  /* the pivot entries: annihilated by construction */
-                        a_ij = a_ji = 0;
+                    if (q1 == q2) {  /* the pivot entries: annihilated by construction */
+                        a_ij = a_ji = CJAC_ELEM_ZERO;
+%if complex_:
+                        /* the new squared norms, eq. (2.6): real */
+                        a_ii = cjac_from_real(cjac_real_part(a_ii));
+                        a_jj = cjac_from_real(cjac_real_part(a_jj));
+%endif
+                    }
                     a_i[p2.x] = a_ii;
                     a_i[p2.y] = a_ij;
                     a_j[p2.x] = a_ji;
                     a_j[p2.y] = a_jj;
                 }
                 if (cols) {  /* rows i1, j1 of W R */
-                    const cjac_real c = rot_c[q2], t = rot_t[q2], ti = rot_ti[q2];
+                    const cjac_real c = rot_c[q2];
+                    const cjac_elem s = rot_s[q2], si = rot_si[q2];
 %for row in ("x", "y"):
                     {
 %if transform_in_local:
-                        __local cjac_real *w_row = W + p1.${row} * LDW;
+                        __local cjac_elem *w_row = W + p1.${row} * LDW;
 %else:
-                        __global cjac_real *w_row = W + p1.${row} * LDW;
+                        __global cjac_elem *w_row = W + p1.${row} * LDW;
 %endif
-                        const cjac_real wi = w_row[p2.x], wj = w_row[p2.y];
-                        w_row[p2.x] = c * fma(ti, wj, wi);
-                        w_row[p2.y] = c * fma(t, wi, wj);
+                        const cjac_elem wi = w_row[p2.x], wj = w_row[p2.y];
+                        w_row[p2.x] = cjac_scale(c, cjac_axpy(si, wj, wi));
+                        w_row[p2.y] = cjac_scale(c, cjac_axpy(s, wi, wj));
                     }
 %endfor
                 }
@@ -367,7 +439,7 @@ void cjac_block_rotate(__global const cjac_real *partial, const int chunks,
             break;  /* uniform over the work-group */
     }
 %if transform_in_local:
-    __global cjac_real *out = transforms + (size_t)k * (K * K);
+    __global cjac_elem *out = transforms + (size_t)k * (K * K);
     for (int e = lid; e < K * K; e += ROTATE_WG)
         out[e] = W[(e / K) * LDW + e % K];
 %endif
@@ -385,7 +457,8 @@ void cjac_block_rotate(__global const cjac_real *partial, const int chunks,
 #undef CJAC_FENCE
 
 /* [X_P X_Q] <- [X_P X_Q] W_k for the rows of chunk c (X = G or V):
- * work-group (k, c) of an (slots x chunks) grid, a small GEMM per tile.
+ * work-group (k, c) of an (slots x chunks) grid, a small GEMM per tile
+ * (complex for complex data: cjac_axpy is x w + acc in four FMAs).
  *
  * W_k goes to local memory once: W[a * UPDATE_KP + b], row-major, the
  * columns padded with zeros to UPDATE_KP = UPDATE_NC * RC (RC =
@@ -418,13 +491,13 @@ void cjac_block_rotate(__global const cjac_real *partial, const int chunks,
  * work-item has finished reading this one.  Both barriers are reached by
  * all work-items: partial tiles guard the loads (zeros) and the stores. */
 __kernel __attribute__((reqd_work_group_size(UPDATE_WG, 1, 1)))
-void cjac_block_update(__global cjac_real *X, const int ldx, const int m,
+void cjac_block_update(__global ${store_ctype} *X, const int ldx, const int m,
                        const int chunk_rows, __global const int2 *outer_pairs,
-                       const int step, __global const cjac_real *transforms,
+                       const int step, __global const cjac_elem *transforms,
                        __global const int *rotated)
 {
-    __local cjac_real W[K * UPDATE_KP];
-    __local cjac_real tile[K * UPDATE_TR];
+    __local cjac_elem W[K * UPDATE_KP];
+    __local cjac_elem tile[K * UPDATE_TR];
     const int k = get_group_id(0), c = get_group_id(1);
     const int slots = get_num_groups(0);
     if (!rotated[k])
@@ -432,15 +505,16 @@ void cjac_block_update(__global cjac_real *X, const int ldx, const int m,
     const int lid = get_local_id(0);
     const int i = lid % UPDATE_NR, j = lid / UPDATE_NR;
     const int2 blocks = outer_pairs[step * slots + k];
-    __global const cjac_real *w_global = transforms + (size_t)k * (K * K);
+    __global const cjac_elem *w_global = transforms + (size_t)k * (K * K);
     for (int e = lid; e < K * UPDATE_KP; e += UPDATE_WG) {
         const int a = e / UPDATE_KP, b = e % UPDATE_KP;
-        W[e] = b < K ? w_global[a * K + b] : 0;
+        W[e] = b < K ? w_global[a * K + b] : CJAC_ELEM_ZERO;
     }
     /* W is complete after the first tile's barrier. */
 %for q in range(UC):
     const int b_${q} = j + ${q} * UPDATE_NC;
-    const size_t col_${q} = b_${q} < K ? (size_t)cjac_block_column(blocks, b_${q}) * ldx : 0;
+    __global ${store_ctype} *col_${q} =
+        CJAC_COLUMN(X, b_${q} < K ? cjac_block_column(blocks, b_${q}) : 0, ldx);
 %endfor
     const int first = c * chunk_rows;
     const int last = min(m, first + chunk_rows);
@@ -449,26 +523,27 @@ void cjac_block_update(__global cjac_real *X, const int ldx, const int m,
         for (int x = lid; x < K * UPDATE_TR; x += UPDATE_WG) {
             const int a = x / UPDATE_TR, rr = x % UPDATE_TR;
             tile[x] = rr < rows
-                ? X[(size_t)cjac_block_column(blocks, a) * ldx + row0 + rr] : 0;
+                ? CJAC_LOAD(CJAC_COLUMN(X, cjac_block_column(blocks, a), ldx), row0 + rr, ldx)
+                : CJAC_ELEM_ZERO;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 %for p in range(UR):
 %for q in range(UC):
-        cjac_real acc_${p}_${q} = 0;
+        cjac_elem acc_${p}_${q} = CJAC_ELEM_ZERO;
 %endfor
 %endfor
         for (int a = 0; a < K; ++a) {
-            __local const cjac_real *x_col = tile + a * UPDATE_TR + i;
-            __local const cjac_real *w_row = W + a * UPDATE_KP + j;
+            __local const cjac_elem *x_col = tile + a * UPDATE_TR + i;
+            __local const cjac_elem *w_row = W + a * UPDATE_KP + j;
 %for p in range(UR):
-            const cjac_real x_${p} = x_col[${p} * UPDATE_NR];
+            const cjac_elem x_${p} = x_col[${p} * UPDATE_NR];
 %endfor
 %for q in range(UC):
-            const cjac_real w_${q} = w_row[${q} * UPDATE_NC];
+            const cjac_elem w_${q} = w_row[${q} * UPDATE_NC];
 %endfor
 %for p in range(UR):
 %for q in range(UC):
-            acc_${p}_${q} = fma(x_${p}, w_${q}, acc_${p}_${q});
+            acc_${p}_${q} = cjac_axpy(x_${p}, w_${q}, acc_${p}_${q});
 %endfor
 %endfor
         }
@@ -477,7 +552,7 @@ void cjac_block_update(__global cjac_real *X, const int ldx, const int m,
             const int row = row0 + i + ${p} * UPDATE_NR;
 %for q in range(UC):
             if (b_${q} < K)
-                X[col_${q} + row] = acc_${p}_${q};
+                CJAC_STORE(col_${q}, row, ldx, acc_${p}_${q});
 %endfor
         }
 %endfor
