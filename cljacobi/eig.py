@@ -26,7 +26,7 @@ from .host.blocked import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, BlockedHSVD
 from .host.device import has_fp64, resolve_queue
 from .host.factorization import DeviceJFactor, factor_on_device
 from .host.operands import Operands, column_max, gather_factor, normalized_columns
-from .host.pointwise import HSVDState, PointwiseHSVD
+from .host.pointwise import HSVDState, PointwiseHSVD, complex_layout
 from .host.preflight import preflight
 from .host.variants import check_variant_options, choose_variant
 from .options import JacobiOptions, resolve_options
@@ -124,11 +124,19 @@ class _OnDevice:
     def shape(self) -> tuple[int, int]:
         return self.factor.n, self.factor.rank
 
+    @property
+    def dtype(self) -> np.dtype:  # also what np.iscomplexobj reads
+        return self.factor.dtype
+
+    #: Complex operands stored split (the sweeps' layout).
+    split: bool
+
     def operands(self, column_multiple: int, accumulate_v: bool) -> Operands:
         f = self.factor
         return gather_factor(
             f.queue, f.buffer, f.ld, f.n, f.order, f.p, self.exponent,
-            accumulate_v=accumulate_v, column_multiple=column_multiple,
+            accumulate_v=accumulate_v, column_multiple=column_multiple, dtype=f.dtype,
+            split=self.split,
         )
 
 
@@ -144,7 +152,7 @@ def _run_device(
 ) -> HSVDState:
     """Orthogonalize the columns of G on the device and fill `info`.
 
-    `G` is a host array, or a factor already on the device (real float64).
+    `G` is a host array, or a double precision factor already on the device.
     ``fetch=False`` leaves the final G (and V) on the device, in
     ``state.operands``.
 
@@ -313,14 +321,16 @@ def _eig_single(
         # device's column-major layout.
         device_factor = factor_on_device(scaled.conj().T, sweeps.queue)
         info.factorization = "bunch-parlett-device"
-        if device_factor.rank == n and not np.iscomplexobj(scaled):
-            # Square real G: nothing to shorten, so G stays on the device;
-            # the power-of-two shift comes from its column maxima.
+        single = _single_precision(sweeps.queue, sweeps.result_dtype, sweeps.single)
+        if device_factor.rank == n and not single:
+            # Square G: nothing to shorten, so G stays on the device; the
+            # power-of-two shift comes from its column maxima.
             maxima = column_max(sweeps.queue, device_factor.buffer, device_factor.ld, n,
-                                device_factor.rank)[device_factor.order]
+                                device_factor.rank, device_factor.dtype)[device_factor.order]
             factor_exponent = factor_shift_from_maxima(
                 maxima, n, f"the factor G of {_name('M', index)}")
-            source = _OnDevice(device_factor, factor_exponent)
+            source = _OnDevice(device_factor, factor_exponent,
+                               complex_layout(sweeps.layout) == "split")
             signs, positive = device_factor.signs, device_factor.p
         else:
             factor = device_factor.to_host()
@@ -344,7 +354,7 @@ def _eig_single(
     info.seconds["factorization"] = time.perf_counter() - start
 
     # G stays on the device when only the eigenvalues are wanted, or when the
-    # eigenvectors can be normalized and ordered there (real, full rank).
+    # eigenvectors can be normalized and ordered there (full rank).
     g_on_device = isinstance(source, _OnDevice)
     state = _run_device(
         source, signs, sweeps=sweeps, accumulate_v=False, info=info, index=index,

@@ -148,23 +148,27 @@ def test_factorization_option():
 
 
 @pytest.mark.parametrize("variant", ["pointwise", "bo"])
-def test_factor_stays_on_device(rng, variant):
+@pytest.mark.parametrize("dtype, layout", [(np.float64, None), (np.complex128, "split"),
+                                           (np.complex128, "interleaved")])
+def test_factor_stays_on_device(rng, variant, dtype, layout):
     """Full rank: G goes from the factorization into the (blocked) sweeps
     without leaving the device, with the same accuracy as through the host."""
     M, _, _ = graded(40, p=17, low_exponent=-30, rng=rng)
+    if dtype == np.complex128:  # a unitary diagonal similarity keeps the spectrum
+        phases = np.exp(1j * rng.uniform(0, 2 * np.pi, 40))
+        M = (phases[:, None] * M) * phases.conj()
     exact = eigvalsh_hiprec(M)
+    options = dict(variant=variant, block_width=8, _layout=layout)
     (w, U), info = cljacobi.eig_indefinite(
-        M, factorization="device", variant=variant, block_width=8, return_info=True)
+        M, factorization="device", return_info=True, **options)
     assert info.factorization == "bunch-parlett-device" and info.rank == 40
     assert info.variant == variant
     assert np.max(np.abs(w - exact) / np.abs(exact)) <= 1e-12
-    assert np.linalg.norm(U.T @ U - np.eye(40)) <= 100 * 40 * EPS
-    w_host = cljacobi.eig_indefinite(M, factorization="host", variant=variant, block_width=8,
-                                     eigvals_only=True)
+    assert np.linalg.norm(U.conj().T @ U - np.eye(40)) <= 100 * 40 * EPS
+    w_host = cljacobi.eig_indefinite(M, factorization="host", eigvals_only=True, **options)
     assert np.max(np.abs(w - w_host) / np.abs(exact)) <= 1e-12
     assert np.linalg.norm(M @ U - U * w) <= 1e-12 * np.linalg.norm(M)
-    w_only = cljacobi.eig_indefinite(M, factorization="device", variant=variant, block_width=8,
-                                     eigvals_only=True)
+    w_only = cljacobi.eig_indefinite(M, factorization="device", eigvals_only=True, **options)
     assert np.array_equal(w_only, w)
 
 

@@ -80,3 +80,28 @@ def test_normalized_columns(queue, rng):
     assert U.shape == (23, 9)
     assert np.max(np.abs(U - expected)) <= 4 * np.finfo(float).eps
     assert np.array_equal(U, normalized_columns(queue, ops, order))  # fixed order: repeatable
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_complex_gather_and_normalize(queue, rng, split):
+    from cljacobi.host.operands import normalized_columns
+
+    m, r = 19, 7
+    A = rng.standard_normal((m, r)) + 1j * rng.standard_normal((m, r))
+    host = np.zeros((r, m + 5), np.complex128)
+    host[:, :m] = A.T
+    buffer = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                       hostbuf=host)
+    maxima = column_max(queue, buffer, m + 5, m, r, np.complex128)
+    # hypot of the device: correctly rounded within an ulp or so, like numpy's abs
+    np.testing.assert_allclose(maxima, np.abs(A).max(axis=0), rtol=4 * np.finfo(float).eps)
+    order = rng.permutation(r).astype(np.int32)
+    ops = gather_factor(queue, buffer, m + 5, m, order, 3, 4, accumulate_v=True,
+                        column_multiple=4, dtype=np.complex128, split=split)
+    assert ops.split == split and ops.dtype == np.complex128
+    G, V = download(queue, ops)
+    assert np.array_equal(G, np.ldexp(1.0, 4) * A[:, order])
+    assert np.array_equal(V, np.eye(r))
+    U = normalized_columns(queue, ops, np.arange(r)[::-1])
+    expected = G[:, ::-1] / np.linalg.norm(G[:, ::-1], axis=0)
+    assert np.max(np.abs(U - expected)) <= 4 * np.finfo(float).eps

@@ -171,16 +171,24 @@ def download(queue: cl.CommandQueue, operands: Operands) -> tuple[np.ndarray, np
     return G, V
 
 
-def _columns_program(queue: cl.CommandQueue) -> cl.Program:
-    spec = KernelSpec("columns", "float64", _COLUMN_WORK_GROUP, False)
+_SWEEP_DTYPES = (np.dtype(np.float64), np.dtype(np.complex128))
+
+
+def _columns_program(queue: cl.CommandQueue, dtype: np.dtype, split: bool = False) -> cl.Program:
+    dtype = np.dtype(dtype)
+    if dtype not in _SWEEP_DTYPES:
+        raise ValueError(f"the column kernels handle float64 and complex128, not {dtype}")
+    layout = "split" if split else "interleaved"
+    spec = KernelSpec("columns", dtype.name, _COLUMN_WORK_GROUP, False, layout)
     return build_program(queue.context, queue.device, spec)
 
 
 def column_max(queue: cl.CommandQueue, source: cl.Buffer, lds: int, m: int,
-               columns: int) -> np.ndarray:
-    """``max_i |a_ic|`` of the first `columns` columns of a real column-major buffer."""
+               columns: int, dtype: np.dtype = np.float64) -> np.ndarray:
+    """``max_i |a_ic|`` of the first `columns` columns of a column-major buffer
+    (float64, or interleaved complex128); NaN where a column holds one."""
     out = cl.Buffer(queue.context, cl.mem_flags.WRITE_ONLY, 8 * max(columns, 1))
-    kernel = cl.Kernel(_columns_program(queue), "cjac_column_max")
+    kernel = cl.Kernel(_columns_program(queue, dtype), "cjac_column_max")
     kernel.set_args(source, np.int32(lds), np.int32(m), out)
     cl.enqueue_nd_range_kernel(queue, kernel, (columns * _COLUMN_WORK_GROUP,),
                                (_COLUMN_WORK_GROUP,))
@@ -200,15 +208,19 @@ def gather_factor(
     *,
     accumulate_v: bool,
     column_multiple: int,
+    dtype: np.dtype = np.float64,
+    split: bool = False,
 ) -> Operands:
-    """Operands from a real factor already on the device, without the host.
+    """Operands from a factor already on the device, without the host.
 
     Column j of G is ``2^exponent`` times column ``order[j]`` of `source`
-    (column-major, leading dimension `lds`, `m` rows); its first `p` columns
-    are the positive ones.
+    (column-major, leading dimension `lds`, `m` rows; float64 or interleaved
+    complex128); its first `p` columns are the positive ones.  Complex
+    operands are stored split when `split`.
     """
     start = time.perf_counter()
-    dtype = np.dtype(np.float64)
+    dtype = np.dtype(dtype)
+    split = split and dtype.kind == "c"
     r = len(order)
     columns, rows, ldg, ldv = _sizes(m, r, column_multiple)
     _check_memory(queue, dtype, ldg, ldv, columns, accumulate_v)
@@ -216,36 +228,35 @@ def gather_factor(
     g = cl.Buffer(queue.context, mf.READ_WRITE, dtype.itemsize * ldg * columns)
     order_buf = cl.Buffer(queue.context, mf.READ_ONLY | mf.COPY_HOST_PTR,
                           hostbuf=np.ascontiguousarray(order, dtype=np.int32))
-    kernel = cl.Kernel(_columns_program(queue), "cjac_gather_columns")
+    kernel = cl.Kernel(_columns_program(queue, dtype, split), "cjac_gather_columns")
     kernel.set_args(source, np.int32(lds), np.int32(m), order_buf, np.int32(exponent), g,
                     np.int32(ldg), np.int32(r))
     tile = 64
     cl.enqueue_nd_range_kernel(queue, kernel, (_round_up(ldg, tile), columns), (tile, 1))
-    v = _identity_buffer(queue, columns, ldv, dtype, False) if accumulate_v else None
+    v = _identity_buffer(queue, columns, ldv, dtype, split) if accumulate_v else None
     queue.finish()
     signs = np.where(np.arange(r) < p, 1, -1)
-    return Operands(g, ldg, rows, columns, v, ldv, m, r, _signature(signs, r), dtype, False,
+    return Operands(g, ldg, rows, columns, v, ldv, m, r, _signature(signs, r), dtype, split,
                     time.perf_counter() - start)
 
 
 def normalized_columns(queue: cl.CommandQueue, operands: Operands,
                        order: np.ndarray) -> np.ndarray:
-    """``G[:, order] / ||G[:, order]||`` of real operands, on the host
-    (m x len(order), Fortran-ordered): the eigenvectors, normalized and
+    """``G[:, order] / ||G[:, order]||`` of double precision operands, on the
+    host (m x len(order), Fortran-ordered): the eigenvectors, normalized and
     ordered on the device so that only they cross the bus."""
     start = time.perf_counter()
     ops = operands
-    if ops.dtype != np.float64 or ops.split:
-        raise ValueError("normalized_columns handles real float64 operands")
     count = len(order)
-    out = cl.Buffer(queue.context, cl.mem_flags.WRITE_ONLY, 8 * max(ops.m * count, 1))
+    out = cl.Buffer(queue.context, cl.mem_flags.WRITE_ONLY,
+                    ops.dtype.itemsize * max(ops.m * count, 1))
     order_buf = cl.Buffer(queue.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                           hostbuf=np.ascontiguousarray(order, dtype=np.int32))
-    kernel = cl.Kernel(_columns_program(queue), "cjac_normalized_columns")
+    kernel = cl.Kernel(_columns_program(queue, ops.dtype, ops.split), "cjac_normalized_columns")
     kernel.set_args(ops.g, np.int32(ops.ldg), np.int32(ops.m), order_buf, out, np.int32(ops.m))
     cl.enqueue_nd_range_kernel(queue, kernel, (count * _COLUMN_WORK_GROUP,),
                                (_COLUMN_WORK_GROUP,))
-    host = np.empty((count, ops.m))
+    host = np.empty((count, ops.m), dtype=ops.dtype)
     cl.enqueue_copy(queue, host, out)
     ops.transfer_seconds += time.perf_counter() - start
     return host.T
