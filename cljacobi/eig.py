@@ -128,15 +128,12 @@ class _OnDevice:
     def dtype(self) -> np.dtype:  # also what np.iscomplexobj reads
         return self.factor.dtype
 
-    #: Complex operands stored split (the sweeps' layout).
-    split: bool
-
-    def operands(self, column_multiple: int, accumulate_v: bool) -> Operands:
+    def operands(self, column_multiple: int, accumulate_v: bool, *, split: bool) -> Operands:
         f = self.factor
         return gather_factor(
             f.queue, f.buffer, f.ld, f.n, f.order, f.p, self.exponent,
             accumulate_v=accumulate_v, column_multiple=column_multiple, dtype=f.dtype,
-            split=self.split,
+            split=split,
         )
 
 
@@ -194,15 +191,16 @@ def _run_device(
                                           element_bytes=element_bytes)
     info.variant, info.block_width = variant, block_width
     info.device = queue.device.name.strip()
+    layout = complex_layout(sweeps.layout, blocked=variant != "pointwise")
     driver = PointwiseHSVD(
-        queue, accumulate_v=accumulate_v, layout=sweeps.layout, single=single,
+        queue, accumulate_v=accumulate_v, layout=layout, single=single,
         strategy=options.strategy, rotation=options.rotation,
         sort_diagonal=options.sort_diagonal,
     )
     # One set of device buffers for both phases, bordered for the blocks.
     column_multiple = 2 if variant == "pointwise" else 2 * block_width
     if isinstance(G, _OnDevice):
-        operands = G.operands(column_multiple, accumulate_v)
+        operands = G.operands(column_multiple, accumulate_v, split=layout == "split")
     else:
         operands = driver.upload(G, signs, column_multiple=column_multiple)
     if variant != "pointwise":
@@ -329,8 +327,7 @@ def _eig_single(
                                 device_factor.rank, device_factor.dtype)[device_factor.order]
             factor_exponent = factor_shift_from_maxima(
                 maxima, n, f"the factor G of {_name('M', index)}")
-            source = _OnDevice(device_factor, factor_exponent,
-                               complex_layout(sweeps.layout) == "split")
+            source = _OnDevice(device_factor, factor_exponent)
             signs, positive = device_factor.signs, device_factor.p
         else:
             factor = device_factor.to_host()
@@ -502,7 +499,8 @@ def eig_indefinite(
         them, one per matrix in C order of the leading indices).
     _layout : {"interleaved", "split"}, optional
         Private, for benchmarks: the device storage of complex data (default
-        ``$CLJACOBI_COMPLEX_LAYOUT``, else the library default).
+        ``$CLJACOBI_COMPLEX_LAYOUT``, else the library default: interleaved
+        when blocked sweeps run, split for pointwise-only runs).
     _single : bool, optional
         Private, for tests: force (True) or forbid (False) the single
         precision kernels; default: single only for float32/complex64 input

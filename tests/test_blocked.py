@@ -778,7 +778,7 @@ def test_blocked_complex_reproducible(rng):
 
 
 def test_variant_choice_complex():
-    """Complex data: the same rule on the 16-byte byte counts.  On 48 KiB
+    """Complex data: their own rule on the 16-byte byte counts.  On 48 KiB
     complex w = 32 does not fit, w = 16 does (with W in local memory)."""
     gpu = _SmallLocalGPU()
     complex_bytes = {"element_bytes": COMPLEX_ELEMENT_BYTES}
@@ -786,9 +786,10 @@ def test_variant_choice_complex():
     assert blocked_local_bytes(16, transform_in_local=True, **complex_bytes) \
         <= gpu.local_mem_size
     assert choose_variant(gpu, 1023, "auto", None, **complex_bytes) == ("pointwise", 0)
-    assert choose_variant(gpu, 1024, "auto", None, **complex_bytes) == ("bo", 16)
+    assert choose_variant(gpu, 1024, "auto", None, **complex_bytes) == ("bo", 8)
+    assert choose_variant(gpu, 4095, "auto", None, **complex_bytes) == ("bo", 8)
     assert choose_variant(gpu, 4096, "auto", None, **complex_bytes) == ("bo", 16)
-    assert choose_variant(gpu, 100, "fb", None, **complex_bytes) == ("fb", 16)
+    assert choose_variant(gpu, 100, "fb", None, **complex_bytes) == ("fb", 8)
     with pytest.raises(ValueError, match=r"block_width=32 needs 98304 .*'Small GPU' has 49152"):
         choose_variant(gpu, 4096, "bo", 32, **complex_bytes)
     tiny = _SmallLocalGPU()

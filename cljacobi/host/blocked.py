@@ -433,7 +433,7 @@ class BlockedHSVD:
             with ``G_new = G @ V``, and the :class:`RunStats`.
         """
         complex_ = np.iscomplexobj(G)
-        split = complex_ and complex_layout(layout) == "split"
+        split = complex_ and complex_layout(layout, blocked=True) == "split"
         operands = upload(self.queue, G, signs, accumulate_v=self.accumulate_v,
                           column_multiple=2 * self.block_width,
                           dtype=np.complex128 if complex_ else np.float64, split=split)

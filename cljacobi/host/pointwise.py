@@ -26,6 +26,7 @@ from .operands import ROW_ALIGNMENT, Operands, download, upload
 from .programs import COMPLEX_LAYOUTS, KernelSpec, build_program
 
 __all__ = [
+    "BLOCKED_COMPLEX_LAYOUT",
     "STATUS_BIG",
     "STATUS_BROKEN",
     "HSVDState",
@@ -63,10 +64,23 @@ LAYOUT_ENV = "CLJACOBI_COMPLEX_LAYOUT"
 DEFAULT_COMPLEX_LAYOUT = "split"
 
 
-def complex_layout(layout: str | None = None) -> str:
-    """The complex storage layout: `layout`, else ``$CLJACOBI_COMPLEX_LAYOUT``, else the default."""
+#: Default complex storage when the blocked kernels run first (the pointwise
+#: sweeps that finish then use it too, on the same buffers).  The blocked
+#: kernels keep complex elements whole (double2) in local memory, so the
+#: split layout costs them two loads per element from two streams; measured
+#: on the H200 (bench/results/eig-complex-H200-2026-11-22-blocked.json),
+#: seconds of eig_indefinite, interleaved vs split: n = 2048, bo:16 0.837 vs
+#: 0.938, bo:8 0.747 vs 0.875; n = 4096, bo:16 3.23 vs 3.77, bo:8 4.21 vs 5.69.
+BLOCKED_COMPLEX_LAYOUT = "interleaved"
+
+
+def complex_layout(layout: str | None = None, *, blocked: bool = False) -> str:
+    """The complex storage layout: `layout`, else ``$CLJACOBI_COMPLEX_LAYOUT``,
+    else the default of the run (:data:`BLOCKED_COMPLEX_LAYOUT` when blocked
+    sweeps come first, else :data:`DEFAULT_COMPLEX_LAYOUT`)."""
     if layout is None:
-        layout = os.environ.get(LAYOUT_ENV, "").strip().lower() or DEFAULT_COMPLEX_LAYOUT
+        default = BLOCKED_COMPLEX_LAYOUT if blocked else DEFAULT_COMPLEX_LAYOUT
+        layout = os.environ.get(LAYOUT_ENV, "").strip().lower() or default
     if layout not in COMPLEX_LAYOUTS:
         raise ValueError(f"complex layout must be one of {COMPLEX_LAYOUTS}, not {layout!r}")
     return layout

@@ -11,6 +11,7 @@ from .blocked import BLOCK_VARIANTS, REAL_ELEMENT_BYTES, blocked_local_bytes
 __all__ = [
     "AUTO_BLOCKED_MIN_ORDER",
     "AUTO_BLOCK_WIDTHS",
+    "AUTO_COMPLEX_BLOCK_WIDTHS",
     "VARIANTS",
     "check_variant_options",
     "choose_variant",
@@ -43,12 +44,17 @@ AUTO_BLOCKED_MIN_ORDER = 1024
 
 #: Block widths the blocked variants try without ``block_width``, by order
 #: (the first entry whose order the factor reaches; within it the first
-#: width whose kernels fit the device's local memory): from the table above,
-#: 32 from n = 2048 on, 16 below (and 8 where local memory is short).  Complex
-#: data apply the same rule to their own byte counts (16-byte elements): on a
-#: device with 48 KiB of local memory complex w = 32 does not fit and w = 16
-#: does (W in local memory), so complex runs take w = 16 at every order.
+#: width whose kernels fit the device's local memory), for real data: from
+#: the table above, 32 from n = 2048 on, 16 below (and 8 where local memory
+#: is short).
 AUTO_BLOCK_WIDTHS = ((2048, (32, 16, 8)), (0, (16, 8)))
+
+#: The same for complex data (16-byte elements: on a device with 48 KiB of
+#: local memory w = 32 does not fit, w = 16 does).  Measured on the H200,
+#: complex Hermitian matrices with the paper's spectra, interleaved storage,
+#: seconds of eig_indefinite (bench/results/eig-complex-H200-2026-11-22-blocked.json):
+#: n = 2048: bo:8 0.747, bo:16 0.837; n = 4096: bo:8 4.21, bo:16 3.23.
+AUTO_COMPLEX_BLOCK_WIDTHS = ((4096, (16, 8)), (0, (8,)))
 
 
 def check_variant_options(variant: object, block_width: object) -> None:
@@ -116,7 +122,9 @@ def choose_variant(
                 return "pointwise", 0
         variant = "bo"
     if block_width is None:
-        widths = next(widths for least, widths in AUTO_BLOCK_WIDTHS if order >= least)
+        rule = AUTO_COMPLEX_BLOCK_WIDTHS if element_bytes > REAL_ELEMENT_BYTES else \
+            AUTO_BLOCK_WIDTHS
+        widths = next(widths for least, widths in rule if order >= least)
         fitting = [w for w in widths
                    if blocked_local_bytes(w, element_bytes=element_bytes)
                    <= int(device.local_mem_size)]
