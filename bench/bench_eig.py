@@ -27,11 +27,10 @@ import argparse
 import datetime as dt
 import json
 import platform
-import statistics
-import time
 from pathlib import Path
 
 import numpy as np
+from common import median_time, on_gpu
 
 import cljacobi
 from cljacobi.host.device import default_queue
@@ -49,32 +48,15 @@ def _accuracy(M, lam_sorted, w, U):
     return out
 
 
-def _time(fn, repeat):
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), times, result
-
-
 def _peers():
     peers = {"numpy.eigh": lambda M: np.linalg.eigh(M)}
     try:
         import cupy
         import cupyx.cusolver
 
-        def on_gpu(solve):
-            def run(M):
-                dM = cupy.asarray(M)
-                cupy.cuda.Device().synchronize()
-                w, U = solve(dM)
-                cupy.cuda.Device().synchronize()
-                return cupy.asnumpy(w), cupy.asnumpy(U)
-            return run
-
         peers["cupy.eigh (syevd)"] = on_gpu(lambda dM: cupy.linalg.eigh(dM))
-        peers["cusolver.syevj"] = on_gpu(lambda dM: cupyx.cusolver.syevj(dM, with_eigen_vector=True))
+        peers["cusolver.syevj"] = on_gpu(
+            lambda dM: cupyx.cusolver.syevj(dM, with_eigen_vector=True))
     except Exception as error:
         print(f"# cupy peers unavailable: {error!r}")
     return peers
@@ -137,7 +119,7 @@ def main() -> None:
                 variant, _, width = variant_spec.partition(":")
                 options = {"variant": variant, "block_width": int(width) if width else None,
                            "_layout": layout}
-                seconds, times, (result, info) = _time(
+                seconds, times, (result, info) = median_time(
                     lambda: cljacobi.eig_indefinite(M, return_info=True, **options), repeat
                 )
                 name = f"cljacobi[{variant_spec}" + (f",{layout}]" if layout else "]")
@@ -166,7 +148,7 @@ def main() -> None:
             if name == "numpy.eigh" and n > args.numpy_max:
                 continue
             reps = repeat if name == "numpy.eigh" else max(repeat, 3)
-            seconds, times, (w, U) = _time(lambda: solve(M), reps)
+            seconds, times, (w, U) = median_time(lambda: solve(M), reps)
             records.append({"n": n, "solver": name, "dtype": dtype.name,
                             "seconds": seconds, "all_seconds": times,
                             **_accuracy(M, lam_sorted, np.asarray(w), np.asarray(U))})

@@ -24,11 +24,10 @@ import argparse
 import datetime as dt
 import json
 import platform
-import statistics
-import time
 from pathlib import Path
 
 import numpy as np
+from common import median_time, on_gpu
 
 import cljacobi
 from cljacobi.host.device import default_queue
@@ -59,29 +58,11 @@ def _accuracy(A, sigma, U, S, Vh):
     return out
 
 
-def _time(fn, repeat):
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), times, result
-
-
 def _peers():
     peers = {"numpy.svd (gesdd)": lambda A: np.linalg.svd(A, full_matrices=False)}
     try:
         import cupy
         import cupyx.cusolver
-
-        def on_gpu(solve):
-            def run(A):
-                dA = cupy.asarray(A)
-                cupy.cuda.Device().synchronize()
-                U, S, Vh = solve(dA)
-                cupy.cuda.Device().synchronize()
-                return cupy.asnumpy(U), cupy.asnumpy(S), cupy.asnumpy(Vh)
-            return run
 
         peers["cupy.svd (gesvd)"] = on_gpu(lambda dA: cupy.linalg.svd(dA, full_matrices=False))
         if hasattr(cupyx.cusolver, "gesvdj"):
@@ -142,7 +123,7 @@ def main() -> None:
         m = int(round(args.aspect * n))
         A, sigma = make_matrix(m, n, rng, dtype)
         for layout in layouts:
-            seconds, times, (result, info) = _time(
+            seconds, times, (result, info) = median_time(
                 lambda: cljacobi.svd(A, compute_uv=compute_uv, return_info=True,
                                      _layout=layout), args.repeat)
             U, S, Vh = result if compute_uv else (None, result, None)
@@ -161,7 +142,7 @@ def main() -> None:
         for name, solve in peers.items():
             if name.startswith("numpy") and n > args.numpy_max:
                 continue
-            seconds, times, (U, S, Vh) = _time(lambda: solve(A), args.repeat)
+            seconds, times, (U, S, Vh) = median_time(lambda: solve(A), args.repeat)
             records.append({"m": m, "n": n, "solver": name, "dtype": dtype.name,
                             "seconds": seconds, "all_seconds": times,
                             **_accuracy(A, sigma, np.asarray(U), np.asarray(S), np.asarray(Vh))})

@@ -20,13 +20,11 @@ rows; a wide ``A`` is handled through ``A^*``.
 from __future__ import annotations
 
 import time
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyopencl as cl
 import scipy.linalg
-
-from typing import Any
 
 from ._arrays import is_device_array, to_device, to_host
 from ._results import SolveInfo

@@ -43,9 +43,10 @@ class Operands:
     Column c of G starts at element ``c * ldg``; ``columns - r`` border
     columns follow the r columns of G, border column ``r + i`` being the unit
     vector ``e_(m + i)`` (so ``rows = m + columns - r`` rows are in use).
-    `column_signs` is the signature of the r columns of G (+1 or -1).  Complex data are stored as ``dtype`` elements, or with
-    ``split`` as each column's real parts followed by its imaginary parts
-    (then the stride is ``2 * ldg`` reals).
+    `column_signs` is the signature of the r columns of G (+1 or -1).
+    Complex data are stored as ``dtype`` elements, or with ``split`` as each
+    column's real parts followed by its imaginary parts (then the stride is
+    ``2 * ldg`` reals).
     """
 
     g: cl.Buffer

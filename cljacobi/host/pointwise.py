@@ -22,7 +22,7 @@ from ..strategies import STRATEGIES, step_table
 from .device import require_fp64
 from .diagonal import DIAG_DTYPE, DIAG_DTYPE_SINGLE, sort_diagonal
 from .limits import check_global_memory, check_local_memory, choose_work_group_size
-from .operands import ROW_ALIGNMENT, Operands, download, upload
+from .operands import Operands, download, upload
 from .programs import COMPLEX_LAYOUTS, KernelSpec, build_program
 
 __all__ = [

@@ -1,0 +1,36 @@
+"""Helpers the benchmark scripts share: timing and the CuPy peers."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def median_time(fn: Callable[[], Any], repeat: int) -> tuple[float, list[float], Any]:
+    """``(median seconds, all seconds, last result)`` of `repeat` timed calls
+    after one untimed call (program builds, step tables, library handles and
+    first-touch allocations of this size stay out of the timings)."""
+    result = fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), times, result
+
+
+def on_gpu(solve: Callable[[Any], tuple]) -> Callable[[Any], tuple]:
+    """A CuPy solver as a host-to-host function: the upload, the solve and
+    the download are timed together, synchronized on both ends."""
+    import cupy
+
+    def run(A):
+        dA = cupy.asarray(A)
+        cupy.cuda.Device().synchronize()
+        results = solve(dA)
+        cupy.cuda.Device().synchronize()
+        return tuple(cupy.asnumpy(x) for x in results)
+
+    return run
