@@ -167,7 +167,8 @@ def main() -> None:
             ratio = ours["seconds"] / r["seconds"]
             print(f"| {n} | {r['solver']} | {r['seconds']:.4g} | {ratio:.3g} | "
                   f"{r.get('sweeps', '')} | {r['max_rel_eig_error']:.2e} | "
-                  f"{r.get('orthogonality', float('nan')):.1e} | {r.get('residual', float('nan')):.1e} |")
+                  f"{r.get('orthogonality', float('nan')):.1e} | "
+                  f"{r.get('residual', float('nan')):.1e} |")
 
     payload = {
         "benchmark": f"eig_indefinite, Novakovic-Singer 2011 spectra, {dtype.name}",

@@ -1,4 +1,4 @@
-"""Helpers the benchmark scripts share: timing and the CuPy peers."""
+"""Helpers the benchmark scripts share: timing, profiling queues, the CuPy peers."""
 
 from __future__ import annotations
 
@@ -6,6 +6,17 @@ import statistics
 import time
 from collections.abc import Callable
 from typing import Any
+
+
+def profiling_queue():
+    """A queue with event profiling on the device ``CLJACOBI_DEVICE`` names."""
+    import pyopencl as cl
+
+    from cljacobi.host.device import default_queue
+
+    base = default_queue()
+    return cl.CommandQueue(base.context, base.device,
+                           properties=cl.command_queue_properties.PROFILING_ENABLE)
 
 
 def median_time(fn: Callable[[], Any], repeat: int) -> tuple[float, list[float], Any]:

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 import pyopencl as cl
+from common import profiling_queue
 
 import cljacobi
-from cljacobi.host.device import default_queue
 from cljacobi.matrices import paper_spectrum, with_spectrum
 
 
@@ -85,9 +85,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
-    base = default_queue()
-    queue = cl.CommandQueue(
-        base.context, base.device, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    queue = profiling_queue()
     rng = np.random.default_rng(args.seed)
     lam = paper_spectrum(args.n, rng=rng)
     M = with_spectrum(lam, rng=rng, dtype=np.dtype(args.dtype))

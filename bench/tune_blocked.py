@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 import pyopencl as cl
+from common import profiling_queue
 from profile_kernels import Recorder
 
 from cljacobi.host.blocked import BlockedHSVD
-from cljacobi.host.device import default_queue
 from cljacobi.host.operands import upload
 
 #: Variants: the block width and BlockedHSVD's tuning keywords (the others
@@ -60,9 +60,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
-    base = default_queue()
-    queue = cl.CommandQueue(
-        base.context, base.device, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    queue = profiling_queue()
     n = args.n
     rng = np.random.default_rng(0)
     G = np.asfortranarray(rng.standard_normal((n, n)))
