@@ -36,9 +36,14 @@ __all__ = ["DeviceJFactor", "factor_on_device", "j_factorize_device"]
 TILE = 16
 #: Row tiles per work-group of the update kernel (one partial-maximum record
 #: each strip of `UPDATE_STRIP` tiles, fewer records for the pivot kernel to reduce).
-UPDATE_STRIP = 4
+#: With PIVOT_WORK_GROUP, measured on an NVIDIA H200 (bench/tune_factorization.py,
+#: results/tune-factorization-H200-2026-11-22*.json), device seconds of the
+#: update and pivot kernels at n = 8192: strip 4 / 512 items 1.077 + 0.389,
+#: 8 / 512 1.019 + 0.334, 16 / 512 1.038 + 0.297, 4 / 1024 1.076 + 0.314,
+#: 8 / 1024 1.017 + 0.282 (at n = 4096: 0.153 + 0.098 against 0.149 + 0.087).
+UPDATE_STRIP = 8
 #: Work-items of the one work-group of the pivot kernel (at most; a power of two).
-PIVOT_WORK_GROUP = 512
+PIVOT_WORK_GROUP = 1024
 #: Pivot steps enqueued between two reads of the step state.
 STEPS_PER_BATCH = 32
 #: Bytes of one partial-maximum record (``cjac_bp_max``).
