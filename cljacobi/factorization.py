@@ -45,13 +45,14 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
+
+from ._threads import usable_cpus
 
 __all__ = ["BUNCH_PARLETT_ALPHA", "JFactor", "definite_factorize", "j_factorize", "shorten"]
 
@@ -139,11 +140,7 @@ def _thread_count(n: int) -> int:
     """Worker threads for an order-``n`` factorization (1: no pool)."""
     if n < _THREADS_MIN_N:
         return 1
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(cpus, _MAX_THREADS))
+    return max(1, min(usable_cpus(), _MAX_THREADS))
 
 
 class _BlockLower:

@@ -4,11 +4,12 @@ options first, then the arrays."""
 from __future__ import annotations
 
 import numbers
-import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
+
+from ._threads import usable_cpus
 
 __all__ = [
     "HERMITIAN_RTOL",
@@ -107,11 +108,7 @@ _MAX_THREADS = 8
 
 
 def _worker_threads() -> int:
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(cpus, _MAX_THREADS))
+    return max(1, min(usable_cpus(), _MAX_THREADS))
 
 
 class SymmetricPart(NamedTuple):
