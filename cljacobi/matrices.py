@@ -50,6 +50,18 @@ def paper_a(n: int) -> float:
     return 50.0
 
 
+def _order_and_positive(n: int, p: int | None) -> tuple[int, int]:
+    """Checked order n and number p of positive eigenvalues (default n // 2)."""
+    n = int(n)
+    if n < 0:
+        raise ValueError("n must be >= 0")
+    if p is None:
+        p = n // 2
+    if not 0 <= p <= n:
+        raise ValueError(f"p must be in [0, {n}], got {p}")
+    return n, p
+
+
 def paper_spectrum(
     n: int,
     *,
@@ -84,13 +96,7 @@ def paper_spectrum(
     ----------
     V. Novaković and S. Singer, BIT 51 (2011), Sect. 5 and Table 2.
     """
-    n = int(n)
-    if n < 0:
-        raise ValueError("n must be >= 0")
-    if p is None:
-        p = n // 2
-    if not 0 <= p <= n:
-        raise ValueError(f"p must be in [0, {n}], got {p}")
+    n, p = _order_and_positive(n, p)
     if a is None:
         a = paper_a(n)
     if not a > 0:
@@ -285,13 +291,7 @@ def graded(
         The diagonal scaling as a diagonal matrix (``np.diag(D)`` gives the
         vector of powers of two).
     """
-    n = int(n)
-    if n < 0:
-        raise ValueError("n must be >= 0")
-    if p is None:
-        p = n // 2
-    if not 0 <= p <= n:
-        raise ValueError(f"p must be in [0, {n}], got {p}")
+    n, p = _order_and_positive(n, p)
     low_exponent = int(low_exponent)
     if low_exponent > 0:
         raise ValueError("low_exponent must be <= 0")
