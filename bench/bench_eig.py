@@ -7,7 +7,7 @@ the eigenvalues positive -- built as Q diag(lambda) Q^T.
 Peers (each when importable): numpy.linalg.eigh (LAPACK syevd),
 cupy.linalg.eigh (cuSOLVER syevd), cupyx.cusolver.syevj (cuSOLVER Jacobi).
 
-For each n and solver: median seconds over --repeat runs after a warm-up,
+For each n and solver: median seconds over --repeat runs after one untimed run,
 relative eigenvalue errors against the prescribed spectrum, ||I - U^T U||_F,
 ||M U - U diag(w)||_F / ||M||_F, and for cljacobi the sweeps, rotations and the
 per-phase time split.  Writes JSON (and a markdown table on stdout).
@@ -24,18 +24,14 @@ both device storage layouts of complex data timed side by side:
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
-import platform
 from pathlib import Path
 
 import numpy as np
-from common import median_time, on_gpu
+from common import median_time, on_gpu, write_results
 
 import cljacobi
 from cljacobi.host.device import default_queue
 from cljacobi.matrices import paper_spectrum, with_spectrum
-from cljacobi.strategies import step_table
 
 
 def _accuracy(M, lam_sorted, w, U):
@@ -89,17 +85,9 @@ def main() -> None:
     peers = {k: v for k, v in _peers().items() if k not in args.skip}
     rng = np.random.default_rng(args.seed)
 
-    # Warm-up: build every variant's programs once, at an order that takes the
-    # device factorization and the GPU work-group sizes (the build cache then
-    # serves every size), and the step tables of the sizes to come.
+    # Peers that cannot take this dtype are dropped here; every solver's first
+    # call at each size is an untimed warm-up (median_time).
     warm = with_spectrum(paper_spectrum(512, rng=rng), rng=rng, dtype=dtype)
-    for layout in layouts:
-        for variant_spec in args.variants:
-            variant, _, width = variant_spec.partition(":")
-            cljacobi.eig_indefinite(warm, variant=variant,
-                                    block_width=int(width) if width else None, _layout=layout)
-    for n in args.sizes:
-        step_table("me", n + n % 2)
     for name, solve in list(peers.items()):
         try:
             solve(warm)
@@ -170,19 +158,8 @@ def main() -> None:
                   f"{r.get('orthogonality', float('nan')):.1e} | "
                   f"{r.get('residual', float('nan')):.1e} |")
 
-    payload = {
-        "benchmark": f"eig_indefinite, Novakovic-Singer 2011 spectra, {dtype.name}",
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "device": device,
-        "host": platform.node(), "cpu": platform.processor(),
-        "numpy": np.__version__, "cljacobi": cljacobi.__version__,
-        "records": records,
-    }
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(payload, indent=1))
-        print(f"# wrote {args.out}")
-
+    write_results(args.out, f"eig_indefinite, Novakovic-Singer 2011 spectra, {dtype.name}",
+                  device, records)
 
 if __name__ == "__main__":
     main()

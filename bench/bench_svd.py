@@ -8,7 +8,7 @@ float64/complex128; ``--aspect 2`` gives m = 2n (the QR-first path).
 Peers (each when importable): numpy.linalg.svd (LAPACK gesdd),
 cupy.linalg.svd (cuSOLVER gesvd), cupyx.cusolver.gesvdj (cuSOLVER Jacobi).
 
-For each n and solver: median seconds over --repeat runs after a warm-up,
+For each n and solver: median seconds over --repeat runs after one untimed run,
 the largest relative singular value error against the prescribed sigma,
 ``||I - U^* U||_F``, ``||I - V^* V||_F``, ``||A - U S Vh||_F / ||A||_F``, and for
 cljacobi the sweeps, rotations and per-phase seconds.  Complex data can be
@@ -21,13 +21,10 @@ timed in both device layouts in one run:
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
-import platform
 from pathlib import Path
 
 import numpy as np
-from common import median_time, on_gpu
+from common import median_time, on_gpu, write_results
 
 import cljacobi
 from cljacobi.host.device import default_queue
@@ -108,9 +105,9 @@ def main() -> None:
     peers = {k: v for k, v in _peers().items() if k not in args.skip}
     rng = np.random.default_rng(args.seed)
 
+    # Peers that cannot take this dtype are dropped here; every solver's first
+    # call at each size is an untimed warm-up (median_time).
     warm, _ = make_matrix(int(64 * args.aspect), 64, rng, dtype)
-    for layout in layouts:
-        cljacobi.svd(warm, compute_uv=compute_uv, _layout=layout)
     for name, solve in list(peers.items()):
         try:
             solve(warm)
@@ -160,19 +157,8 @@ def main() -> None:
                   f"{r['max_rel_sv_error']:.2e} | {r.get('orthogonality_U', float('nan')):.1e} | "
                   f"{r.get('residual', float('nan')):.1e} |")
 
-    payload = {
-        "benchmark": f"svd, log-uniform singular values in [1e-5, 1], {dtype.name}, "
-                     f"aspect {args.aspect}",
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "device": device, "host": platform.node(), "cpu": platform.processor(),
-        "numpy": np.__version__, "cljacobi": cljacobi.__version__,
-        "records": records,
-    }
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(payload, indent=1))
-        print(f"# wrote {args.out}")
-
+    write_results(args.out, f"svd, log-uniform singular values in [1e-5, 1], {dtype.name}, "
+                  f"aspect {args.aspect}", device, records)
 
 if __name__ == "__main__":
     main()

@@ -1,10 +1,15 @@
-"""Helpers the benchmark scripts share: timing, profiling queues, the CuPy peers."""
+"""Helpers the benchmark scripts share: timing, profiling queues, the CuPy peers,
+the JSON results."""
 
 from __future__ import annotations
 
+import datetime as dt
+import json
+import platform
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -45,3 +50,23 @@ def on_gpu(solve: Callable[[Any], tuple]) -> Callable[[Any], tuple]:
         return tuple(cupy.asnumpy(x) for x in results)
 
     return run
+
+
+def write_results(path: Path | None, benchmark: str, device: str, records: list) -> None:
+    """Write `records` as JSON with the date, the device and the host (if `path`)."""
+    if path is None:
+        return
+    import numpy as np
+
+    import cljacobi
+
+    payload = {
+        "benchmark": benchmark,
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "device": device, "host": platform.node(), "cpu": platform.processor(),
+        "numpy": np.__version__, "cljacobi": cljacobi.__version__,
+        "records": records,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=1))
+    print(f"# wrote {path}")
