@@ -46,8 +46,6 @@ UPDATE_STRIP = 8
 PIVOT_WORK_GROUP = 1024
 #: Pivot steps enqueued between two reads of the step state.
 STEPS_PER_BATCH = 32
-#: Bytes of one partial-maximum record (``cjac_bp_max``).
-_MAX_RECORD = 32
 #: The step state of ``bunch_parlett.cl.mako``: k, s, p, q, flag, pending (and padding).
 _STATE_WORDS = 8
 _K, _FLAG = 0, 4
@@ -56,6 +54,8 @@ _RUNNING, _SMALL, _DONE = 0, 1, 2
 _RECORD_DTYPE = np.dtype([("off_value", np.float64), ("diag_value", np.float64),
                           ("off_row", np.int32), ("off_col", np.int32),
                           ("diag_index", np.int32), ("pad", np.int32)])
+#: Bytes of one partial-maximum record.
+_MAX_RECORD = _RECORD_DTYPE.itemsize
 
 
 def _round_up(value: int, multiple: int) -> int:
