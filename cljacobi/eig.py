@@ -170,8 +170,9 @@ def _run_device(
     complex Hermitian (complex128, in the layout of the pointwise phase);
     single precision runs pointwise ("auto"), and asking for a blocked
     variant there is a ValueError.  "auto" and the default block width
-    follow the same rule for real and complex data, with the local memory
-    of 16-byte complex elements deciding which widths fit.
+    follow :func:`cljacobi.host.variants.choose_variant` (a rule per element
+    type; the local memory of 16-byte complex elements decides which widths
+    fit).
     """
     queue, max_sweeps, options = sweeps.queue, sweeps.max_sweeps, sweeps.options
     variant, block_width = sweeps.variant, sweeps.block_width
