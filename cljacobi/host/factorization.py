@@ -5,9 +5,9 @@ The same factorization as :func:`cljacobi.factorization.j_factorize`,
 Slapničar 1992), but the O(n^3) Schur-complement updates and the complete
 pivot search run on the OpenCL device.  The pivot decisions stay on the
 device too (a small step state every kernel reads), so the host enqueues the
-steps in batches and reads the state once per batch; it steps in only when
-the remaining entries fall below the normwise rank tolerance, to apply the
-entrywise test.  Real symmetric (float64) and complex Hermitian (complex128,
+steps in batches and reads the state once per batch; it steps in once, when
+the remaining entries first fall below the normwise rank tolerance, to turn
+the entrywise rank test on, which the kernels then decide on the device.  Real symmetric (float64) and complex Hermitian (complex128,
 stored as interleaved (re, im) pairs on the device) input.
 
 One pivot step is two launches: ``cjac_bp_pivot`` (one work-group: the pivot
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl as cl
 
-from ..factorization import JFactor, _negligible_entrywise_dense
+from ..factorization import JFactor, rank_noise_level
 from .device import require_fp64
 from .limits import check_global_memory
 from .programs import KernelSpec, build_program
@@ -46,14 +46,15 @@ UPDATE_STRIP = 8
 PIVOT_WORK_GROUP = 1024
 #: Pivot steps enqueued between two reads of the step state.
 STEPS_PER_BATCH = 32
-#: The step state of ``bunch_parlett.cl.mako``: k, s, p, q, flag, pending (and padding).
+#: The step state of ``bunch_parlett.cl.mako``: k, s, p, q, flag, pending, testing
+#: (and padding).
 _STATE_WORDS = 8
-_K, _FLAG = 0, 4
+_K, _FLAG, _TESTING = 0, 4, 6
 _RUNNING, _SMALL, _DONE = 0, 1, 2
 #: ``cjac_bp_max`` of the template, as numpy reads it.
 _RECORD_DTYPE = np.dtype([("off_value", np.float64), ("diag_value", np.float64),
                           ("off_row", np.int32), ("off_col", np.int32),
-                          ("diag_index", np.int32), ("pad", np.int32)])
+                          ("diag_index", np.int32), ("significant", np.int32)])
 #: Bytes of one partial-maximum record.
 _MAX_RECORD = _RECORD_DTYPE.itemsize
 
@@ -163,6 +164,7 @@ def factor_on_device(
     row_groups = -(-tiles // UPDATE_STRIP)
     item = dtype.itemsize
     check_global_memory(device, {"A": item * lda * n, "G": item * lda * n,
+                                 "|M| for the rank test": 8 * lda * n,
                                  "partial maxima": _MAX_RECORD * tiles * row_groups})
     pivot_group = min(PIVOT_WORK_GROUP, 1 << (device.max_work_group_size.bit_length() - 1))
     spec = KernelSpec("bunch_parlett", str(dtype), pivot_group, False, tile_rows=TILE)
@@ -173,7 +175,7 @@ def factor_on_device(
     # copies the lower triangle onto the upper one (conjugated, the diagonal
     # made real), so only the lower triangle of M counts, as on the host.
     rows = np.ascontiguousarray(M.T)  # no copy for a Fortran-ordered M
-    noise_level = n * np.finfo(np.float64).eps
+    noise_level = rank_noise_level(n)
     scaled_test = rank_tol is None
 
     mf = cl.mem_flags
@@ -190,6 +192,11 @@ def factor_on_device(
     perm = np.arange(n, dtype=np.int32)
     perm_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=perm)
     signs_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * n)
+    # |m_ij| at the entries' current positions (filled by the first update
+    # launch) and the row norms of the factor by position, for the rank test.
+    scale_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * n * lda)
+    row_norms_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * n)
+    cl.enqueue_fill_buffer(queue, row_norms_buf, np.zeros(1), 0, 8 * n)
     partial_buf = cl.Buffer(ctx, mf.READ_WRITE, _MAX_RECORD * tiles * row_groups)
     # Records of work-groups above the diagonal are never written: zero them,
     # so that the first search's maxima can be read off all records.
@@ -205,10 +212,11 @@ def factor_on_device(
     pivot = cl.Kernel(program, "cjac_bp_pivot")
     pivot.set_args(a_buf, i32(lda), i32(n), state_buf, partial_buf, i32(UPDATE_STRIP),
                    i32(row_groups), np.float64(0.0), perm_buf, w_buf,
-                   i32(lda), g_buf, i32(lda), signs_buf)
+                   i32(lda), g_buf, i32(lda), signs_buf, scale_buf, row_norms_buf)
     update = cl.Kernel(program, "cjac_bp_update")
     update.set_args(a_buf, i32(lda), i32(n), state_buf, w_buf, i32(lda), signs_buf,
-                    partial_buf, i32(UPDATE_STRIP), i32(row_groups))
+                    partial_buf, i32(UPDATE_STRIP), i32(row_groups), scale_buf, row_norms_buf,
+                    np.float64(noise_level))
     pivot_range = (pivot_group,)
     tile_range = (TILE, TILE)
 
@@ -243,20 +251,14 @@ def factor_on_device(
         if flag == _SMALL:
             if not scaled_test:
                 break
-            # The pivot for position k is chosen, not taken.  Rows of
-            # `trailing` are columns of A: its transpose, which the entrywise
-            # test (on moduli) does not mind.
-            trailing = np.empty((n, lda), dtype=dtype)
-            cl.enqueue_copy(queue, trailing, a_buf)
-            cl.enqueue_copy(queue, perm, perm_buf)
-            done = np.empty((n, lda), dtype=dtype)
-            cl.enqueue_copy(queue, done, g_buf)
-            if _negligible_entrywise_dense(
-                trailing[k:, k:n], M, done[:k, :n].T, perm[k:], noise_level
-            ):
-                break
-            state[_FLAG] = _RUNNING  # real data: take this pivot (still pending) and go on
+            # The pivot for position k is chosen, not taken.  Turn the
+            # entrywise test on for this and every later step: one
+            # search-only update (the pivot is pending) tests the trailing
+            # matrix, and the next pivot launch stops or takes the pivot.
+            state[_FLAG] = _RUNNING
+            state[_TESTING] = 1
             cl.enqueue_copy(queue, state_buf, state)
+            enqueue(queue, update, update_range(n - k), tile_range)
         # All launched steps have run: k is exact, and k + j bounds the
         # position of the j-th step of this batch from below (a step that
         # finds the flag set is a no-op, and so are all after it).
