@@ -41,13 +41,17 @@
 ## updated by cjac_bp_pivot with every new column), so the test costs one
 ## more read per entry and no transfer.
 ##
-## Render parameters:
+## Render parameters (cljacobi.host.factorization.BunchParlettSpec):
 ##   real_ctype        "double"
 ##   complex_          whether M is complex Hermitian (else real symmetric)
 ##   layout            "interleaved" (the only complex storage here)
 ##   tile              side of the square work-group of cjac_bp_update
 ##   work_group_size   work-items of the one work-group of cjac_bp_pivot
 ##                     (a power of two)
+##   alpha             the Bunch-Parlett constant (1 + sqrt(17)) / 8
+##   state_defines     #define lines of the step state's words and flags
+##   record_struct     the typedef of cjac_bp_max, from the host's record dtype
+##   signatures        the kernels' arguments (cljacobi.host.signatures)
 <%namespace name="arith" file="arith.cl.mako"/>
 %if layout != "interleaved":
 <% raise ValueError(f"bunch_parlett stores complex data interleaved, not {layout!r}") %>
@@ -61,33 +65,19 @@ ${arith.element(real_ctype, complex_, layout)}
 #define WG ${work_group_size}
 /* Bunch & Parlett (1971): alpha = (1 + sqrt(17)) / 8 balances the growth of
  * 1x1 and 2x2 pivots. */
-#define CJAC_BP_ALPHA ${repr((1 + 17 ** 0.5) / 8)}
+#define CJAC_BP_ALPHA ${repr(alpha)}
 
 /* The step state: state[K] = k, the first position not yet eliminated; s, p, q
  * the pivot last chosen (p <= q; p == q for s = 1): taken at k - s, or, with
  * state[PENDING] set, chosen for position k and not taken; the flag; whether
  * the entrywise rank test is on.  (s = 0 at the start: nothing taken yet.) */
-#define CJAC_BP_K 0
-#define CJAC_BP_S 1
-#define CJAC_BP_P 2
-#define CJAC_BP_Q 3
-#define CJAC_BP_FLAG 4
-#define CJAC_BP_PENDING 5
-#define CJAC_BP_TESTING 6
-#define CJAC_BP_RUNNING 0
-#define CJAC_BP_SMALL 1
-#define CJAC_BP_DONE 2
+${state_defines}
 
 /* Partial maxima of one work-group: the largest |a_ij| of the trailing matrix
  * (lower triangle i >= j) and where, the largest |a_ii| and where.  Ties go to
  * the smaller (column, row) so the search is deterministic.  For complex a_ij
  * the modulus is hypot(re, im), the quantity the host compares (numpy's abs). */
-typedef struct {
-    cjac_real off_value;
-    cjac_real diag_value;
-    int off_row, off_col;
-    int diag_index, pad;
-} cjac_bp_max;
+${record_struct}
 
 inline bool cjac_bp_better(const cjac_real v, const int col, const int row,
                            const cjac_real best, const int best_col, const int best_row)
@@ -116,11 +106,7 @@ inline bool cjac_bp_better(const cjac_real v, const int col, const int row,
  * partial[by * row_groups + gx].  The grid covers at least the n - k0
  * trailing rows and columns. */
 __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
-void cjac_bp_update(__global cjac_elem *A, const int lda, const int n,
-                    __global const int *state, __global const cjac_elem *W, const int ldw,
-                    __global const cjac_real *signs, __global cjac_bp_max *partial,
-                    const int strip, const int row_groups, __global cjac_real *scale,
-                    __global const cjac_real *row_norms, const cjac_real noise_level)
+void cjac_bp_update(${signatures["cjac_bp_update"].parameters})
 {
     if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING)
         return;  /* uniform over the launch */
@@ -272,12 +258,7 @@ void cjac_bp_update(__global cjac_elem *A, const int lda, const int n,
  * before the entrywise test is on (nothing more is done, CJAC_BP_PENDING
  * set), else CJAC_BP_RUNNING and K = k + s. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void cjac_bp_pivot(__global cjac_elem *A, const int lda, const int n,
-                   __global int *state, __global const cjac_bp_max *partial,
-                   const int strip, const int row_groups, const cjac_real rank_tol,
-                   __global int *perm, __global cjac_elem *W, const int ldw,
-                   __global cjac_elem *G, const int ldg, __global cjac_real *signs,
-                   __global cjac_real *scale, __global cjac_real *row_norms)
+void cjac_bp_pivot(${signatures["cjac_bp_pivot"].parameters})
 {
     if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING)
         return;  /* uniform over the work-group */
