@@ -1,6 +1,6 @@
 """Hermitian indefinite J-factorization ``M = G J G^*`` and QR shortening.
 
-Step 2 of ``eig_indefinite`` (see DESIGN.md, "Data flow of eig_indefinite"):
+Step 2 of ``eig_indefinite`` (see docs/design.md, "Data flow of eig_indefinite"):
 a real symmetric or complex Hermitian, possibly indefinite and singular, ``M``
 is factored by the symmetric indefinite factorization of Bunch and Parlett
 with complete pivoting [1]_, post-processed as in Slapničar [2]_, [3]_ so that
