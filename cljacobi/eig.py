@@ -33,6 +33,7 @@ from .options import JacobiOptions, resolve_options
 from .scaling import factor_shift, factor_shift_from_maxima, matrix_shift_from_range
 from .validation import (
     as_float_matrix,
+    check_flag,
     check_max_sweeps,
     check_on_nonconvergence,
     check_queue_argument,
@@ -434,7 +435,9 @@ def eig_indefinite(
         pyopencl array is copied to the host and the results come back as
         pyopencl arrays on its queue.
     eigvals_only : bool, optional
-        Return only the eigenvalues.
+        Return only the eigenvalues.  This and every other flag take a bool,
+        a numpy bool, or the integer 0 or 1, like numpy; anything else
+        (``"yes"``, None) is a TypeError naming the option.
     check_finite : bool, optional
         Raise ValueError for NaN or inf entries.  If False, that scan is
         skipped; a non-finite entry is still noticed by the scaling (which
@@ -523,7 +526,8 @@ def eig_indefinite(
         span more than float64 holds at once (about ``1e600``, see
         :mod:`cljacobi.scaling`).
     TypeError
-        Unsupported dtype (strings, objects, longdouble) or `queue`.
+        Unsupported dtype (strings, objects, longdouble) or `queue`; a flag
+        that is not a bool, 0 or 1.
     ConvergenceError
         No convergence within `max_sweeps` (a ``numpy.linalg.LinAlgError``),
         unless ``on_nonconvergence="warn"``.
@@ -542,6 +546,10 @@ def eig_indefinite(
     no squared norm or dot product overflows or underflows; see
     :mod:`cljacobi.scaling` for the range handled.
     """
+    eigvals_only = check_flag(eigvals_only, "eigvals_only")
+    check_finite = check_flag(check_finite, "check_finite")
+    check_flag(overwrite_a, "overwrite_a")
+    return_info = check_flag(return_info, "return_info")
     options = resolve_options(strategy, rotation, sort_diagonal)
     max_sweeps = check_max_sweeps(max_sweeps)
     on_nonconvergence = check_on_nonconvergence(on_nonconvergence)
@@ -704,6 +712,9 @@ def hsvd(
         non-finite input with ``check_finite=False``;
         :class:`~cljacobi.ConvergenceError` as in :func:`eig_indefinite`.
     """
+    compute_uv = check_flag(compute_uv, "compute_uv")
+    check_finite = check_flag(check_finite, "check_finite")
+    return_info = check_flag(return_info, "return_info")
     options = resolve_options(strategy, rotation, sort_diagonal)
     max_sweeps = check_max_sweeps(max_sweeps)
     on_nonconvergence = check_on_nonconvergence(on_nonconvergence)

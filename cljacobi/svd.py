@@ -43,6 +43,7 @@ from .host.variants import check_variant_options
 from .options import resolve_options
 from .validation import (
     as_float_matrix,
+    check_flag,
     check_max_sweeps,
     check_on_nonconvergence,
     check_queue_argument,
@@ -73,12 +74,6 @@ class SVDResult(NamedTuple):
     Vh: np.ndarray
 
 
-def _check_flag(value: object, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, not {value!r}")
-    return bool(value)
-
-
 def _complete(U: np.ndarray, valid: np.ndarray, columns: int) -> np.ndarray:
     """`columns` orthonormal columns: those of `U` where `valid`, the rest completed.
 
@@ -98,9 +93,9 @@ def _complete(U: np.ndarray, valid: np.ndarray, columns: int) -> np.ndarray:
 
 def svd(
     A: np.ndarray,
-    *,
     full_matrices: bool = False,
     compute_uv: bool = True,
+    *,
     check_finite: bool = True,
     strategy: str = "auto",
     rotation: int | None = None,
@@ -117,7 +112,9 @@ def svd(
     """Singular value decomposition by one-sided Jacobi rotations on an OpenCL device.
 
     Mirrors :func:`numpy.linalg.svd`: ``A = U @
-    diag(S) @ Vh`` with ``S`` descending.  Hestenes' one-sided Jacobi method
+    diag(S) @ Vh`` with ``S`` descending, and `full_matrices`, `compute_uv`
+    may be given by position as there (``svd(A, False, False)``); unlike
+    numpy, `full_matrices` defaults to False.  Hestenes' one-sided Jacobi method
     (the hyperbolic method of Novaković & Singer 2011 with ``J = I``, only
     the trigonometric rotations of their eq. (2.4)) runs on ``A`` when
     ``m >= n``, on the R of ``A P = Q R`` (QR with column pivoting) when
@@ -138,7 +135,8 @@ def svd(
     full_matrices : bool, optional
         Return ``U`` (m, m) and ``Vh`` (n, n), completed with orthonormal
         bases of the complements like numpy; default ``(m, k)`` and ``(k, n)``
-        with ``k = min(m, n)``.
+        with ``k = min(m, n)``.  Like every flag of cljacobi, a bool, a numpy
+        bool, or the integer 0 or 1 (anything else is a TypeError).
     compute_uv : bool, optional
         Compute ``U`` and ``Vh``; if False only ``S`` is returned.
     check_finite : bool, optional
@@ -173,7 +171,7 @@ def svd(
     ValueError
         `A` less than 2-D or not finite; an unknown option value.
     TypeError
-        Unsupported dtype, or a non-bool flag.
+        Unsupported dtype, or a flag that is not a bool, 0 or 1.
     ConvergenceError
         No convergence within `max_sweeps` (a ``numpy.linalg.LinAlgError``).
 
@@ -194,8 +192,10 @@ def svd(
     .. [3] Z. Drmač and K. Veselić, "New fast and accurate Jacobi SVD
        algorithm I", SIAM J. Matrix Anal. Appl. 29(4), 1322-1342 (2008).
     """
-    full_matrices = _check_flag(full_matrices, "full_matrices")
-    compute_uv = _check_flag(compute_uv, "compute_uv")
+    full_matrices = check_flag(full_matrices, "full_matrices")
+    compute_uv = check_flag(compute_uv, "compute_uv")
+    check_finite = check_flag(check_finite, "check_finite")
+    return_info = check_flag(return_info, "return_info")
     options = resolve_options(strategy, rotation, sort_diagonal)
     max_sweeps = check_max_sweeps(max_sweeps)
     on_nonconvergence = check_on_nonconvergence(on_nonconvergence)

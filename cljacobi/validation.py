@@ -15,6 +15,7 @@ __all__ = [
     "HERMITIAN_RTOL",
     "ON_NONCONVERGENCE",
     "as_float_matrix",
+    "check_flag",
     "check_max_sweeps",
     "check_on_nonconvergence",
     "check_queue_argument",
@@ -25,6 +26,20 @@ __all__ = [
 #: Generous enough for matrices assembled by floating-point products
 #: (``G @ diag(J) @ G.T``); the lower triangle is what is used.
 HERMITIAN_RTOL = float(np.sqrt(np.finfo(np.float64).eps))
+
+
+def check_flag(value: object, name: str) -> bool:
+    """A boolean option as numpy takes one: a bool, a numpy bool, or the integer 0 or 1.
+
+    Anything else (strings such as ``"no"``, None, floats, arrays, other
+    integers) is a TypeError naming the option, rather than being read by
+    its truth value.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Integral) and value in (0, 1):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False (or 0 or 1), not {value!r}")
 
 
 def check_max_sweeps(max_sweeps: object) -> int:

@@ -77,6 +77,64 @@ def test_options_checked_before_the_array(function, kwargs, error, match):
             cljacobi.hsvd(bad_array, np.ones(1), **kwargs)
 
 
+# Every boolean option of every public function, with a call that reaches it.
+FLAGS = {
+    "eig_indefinite": ("eigvals_only", "check_finite", "overwrite_a", "sort_diagonal",
+                       "return_info"),
+    "hsvd": ("compute_uv", "check_finite", "sort_diagonal", "return_info"),
+    "svd": ("full_matrices", "compute_uv", "check_finite", "sort_diagonal", "return_info"),
+}
+FLAG_CASES = [(function, flag) for function, flags in FLAGS.items() for flag in flags]
+
+
+def _call(function, array, **kwargs):
+    if function == "hsvd":
+        return cljacobi.hsvd(array, np.array([1, -1, 1][: array.shape[-1]]), **kwargs)
+    return getattr(cljacobi, function)(array, **kwargs)
+
+
+def test_flag_table_is_complete():
+    """FLAGS names every bool-defaulted parameter of the public functions."""
+    import inspect
+
+    for function, flags in FLAGS.items():
+        parameters = inspect.signature(getattr(cljacobi, function)).parameters.values()
+        booleans = {p.name for p in parameters
+                    if isinstance(p.default, bool) and not p.name.startswith("_")}
+        assert booleans == set(flags), function
+
+
+@pytest.mark.parametrize("bad", ["yes", "no", "", None, 2, -1, 1.0, np.float64(0.0),
+                                 np.array(True), [True]])
+@pytest.mark.parametrize("function,flag", FLAG_CASES)
+def test_flags_refuse_non_booleans(function, flag, bad):
+    """Strings, None, floats, arrays and integers other than 0/1 are a TypeError naming
+    the option, checked before the array (a string array here)."""
+    with pytest.raises(TypeError, match=f"{flag} must be True or False"):
+        _call(function, np.array([["x"]]), **{flag: bad})
+
+
+@pytest.mark.parametrize("function,flag", FLAG_CASES)
+def test_flags_take_numpy_bools_and_0_1_like_numpy(function, flag):
+    M = np.array([[2.0, 1.0, 0.0], [1.0, -3.0, 1.0], [0.0, 1.0, 1.0]])
+    for value in (True, False):
+        expected = _call(function, M, **{flag: value})
+        for same in (np.bool_(value), int(value), np.int64(value), np.uint8(value)):
+            result = _call(function, M, **{flag: same})
+            assert type(result) is type(expected)
+            pairs = list(zip(_arrays(result), _arrays(expected), strict=True))
+            assert pairs and all(np.array_equal(a, b) for a, b in pairs)
+
+
+def _arrays(result):
+    """The arrays in a result, nested tuples flattened (a SolveInfo gives none)."""
+    if isinstance(result, np.ndarray):
+        return [result]
+    if isinstance(result, tuple):
+        return [array for item in result for array in _arrays(item)]
+    return []
+
+
 def test_asymmetry_tolerance_is_the_documented_one(rng):
     M = _symmetric(6, rng)
     scale = np.max(np.abs(M))
