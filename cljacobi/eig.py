@@ -30,9 +30,15 @@ from .host.pointwise import HSVDState, PointwiseHSVD, complex_layout
 from .host.preflight import preflight
 from .host.variants import check_variant_options, choose_variant
 from .options import JacobiOptions, resolve_options
-from .scaling import factor_shift, factor_shift_from_maxima, matrix_shift_from_range
+from .scaling import (
+    NOT_FINITE,
+    factor_shift,
+    factor_shift_from_maxima,
+    matrix_shift_from_range,
+)
 from .validation import (
     as_float_matrix,
+    as_signature,
     check_flag,
     check_max_sweeps,
     check_on_nonconvergence,
@@ -54,8 +60,14 @@ DEFAULT_MAX_SWEEPS = 60
 
 
 def _power_of_two_exponent(array: np.ndarray) -> int:
-    """Exponent e with max|array| in [2^(e-1), 2^e); 0 for a zero array."""
+    """Exponent e with max|array| in [2^(e-1), 2^e); 0 for a zero array.
+
+    An inf or NaN entry (let through by ``check_finite=False``) raises
+    LinAlgError, as the scaling of :mod:`cljacobi.scaling` does.
+    """
     largest = float(np.max(np.abs(array))) if array.size else 0.0
+    if not np.isfinite(largest):
+        raise np.linalg.LinAlgError(NOT_FINITE)
     return int(np.frexp(largest)[1]) if largest > 0 else 0
 
 
@@ -102,6 +114,9 @@ def _name(base: str, index: tuple[int, ...]) -> str:
 class _Sweeps:
     """How one call runs its sweeps: the same for every matrix of a stack."""
 
+    #: The public function called, as the messages name it.
+    caller: str
+    #: None when no matrix of the call needs the device.
     queue: cl.CommandQueue | None
     max_sweeps: int
     on_nonconvergence: str
@@ -170,10 +185,10 @@ def _run_device(
     The blocked kernels handle double precision data, real (float64) and
     complex Hermitian (complex128, in the layout of the pointwise phase);
     single precision runs pointwise ("auto"), and asking for a blocked
-    variant there is a ValueError.  "auto" and the default block width
-    follow :func:`cljacobi.host.variants.choose_variant` (a rule per element
-    type; the local memory of 16-byte complex elements decides which widths
-    fit).
+    variant there (or a `block_width`) is a ValueError.  "auto" and the
+    default block width follow :func:`cljacobi.host.variants.choose_variant`
+    (a rule per element type; the local memory of 16-byte complex elements
+    decides which widths fit).
     """
     queue, max_sweeps, options = sweeps.queue, sweeps.max_sweeps, sweeps.options
     variant, block_width = sweeps.variant, sweeps.block_width
@@ -182,10 +197,13 @@ def _run_device(
     single = _single_precision(queue, sweeps.result_dtype, sweeps.single)
     info.precision = "single" if single else "double"
     if single:
-        if variant in ("bo", "fb"):
+        if variant in ("bo", "fb") or block_width is not None:
+            asked = f"variant={variant!r}" + (
+                f" with block_width={block_width}" if block_width is not None else "")
             raise ValueError(
-                f"variant={variant!r} handles double precision data only (float64, "
-                "complex128); single precision runs variant='pointwise' or 'auto'"
+                f"{asked} asks for the blocked kernels, which handle double precision data "
+                "only (float64, complex128); single precision runs variant='pointwise' or "
+                "'auto' without block_width"
             )
         variant = "pointwise"
     element_bytes = COMPLEX_ELEMENT_BYTES if np.iscomplexobj(G) else REAL_ELEMENT_BYTES
@@ -228,7 +246,7 @@ def _run_device(
         info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
     if not info.converged and sweeps.on_nonconvergence == "raise":
         raise ConvergenceError(
-            f"the hyperbolic Jacobi method did not converge in {max_sweeps} sweeps"
+            f"{sweeps.caller} did not converge in {max_sweeps} sweeps"
             f"{_where(index)} (rotations per sweep: {info.rotations_per_sweep}); pass a "
             "larger max_sweeps, or on_nonconvergence='warn' for the partial result",
             info,
@@ -236,18 +254,56 @@ def _run_device(
     return state
 
 
-def _require_finite(index: tuple[int, ...], *arrays: np.ndarray | None) -> None:
-    """Never hand out NaN or inf: raise LinAlgError if a result is not finite."""
+def _complete(U: np.ndarray, valid: np.ndarray, columns: int) -> np.ndarray:
+    """`columns` orthonormal columns: those of `U` where `valid`, the rest completed.
+
+    The valid columns keep their positions; the others (zero singular values,
+    or the extra columns of ``full_matrices=True``) are filled with an
+    orthonormal basis of the orthogonal complement of the valid ones.
+    """
+    m = U.shape[0]
+    out = np.zeros((m, columns), dtype=U.dtype)
+    out[:, : U.shape[1]][:, valid] = U[:, valid]
+    missing = np.flatnonzero(~np.concatenate([valid, np.zeros(columns - U.shape[1], bool)]))
+    if missing.size:
+        Q, _ = np.linalg.qr(U[:, valid], mode="complete")
+        out[:, missing] = Q[:, int(np.count_nonzero(valid)) :][:, : missing.size]
+    return out
+
+
+def _unit_columns(
+    G: np.ndarray, norms: np.ndarray, Q: np.ndarray | None, columns: int
+) -> np.ndarray:
+    """The columns of G divided by their `norms`, premultiplied by Q (if G is
+    the R of ``Q R``), and completed to `columns` orthonormal columns where a
+    norm is zero and beyond G's own columns (:func:`_complete`)."""
+    nonzero = norms > 0
+    U = np.zeros_like(G)
+    U[:, nonzero] = G[:, nonzero] / norms[nonzero]
+    if Q is not None:
+        U = Q @ U
+    return _complete(U, nonzero, columns)
+
+
+def _require_finite(values: str, *arrays: np.ndarray | None) -> None:
+    """Never hand out NaN or inf: raise LinAlgError if a result is not finite.
+
+    The input is finite here (checked up front, or, with
+    ``check_finite=False``, by the scaling), so what can still be infinite
+    is a result beyond float64's range: `values` names it for the message
+    (say ``"an eigenvalue of M[1]"``).
+    """
     for array in arrays:
         if array is not None and not np.isfinite(array).all():
             raise np.linalg.LinAlgError(
-                f"the computation produced non-finite values{_where(index)}; the input is "
-                "numerically rank deficient or outside the range cljacobi handles"
+                f"{values} exceeds the largest float64 ({np.finfo(np.float64).max:.3g}) "
+                "and cannot be returned"
             )
 
 
-def _warn_about(infos: list[SolveInfo], leading: tuple[int, ...]) -> None:
-    """The warnings of a finished call, once per call, pointing at the caller's line."""
+def _warn_about(infos: list[SolveInfo], leading: tuple[int, ...], caller: str) -> None:
+    """The warnings of a finished call to `caller`, once per call, pointing at the
+    caller's line."""
 
     def which(flags: list[bool]) -> str:
         if not leading:
@@ -258,17 +314,21 @@ def _warn_about(infos: list[SolveInfo], leading: tuple[int, ...]) -> None:
     unconverged = [not info.converged for info in infos]
     if any(unconverged):
         warnings.warn(
-            "the hyperbolic Jacobi method did not converge in max_sweeps sweeps"
+            f"{caller} did not converge in max_sweeps sweeps"
             f"{which(unconverged)}; the partial result is returned (info.converged is False)",
             ConvergenceWarning,
             stacklevel=4,  # public function <- _solve_all <- here
         )
     broken = [info.breakdown for info in infos]
     if any(broken):
+        # With J = I (svd) every pair rotates trigonometrically: only an angle
+        # below the floating-point range leaves one unrotated.
+        reason = "a rotation angle below the floating-point range" if caller == "svd" else (
+            "numerically dependent columns of opposite signs in the factor, or a rotation "
+            "angle below the floating-point range")
         warnings.warn(
-            "some pivot pairs could not be rotated (numerically dependent hyperbolic pairs, "
-            f"or a rotation below the floating-point range){which(broken)}; the factor is "
-            "(nearly) rank deficient and the results may be inaccurate",
+            f"{caller}: some pivot pairs could not be rotated ({reason}){which(broken)}; "
+            "the results may be inaccurate",
             RuntimeWarning,
             stacklevel=4,  # public function <- _solve_all <- here
         )
@@ -288,7 +348,7 @@ def _eig_single(
     info = _new_info()
 
     def finish(w: np.ndarray, U: np.ndarray | None):
-        _require_finite(index, w, U)
+        _require_finite(f"an eigenvalue of {_name('M', index)}", w, U)
         info.seconds["total"] = time.perf_counter() - total_start
         return (w if eigvals_only else EighResult(w, U)), info
 
@@ -302,6 +362,8 @@ def _eig_single(
         info.rank = int(value != 0)
         info.positive = int(value > 0)
         return finish(np.array([value]), np.ones((1, 1), dtype=symmetric.dtype))
+    if largest == 0:  # the zero matrix, like 1 x 1 ones: answered without the device
+        return finish(np.zeros(n), np.eye(n, dtype=M.dtype))
 
     on_device = factorization == "device" or (
         factorization == "auto"
@@ -373,13 +435,8 @@ def _eig_single(
         U = normalized_columns(sweeps.queue, state.operands, order)
         info.seconds["transfer"] += time.perf_counter() - start
         return finish(w[order], U)
-    U = state.G / np.linalg.norm(state.G, axis=0)
-    if Q is not None:
-        U = Q @ U
-    if rank < n:
-        # Complete the orthonormal basis: the null space of M.
-        complete, _ = np.linalg.qr(U, mode="complete")
-        U = np.concatenate([U, complete[:, rank:]], axis=1)
+    # For rank < n the basis is completed by the null space of M.
+    U = _unit_columns(state.G, np.linalg.norm(state.G, axis=0), Q, n)
     return finish(w[order], U[:, order])
 
 
@@ -477,13 +534,16 @@ def eig_indefinite(
         one inner sweep per block pair) or full-block ("fb", inner sweeps to
         convergence) kernels, which are followed by pointwise sweeps that
         decide convergence.  "auto" takes "bo" on GPUs for orders from
-        ``cljacobi.host.variants.AUTO_BLOCKED_MIN_ORDER`` on, else pointwise.
+        ``cljacobi.host.variants.AUTO_BLOCKED_MIN_ORDER`` on, else pointwise;
+        "auto" with a `block_width` is always "bo" of that width (on CPUs
+        and at small orders too).
         The blocked variants run real and complex Hermitian M in double
         precision; single precision runs pointwise ("bo" or "fb" there is a
         ValueError).
     block_width : int, optional
         Block width w of the blocked variants (pivot blocks 2w x 2w in local
-        memory); ValueError naming the device limit if it does not fit.
+        memory); ValueError naming the device limit if it does not fit, and
+        with ``variant="pointwise"``, which has no blocks.
         Complex elements take twice the local memory, so the default width
         for complex M is the widest of the same candidates that fits
         (``cljacobi.host.variants.AUTO_BLOCK_WIDTHS``; w = 16 on a device
@@ -563,15 +623,15 @@ def eig_indefinite(
     )
     n = A.shape[-1]
     run_queue = None
-    if n >= 2 and A.size:
+    if n >= 2 and np.any(A):  # else every matrix is answered on the host
         run_queue = _checked_queue(
             queue, array_queue, A, rows=n, columns=n, accumulate_v=False,
             result_dtype=result_dtype, single=_single,
         )
 
     sweeps = _Sweeps(
-        run_queue, max_sweeps, on_nonconvergence, variant, block_width, _layout, result_dtype,
-        _single, options,
+        "eig_indefinite", run_queue, max_sweeps, on_nonconvergence, variant, block_width,
+        _layout, result_dtype, _single, options,
     )
 
     def solve(index: tuple[int, ...], matrix: np.ndarray):
@@ -582,7 +642,7 @@ def eig_indefinite(
 
     # Shapes and dtypes of one result (zeros: allocated lazily, never filled).
     template = np.zeros(n) if eigvals_only else EighResult(np.zeros(n), np.zeros((n, n), A.dtype))
-    result, info = _solve_all(A, solve, template, result_dtype)
+    result, info = _solve_all(A, solve, template, sweeps)
     if is_device_array(M):
         result = to_device(result, array_queue or run_queue or resolve_queue(queue))
     return (result, info) if return_info else result
@@ -611,9 +671,10 @@ def _checked_queue(
     return run_queue
 
 
-def _solve_all(A: np.ndarray, solve: Any, template: Any, result_dtype: np.dtype) -> tuple[Any, Any]:
+def _solve_all(A: np.ndarray, solve: Any, template: Any, sweeps: _Sweeps) -> tuple[Any, Any]:
     """`solve` each matrix of `A` (one, or a stack over the leading dimensions),
-    warn once for the whole call, and cast the results to `result_dtype`'s precision.
+    warn once for the whole call, and cast the results to the precision of
+    ``sweeps.result_dtype``.
 
     Returns ``(result, info)``; for a stack, `info` is a list (C order).
     """
@@ -624,8 +685,8 @@ def _solve_all(A: np.ndarray, solve: Any, template: Any, result_dtype: np.dtype)
     else:
         result, info = solve((), A)
         infos = [info]
-    _warn_about(infos, leading)
-    return _cast(result, result_dtype), info
+    _warn_about(infos, leading, sweeps.caller)
+    return _cast(result, sweeps.result_dtype), info
 
 
 def _cast(result: Any, dtype: np.dtype) -> Any:
@@ -680,12 +741,22 @@ def hsvd(
     Parameters
     ----------
     G : (..., m, n) array_like or pyopencl.array.Array
-        Real or complex, of full column rank (m >= n, no zero column), or a stack of
-        such.  A tall G is shortened by QR first.  Dtypes, layouts and
-        device arrays as in :func:`eig_indefinite`.
+        Real or complex, ``m >= n``, no zero column, or a stack of such.  A
+        tall G is shortened by QR first.  Dtypes, layouts and device arrays
+        as in :func:`eig_indefinite`.  G may be rank deficient where the
+        hyperbolic SVD exists, i.e. where the dependencies lie among columns
+        of one sign (say a column repeated with the same sign): the
+        rotations within that sign group are orthogonal and turn the
+        dependency into a zero column, so S gets a zero, or rounding-level,
+        value (``info.rank`` counts the nonzero ones) and U an orthonormal
+        column completing the basis, as :func:`svd` does (hsvd with
+        ``J = I`` is the SVD).  Numerically dependent columns of opposite
+        signs have no hyperbolic SVD (no J-unitary V can orthogonalize
+        them): LinAlgError.
     J : (n,) or (..., n) array_like
         The signature: entries +1 or -1 (one for the whole stack, or one per
-        matrix).
+        matrix), as integers or reals; a bool, complex or string J is a
+        TypeError.
     compute_uv : bool, optional
         Compute U and Vh (V is accumulated on the device).  If False only
         ``(S, J)`` are returned.
@@ -697,8 +768,10 @@ def hsvd(
     -------
     HSVDResult(U, S, Vh, J)
         U (m, n) with orthonormal columns; S (n,) **descending** hyperbolic
-        singular values; Vh (n, n) with ``Vh @ diag(J) @ Vh.T = diag(J)``;
-        J (n,) the input signature permuted to match S (int8).  Stacked over
+        singular values; J (n,) the input signature permuted to match S
+        (int8); Vh (n, n) J-unitary between the two signatures:
+        ``Vh @ diag(J_in) @ Vh.conj().T = diag(J)`` with `J_in` the
+        signature passed in and `J` the one returned.  Stacked over
         the leading dimensions of `G`.  With ``compute_uv=False``, the pair
         ``(S, J)``.  With ``return_info=True``, ``(result, info)``.
 
@@ -707,9 +780,13 @@ def hsvd(
     ValueError
         Bad shapes, ``m < n``, a zero column, J not +-1, non-finite input,
         column norms spanning more than float64 holds at once.
+    TypeError
+        Unsupported dtype of G or J (J bool, complex, strings), or a flag
+        that is not a bool, 0 or 1.
     numpy.linalg.LinAlgError
-        G numerically rank deficient (a singular value came out zero), or
-        non-finite input with ``check_finite=False``;
+        No hyperbolic SVD: numerically dependent columns of opposite signs
+        (reported by the sweeps as pairs they could not rotate); non-finite
+        input with ``check_finite=False``; a singular value beyond float64;
         :class:`~cljacobi.ConvergenceError` as in :func:`eig_indefinite`.
     """
     compute_uv = check_flag(compute_uv, "compute_uv")
@@ -725,17 +802,7 @@ def hsvd(
         host, "G", check_finite=check_finite, square=False, stacked=True
     )
     m, n = A.shape[-2:]
-    leading = A.shape[:-2]
-    signs = np.asarray(to_host(J, array_queue or queue)[0])
-    if signs.shape not in {(n,), leading + (n,)}:
-        raise ValueError(
-            f"J must have shape ({n},) to match G of shape {A.shape}"
-            + (f" (or {leading + (n,)}, one per matrix)" if leading else "")
-            + f", got {signs.shape}"
-        )
-    if signs.dtype.kind not in "biuf" or not np.all((signs == 1) | (signs == -1)):
-        raise ValueError("J must contain only +1 and -1")
-    signs = np.broadcast_to(signs, leading + (n,))
+    signs = as_signature(to_host(J, array_queue or queue)[0], A.shape)
     if m < n:
         raise ValueError(
             f"G of shape {A.shape} cannot have full column rank: hsvd needs m >= n"
@@ -748,8 +815,8 @@ def hsvd(
         )
 
     sweeps = _Sweeps(
-        run_queue, max_sweeps, on_nonconvergence, variant, block_width, _layout, result_dtype,
-        _single, options,
+        "hsvd", run_queue, max_sweeps, on_nonconvergence, variant, block_width, _layout,
+        result_dtype, _single, options,
     )
 
     def solve(index: tuple[int, ...], matrix: np.ndarray):
@@ -762,7 +829,7 @@ def hsvd(
         HSVDResult(np.zeros((m, n), A.dtype), S0, np.zeros((n, n), A.dtype), J0)
         if compute_uv else (S0, J0)
     )
-    result, info = _solve_all(A, solve, template, result_dtype)
+    result, info = _solve_all(A, solve, template, sweeps)
     if is_device_array(G):
         result = to_device(result, array_queue or run_queue or resolve_queue(queue))
     return (result, info) if return_info else result
@@ -780,14 +847,13 @@ def _hsvd_single(
     total_start = time.perf_counter()
     m, n = G.shape
     info = _new_info()
-    info.rank = n
     # J sorted +1 first (stable); columns of G permuted alike.
     perm = np.argsort(-signs, kind="stable")
     signs_sorted = signs[perm].astype(np.int8)
     info.positive = int(np.count_nonzero(signs_sorted > 0))
 
     def finish(result):
-        _require_finite(index, *result)
+        _require_finite(f"a hyperbolic singular value of {_name('G', index)}", *result)
         info.seconds["total"] = time.perf_counter() - total_start
         return result, info
 
@@ -808,23 +874,26 @@ def _hsvd_single(
     state = _run_device(
         R, signs_sorted, sweeps=sweeps, accumulate_v=compute_uv, info=info, index=index
     )
-    sigma = np.linalg.norm(state.G, axis=0)
-    if not np.all(sigma > 0):
+    if info.breakdown:
         raise np.linalg.LinAlgError(
-            f"G is numerically rank deficient{_where(index)}: a hyperbolic singular value "
-            "came out zero"
+            f"{_name('G', index)} has no hyperbolic SVD: some of its columns of opposite "
+            "signs in J are numerically dependent, so that no hyperbolic rotation can "
+            "orthogonalize them (or a rotation angle fell below the floating-point range)"
         )
+    sigma = np.linalg.norm(state.G, axis=0)
+    # A dependency among columns of one sign rotates into a zero (or
+    # rounding-level) column: a zero singular value, its U column completed.
+    info.rank = int(np.count_nonzero(sigma > 0))
     order = np.argsort(-sigma, kind="stable")
-    S = np.ldexp(sigma, -exponent)[order]
+    with np.errstate(over="ignore"):  # beyond float64: finish raises
+        S = np.ldexp(sigma, -exponent)[order]
     J_out = signs_sorted[order]
     if not compute_uv:
         return finish((S, J_out))
-    U = state.G / sigma
-    if Q is not None:
-        U = Q @ U
+    U = _unit_columns(state.G[:, order], sigma[order], Q, n)
     # G_perm = G_final V^{-1} with V^{-1} = J V^* J (V^* J V = J), so
     # G_perm = U Sigma (J V^* J); undo the column permutation of G.
     Vh_sorted = (signs_sorted[:, None] * state.V.conj().T) * signs_sorted[None, :]
     Vh = np.empty_like(Vh_sorted)
     Vh[:, perm] = Vh_sorted
-    return finish(HSVDResult(U[:, order], S, Vh[order], J_out))
+    return finish(HSVDResult(U, S, Vh[order], J_out))

@@ -43,6 +43,7 @@ import numpy as np
 
 __all__ = [
     "GROWTH_BITS",
+    "NOT_FINITE",
     "exponent_range",
     "factor_shift",
     "factor_shift_from_maxima",
@@ -59,8 +60,9 @@ _NORMAL_EXP = int(np.frexp(np.finfo(np.float64).tiny)[1])
 #: frexp exponent just above the largest float64 (max < 2^1024 = 0.5 * 2^1025).
 _OVERFLOW_EXP = int(np.finfo(np.float64).maxexp)
 
-
-_NOT_FINITE = (
+#: The LinAlgError message for inf or NaN input that ``check_finite=False``
+#: let through (the scaling is where it shows).
+NOT_FINITE = (
     "the input contains infs or NaNs (check_finite=False skipped the up-front "
     "check; no result can be computed from them)"
 )
@@ -88,7 +90,7 @@ def exponent_range(array: np.ndarray) -> tuple[int, int] | None:
         return None
     largest = float(magnitudes.max())
     if not np.isfinite(largest):
-        raise np.linalg.LinAlgError(_NOT_FINITE)
+        raise np.linalg.LinAlgError(NOT_FINITE)
     if largest == 0:
         return None
     smallest = float(magnitudes[magnitudes > 0].min())
@@ -116,7 +118,7 @@ def matrix_shift_from_range(smallest: float, largest: float, n: int, name: str =
     largest entry magnitudes (0.0 and 0.0 for the zero matrix), e.g. as
     :func:`cljacobi.validation.symmetric_part` records them."""
     if not np.isfinite(largest):
-        raise np.linalg.LinAlgError(_NOT_FINITE)
+        raise np.linalg.LinAlgError(NOT_FINITE)
     if largest == 0:
         return _shift_for(None, n, name)
     extent = int(np.frexp(smallest)[1]), int(np.frexp(largest)[1])

@@ -32,12 +32,14 @@ from .eig import (
     DEFAULT_MAX_SWEEPS,
     _checked_queue,
     _ldexp,
+    _name,
     _new_info,
     _power_of_two_exponent,
     _require_finite,
     _run_device,
     _solve_all,
     _Sweeps,
+    _unit_columns,
 )
 from .host.variants import check_variant_options
 from .options import resolve_options
@@ -72,23 +74,6 @@ class SVDResult(NamedTuple):
     U: np.ndarray
     S: np.ndarray
     Vh: np.ndarray
-
-
-def _complete(U: np.ndarray, valid: np.ndarray, columns: int) -> np.ndarray:
-    """`columns` orthonormal columns: those of `U` where `valid`, the rest completed.
-
-    The valid columns keep their positions; the others (zero singular values,
-    or the extra columns of ``full_matrices=True``) are filled with an
-    orthonormal basis of the orthogonal complement of the valid ones.
-    """
-    m = U.shape[0]
-    out = np.zeros((m, columns), dtype=U.dtype)
-    out[:, : U.shape[1]][:, valid] = U[:, valid]
-    missing = np.flatnonzero(~np.concatenate([valid, np.zeros(columns - U.shape[1], bool)]))
-    if missing.size:
-        Q, _ = np.linalg.qr(U[:, valid], mode="complete")
-        out[:, missing] = Q[:, int(np.count_nonzero(valid)) :][:, : missing.size]
-    return out
 
 
 def svd(
@@ -208,7 +193,7 @@ def svd(
     m, n = stack.shape[-2:]
     k = min(m, n)
     run_queue = None
-    if k and stack.size:
+    if k and (m, n) != (1, 1) and np.any(stack):  # else every matrix is answered on the host
         # The sweeps run on A, A^* or R: at most max(m, n) rows and k columns.
         run_queue = _checked_queue(
             queue, array_queue, stack, rows=max(m, n), columns=k, accumulate_v=compute_uv,
@@ -216,8 +201,8 @@ def svd(
         )
 
     sweeps = _Sweeps(
-        run_queue, max_sweeps, on_nonconvergence, variant, block_width, _layout, result_dtype,
-        _single, options,
+        "svd", run_queue, max_sweeps, on_nonconvergence, variant, block_width, _layout,
+        result_dtype, _single, options,
     )
 
     def solve(index: tuple[int, ...], matrix: np.ndarray):
@@ -231,7 +216,7 @@ def svd(
         np.zeros((m, m if full_matrices else k), stack.dtype), S0,
         np.zeros((n if full_matrices else k, n), stack.dtype),
     ) if compute_uv else S0
-    result, info = _solve_all(stack, solve, template, result_dtype)
+    result, info = _solve_all(stack, solve, template, sweeps)
     if is_device_array(A):
         result = to_device(result, array_queue or run_queue)
     return (result, info) if return_info else result
@@ -253,7 +238,8 @@ def _svd_single(
 
     def finish(U: np.ndarray | None, S: np.ndarray, Vh: np.ndarray | None):
         result = S if not compute_uv else SVDResult(U, S, Vh)
-        _require_finite(index, *((S,) if not compute_uv else result))
+        _require_finite(f"a singular value of {_name('A', index)}",
+                        *((S,) if not compute_uv else result))
         info.seconds["total"] = time.perf_counter() - total_start
         return result, info
 
@@ -268,6 +254,10 @@ def _svd_single(
     mb, nb = B.shape
     exponent = _power_of_two_exponent(B)
     B = _ldexp(B, -exponent)
+    if m == n == 1:  # A = (a / |a|) |a| 1, no rotation: answered on the host
+        sigma = np.abs(B[0])
+        info.rank = info.positive = 1
+        return finish(B / sigma, np.ldexp(sigma, exponent), np.ones((1, 1), dtype=A.dtype))
 
     start = time.perf_counter()
     Q = None
@@ -290,17 +280,13 @@ def _svd_single(
     sigma = np.linalg.norm(state.G, axis=0)
     order = np.argsort(-sigma, kind="stable")
     sigma = sigma[order]
-    S = np.ldexp(sigma, exponent)
-    nonzero = sigma > 0
-    info.rank = int(np.count_nonzero(nonzero))
+    with np.errstate(over="ignore"):  # a singular value beyond float64: finish raises
+        S = np.ldexp(sigma, exponent)
+    info.rank = int(np.count_nonzero(sigma > 0))
     if not compute_uv:
         return finish(None, S, None)
 
-    G = state.G[:, order]
-    U_B = np.zeros_like(G)
-    U_B[:, nonzero] = G[:, nonzero] / sigma[nonzero]
-    if Q is not None:
-        U_B = Q @ U_B
+    U_B = _unit_columns(state.G[:, order], sigma, Q, mb if full_matrices else nb)
     # G_final = B V with V unitary: B = U_B diag(sigma) V^*.
     V_B = state.V[:, order]
     if perm is not None:
@@ -308,7 +294,6 @@ def _svd_single(
         V_rows = np.empty_like(V_B)
         V_rows[perm] = V_B
         V_B = V_rows
-    U_B = _complete(U_B, nonzero, mb if full_matrices else nb)
 
     if transposed:
         # A = B^* = V_B diag(S) U_B^*.
