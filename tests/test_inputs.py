@@ -137,6 +137,20 @@ def _arrays(result):
     return []
 
 
+@pytest.mark.parametrize("function", ["eig_indefinite", "hsvd", "svd"])
+def test_block_width_with_auto_runs_bo(function, rng):
+    """variant="auto" with a block_width asks for the blocked kernels: "bo" of that width,
+    on any device and at any order (documented), never a silently ignored width."""
+    M = _symmetric(12, rng)
+    M = M[:, :3] if function == "hsvd" else M
+    _, info = _call(function, M, block_width=8, return_info=True)
+    assert (info.variant, info.block_width) == ("bo", 8)
+    _, info = _call(function, M, return_info=True)
+    assert info.variant == "pointwise"  # n = 12: below AUTO_BLOCKED_MIN_ORDER anywhere
+    with pytest.raises(ValueError, match="with block_width=8 asks for the blocked kernels"):
+        _call(function, M, block_width=8, _single=True)
+
+
 def test_asymmetry_tolerance_is_the_documented_one(rng):
     M = _symmetric(6, rng)
     scale = np.max(np.abs(M))
