@@ -81,8 +81,8 @@ class SolveInfo:
     blocked_sweeps : int
         Of ``sweeps``, how many were blocked sweeps (the rest pointwise).
     factorization : str
-        ``eig_indefinite``: ``"cholesky"`` (definite M, pivoted Cholesky on
-        the host), ``"bunch-parlett"`` (on the host) or
+        ``eig_indefinite``: ``"cholesky"`` (M shown definite by pivoted
+        Cholesky on the host, see its Notes), ``"bunch-parlett"`` (on the host) or
         ``"bunch-parlett-device"`` (the OpenCL kernels); ``svd``: ``"qr"`` when
         a tall A was reduced to its triangular factor first; empty otherwise.
     precision : str

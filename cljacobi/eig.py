@@ -3,9 +3,9 @@
 Both run the one-sided hyperbolic Jacobi method of Novaković & Singer,
 "A GPU-based hyperbolic SVD algorithm", BIT 51 (2011) (GPUJACH1) on an
 OpenCL device, on real or complex data.  ``eig_indefinite`` first factors
-``M = G J G^*``: by Cholesky with diagonal pivoting when M is definite,
-otherwise by Bunch-Parlett complete pivoting (Slapničar 1992), on the host
-or on the device.
+``M = G J G^*``: by Cholesky with diagonal pivoting when that proves M
+definite with a margin, otherwise by Bunch-Parlett complete pivoting
+(Slapničar 1992), on the host or on the device (see eig_indefinite's Notes).
 """
 
 from __future__ import annotations
@@ -464,9 +464,9 @@ def eig_indefinite(
 
     Factors ``M = G J G^*`` by Bunch-Parlett complete pivoting (rank
     revealing, 2x2 pivots diagonalized; complex 2x2 pivots give a +/- pair),
-    or, when M is positive or negative definite, by Cholesky with diagonal
-    pivoting (``J = +-I``, only trigonometric rotations follow), shortens a
-    tall G by QR, and
+    or, when that proves M positive or negative definite with a margin (see
+    Notes), by Cholesky with diagonal pivoting (``J = +-I``, only
+    trigonometric rotations follow), shortens a tall G by QR, and
     orthogonalizes the columns of G by one-sided hyperbolic Jacobi rotations on
     an OpenCL device (Novaković & Singer 2011, Sect. 2 and 4).  The
     eigenvalues are ``lambda_i = j_i ||g_i||^2`` and the eigenvectors the
@@ -552,8 +552,9 @@ def eig_indefinite(
         Where the Bunch-Parlett factorization runs: numpy on the host, or the
         OpenCL kernels of ``bunch_parlett.cl.mako`` (same pivots, same rank
         test), for real and complex M.  "auto": on the device if it is a GPU
-        and ``n >= 256``.  Definite M is factored by pivoted Cholesky on the
-        host either way (``info.factorization``).
+        and ``n >= 256``.  An M that pivoted Cholesky proves definite (see
+        Notes) is factored by it on the host either way
+        (``info.factorization``).
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
         Where to run; default: the queue of a pyopencl array argument, else
         the device ``CLJACOBI_DEVICE`` names.  Calls from several threads may
@@ -605,6 +606,22 @@ def eig_indefinite(
     without touching the device.  M is scaled by powers of two (exact) so that
     no squared norm or dot product overflows or underflows; see
     :mod:`cljacobi.scaling` for the range handled.
+
+    Which factorization runs: pivoted Cholesky (LAPACK ``xPSTRF``, on the
+    host, about half the work of Bunch-Parlett) is tried first and kept only
+    if it shows M definite with a margin
+    (:func:`cljacobi.factorization.definite_factorize`): the diagonal
+    entries are nonzero and of one sign, all n steps complete with positive
+    pivots, and every pivot ``l_kk^2`` exceeds ``n eps max_j |m_(p_k j)|``,
+    the rounding-noise level of its row of M.  Otherwise Bunch-Parlett
+    complete pivoting decides the rank and the inertia.  As that last test
+    compares a pivot with the largest entry of its row, not with its own
+    diagonal entry, a definite but strongly graded ``M = D A D`` goes to
+    Bunch-Parlett too: ``l_kk^2 ~ d_k^2`` while its row holds ``d_k d_1
+    a_k1``, so Cholesky is refused once about ``d_k / d_1 < n eps``.  That
+    costs time, not accuracy (both factorizations followed by the Jacobi
+    sweeps give such matrices their eigenvalues to relative accuracy; README,
+    "Which factorization runs").
     """
     eigvals_only = check_flag(eigvals_only, "eigvals_only")
     check_finite = check_flag(check_finite, "check_finite")

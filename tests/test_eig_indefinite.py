@@ -99,6 +99,27 @@ def test_graded_relative_accuracy(n, p, rng):
     assert lapack >= 1e4 * max(ours, EPS), (ours, lapack)
 
 
+@pytest.mark.parametrize(
+    "n,step,expected",
+    [(10, 4, "cholesky"), (10, 6, "bunch-parlett"), (16, 4, "bunch-parlett"),
+     (16, 12, "bunch-parlett")],
+)
+def test_which_factorization_runs_as_documented(n, step, expected, rng):
+    """README, "Which factorization runs": positive definite D A D, D = diag(2^(-step k)),
+    keeps pivoted Cholesky only while its pivots clear n eps times their row's largest
+    entry (about d_k / d_1 > n eps); beyond that Bunch-Parlett factors it, with the same
+    relative accuracy against the high-precision oracle."""
+    B = rng.standard_normal((n, n))
+    A = B @ B.T / n + np.eye(n)
+    d = np.ldexp(1.0, -step * np.arange(n))
+    M = d[:, None] * A * d[None, :]
+    w, info = cljacobi.eig_indefinite(M, eigvals_only=True, return_info=True,
+                                      factorization="host")
+    assert info.factorization == expected and info.positive == n
+    exact = eigvalsh_hiprec(M, dps=40 + step * n)  # digits for the spread of M, and more
+    assert np.max(np.abs(w - exact) / exact) <= 20 * EPS
+
+
 def test_bitwise_reproducible(rng):
     M, _ = _random_with_inertia(70, 30, rng)
     first = cljacobi.eig_indefinite(M)

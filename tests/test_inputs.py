@@ -3,6 +3,8 @@ the arrays), dtype promotion, layouts, stacks and pyopencl arrays."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyopencl.array as cl_array
 import pytest
@@ -104,6 +106,26 @@ def test_flag_table_is_complete():
         booleans = {p.name for p in parameters
                     if isinstance(p.default, bool) and not p.name.startswith("_")}
         assert booleans == set(flags), function
+
+
+@pytest.mark.parametrize("function", ["eig_indefinite", "hsvd", "svd"])
+def test_readme_api_table_is_the_signature(function):
+    """README's API table lists each public function exactly as it is declared."""
+    import inspect
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    documented = re.search(rf"^\| `({function}\(.*?\))` \|", readme, re.MULTILINE).group(1)
+    parts, keyword_only = [], False
+    for p in inspect.signature(getattr(cljacobi, function)).parameters.values():
+        if p.name.startswith("_"):
+            continue
+        if p.kind is p.KEYWORD_ONLY and not keyword_only:
+            parts.append("*")
+            keyword_only = True
+        default = "" if p.default is p.empty else "=" + repr(p.default).replace("'", '"')
+        parts.append(p.name + default)
+    assert documented == f"{function}({', '.join(parts)})"
 
 
 @pytest.mark.parametrize("bad", ["yes", "no", "", None, 2, -1, 1.0, np.float64(0.0),
