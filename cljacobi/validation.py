@@ -36,9 +36,9 @@ def check_flag(value: object, name: str) -> bool:
     integers) is a TypeError naming the option, rather than being read by
     its truth value.
     """
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, numbers.Integral) and value in (0, 1):
+    if isinstance(value, (bool, np.bool_)) or (
+        isinstance(value, numbers.Integral) and value in (0, 1)
+    ):
         return bool(value)
     raise TypeError(f"{name} must be True or False (or 0 or 1), not {value!r}")
 
