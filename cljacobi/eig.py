@@ -612,16 +612,12 @@ def eig_indefinite(
     if it shows M definite with a margin
     (:func:`cljacobi.factorization.definite_factorize`): the diagonal
     entries are nonzero and of one sign, all n steps complete with positive
-    pivots, and every pivot ``l_kk^2`` exceeds ``n eps max_j |m_(p_k j)|``,
-    the rounding-noise level of its row of M.  Otherwise Bunch-Parlett
-    complete pivoting decides the rank and the inertia.  As that last test
-    compares a pivot with the largest entry of its row, not with its own
-    diagonal entry, a definite but strongly graded ``M = D A D`` goes to
-    Bunch-Parlett too: ``l_kk^2 ~ d_k^2`` while its row holds ``d_k d_1
-    a_k1``, so Cholesky is refused once about ``d_k / d_1 < n eps``.  That
-    costs time, not accuracy (both factorizations followed by the Jacobi
-    sweeps give such matrices their eigenvalues to relative accuracy; README,
-    "Which factorization runs").
+    pivots, and every pivot ``l_kk^2`` exceeds the rounding-error bound of
+    its entry, ``n eps (|m_kk| + ||l_(k,1:k-1)||^2)``, so definite graded
+    matrices keep it however wide their scaling is.  Otherwise Bunch-Parlett
+    complete pivoting decides the rank and the inertia, dropping the entries
+    of the trailing matrix within their rounding-error bound
+    ``n eps (|m_ij| + ||g_i|| ||g_j||)`` (README, "Which factorization runs").
     """
     eigvals_only = check_flag(eigvals_only, "eigvals_only")
     check_finite = check_flag(check_finite, "check_finite")
