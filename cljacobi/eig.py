@@ -365,9 +365,12 @@ def _eig_single(
     if largest == 0:  # the zero matrix, like 1 x 1 ones: answered without the device
         return finish(np.zeros(n), np.eye(n, dtype=M.dtype))
 
+    # "auto": on a GPU with fp64 (the device factorization runs in double
+    # precision; single precision sweeps on a GPU without fp64 get a host factor).
     on_device = factorization == "device" or (
         factorization == "auto"
         and bool(sweeps.queue.device.type & cl.device_type.GPU)
+        and has_fp64(sweeps.queue.device)
         and n >= AUTO_DEVICE_FACTORIZATION_MIN_ORDER
     )
     start = time.perf_counter()
