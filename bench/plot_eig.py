@@ -18,13 +18,19 @@ import matplotlib.pyplot as plt
 def plot(path: Path) -> Path:
     payload = json.loads(path.read_text())
     records = payload["records"]
-    solvers = sorted({r["solver"] for r in records})
+    # One line per solver and test matrix (the hard-input families time
+    # several matrices per n: "A" beside "DAD", the ranks).
+    lines = sorted({(r["solver"], r.get("problem", "")) for r in records})
     fig, (ax_time, ax_err) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for solver in solvers:
-        rows = sorted((r for r in records if r["solver"] == solver), key=lambda r: r["n"])
+    for solver, problem in lines:
+        rows = sorted((r for r in records if (r["solver"], r.get("problem", "")) ==
+                       (solver, problem)), key=lambda r: r["n"])
         sizes = [r["n"] for r in rows]
-        ax_time.loglog(sizes, [r["seconds"] for r in rows], "o-", label=solver)
-        ax_err.loglog(sizes, [r["max_rel_eig_error"] for r in rows], "o-", label=solver)
+        label = f"{solver} {problem}".strip()
+        style = "o--" if problem in ("A", "paper", "") and len(lines) > 8 else "o-"
+        ax_time.loglog(sizes, [r["seconds"] for r in rows], style, label=label)
+        ax_err.loglog(sizes, [max(r["max_rel_eig_error"], 1e-17) for r in rows], style,
+                      label=label)
     ax_time.set(xlabel="n", ylabel="seconds (median)", title="time")
     ax_err.set(xlabel="n", ylabel="max |λ - λ'| / |λ|", title="relative eigenvalue error")
     for ax in (ax_time, ax_err):
