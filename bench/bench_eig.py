@@ -19,6 +19,24 @@ both device storage layouts of complex data timed side by side:
 
     python bench/bench_eig.py --dtype complex128 --layout interleaved split \
         --sizes 1024 2048 4096 --out bench/results/eig-complex.json
+
+Hard inputs (real), each beside its easy counterpart of the same order
+(``--family``):
+
+* ``graded``: ``A = B + B^T + 30 diag(+-1)`` (B standard normal) and
+  ``M = D A D``, ``d_i = 2^-k_i`` with ``k_i`` random integers in [0, 40],
+  sorted;
+* ``rank``: ``G J G^T`` with ``G`` n x r standard normal, r = n/2, n/10 and 1,
+  J random signs, plain and graded (``D G J G^T D``, D as above).
+
+Their reference is the singular values of the matrix by LAPACK ``dgejsv``
+(preconditioned one-sided Jacobi, relatively accurate on such data): the
+error reported is that of the sorted ``|lambda|``, for the nonzero ones
+relative, for the (n - r) zero ones against ``||M||``.  ``--factorization``
+times the J-factorization's host and device versions side by side:
+
+    python bench/bench_eig.py --family graded --sizes 1024 2048 4096 \
+        --factorization auto host --out bench/results/eig-graded.json
 """
 
 from __future__ import annotations
@@ -34,9 +52,69 @@ from cljacobi.host.device import default_queue
 from cljacobi.matrices import paper_spectrum, with_spectrum
 
 
-def _accuracy(M, lam_sorted, w, U):
-    rel = np.abs(w - lam_sorted) / np.abs(lam_sorted)
-    out = {"max_rel_eig_error": float(rel.max()), "median_rel_eig_error": float(np.median(rel))}
+def _magnitudes(M):
+    """Singular values of M (descending) by LAPACK dgejsv: the reference |lambda|."""
+    import scipy.linalg.lapack as lapack
+
+    sva, *_, work, _iwork, info = lapack.dgejsv(M, joba=2, jobu=3, jobv=3)
+    if info != 0:
+        raise RuntimeError(f"dgejsv failed, info = {info}")
+    return np.sort(sva * (work[0] / work[1]))[::-1]
+
+
+class Problem:
+    """One test matrix and its reference: the exact spectrum (sorted), or the
+    magnitudes of the eigenvalues and the rank."""
+
+    def __init__(self, label, M, *, spectrum=None, rank=None):
+        self.label, self.M = label, M
+        self.spectrum = spectrum
+        self.magnitudes = _magnitudes(M) if spectrum is None else None
+        self.rank = M.shape[0] if rank is None else rank
+
+    def accuracy(self, w, U):
+        if self.spectrum is not None:
+            rel = np.abs(w - self.spectrum) / np.abs(self.spectrum)
+            zeros = np.zeros(0)
+        else:
+            r = self.rank
+            ours = np.sort(np.abs(w))[::-1]
+            rel = np.abs(ours[:r] - self.magnitudes[:r]) / self.magnitudes[:r]
+            zeros = ours[r:] / np.linalg.norm(self.M, 2)
+        out = {"max_rel_eig_error": float(rel.max()), "median_rel_eig_error": float(np.median(rel)),
+               "max_zero_eig": float(zeros.max(initial=0.0))}
+        return {**out, **_vector_accuracy(self.M, w, U)}
+
+
+def _issue_graded(n, rng):
+    """The issue's family: A = B + B^T + 30 diag(+-1) and D from 2^-k, k in [0, 40] sorted."""
+    B = rng.standard_normal((n, n))
+    A = B + B.T + 30 * np.diag(rng.choice([-1.0, 1.0], n))
+    d = 2.0 ** -np.sort(rng.integers(0, 41, n))
+    return A, d
+
+
+def _problems(family, n, rng, dtype):
+    if family == "paper":
+        lam = paper_spectrum(n, rng=rng)
+        return [Problem("paper", with_spectrum(lam, rng=rng, dtype=dtype), spectrum=np.sort(lam))]
+    if family == "graded":
+        A, d = _issue_graded(n, rng)
+        return [Problem("A", A), Problem("DAD", d[:, None] * A * d[None, :])]
+    problems = []
+    _, d = _issue_graded(n, rng)
+    for r in sorted({n // 2, max(n // 10, 1), 1}, reverse=True):
+        G = rng.standard_normal((n, r))
+        GJ = G * rng.choice([-1.0, 1.0], r)
+        M = GJ @ G.T
+        M = (M + M.T) / 2
+        problems.append(Problem(f"rank {r}", M, rank=r))
+        problems.append(Problem(f"rank {r}, DMD", d[:, None] * M * d[None, :], rank=r))
+    return problems
+
+
+def _vector_accuracy(M, w, U):
+    out = {}
     if U is not None:
         n = M.shape[0]
         out["orthogonality"] = float(np.linalg.norm(U.conj().T @ U - np.eye(n)))
@@ -75,8 +153,15 @@ def main() -> None:
     parser.add_argument("--layout", nargs="+", choices=["interleaved", "split"],
                         default=[None], help="complex storage layout(s) on the device; each "
                         "is timed as its own solver (default: the library's choice)")
+    parser.add_argument("--family", choices=["paper", "graded", "rank"], default="paper",
+                        help="test matrices (see the module docstring)")
+    parser.add_argument("--factorization", nargs="+", default=["auto"],
+                        choices=["auto", "host", "device"],
+                        help="eig_indefinite's factorization= values to time")
     args = parser.parse_args()
     dtype = np.dtype(args.dtype)
+    if args.family != "paper" and dtype.kind == "c":
+        parser.error("--family graded and rank are real")
     layouts = args.layout if dtype.kind == "c" else [None]
 
     queue = default_queue()
@@ -97,69 +182,78 @@ def main() -> None:
 
     records = []
     for n in args.sizes:
-        lam = paper_spectrum(n, rng=rng)
-        M = with_spectrum(lam, rng=rng, dtype=dtype)
-        lam_sorted = np.sort(lam)
         repeat = args.repeat_large if n >= 4096 else args.repeat
+        for problem in _problems(args.family, n, rng, dtype):
+            M = problem.M
+            for layout in layouts:
+                for variant_spec in args.variants:
+                    for factorization in args.factorization:
+                        records.append(_run_cljacobi(problem, n, dtype, layout, variant_spec,
+                                                     factorization, repeat))
+            for name, solve in peers.items():
+                if name == "numpy.eigh" and n > args.numpy_max:
+                    continue
+                reps = repeat if name == "numpy.eigh" else max(repeat, 3)
+                seconds, times, (w, U) = median_time(lambda: solve(M), reps)
+                records.append({"n": n, "problem": problem.label, "solver": name,
+                                "dtype": dtype.name, "seconds": seconds, "all_seconds": times,
+                                **problem.accuracy(np.asarray(w), np.asarray(U))})
+                print(f"n={n} {problem.label} {name} {seconds:.3f}s", flush=True)
 
-        for layout in layouts:
-            for variant_spec in args.variants:
-                variant, _, width = variant_spec.partition(":")
-                options = {"variant": variant, "block_width": int(width) if width else None,
-                           "_layout": layout}
-                seconds, times, (result, info) = median_time(
-                    lambda: cljacobi.eig_indefinite(M, return_info=True, **options), repeat
-                )
-                name = f"cljacobi[{variant_spec}" + (f",{layout}]" if layout else "]")
-                rec = {
-                    "n": n, "solver": name, "dtype": dtype.name, "layout": layout,
-                    "seconds": seconds, "all_seconds": times,
-                    "variant": info.variant, "block_width": info.block_width,
-                    "sweeps": info.sweeps, "blocked_sweeps": info.blocked_sweeps,
-                    "rotations": info.rotations, "rotations_per_sweep": info.rotations_per_sweep,
-                    "phases": info.seconds, "work_group_size": info.work_group_size,
-                    "factorization": info.factorization,
-                    **_accuracy(M, lam_sorted, result.eigenvalues, result.eigenvectors),
-                }
-                if info.blocked_sweeps:
-                    # Gram (2 m K^2) and update (2 m K^2) per block pair, K = 2w:
-                    # 8 m r^2 flops per blocked sweep on the square factor (m = r = n),
-                    # four times as many real flops for complex data.
-                    flops = 8.0 * n**3 * info.blocked_sweeps * (4 if dtype.kind == "c" else 1)
-                    rec["block_step_gflops"] = flops / info.seconds["blocked_sweeps"] / 1e9
-                records.append(rec)
-                print(f"n={n} {name} {seconds:.3f}s sweeps={info.sweeps} "
-                      f"(blocked {info.blocked_sweeps}) {info.factorization} "
-                      + ", ".join(f"{k}={v:.3f}" for k, v in info.seconds.items())
-                      + (f" block GFLOP/s={rec['block_step_gflops']:.1f}"
-                         if "block_step_gflops" in rec else ""), flush=True)
-        for name, solve in peers.items():
-            if name == "numpy.eigh" and n > args.numpy_max:
-                continue
-            reps = repeat if name == "numpy.eigh" else max(repeat, 3)
-            seconds, times, (w, U) = median_time(lambda: solve(M), reps)
-            records.append({"n": n, "solver": name, "dtype": dtype.name,
-                            "seconds": seconds, "all_seconds": times,
-                            **_accuracy(M, lam_sorted, np.asarray(w), np.asarray(U))})
-            print(f"n={n} {name} {seconds:.3f}s", flush=True)
-
-    # Markdown table: one row per n, ratios cljacobi / peer.
+    # Markdown table: one row per n and problem, ratios cljacobi / peer.
     print("\n(ratio: the fastest cljacobi variant's seconds / the solver's seconds)")
-    print("\n| n | solver | seconds | cljacobi / solver | sweeps | max rel. eig. error "
-          "| ||I-U^TU|| | residual |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for n in args.sizes:
-        ours = min((r for r in records if r["n"] == n and r["solver"].startswith("cljacobi")),
+    print("\n| n | problem | solver | seconds | cljacobi / solver | sweeps | rank "
+          "| max rel. eig. error | max zero eig. | ||I-U^TU|| | residual |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for key in dict.fromkeys((r["n"], r["problem"]) for r in records):
+        rows = [r for r in records if (r["n"], r["problem"]) == key]
+        ours = min((r for r in rows if r["solver"].startswith("cljacobi")),
                    key=lambda r: r["seconds"])
-        for r in (r for r in records if r["n"] == n):
+        for r in rows:
             ratio = ours["seconds"] / r["seconds"]
-            print(f"| {n} | {r['solver']} | {r['seconds']:.4g} | {ratio:.3g} | "
-                  f"{r.get('sweeps', '')} | {r['max_rel_eig_error']:.2e} | "
+            print(f"| {key[0]} | {key[1]} | {r['solver']} | {r['seconds']:.4g} | {ratio:.3g} | "
+                  f"{r.get('sweeps', '')} | {r.get('rank', '')} | "
+                  f"{r['max_rel_eig_error']:.2e} | {r['max_zero_eig']:.1e} | "
                   f"{r.get('orthogonality', float('nan')):.1e} | "
                   f"{r.get('residual', float('nan')):.1e} |")
 
-    write_results(args.out, f"eig_indefinite, Novakovic-Singer 2011 spectra, {dtype.name}",
+    titles = {"paper": "Novakovic-Singer 2011 spectra", "graded": "graded D A D beside A",
+              "rank": "rank-deficient G J G^T, plain and graded"}
+    write_results(args.out, f"eig_indefinite, {titles[args.family]}, {dtype.name}",
                   device, records)
+
+
+def _run_cljacobi(problem, n, dtype, layout, variant_spec, factorization, repeat):
+    """Time eig_indefinite on one problem with one set of options; its record."""
+    variant, _, width = variant_spec.partition(":")
+    options = {"variant": variant, "block_width": int(width) if width else None,
+               "factorization": factorization, "_layout": layout}
+    seconds, times, (result, info) = median_time(
+        lambda: cljacobi.eig_indefinite(problem.M, return_info=True, **options), repeat)
+    name = f"cljacobi[{variant_spec}" + (f",{layout}" if layout else "") + (
+        f",{factorization}]" if factorization != "auto" else "]")
+    rec = {
+        "n": n, "problem": problem.label, "solver": name, "dtype": dtype.name,
+        "layout": layout, "seconds": seconds, "all_seconds": times,
+        "variant": info.variant, "block_width": info.block_width,
+        "sweeps": info.sweeps, "blocked_sweeps": info.blocked_sweeps,
+        "rotations": info.rotations, "rotations_per_sweep": info.rotations_per_sweep,
+        "phases": info.seconds, "work_group_size": info.work_group_size,
+        "factorization": info.factorization, "rank": info.rank,
+        **problem.accuracy(result.eigenvalues, result.eigenvectors),
+    }
+    if info.blocked_sweeps:
+        # Gram (2 m K^2) and update (2 m K^2) per block pair, K = 2w:
+        # 8 m r^2 flops per blocked sweep on the square factor (m = r = n),
+        # four times as many real flops for complex data.
+        flops = 8.0 * n**3 * info.blocked_sweeps * (4 if dtype.kind == "c" else 1)
+        rec["block_step_gflops"] = flops / info.seconds["blocked_sweeps"] / 1e9
+    print(f"n={n} {problem.label} {name} {seconds:.3f}s sweeps={info.sweeps} "
+          f"(blocked {info.blocked_sweeps}) rank={info.rank} {info.factorization} "
+          + ", ".join(f"{k}={v:.3f}" for k, v in info.seconds.items())
+          + (f" block GFLOP/s={rec['block_step_gflops']:.1f}"
+             if "block_step_gflops" in rec else ""), flush=True)
+    return rec
 
 if __name__ == "__main__":
     main()

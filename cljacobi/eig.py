@@ -441,7 +441,7 @@ def eig_indefinite(
         Permit `M` to be used as workspace (scipy's convention).  This version
         always factors a symmetrized copy, so `M` is left intact either way.
     strategy : {"auto", "mm", "me", "ring", "round-robin"}, optional
-        Parallel pivot strategy of the pointwise sweeps (DESIGN.md, Appendix
+        Parallel pivot strategy of the pointwise sweeps (docs/design.md, Appendix
         A; :mod:`cljacobi.strategies`): modified modulus (Novaković & Singer
         2011), Mantharam-Eberlein, the ring ordering of Zhou & Brent (1997,
         Sect. 4) or Brent-Luk round-robin.  ``"auto"`` picks the measured

@@ -1,6 +1,6 @@
 """Hermitian indefinite J-factorization ``M = G J G^*`` and QR shortening.
 
-Step 2 of ``eig_indefinite`` (see DESIGN.md, "Data flow of eig_indefinite"):
+Step 2 of ``eig_indefinite`` (see docs/design.md, "Data flow of eig_indefinite"):
 a real symmetric or complex Hermitian, possibly indefinite and singular, ``M``
 is factored by the symmetric indefinite factorization of Bunch and Parlett
 with complete pivoting [1]_, post-processed as in Slapničar [2]_, [3]_ so that
@@ -56,7 +56,10 @@ import scipy.linalg
 from ._threads import usable_cpus
 from .shortening import shorten
 
-__all__ = ["BUNCH_PARLETT_ALPHA", "JFactor", "definite_factorize", "j_factorize", "shorten"]
+__all__ = [
+    "BUNCH_PARLETT_ALPHA", "JFactor", "definite_factorize", "j_factorize", "rank_noise_level",
+    "shorten",
+]
 
 #: Bunch-Parlett growth-balancing constant ``(1 + sqrt(17)) / 8`` (about 0.6404).
 BUNCH_PARLETT_ALPHA: float = (1.0 + math.sqrt(17.0)) / 8.0
@@ -158,7 +161,8 @@ class _BlockLower:
     panel can be updated and scanned for its largest modulus as a whole.
     """
 
-    def __init__(self, M: np.ndarray, dtype: np.dtype, threads: int = 1) -> None:
+    def __init__(self, M: np.ndarray, dtype: np.dtype, threads: int = 1,
+                 noise_level: float | None = None) -> None:
         n = M.shape[0]
         self.n = n
         self.dtype = dtype
@@ -191,22 +195,42 @@ class _BlockLower:
         self.first = 0  # panels before this one are completely eliminated
         self.backward = False  # direction of the last sweep over the panels
         self.panel_max = np.zeros(len(starts))
-        # Scratch per worker, as large as the largest panel: the outer
-        # products and, for complex data, the moduli.
+        # The entrywise rank test (see `start_testing`): |m_ij| of the entries
+        # now at (r, c), in the same storage and interchanged with them, and
+        # the norms of the rows of the factor built so far, by position.
+        self.noise_level = noise_level
+        self.scale = np.abs(self.buf) if noise_level is not None else None
+        self.row_norms = np.zeros(n)
+        self.testing = False  # whether every update also drops rounding noise
         self.threads = max(1, min(threads, len(starts)))
         largest = int(sizes.max(initial=0))
+        # Scratch per worker, as large as the largest panel: the outer
+        # products; the moduli (complex data, or the rank test); the noise
+        # bounds and where they hold (the rank test).
+        testing = noise_level is not None
         self.outer: list[list[np.ndarray]] = []
         self.moduli: list[list[np.ndarray]] = []
+        self.bounds_scratch: list[list[np.ndarray]] = []
+        self.noise_masks: list[list[np.ndarray]] = []
         for _ in range(self.threads):
-            outer = np.empty(largest, dtype=dtype)
-            moduli = np.empty(largest if self.complex else 0)
-            self.outer.append([outer[: p.size].reshape(p.shape) for p in self.panels_t])
-            self.moduli.append(
-                [moduli[: p.size].reshape(p.shape) for p in self.panels_t] if self.complex else []
-            )
+            self.outer.append(self._panel_views(np.empty(largest, dtype=dtype)))
+            if self.complex or testing:
+                self.moduli.append(self._panel_views(np.empty(largest)))
+            if testing:
+                self.bounds_scratch.append(self._panel_views(np.empty(largest)))
+                self.noise_masks.append(self._panel_views(np.empty(largest, dtype=bool)))
         self.pool = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
         for q in range(len(starts)):
             self.panel_max[q] = self._panel_max(q, 0)
+
+    def _panel_views(self, flat: np.ndarray) -> list[np.ndarray]:
+        """Views of `flat` shaped like the (transposed) panels, each from its start."""
+        return [flat[: p.size].reshape(p.shape) for p in self.panels_t]
+
+    def _panels_of(self, buf: np.ndarray) -> list[np.ndarray]:
+        """The transposed panels of a buffer laid out like `buf` (the matrix or its scale)."""
+        return [buf[off : off + p.size].reshape(p.shape) for off, p in
+                zip(self.offsets, self.panels_t)]
 
     def close(self) -> None:
         """Shut the worker pool down."""
@@ -221,31 +245,38 @@ class _BlockLower:
         if self.complex:
             np.fill_diagonal(block, block.diagonal().real)
 
-    def line(self, i: int, k: int) -> np.ndarray:
-        """Column ``i`` of the matrix, rows ``k..n-1`` (a copy)."""
+    def line(self, i: int, k: int, buf: np.ndarray | None = None) -> np.ndarray:
+        """Column ``i`` of the matrix (or of `buf` laid out alike), rows ``k..n-1`` (a copy)."""
+        if buf is None:
+            buf = self.buf
         split = max(k, int(self.col_start[i]))
-        head = self.buf[self.base[k:split] + i]  # stored as row i of earlier panels
-        tail = self.buf[self.base[i] + split : self.base[i] + self.n]
-        return np.concatenate((head.conj() if self.complex else head, tail))
+        head = buf[self.base[k:split] + i]  # stored as row i of earlier panels
+        tail = buf[self.base[i] + split : self.base[i] + self.n]
+        return np.concatenate((head.conj() if buf.dtype.kind == "c" else head, tail))
 
-    def set_line(self, i: int, k: int, values: np.ndarray) -> None:
+    def set_line(self, i: int, k: int, values: np.ndarray, buf: np.ndarray | None = None) -> None:
         """Set column ``i``, rows ``k..n-1``, to ``values`` and row ``i`` to their conjugates."""
+        if buf is None:
+            buf = self.buf
         split = max(k, int(self.col_start[i]))
-        self.buf[self.base[i] + split : self.base[i] + self.n] = values[split - k :]
+        buf[self.base[i] + split : self.base[i] + self.n] = values[split - k :]
         stop = max(k, int(self.col_stop[i]))  # row i is stored in columns < col_stop[i]
         row = values[: stop - k]
-        self.buf[self.base[k:stop] + i] = row.conj() if self.complex else row
+        buf[self.base[k:stop] + i] = row.conj() if buf.dtype.kind == "c" else row
 
     def swap(self, i: int, j: int, k: int) -> None:
-        """Symmetric swap of rows/columns ``i`` and ``j`` (both ``>= k``)."""
+        """Symmetric swap of rows/columns ``i`` and ``j`` (both ``>= k``), in the
+        matrix and in its scale, and of the row norms."""
         if i == j:
             return
-        col_i, col_j = self.line(i, k), self.line(j, k)
-        # New column i is old column j with rows i and j exchanged, and vice versa.
-        col_i[[i - k, j - k]] = col_i[[j - k, i - k]]
-        col_j[[i - k, j - k]] = col_j[[j - k, i - k]]
-        self.set_line(i, k, col_j)
-        self.set_line(j, k, col_i)
+        for buf in (self.buf, self.scale) if self.scale is not None else (self.buf,):
+            col_i, col_j = self.line(i, k, buf), self.line(j, k, buf)
+            # New column i is old column j with rows i and j exchanged, and vice versa.
+            col_i[[i - k, j - k]] = col_i[[j - k, i - k]]
+            col_j[[i - k, j - k]] = col_j[[j - k, i - k]]
+            self.set_line(i, k, col_j, buf)
+            self.set_line(j, k, col_i, buf)
+        self.row_norms[[i, j]] = self.row_norms[[j, i]]
 
     def diagonal(self, k: int) -> np.ndarray:
         """Diagonal entries ``k..n-1`` (a copy)."""
@@ -261,6 +292,8 @@ class _BlockLower:
         zeros = np.zeros(n - k, dtype=self.dtype)
         for i in range(k, k + s):
             self.set_line(i, k, zeros)
+        for t in range(s):  # ||g_i|| with the new columns, i = k + s .. n - 1
+            np.hypot(self.row_norms[k + s :], np.abs(W[s:, t]), out=self.row_norms[k + s :])
         while self.first < len(self.starts) and self.stops[self.first] <= k + s:
             self.panel_max[self.first] = 0.0
             self.first += 1
@@ -289,7 +322,50 @@ class _BlockLower:
                 for w, coef in zip(self._w, self._coef):
                     np.multiply(coef[c0:c1, None], w[None, c0:], out=outer)
                     np.subtract(panel_t, outer, out=panel_t)
+                if self.testing:
+                    self._drop_noise(q, worker)
                 self.panel_max[q] = self._panel_max(q, worker)
+
+    def _drop_noise(self, q: int, worker: int) -> None:
+        """Set the entries of panel ``q`` within their rounding-error bound,
+        ``|s_ij| <= noise_level (|m_ij| + ||g_i|| ||g_j||)``, to zero."""
+        panel_t = self.panels_t[q]
+        if panel_t.size == 0:
+            return
+        c0, c1 = self.bounds[q], self.bounds[q + 1]
+        bound = self.bounds_scratch[worker][q]
+        np.multiply(self.row_norms[c0:c1, None], self.row_norms[None, c0:], out=bound)
+        np.add(bound, self._scale_panels[q], out=bound)
+        np.multiply(bound, self.noise_level, out=bound)
+        moduli = np.abs(panel_t, out=self.moduli[worker][q])
+        noise = np.less_equal(moduli, bound, out=self.noise_masks[worker][q])
+        np.putmask(panel_t, noise, 0)
+
+    def start_testing(self) -> None:
+        """Drop rounding noise from the trailing matrix now and after every update from now on.
+
+        An entry ``s_ij`` of the trailing Schur complement within its
+        rounding-error bound ``noise_level (|m_ij| + ||g_i|| ||g_j||)``, with
+        ``||g_i||`` the norm of row ``i`` of the factor built so far, is set
+        to zero: after ``k`` eliminated columns ``s_ij = m_ij - sum_c g_ic
+        j_c g_jc`` is computed with an error of about
+        ``k eps (|m_ij| + ||g_i|| ||g_j||)`` at most (Cauchy-Schwarz), so such
+        an entry carries no information, and dropping it is a perturbation
+        of M within the factorization's own componentwise backward error.
+        The bound follows every scale of the data: a graded ``M = D A D``
+        has ``||g_i|| ~ d_i`` and ``|s_ij| ~ d_i d_j``, kept however wide ``D``
+        is, while an exactly singular M leaves ``|s_ij|`` at the noise
+        level.  Complete pivoting then never picks noise (which on a graded
+        matrix can be far larger than the genuine entries of smaller
+        scales), and the elimination stops when nothing but noise is left:
+        at the largest modulus 0.  The test is one more pass over the panels
+        per step, folded into the update's.
+        """
+        self.testing = True
+        self._scale_panels = self._panels_of(self.scale)
+        for q in range(self.first, len(self.starts)):
+            self._drop_noise(q, 0)
+            self.panel_max[q] = self._panel_max(q, 0)
 
     def _panel_max(self, q: int, worker: int) -> float:
         """Largest modulus of the entries of panel ``q``."""
@@ -384,6 +460,17 @@ def _choose_pivot(store: _BlockLower, k: int, mu0: float, r: int, c: int) -> tup
 # ---------------------------------------------------------------------------
 
 
+def rank_noise_level(n: int) -> float:
+    """Relative rounding-error level of an order-``n`` Schur complement, ``n eps``.
+
+    Both rank tests of :func:`j_factorize` (and of the device version) use
+    it: normwise, ``max|s_ij| <= n eps max|m_ij|``, and entrywise,
+    ``|s_ij| <= n eps (|m_ij| + ||g_i|| ||g_j||)``.
+    """
+    return n * float(np.finfo(np.float64).eps)
+
+
+
 def j_factorize(M: np.ndarray, *, rank_tol: float | None = None) -> JFactor:
     """Rank-revealing J-factorization ``M = G J G^*`` of a Hermitian matrix.
 
@@ -466,9 +553,9 @@ def j_factorize(M: np.ndarray, *, rank_tol: float | None = None) -> JFactor:
     if n == 0:
         return JFactor(np.zeros((0, 0), dtype=dtype, order="F"), np.zeros(0, np.int8), 0)
 
-    store = _BlockLower(M, dtype, _thread_count(n))
-    noise_level = n * np.finfo(np.float64).eps
+    noise_level = rank_noise_level(n)
     scaled_test = rank_tol is None
+    store = _BlockLower(M, dtype, _thread_count(n), noise_level if scaled_test else None)
     if scaled_test:
         rank_tol = noise_level * float(store.panel_max.max())
 
@@ -483,7 +570,12 @@ def j_factorize(M: np.ndarray, *, rank_tol: float | None = None) -> JFactor:
                 # Normwise negligible.  With the default tolerance, stop only if
                 # it is negligible entrywise too, relative to the rows' scales
                 # in M: a graded matrix keeps its small scales.
-                if not scaled_test or _negligible_entrywise(store, k, perm, M, G, noise_level):
+                if not scaled_test:
+                    break
+                if not store.testing:
+                    store.start_testing()
+                    mu0, r, c = store.max_entry()
+                if not mu0 > 0.0:
                     break
             pivots = _choose_pivot(store, k, mu0, r, c)
             for t, piv in enumerate(pivots):
@@ -503,48 +595,6 @@ def j_factorize(M: np.ndarray, *, rank_tol: float | None = None) -> JFactor:
     G = np.asfortranarray(G[:, order])
     signs = signs[order]
     return JFactor(G, signs, int(np.count_nonzero(signs > 0)))
-
-
-def _negligible_entrywise(
-    store: _BlockLower, k: int, perm: np.ndarray, M: np.ndarray, G: np.ndarray,
-    noise_level: float,
-) -> bool:
-    """Whether the trailing Schur complement ``S`` is rounding noise entrywise.
-
-    After ``k`` eliminated columns, ``s_ij = m_ij - sum_c g_ic j_c g_jc`` is
-    computed with an error of at most about
-    ``k eps (|m_ij| + ||g_i|| ||g_j||)`` (Cauchy-Schwarz on the rows ``g_i`` of
-    the factor built so far), so ``S`` is noise if
-    ``|s_ij| <= noise_level (|m_ij| + ||g_i|| ||g_j||)`` for all i, j.  The
-    test follows every scale of the data: a graded ``M = D A D`` has
-    ``||g_i|| ~ d_i`` and ``|s_ij| ~ d_i d_j``, kept however wide ``D`` is,
-    while an exactly singular M leaves ``|s_ij|`` at the noise level.  (A
-    test against the row maxima of M instead drops the small scales of a
-    graded matrix whose ``D`` spans more than ``1/eps``.)  Called only when
-    ``S`` is already normwise negligible, so its cost is confined to that tail.
-    """
-    n = store.n
-    trailing = np.stack([store.line(i, k) for i in range(k, n)], axis=1)
-    return _negligible_entrywise_dense(trailing, M, G[:, :k], perm[k:], noise_level)
-
-
-def _negligible_entrywise_dense(
-    trailing: np.ndarray, M: np.ndarray, G_done: np.ndarray, rows: np.ndarray,
-    noise_level: float,
-) -> bool:
-    """The test of :func:`_negligible_entrywise` on a dense trailing block.
-
-    `trailing` is the Schur complement on the original rows `rows` (in
-    pivot order), `G_done` the factor columns computed so far (original row
-    order).
-    """
-    trailing = np.abs(trailing)
-    lower = np.tril(M)
-    symmetric = lower + np.tril(M, -1).conj().T
-    data = np.abs(symmetric[np.ix_(rows, rows)])
-    row_norms = np.linalg.norm(G_done[rows], axis=1)
-    noise = data + row_norms[:, None] * row_norms[None, :]
-    return bool(np.all(trailing <= noise_level * noise))
 
 
 def _row_scale(M: np.ndarray) -> np.ndarray:

@@ -5,7 +5,7 @@
 * :func:`with_spectrum` -- a symmetric/Hermitian matrix ``Q diag(lam) Q^*``
   with a prescribed spectrum, built like LAPACK's ``xLAGSY``/``xLAGHE``
   (two-sided random Householder reflections) in extended precision and
-  rounded once (DESIGN.md, Appendix C);
+  rounded once (docs/design.md, Appendix C);
 * :func:`graded` -- graded matrices ``M = D A D`` with ``A`` well conditioned
   and ``D`` a diagonal of powers of two spanning many orders of magnitude:
   only a relatively accurate method gets their small eigenvalues right;

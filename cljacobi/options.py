@@ -106,7 +106,7 @@ def resolve_options(
     Parameters
     ----------
     strategy : {"mm", "me", "ring", "round-robin", "auto"}
-        Parallel pivot strategy (DESIGN.md, Appendix A): modified modulus
+        Parallel pivot strategy (docs/design.md, Appendix A): modified modulus
         (Novaković & Singer 2011, Sect. 2 and 4), Mantharam-Eberlein,
         Zhou-Brent ring ordering (their Sect. 4), Brent-Luk round-robin.
         ``"auto"``: the default of `variant` in :data:`DEFAULTS`.

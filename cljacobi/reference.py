@@ -17,8 +17,8 @@ until the columns are numerically orthogonal.  Then ``M = G J G^*`` has the
 eigenvalues ``lambda_i = j_i ||g_i||^2`` and the eigenvectors ``g_i / ||g_i||``
 (of the final columns).
 
-Conventions (shared with the kernels; see DESIGN.md, Appendix B)
------------------------------------------------------------------
+Conventions (shared with the kernels; see docs/design.md, Appendix B)
+---------------------------------------------------------------------
 For a pivot pair ``(i, j)``, ``i < j``, with ``a_ii = d_i``, ``a_jj = d_j``
 (the *stored* squared column norms) and ``a_ij = g_i^* g_j``:
 

@@ -3,7 +3,7 @@
 A *parallel step* of a one-sided Jacobi method on ``r`` columns (``r`` even)
 orthogonalises ``r/2`` disjoint column pairs at once, one pair per work-group.
 A *strategy* is the sequence of such steps that makes up a sweep.  This module
-turns each strategy of DESIGN.md, Appendix A, into an integer table
+turns each strategy of docs/design.md, Appendix A, into an integer table
 ``pairs[s, k] = (i, j)``: work-group (slot) ``k`` processes columns ``i`` and
 ``j`` in step ``s`` of the sweep.  Everything is 0-based and pure numpy; the
 kernels either read the table from device memory or (for MM) reproduce it
@@ -25,10 +25,10 @@ Strategies
     Hari–Zimmermann GSVD on GPUs, Sect. 2.2).  Cyclic, ``r - 1`` steps.
     Built from a base table for ``b`` (``b/2`` odd, ``r = b 2^k``) by
     doubling; bases up to :data:`ME_SEARCH_MAX_BASE` come from the search of
-    DESIGN.md, Appendix A, larger ones from a construction with the same
+    docs/design.md, Appendix A, larger ones from a construction with the same
     properties (:func:`_me_base_circle`).
 ``"round-robin"``
-    Round-robin ordering of [BL85]_, with the index movement of DESIGN.md,
+    Round-robin ordering of [BL85]_, with the index movement of docs/design.md,
     Appendix A.  Cyclic, ``r - 1`` steps; the movement returns to its start
     after a sweep, so all sweeps agree.
 ``"ring"``
@@ -87,7 +87,7 @@ __all__ = [
 STRATEGIES: tuple[str, ...] = ("mm", "me", "ring", "round-robin")
 """Names accepted by :func:`step_table`."""
 
-#: Largest ME base order ``b`` built by the backtracking search of DESIGN.md,
+#: Largest ME base order ``b`` built by the backtracking search of docs/design.md,
 #: Appendix A.  The search is instantaneous up to here (b = 22 visits about
 #: 5e4 nodes) and explodes right after (b = 26 and 30 exceed 1e7 nodes), so
 #: larger bases use the relabelled circle construction, :func:`_me_base_circle`.
@@ -256,7 +256,7 @@ def _mm_update(
 def mm_closed_form(order: int, step: int) -> set[tuple[int, int]]:
     """Pairs of step ``step`` of the modified modulus strategy, closed form.
 
-    DESIGN.md, Appendix A: with ``s = (step - 1) mod r`` the step holds every
+    docs/design.md, Appendix A: with ``s = (step - 1) mod r`` the step holds every
     pair ``{i, j}``, ``i != j``, with ``i + j = s (mod r)``, plus
     ``{s/2, s/2 + r/2}`` when ``s`` is even ([NS11]_, Fig. 1; step 0 is the
     antidiagonal).  The slot assignment is not part of the closed form.
@@ -303,7 +303,7 @@ def _mm_two_quasi_sweeps(r: int) -> np.ndarray:
 
 
 def _me_base_search(b: int) -> np.ndarray:
-    """ME base table by the backtracking search of DESIGN.md, Appendix A.
+    """ME base table by the backtracking search of docs/design.md, Appendix A.
 
     Steps are built one after another: a step starts with the first unused
     pair in row-cyclic order and is completed greedily (smallest free index
@@ -392,7 +392,7 @@ def _me_base(b: int) -> np.ndarray:
 
 
 def _me_double(table: np.ndarray) -> np.ndarray:
-    """One ME doubling step ``m -> 2m`` (DESIGN.md, Appendix A; [ME93]_).
+    """One ME doubling step ``m -> 2m`` (docs/design.md, Appendix A; [ME93]_).
 
     Each old step with pairs ``(i, j)`` gives the "cross" step
     ``(2i, 2j+1)(2i+1, 2j)...`` and then the "straight" step
@@ -427,7 +427,7 @@ def _me_pairs(n: int) -> np.ndarray:
 def _round_robin_pairs(n: int) -> np.ndarray:
     """Brent-Luk round-robin table, slot ``k`` holding ``(L_k, R_k)``.
 
-    The movement of DESIGN.md, Appendix A, keeps ``L_0`` fixed and carries
+    The movement of docs/design.md, Appendix A, keeps ``L_0`` fixed and carries
     every other index one place along the cycle of positions
     ``R_0 -> L_1 -> L_2 -> ... -> L_{h-1} -> R_{h-1} -> R_{h-2} -> ... -> R_1
     -> R_0`` (``h = n/2``) of length ``n - 1``; so after ``s`` steps the
@@ -547,7 +547,7 @@ def step_table(name: str, order: int, *, sweep: int = 0) -> StepTable:
     Parameters
     ----------
     name : {"mm", "me", "ring", "round-robin"}
-        The strategy (see the module docstring and DESIGN.md, Appendix A).
+        The strategy (see the module docstring and docs/design.md, Appendix A).
     order : int
         Even number of columns ``r >= 2`` (pad odd orders by bordering).
     sweep : int, optional

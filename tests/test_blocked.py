@@ -71,9 +71,12 @@ def _numpy_block_step(G, signs, P, Q, w, inner_sweeps):
             for i, j, c, s_j, s_i in rotations:
                 R[i, i], R[j, i], R[i, j], R[j, j] = c, c * s_i, c * s_j, c
             A = R.conj().T @ A @ R
-            for i, j, *_ in rotations:
-                # The phase convention annihilates the pivot entry (to rounding).
-                assert abs(A[i, j]) <= 1e-12 * np.sqrt(abs(A[i, i] * A[j, j]))
+            for i, j, c, *_ in rotations:
+                # The phase convention annihilates the pivot entry (to the rounding
+                # of R^* A R, whose entry (i, j) sums 2w terms up to c^2 max|a|,
+                # c = cosh for a hyperbolic pair).
+                rounding = 4 * len(A) * EPS * abs(c) ** 2 * np.abs(A).max()
+                assert abs(A[i, j]) <= 1e-12 * np.sqrt(abs(A[i, i] * A[j, j])) + rounding
                 A[i, j] = A[j, i] = 0.0
             W = W @ R
         if not big:

@@ -102,3 +102,57 @@ def test_huge_problem_is_refused_before_launch(queue):
 
     with pytest.raises(DeviceMemoryError):
         PointwiseHSVD(queue, accumulate_v=True).run(_Huge(), np.ones(n, dtype=np.int8), max_sweeps=1)
+
+
+def _pocl_entries():
+    return [e for e in list_devices() if "pocl" in e.platform.version.lower()]
+
+
+@pytest.mark.parametrize("spec", ["pocl", "PoCL", "cpu", "CPU"])
+def test_readme_selectors_find_the_cpu_device(spec):
+    """The selectors README shows for the CPU device work with PoCL's real names
+    (platform "Portable Computing Language", device named after the CPU model)."""
+    assert _pocl_entries(), "the install provides PoCL"
+    chosen = select_device(spec)
+    entry = next(e for e in list_devices() if e.device == chosen)
+    assert device_module.compiler_error(chosen) is None
+    if spec.lower() == "pocl":
+        assert "pocl" in entry.platform.version.lower()
+    else:
+        assert chosen.type & cl.device_type.CPU
+
+
+def test_nvidia_selector_finds_nvidia_or_says_what_it_saw():
+    nvidia = [e for e in list_devices() if "nvidia" in e.platform.name.lower()]
+    if nvidia:
+        assert select_device("nvidia").platform == nvidia[0].platform
+    else:
+        with pytest.raises(DeviceNotFoundError, match="devices seen"):
+            select_device("nvidia")
+
+
+def test_device_that_cannot_compile_is_passed_over(monkeypatch):
+    """A runtime whose compiler fails the probe is skipped for a working one, and
+    when every match fails the error carries the compiler's message."""
+    usable = [e for e in list_devices() if device_module.has_fp64(e.device)]
+    first = usable[0].device
+    real = device_module.compiler_error
+
+    def broken_first(device):
+        return "error: unknown target CPU 'generic'" if device == first else real(device)
+
+    monkeypatch.setattr(device_module, "compiler_error", broken_first)
+    spec = f"{usable[0].platform_index}:{usable[0].device_index}"
+    with pytest.raises(DeviceCapabilityError, match="unknown target CPU 'generic'"):
+        select_device(spec)
+    if any(real(e.device) is None for e in usable[1:]):
+        chosen = select_device("")
+        assert chosen != first and real(chosen) is None
+
+
+def test_device_listing_command(capsys):
+    assert device_module.main(["--check"]) == 0
+    out = capsys.readouterr().out
+    for entry in list_devices():
+        assert entry.device.name.strip() in out
+    assert "selected:" in out

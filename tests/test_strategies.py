@@ -1,4 +1,4 @@
-"""Tests of cljacobi.strategies (DESIGN.md, Appendix A)."""
+"""Tests of cljacobi.strategies (docs/design.md, Appendix A)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ CYCLIC = ["me", "ring", "round-robin"]
 
 
 def parse(text: str) -> list[list[tuple[int, int]]]:
-    """Parse DESIGN.md's ``(0,7)(1,6) | (1,7)...`` notation into steps of pairs."""
+    """Parse docs/design.md's ``(0,7)(1,6) | (1,7)...`` notation into steps of pairs."""
     steps = []
     for step in text.split("|"):
         pairs = step.replace(" ", "").strip("()").split(")(")
@@ -269,7 +269,7 @@ def test_me_circle_equals_search_where_design_fixes_it() -> None:
 
 
 def _double_literal(table: np.ndarray) -> list[list[tuple[int, int]]]:
-    """The doubling rule of DESIGN.md, Appendix A, written out with loops."""
+    """The doubling rule of docs/design.md, Appendix A, written out with loops."""
     out = []
     for step in table.tolist():
         out.append([p for i, j in step for p in ((2 * i, 2 * j + 1), (2 * i + 1, 2 * j))])
@@ -297,7 +297,7 @@ def test_me_same_every_sweep(n: int) -> None:
 
 
 def _round_robin_literal(n: int, steps: int) -> list[list[tuple[int, int]]]:
-    """DESIGN.md, Appendix A, movement, slot by slot."""
+    """docs/design.md, Appendix A, movement, slot by slot."""
     h = n // 2
     left = [2 * k for k in range(h)]
     right = [2 * k + 1 for k in range(h)]

@@ -129,7 +129,7 @@ def test_first_position_gets_the_larger_estimate(queue, rotation, negative):
     The norms are nearly equal and the pairs far from orthogonal, so the new
     order depends on the sign of t a_ij in the predicted norms (eq. (2.6),
     a_ii - t a_ij and a_jj + t a_ij): the wrong sign sorts backwards
-    (DESIGN.md, Appendix B).
+    (docs/design.md, Appendix B).
     """
     rng = np.random.default_rng(7 + rotation + 10 * negative)
     signs = -np.ones(2, int) if negative else np.ones(2, int)

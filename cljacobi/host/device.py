@@ -4,10 +4,20 @@ The device comes from the ``CLJACOBI_DEVICE`` environment variable:
 
 * ``"P:D"`` -- platform index ``P``, device index ``D`` (as listed by
   :func:`list_devices`);
-* any other text -- a case-insensitive substring of the platform name or the
-  device name (``"nvidia"``, ``"pocl"``, ``"cpu"``); the first matching device
-  with fp64 is taken;
+* ``"cpu"``, ``"gpu"`` or ``"accelerator"`` -- the first device of that type
+  (or whose names contain the word);
+* any other text -- a case-insensitive substring of the platform's name,
+  vendor or version, or of the device's name or vendor (``"nvidia"``,
+  ``"pocl"``: PoCL names its platform "Portable Computing Language" and puts
+  "PoCL" in the version, its CPU device after the CPU model);
 * unset or empty -- the first GPU with fp64, else the first device with fp64.
+
+Among the matching devices with fp64 the first whose OpenCL C compiler builds
+a small double precision kernel is taken (:func:`compiler_error`; one probe
+build per device and process), so a runtime that cannot compile for this
+machine (for example PoCL 3.0 with LLVM 14 on a CPU that LLVM does not know,
+"unknown target CPU 'generic'") is passed over for a working one.
+``python -m cljacobi`` lists the devices and what the probe found.
 
 Every public function also accepts ``queue=``; then this module is not
 consulted at all.
@@ -15,8 +25,10 @@ consulted at all.
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -27,6 +39,7 @@ from ..errors import DeviceCapabilityError, DeviceNotFoundError
 __all__ = [
     "ENV_VAR",
     "DeviceEntry",
+    "compiler_error",
     "default_queue",
     "has_fp64",
     "list_devices",
@@ -38,6 +51,19 @@ __all__ = [
 ENV_VAR = "CLJACOBI_DEVICE"
 
 _INDEX_SPEC = re.compile(r"^\s*(\d+)\s*:\s*(\d+)\s*$")
+
+#: Selector words that name a device type.
+_DEVICE_TYPES = {
+    "cpu": cl.device_type.CPU,
+    "gpu": cl.device_type.GPU,
+    "accelerator": cl.device_type.ACCELERATOR,
+}
+
+#: What the compiler probe builds: one double precision kernel.
+_PROBE_SOURCE = """
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void cjac_probe(__global double *x) { x[get_global_id(0)] *= 2.0; }
+"""
 
 
 @dataclass(frozen=True)
@@ -58,8 +84,18 @@ class DeviceEntry:
         fp64 = "fp64" if has_fp64(self.device) else "no fp64"
         return (
             f"{self.platform_index}:{self.device_index} "
-            f"[{self.platform.name.strip()}] {self.device.name.strip()} ({kind}, {fp64})"
+            f"[{self.platform.name.strip()}, {' '.join(self.platform.version.split()[:4])}] "
+            f"{self.device.name.strip()} ({kind}, {fp64})"
         )
+
+    def matches(self, needle: str) -> bool:
+        """Whether the lower-case selector `needle` names this device."""
+        kind = _DEVICE_TYPES.get(needle)
+        if kind is not None and self.device.type & kind:
+            return True
+        names = (self.platform.name, self.platform.vendor, self.platform.version,
+                 self.device.name, self.device.vendor)
+        return any(needle in name.lower() for name in names)
 
 
 def has_fp64(device: cl.Device) -> bool:
@@ -80,6 +116,28 @@ def require_fp64(device: cl.Device) -> None:
             "float64/complex128 computations need it. Choose another device with "
             f"{ENV_VAR} or pass queue=."
         )
+
+
+_probe_results: dict[int, str | None] = {}
+_probe_lock = threading.Lock()
+
+
+def compiler_error(device: cl.Device) -> str | None:
+    """None if `device`'s compiler builds a double precision kernel, else its message.
+
+    The result is kept per device for the life of the process.
+    """
+    with _probe_lock:
+        key = device.int_ptr
+        if key not in _probe_results:
+            try:
+                cl.Program(cl.Context([device]), _PROBE_SOURCE).build()
+                _probe_results[key] = None
+            except cl.Error as error:
+                lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+                errors = [line for line in lines if "error" in line.lower()]
+                _probe_results[key] = (errors or lines or ["the build failed"])[-1]
+        return _probe_results[key]
 
 
 def list_devices() -> list[DeviceEntry]:
@@ -114,8 +172,10 @@ def select_device(spec: str | None = None) -> cl.Device:
     Parameters
     ----------
     spec : str, optional
-        ``"P:D"`` indices or a case-insensitive substring of the platform or
-        device name. ``None`` reads ``CLJACOBI_DEVICE``; empty means automatic.
+        ``"P:D"`` indices, a device type (``"cpu"``, ``"gpu"``,
+        ``"accelerator"``) or a case-insensitive substring of the platform's
+        name, vendor or version or the device's name or vendor. ``None``
+        reads ``CLJACOBI_DEVICE``; empty means automatic.
 
     Raises
     ------
@@ -123,7 +183,8 @@ def select_device(spec: str | None = None) -> cl.Device:
         Nothing matches, or there is no OpenCL platform at all. The message
         names what was asked for and lists the devices seen.
     DeviceCapabilityError
-        The devices that match lack fp64.
+        The devices that match lack fp64, or none of their compilers builds
+        a double precision kernel (:func:`compiler_error`).
     """
     if spec is None:
         spec = os.environ.get(ENV_VAR, "")
@@ -133,35 +194,37 @@ def select_device(spec: str | None = None) -> cl.Device:
         raise DeviceNotFoundError(f"{ENV_VAR}={spec!r}: {_seen(entries)}")
 
     if not spec:
-        with_fp64 = [e for e in entries if has_fp64(e.device)]
-        gpus = [e for e in with_fp64 if e.is_gpu]
-        if gpus:
-            return gpus[0].device
-        if with_fp64:
-            return with_fp64[0].device
-        raise DeviceCapabilityError(
-            f"no OpenCL device with double precision (fp64) was found; {_seen(entries)}"
-        )
-
-    index_match = _INDEX_SPEC.match(spec)
-    if index_match:
-        wanted = (int(index_match.group(1)), int(index_match.group(2)))
-        matches = [e for e in entries if (e.platform_index, e.device_index) == wanted]
+        candidates = sorted(entries, key=lambda e: not e.is_gpu)  # GPUs first, stable
+        wanted = "automatic choice"
     else:
-        needle = spec.lower()
-        matches = [
-            e
-            for e in entries
-            if needle in e.platform.name.lower() or needle in e.device.name.lower()
-        ]
-    if not matches:
-        raise DeviceNotFoundError(f"{ENV_VAR}={spec!r} matches no OpenCL device; {_seen(entries)}")
-    for entry in matches:
-        if has_fp64(entry.device):
+        index_match = _INDEX_SPEC.match(spec)
+        if index_match:
+            indices = (int(index_match.group(1)), int(index_match.group(2)))
+            candidates = [e for e in entries if (e.platform_index, e.device_index) == indices]
+        else:
+            candidates = [e for e in entries if e.matches(spec.lower())]
+        if not candidates:
+            raise DeviceNotFoundError(
+                f"{ENV_VAR}={spec!r} matches no OpenCL device; {_seen(entries)}"
+            )
+        wanted = f"{ENV_VAR}={spec!r}"
+    with_fp64 = [e for e in candidates if has_fp64(e.device)]
+    if not with_fp64:
+        raise DeviceCapabilityError(
+            f"{wanted}: no matching OpenCL device has double precision (fp64); "
+            f"{_seen(entries)}"
+        )
+    failures = []
+    for entry in with_fp64:
+        error = compiler_error(entry.device)
+        if error is None:
             return entry.device
+        failures.append(f"{entry.describe()}: {error}")
     raise DeviceCapabilityError(
-        f"{ENV_VAR}={spec!r} matches only devices without double precision (fp64); "
-        f"{_seen(entries)}"
+        f"{wanted}: the OpenCL C compiler of every matching device with fp64 failed to "
+        "build a test kernel:\n  " + "\n  ".join(failures) + "\n"
+        "(PoCL 3.0 from pip cannot compile for CPUs its LLVM 14 does not know; "
+        "a newer PoCL, e.g. Debian's pocl-opencl-icd, can.)"
     )
 
 
@@ -198,3 +261,28 @@ def resolve_queue(queue: cl.CommandQueue | cl.Context | None) -> cl.CommandQueue
         f"queue must be a pyopencl.CommandQueue, a pyopencl.Context or None, "
         f"not {type(queue).__name__}"
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """List the OpenCL devices and whether each builds double precision kernels.
+
+    With ``--check`` the exit status is 1 when the device ``CLJACOBI_DEVICE``
+    selects (automatic when unset) cannot be used, so that an install script
+    can react.
+    """
+    parser = argparse.ArgumentParser(prog="python -m cljacobi",
+                                     description="List the OpenCL devices cljacobi can use.")
+    parser.add_argument("--check", action="store_true",
+                        help="exit with status 1 unless a usable fp64 device is selected")
+    args = parser.parse_args(argv)
+    entries = list_devices()
+    for entry in entries:
+        status = compiler_error(entry.device) if has_fp64(entry.device) else "no fp64"
+        print(f"{entry.describe()}: {status or 'builds fp64 kernels'}")
+    try:
+        device = select_device()
+    except (DeviceNotFoundError, DeviceCapabilityError) as error:
+        print(f"no usable device: {error}", file=sys.stderr)
+        return 1 if args.check else 0
+    print(f"selected: {device.name.strip()} [{device.platform.name.strip()}]")
+    return 0

@@ -5,9 +5,9 @@ The same factorization as :func:`cljacobi.factorization.j_factorize`,
 Slapničar 1992), but the O(n^3) Schur-complement updates and the complete
 pivot search run on the OpenCL device.  The pivot decisions stay on the
 device too (a small step state every kernel reads), so the host enqueues the
-steps in batches and reads the state once per batch; it steps in only when
-the remaining entries fall below the normwise rank tolerance, to apply the
-entrywise test.  Real symmetric (float64) and complex Hermitian (complex128,
+steps in batches and reads the state once per batch; it steps in once, when
+the remaining entries first fall below the normwise rank tolerance, to turn
+the entrywise rank test on, which the kernels then decide on the device.  Real symmetric (float64) and complex Hermitian (complex128,
 stored as interleaved (re, im) pairs on the device) input.
 
 One pivot step is two launches: ``cjac_bp_pivot`` (one work-group: the pivot
@@ -20,46 +20,181 @@ small and medium factorizations, hence the few launches per step.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pyopencl as cl
 
-from ..factorization import JFactor, _negligible_entrywise_dense
+from ..factorization import BUNCH_PARLETT_ALPHA, JFactor, rank_noise_level
 from .device import require_fp64
 from .limits import check_global_memory
-from .programs import KernelSpec, build_program
+from .programs import build_program
+from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg, real_arg
 
-__all__ = ["DeviceJFactor", "factor_on_device", "j_factorize_device"]
+__all__ = ["BunchParlettPlan", "BunchParlettSpec", "DeviceJFactor", "factor_on_device",
+           "j_factorize_device"]
 
 #: Side of the square work-group of the update kernel.
 TILE = 16
 #: Row tiles per work-group of the update kernel (one partial-maximum record
-#: each strip of `UPDATE_STRIP` tiles, fewer records for the pivot kernel to reduce).
-#: With PIVOT_WORK_GROUP, measured on an NVIDIA H200 (bench/tune_factorization.py,
-#: results/tune-factorization-H200-2026-11-22*.json), device seconds of the
-#: update and pivot kernels at n = 8192: strip 4 / 512 items 1.077 + 0.389,
-#: 8 / 512 1.019 + 0.334, 16 / 512 1.038 + 0.297, 4 / 1024 1.076 + 0.314,
-#: 8 / 1024 1.017 + 0.282 (at n = 4096: 0.153 + 0.098 against 0.149 + 0.087).
+#: each strip of `UPDATE_STRIP` tiles, fewer records for the pivot kernel to
+#: reduce).  Chosen with ``bench/tune_factorization.py`` (see
+#: ``bench/README.md``, results/tune-factorization-H200-2026-11-22*.json).
 UPDATE_STRIP = 8
 #: Work-items of the one work-group of the pivot kernel (at most; a power of two).
 PIVOT_WORK_GROUP = 1024
 #: Pivot steps enqueued between two reads of the step state.
 STEPS_PER_BATCH = 32
-#: The step state of ``bunch_parlett.cl.mako``: k, s, p, q, flag, pending (and padding).
+
+
+class _Word(enum.IntEnum):
+    """Words of the step state (see ``bunch_parlett.cl.mako``)."""
+
+    K = 0  # first position not yet eliminated
+    S = 1  # size of the pivot last chosen
+    P = 2
+    Q = 3  # its positions, p <= q
+    FLAG = 4  # a _Flag
+    PENDING = 5  # the pivot chosen was not taken
+    TESTING = 6  # the entrywise rank test is on
+
+
+#: Words of the step state (with padding).
 _STATE_WORDS = 8
-_K, _FLAG = 0, 4
-_RUNNING, _SMALL, _DONE = 0, 1, 2
-#: ``cjac_bp_max`` of the template, as numpy reads it.
+
+
+class _Flag(enum.IntEnum):
+    """Values of the state's flag word."""
+
+    RUNNING = 0
+    SMALL = 1  # below the normwise tolerance for the first time: the host steps in
+    DONE = 2
+
+
+#: One partial-maximum record (``cjac_bp_max`` of the template, rendered from it).
 _RECORD_DTYPE = np.dtype([("off_value", np.float64), ("diag_value", np.float64),
                           ("off_row", np.int32), ("off_col", np.int32),
                           ("diag_index", np.int32), ("pad", np.int32)])
-#: Bytes of one partial-maximum record.
-_MAX_RECORD = _RECORD_DTYPE.itemsize
 
 
 def _round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
+
+
+@dataclass(frozen=True)
+class BunchParlettSpec:
+    """Specialization parameters of ``templates/bunch_parlett.cl.mako``.
+
+    Attributes
+    ----------
+    dtype : str
+        ``"float64"`` or ``"complex128"`` (stored interleaved on the device).
+    pivot_work_group : int
+        Work-items of the pivot kernel's one work-group, a power of two.
+    tile : int
+        Side of the update kernel's square work-group.
+    """
+
+    family: ClassVar[str] = "bunch_parlett"
+    dtype: str
+    pivot_work_group: int
+    tile: int = TILE
+
+    def __post_init__(self) -> None:
+        if self.dtype not in ("float64", "complex128"):
+            raise ValueError(f"the device factorization takes float64 or complex128, "
+                             f"not {self.dtype!r}")
+        w = self.pivot_work_group
+        if w < 1 or w & (w - 1):
+            raise ValueError(f"pivot_work_group must be a power of two, not {w}")
+
+    @property
+    def signatures(self) -> dict[str, KernelSignature]:
+        """The arguments of the two kernels, declared once."""
+        elem, real = "__global cjac_elem *", "__global cjac_real *"
+        update = KernelSignature("cjac_bp_update", (
+            buffer("A", elem), int_arg("lda"), int_arg("n"),
+            buffer("state", "__global const int *"),
+            buffer("W", "__global const cjac_elem *"), int_arg("ldw"),
+            buffer("signs", "__global const cjac_real *"),
+            buffer("partial", "__global cjac_bp_max *"), int_arg("strip"),
+            int_arg("row_groups"), buffer("scale", real),
+            buffer("row_norms", "__global const cjac_real *"), real_arg("noise_level"),
+        ))
+        pivot = KernelSignature("cjac_bp_pivot", (
+            buffer("A", elem), int_arg("lda"), int_arg("n"), buffer("state", "__global int *"),
+            buffer("partial", "__global const cjac_bp_max *"), int_arg("strip"),
+            int_arg("row_groups"), real_arg("rank_tol"), buffer("perm", "__global int *"),
+            buffer("W", elem), int_arg("ldw"), buffer("G", elem), int_arg("ldg"),
+            buffer("signs", real), buffer("scale", real), buffer("row_norms", real),
+        ))
+        return {sig.name: sig for sig in (update, pivot)}
+
+    def render_args(self) -> dict[str, object]:
+        """The keyword arguments the template is rendered with."""
+        constants = {f"CJAC_BP_{word.name}": int(word) for word in _Word}
+        constants.update({f"CJAC_BP_{flag.name}": int(flag) for flag in _Flag})
+        return {
+            "real_ctype": "double", "complex_": self.dtype == "complex128",
+            "layout": "interleaved", "tile": self.tile,
+            "work_group_size": self.pivot_work_group, "alpha": BUNCH_PARLETT_ALPHA,
+            "state_defines": c_defines(constants),
+            "record_struct": c_struct("cjac_bp_max", _RECORD_DTYPE),
+            "signatures": self.signatures,
+        }
+
+
+@dataclass(frozen=True)
+class BunchParlettPlan:
+    """Every size of one device factorization, decided once (:meth:`for_device`).
+
+    Attributes
+    ----------
+    spec : BunchParlettSpec
+        The program.
+    n, lda : int
+        Order, and the leading dimension of A and G on the device.
+    tiles, row_groups : int
+        Column tiles and row strips of the update grid of the whole matrix:
+        one partial-maximum record each.
+    strip : int
+        Row tiles per update work-group.
+    """
+
+    spec: BunchParlettSpec
+    n: int
+    lda: int
+    tiles: int
+    row_groups: int
+    strip: int
+
+    @classmethod
+    def for_device(cls, device: cl.Device, n: int, dtype: np.dtype) -> BunchParlettPlan:
+        """The plan for an order-`n` `dtype` matrix on `device`, after checking
+        that the device has fp64 and the memory (before any launch)."""
+        require_fp64(device)
+        dtype = np.dtype(dtype)
+        pivot_group = min(PIVOT_WORK_GROUP, 1 << (device.max_work_group_size.bit_length() - 1))
+        spec = BunchParlettSpec(dtype.name, pivot_group)
+        tiles = -(-n // TILE)
+        plan = cls(spec, n, _round_up(n, 32), tiles, -(-tiles // UPDATE_STRIP), UPDATE_STRIP)
+        item = dtype.itemsize
+        check_global_memory(device, {
+            "A": item * plan.lda * n, "G": item * plan.lda * n,
+            "|M| for the rank test": 8 * plan.lda * n, "partial maxima": plan.record_bytes})
+        return plan
+
+    @property
+    def record_bytes(self) -> int:
+        return _RECORD_DTYPE.itemsize * self.tiles * self.row_groups
+
+    def update_range(self, trailing: int) -> tuple[int, int] | None:
+        """Global size of an update covering `trailing` rows and columns
+        (None: nothing to update, nor to search)."""
+        t = -(-trailing // TILE)
+        return (-(-t // self.strip) * TILE, t * TILE) if t > 0 else None
 
 
 @dataclass
@@ -149,126 +284,132 @@ def factor_on_device(
     -----
     Every pivot step is two launches, ``cjac_bp_pivot`` and
     ``cjac_bp_update``, after one search-only ``cjac_bp_update``; the host
-    reads the step state once per `STEPS_PER_BATCH` steps.
+    reads the step state once per `STEPS_PER_BATCH` steps, and steps in once
+    more when the remaining entries first fall below the normwise tolerance.
     """
-    device = queue.device
-    require_fp64(device)
     M = np.asarray(M)
     dtype = np.dtype(np.complex128 if np.iscomplexobj(M) else np.float64)
-    M = M.astype(dtype, copy=False)
-    n = M.shape[0]
-    lda = _round_up(n, 32)
-    tiles = -(-n // TILE)
-    # Records of the update kernel: tiles column tiles x row_groups strips.
-    row_groups = -(-tiles // UPDATE_STRIP)
-    item = dtype.itemsize
-    check_global_memory(device, {"A": item * lda * n, "G": item * lda * n,
-                                 "partial maxima": _MAX_RECORD * tiles * row_groups})
-    pivot_group = min(PIVOT_WORK_GROUP, 1 << (device.max_work_group_size.bit_length() - 1))
-    spec = KernelSpec("bunch_parlett", str(dtype), pivot_group, False, tile_rows=TILE)
-    program = build_program(queue.context, device, spec)
+    plan = BunchParlettPlan.for_device(queue.device, M.shape[0], dtype)
+    elimination = _Elimination(queue, plan, M.astype(dtype, copy=False))
+    return elimination.run(rank_tol)
 
-    # Column c of A is row c of M^T; padded to lda rows on the device by a
-    # rectangular copy (no padded host copy).  The first update launch (s = 0)
-    # copies the lower triangle onto the upper one (conjugated, the diagonal
-    # made real), so only the lower triangle of M counts, as on the host.
-    rows = np.ascontiguousarray(M.T)  # no copy for a Fortran-ordered M
-    noise_level = n * np.finfo(np.float64).eps
-    scaled_test = rank_tol is None
 
-    mf = cl.mem_flags
-    ctx = queue.context
-    zero = np.zeros(1, dtype)
-    a_buf = cl.Buffer(ctx, mf.READ_WRITE, item * n * lda)
-    cl.enqueue_fill_buffer(queue, a_buf, zero, 0, item * n * lda)
-    cl.enqueue_copy(queue, a_buf, rows, buffer_origin=(0, 0), host_origin=(0, 0),
-                    region=(item * n, n), buffer_pitches=(item * lda,),
-                    host_pitches=(item * n,), is_blocking=False)
-    g_buf = cl.Buffer(ctx, mf.READ_WRITE, item * n * lda)
-    cl.enqueue_fill_buffer(queue, g_buf, zero, 0, item * n * lda)
-    w_buf = cl.Buffer(ctx, mf.READ_WRITE, item * 2 * lda)
-    perm = np.arange(n, dtype=np.int32)
-    perm_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=perm)
-    signs_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * n)
-    partial_buf = cl.Buffer(ctx, mf.READ_WRITE, _MAX_RECORD * tiles * row_groups)
-    # Records of work-groups above the diagonal are never written: zero them,
-    # so that the first search's maxima can be read off all records.
-    cl.enqueue_fill_buffer(queue, partial_buf, np.zeros(1, np.int32), 0,
-                           _MAX_RECORD * tiles * row_groups)
-    # Step state (k, s, p, q, flag, pending) = 0: nothing taken, so the first
-    # update launch only searches for the first pivot.
-    state = np.zeros(_STATE_WORDS, np.int32)
-    state_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=state)
-    i32 = np.int32
+class _Elimination:
+    """The device buffers and the two kernels of one factorization."""
 
-    # Arguments set once: every launch finds k and s in the state.
-    pivot = cl.Kernel(program, "cjac_bp_pivot")
-    pivot.set_args(a_buf, i32(lda), i32(n), state_buf, partial_buf, i32(UPDATE_STRIP),
-                   i32(row_groups), np.float64(0.0), perm_buf, w_buf,
-                   i32(lda), g_buf, i32(lda), signs_buf)
-    update = cl.Kernel(program, "cjac_bp_update")
-    update.set_args(a_buf, i32(lda), i32(n), state_buf, w_buf, i32(lda), signs_buf,
-                    partial_buf, i32(UPDATE_STRIP), i32(row_groups))
-    pivot_range = (pivot_group,)
-    tile_range = (TILE, TILE)
+    def __init__(self, queue: cl.CommandQueue, plan: BunchParlettPlan, M: np.ndarray) -> None:
+        self.queue, self.plan = queue, plan
+        n, lda, item = plan.n, plan.lda, M.dtype.itemsize
+        self.dtype = M.dtype
+        ctx, mf = queue.context, cl.mem_flags
 
-    def update_range(trailing: int) -> tuple[int, int] | None:
-        """Global size of an update covering `trailing` rows and columns."""
-        t = -(-trailing // TILE)
-        return (-(-t // UPDATE_STRIP) * TILE, t * TILE) if t > 0 else None
+        def zeroed(nbytes: int) -> cl.Buffer:
+            buf = cl.Buffer(ctx, mf.READ_WRITE, nbytes)
+            cl.enqueue_fill_buffer(queue, buf, np.zeros(1, np.int32), 0, nbytes)
+            return buf
 
-    # The update of the pivot at position lower_k or later covers the at most
-    # n - lower_k - 1 trailing rows.  None: nothing to update, nor to search
-    # (the next pivot launch finds k = n and reads no records).
-    step_ranges = [update_range(n - lower_k - 1) for lower_k in range(n)]
-    enqueue = cl.enqueue_nd_range_kernel
+        # Column c of A is row c of M^T; padded to lda rows on the device by a
+        # rectangular copy (no padded host copy).  The first update launch
+        # (s = 0) copies the lower triangle onto the upper one (conjugated,
+        # the diagonal made real), so only the lower triangle of M counts, as
+        # on the host; it also fills `scale` with |m_ij|.
+        rows = self._rows = np.ascontiguousarray(M.T)  # kept until the copy is done
+        self.A = zeroed(item * n * lda)
+        cl.enqueue_copy(queue, self.A, rows, buffer_origin=(0, 0), host_origin=(0, 0),
+                        region=(item * n, n), buffer_pitches=(item * lda,),
+                        host_pitches=(item * n,), is_blocking=False)
+        self.G = zeroed(item * n * lda)
+        self.signs = cl.Buffer(ctx, mf.READ_WRITE, 8 * n)
+        self.perm = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR,
+                              hostbuf=np.arange(n, dtype=np.int32))
+        # Records of work-groups above the diagonal are never written: zero
+        # them, so that the first search's maxima can be read off all records.
+        self.partial = zeroed(plan.record_bytes)
+        # Step state (k, s, p, q, flag, pending, testing) = 0: nothing taken,
+        # so the first update launch only searches for the first pivot.
+        self.state = np.zeros(_STATE_WORDS, np.int32)
+        self.state_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=self.state)
+        # Kept for the life of the kernels (setting an argument does not hold the buffer).
+        self.arguments = buffers = {
+            "A": self.A, "lda": lda, "n": n, "state": self.state_buf,
+            "W": cl.Buffer(ctx, mf.READ_WRITE, item * 2 * lda), "ldw": lda,
+            "G": self.G, "ldg": lda, "signs": self.signs, "perm": self.perm,
+            "partial": self.partial, "strip": plan.strip, "row_groups": plan.row_groups,
+            # |m_ij| at the entries' current positions and the row norms of the
+            # factor by position, for the entrywise rank test.
+            "scale": cl.Buffer(ctx, mf.READ_WRITE, 8 * n * lda),
+            "row_norms": zeroed(8 * n), "noise_level": rank_noise_level(n), "rank_tol": 0.0,
+        }
+        program = build_program(ctx, queue.device, plan.spec)
+        signatures = plan.spec.signatures
+        self.pivot_signature = signatures["cjac_bp_pivot"]
+        self.update, self.pivot = (
+            sig.kernel(program, **{a.name: buffers[a.name] for a in sig.args})
+            for sig in (signatures["cjac_bp_update"], self.pivot_signature))
 
-    # Steps are enqueued in batches without waiting; every step advances k by
-    # at least one, so after j steps k >= j bounds the trailing size.  The host
-    # reads the state once per batch and decides on a small remainder.
-    enqueue(queue, update, update_range(n), tile_range)
-    if scaled_test:
-        # The normwise tolerance n eps max|m_ij| over the lower triangle (the
-        # diagonal's imaginary parts dropped, as on the host), from the first
-        # search's partial maxima instead of a pass over M on the host.
-        records = np.empty(tiles * row_groups, _RECORD_DTYPE)
-        cl.enqueue_copy(queue, records, partial_buf)
-        rank_tol = noise_level * max(float(records["off_value"].max()), 0.0)
-    pivot.set_arg(7, np.float64(max(rank_tol, 0.0)))
-    while True:
-        cl.enqueue_copy(queue, state, state_buf)
-        k, flag = int(state[_K]), int(state[_FLAG])
-        if flag == _DONE or k >= n:
-            break
-        if flag == _SMALL:
-            if not scaled_test:
+    def _enqueue_update(self, trailing: int) -> None:
+        global_range = self.plan.update_range(trailing)
+        if global_range is not None:
+            cl.enqueue_nd_range_kernel(self.queue, self.update, global_range,
+                                       (TILE, TILE))
+
+    def _enqueue_steps(self, k: int) -> None:
+        """A batch of pivot steps from position `k` (exact: all launched steps ran).
+
+        Every step advances k by at least one, so the j-th step of the batch
+        is at position k + j or later and its update covers at most
+        n - (k + j) - 1 trailing rows; a step that finds the flag set is a
+        no-op, and so are all after it.
+        """
+        pivot_range = (self.plan.spec.pivot_work_group,)
+        for lower_k in range(k, min(k + STEPS_PER_BATCH, self.plan.n)):
+            cl.enqueue_nd_range_kernel(self.queue, self.pivot, pivot_range, pivot_range)
+            self._enqueue_update(self.plan.n - lower_k - 1)
+
+    def _read_state(self) -> tuple[int, int]:
+        cl.enqueue_copy(self.queue, self.state, self.state_buf)
+        return int(self.state[_Word.K]), int(self.state[_Word.FLAG])
+
+    def _first_search(self, rank_tol: float | None) -> bool:
+        """Search for the first pivot and set the normwise tolerance: the given
+        one, or ``n eps max|m_ij|`` over the lower triangle (the diagonal's
+        imaginary parts dropped, as on the host) from the first search's
+        partial maxima.  Returns whether the default (scaled) test applies."""
+        self._enqueue_update(self.plan.n)
+        scaled_test = rank_tol is None
+        if scaled_test:
+            records = np.empty(self.plan.tiles * self.plan.row_groups, _RECORD_DTYPE)
+            cl.enqueue_copy(self.queue, records, self.partial)
+            rank_tol = rank_noise_level(self.plan.n) * max(float(records["off_value"].max()), 0)
+        self.pivot_signature.bind(self.pivot, rank_tol=max(rank_tol, 0.0))
+        return scaled_test
+
+    def _start_testing(self) -> None:
+        """Turn the entrywise rank test on: no pivot was taken at k; one
+        search-only update (the flag PENDING) drops the noise of the trailing
+        matrix, and the next pivot launch decides again."""
+        self.state[_Word.FLAG] = _Flag.RUNNING
+        self.state[_Word.TESTING] = 1
+        cl.enqueue_copy(self.queue, self.state_buf, self.state)
+        self._enqueue_update(self.plan.n - int(self.state[_Word.K]))
+
+    def run(self, rank_tol: float | None) -> DeviceJFactor:
+        """Eliminate until the rank test stops; the factor left on the device."""
+        n = self.plan.n
+        scaled_test = self._first_search(rank_tol)
+        while True:
+            k, flag = self._read_state()
+            if flag == _Flag.DONE or k >= n:
                 break
-            # The pivot for position k is chosen, not taken.  Rows of
-            # `trailing` are columns of A: its transpose, which the entrywise
-            # test (on moduli) does not mind.
-            trailing = np.empty((n, lda), dtype=dtype)
-            cl.enqueue_copy(queue, trailing, a_buf)
-            cl.enqueue_copy(queue, perm, perm_buf)
-            done = np.empty((n, lda), dtype=dtype)
-            cl.enqueue_copy(queue, done, g_buf)
-            if _negligible_entrywise_dense(
-                trailing[k:, k:n], M, done[:k, :n].T, perm[k:], noise_level
-            ):
-                break
-            state[_FLAG] = _RUNNING  # real data: take this pivot (still pending) and go on
-            cl.enqueue_copy(queue, state_buf, state)
-        # All launched steps have run: k is exact, and k + j bounds the
-        # position of the j-th step of this batch from below (a step that
-        # finds the flag set is a no-op, and so are all after it).
-        for global_range in step_ranges[k:k + STEPS_PER_BATCH]:
-            enqueue(queue, pivot, pivot_range, pivot_range)
-            if global_range is not None:
-                enqueue(queue, update, global_range, tile_range)
-
-    signs = np.empty(n)
-    cl.enqueue_copy(queue, signs, signs_buf)
-    queue.finish()
-    signs = np.where(signs[:k] > 0, 1, -1).astype(np.int8)
-    order = np.concatenate((np.flatnonzero(signs > 0), np.flatnonzero(signs < 0)))
-    return DeviceJFactor(queue, g_buf, lda, n, order.astype(np.int32), signs[order],
-                         int(np.count_nonzero(signs > 0)), dtype)
+            if flag == _Flag.SMALL:
+                if not scaled_test:
+                    break
+                self._start_testing()
+            self._enqueue_steps(k)
+        signs = np.empty(n)
+        cl.enqueue_copy(self.queue, signs, self.signs)
+        self.queue.finish()
+        signs = np.where(signs[:k] > 0, 1, -1).astype(np.int8)
+        order = np.concatenate((np.flatnonzero(signs > 0), np.flatnonzero(signs < 0)))
+        return DeviceJFactor(self.queue, self.G, self.plan.lda, n, order.astype(np.int32),
+                             signs[order], int(np.count_nonzero(signs > 0)), self.dtype)

@@ -162,8 +162,6 @@ class KernelSpec:
             "strategy": self.strategy,
             "rotation": self.rotation,
         }
-        if self.family == "bunch_parlett":
-            args["tile"] = self.tile_rows
         if self.block_width:
             from ..strategies import step_table
 

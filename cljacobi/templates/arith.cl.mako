@@ -111,7 +111,7 @@ inline cjac_real cjac_hyp_tangent(const cjac_real a_ii, const cjac_real a_jj,
  *   cjac_elem_abs(x)           |x| (hypot for complex, as numpy's abs)
  *   cjac_elem_workgroup_sum(scratch, x)
  *
- * Complex rotations (Novakovic & Singer 2011, Sect. 2, and DESIGN.md, App. B):
+ * Complex rotations (Novakovic & Singer 2011, Sect. 2, and docs/design.md, App. B):
  * with a_ij = g_i^* g_j = |a_ij| e^{i alpha}, the real formulas run on |a_ij|
  * and the phase is put back through s = t e^{i alpha}; trigonometric:
  * g_i' = c (g_i - conj(s) g_j), g_j' = c (g_j + s g_i); hyperbolic:

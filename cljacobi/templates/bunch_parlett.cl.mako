@@ -25,17 +25,33 @@
 ## it, so the host enqueues many steps without waiting.  A flag other than
 ## CJAC_BP_RUNNING makes every kernel a no-op until the host clears it:
 ## CJAC_BP_SMALL when the remaining entries fell below the normwise rank
-## tolerance (the host then applies the entrywise test; the decision waits in
-## the state, CJAC_BP_PENDING set, and the next cjac_bp_pivot applies it
-## without deciding again), CJAC_BP_DONE at k = n.
+## tolerance for the first time (no pivot is taken, CJAC_BP_PENDING is set;
+## the host turns the entrywise rank test on and enqueues one search-only
+## cjac_bp_update, after which cjac_bp_pivot decides again), CJAC_BP_DONE at
+## the end: k = n, or nothing but rounding noise is left.
 ##
-## Render parameters:
+## The entrywise rank test (the host version's _BlockLower.start_testing):
+## with CJAC_BP_TESTING set in the state, cjac_bp_update sets every updated
+## entry within its rounding-error bound,
+## |s_ij| <= noise_level (|m_ij| + ||g_i|| ||g_j||), to zero, so complete
+## pivoting never picks noise and the elimination stops at a largest modulus
+## of 0.  |m_ij| of the entries now at (i, j) is kept in `scale` (filled by
+## the first launch from A and interchanged with A by cjac_bp_pivot), the
+## row norms ||g_i|| of the factor so far in `row_norms` (by position,
+## updated by cjac_bp_pivot with every new column), so the test costs one
+## more read per entry and no transfer.
+##
+## Render parameters (cljacobi.host.factorization.BunchParlettSpec):
 ##   real_ctype        "double"
 ##   complex_          whether M is complex Hermitian (else real symmetric)
 ##   layout            "interleaved" (the only complex storage here)
 ##   tile              side of the square work-group of cjac_bp_update
 ##   work_group_size   work-items of the one work-group of cjac_bp_pivot
 ##                     (a power of two)
+##   alpha             the Bunch-Parlett constant (1 + sqrt(17)) / 8
+##   state_defines     #define lines of the step state's words and flags
+##   record_struct     the typedef of cjac_bp_max, from the host's record dtype
+##   signatures        the kernels' arguments (cljacobi.host.signatures)
 <%namespace name="arith" file="arith.cl.mako"/>
 %if layout != "interleaved":
 <% raise ValueError(f"bunch_parlett stores complex data interleaved, not {layout!r}") %>
@@ -49,32 +65,19 @@ ${arith.element(real_ctype, complex_, layout)}
 #define WG ${work_group_size}
 /* Bunch & Parlett (1971): alpha = (1 + sqrt(17)) / 8 balances the growth of
  * 1x1 and 2x2 pivots. */
-#define CJAC_BP_ALPHA ${repr((1 + 17 ** 0.5) / 8)}
+#define CJAC_BP_ALPHA ${repr(alpha)}
 
 /* The step state: state[K] = k, the first position not yet eliminated; s, p, q
  * the pivot last chosen (p <= q; p == q for s = 1): taken at k - s, or, with
- * state[PENDING] set, chosen for position k and not yet taken; the flag.
- * (s = 0 at the start: nothing taken yet.) */
-#define CJAC_BP_K 0
-#define CJAC_BP_S 1
-#define CJAC_BP_P 2
-#define CJAC_BP_Q 3
-#define CJAC_BP_FLAG 4
-#define CJAC_BP_PENDING 5
-#define CJAC_BP_RUNNING 0
-#define CJAC_BP_SMALL 1
-#define CJAC_BP_DONE 2
+ * state[PENDING] set, chosen for position k and not taken; the flag; whether
+ * the entrywise rank test is on.  (s = 0 at the start: nothing taken yet.) */
+${state_defines}
 
 /* Partial maxima of one work-group: the largest |a_ij| of the trailing matrix
  * (lower triangle i >= j) and where, the largest |a_ii| and where.  Ties go to
  * the smaller (column, row) so the search is deterministic.  For complex a_ij
  * the modulus is hypot(re, im), the quantity the host compares (numpy's abs). */
-typedef struct {
-    cjac_real off_value;
-    cjac_real diag_value;
-    int off_row, off_col;
-    int diag_index, pad;
-} cjac_bp_max;
+${record_struct}
 
 inline bool cjac_bp_better(const cjac_real v, const int col, const int row,
                            const cjac_real best, const int best_col, const int best_row)
@@ -91,7 +94,10 @@ inline bool cjac_bp_better(const cjac_real v, const int col, const int row,
  * State: k0 = state[K] is the first position not yet eliminated, the pivot
  * just taken is (k0 - s, s) with s = state[S] and signs[k0-s..k0-1]; s = 0
  * (the first launch) only searches (and makes A Hermitian from its lower
- * triangle, the imaginary parts of the diagonal dropped).
+ * triangle, the imaginary parts of the diagonal dropped, and fills `scale`
+ * with |a_ij|); with state[PENDING] set no pivot was taken and the launch
+ * only searches.  With state[TESTING] set the entries within their
+ * rounding-error bound are set to zero.
  *
  * Work-group (gx, by) covers the columns k0 + by*TILE.. and the `strip` row
  * tiles bx = gx*strip .. gx*strip + strip - 1 (rows k0 + bx*TILE..), tiles
@@ -100,17 +106,18 @@ inline bool cjac_bp_better(const cjac_real v, const int col, const int row,
  * partial[by * row_groups + gx].  The grid covers at least the n - k0
  * trailing rows and columns. */
 __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
-void cjac_bp_update(__global cjac_elem *A, const int lda, const int n,
-                    __global const int *state, __global const cjac_elem *W, const int ldw,
-                    __global const cjac_real *signs, __global cjac_bp_max *partial,
-                    const int strip, const int row_groups)
+void cjac_bp_update(${signatures["cjac_bp_update"].parameters})
 {
     if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING)
         return;  /* uniform over the launch */
     const int gx = get_group_id(0), by = get_group_id(1);
     if ((gx + 1) * strip <= by)
         return;  /* uniform over the work-group: all its tiles lie above the diagonal */
-    const int k0 = state[CJAC_BP_K], s = state[CJAC_BP_S];
+    const int k0 = state[CJAC_BP_K];
+    const bool pending = state[CJAC_BP_PENDING] != 0;
+    const int s = pending ? 0 : state[CJAC_BP_S];  /* rank of this update */
+    const bool first = !pending && state[CJAC_BP_S] == 0;  /* the first launch */
+    const bool testing = state[CJAC_BP_TESTING] != 0;
     const int k = k0 - s;
     __local cjac_real best_off[TILE * TILE], best_diag[TILE * TILE];
     __local int best_row[TILE * TILE], best_col[TILE * TILE], best_d[TILE * TILE];
@@ -135,9 +142,18 @@ void cjac_bp_update(__global cjac_elem *A, const int lda, const int n,
                 a = cjac_axpy(cjac_scale(-signs[k + 1], W[ldw + row]), cjac_conj(W[ldw + col]), a);
             if (row == col)
                 a = cjac_from_real(cjac_real_part(a));
+            cjac_real v = cjac_elem_abs(a);
+            if (first) {
+                scale[(size_t)col * lda + row] = v;
+                scale[(size_t)row * lda + col] = v;
+            }
+            if (testing && v <= noise_level * fma(row_norms[row], row_norms[col],
+                                                  scale[(size_t)col * lda + row])) {
+                a = cjac_from_real(0);  /* rounding noise */
+                v = 0;
+            }
             A[(size_t)col * lda + row] = a;
             mirror[lx * (TILE + 1) + ly] = cjac_conj(a);
-            const cjac_real v = cjac_elem_abs(a);
             if (cjac_bp_better(v, col, row, off, off_col, off_row)) {
                 off = v;
                 off_row = row;
@@ -204,9 +220,10 @@ void cjac_bp_update(__global cjac_elem *A, const int lda, const int n,
  *    entry if mu1 >= alpha mu0, else a 2x2 pivot at the off-diagonal
  *    position (q, p) of mu0, p < q.  The maximum is unique under the order of
  *    cjac_bp_better, so the choice does not depend on how the records are
- *    grouped.  With CJAC_BP_PENDING set the pivot (s, p, q) in the state was
- *    chosen by the previous launch, which stopped for the host's rank test,
- *    and is taken as it is.
+ *    grouped.  The rank test: !(mu0 > rank_tol) (normwise) stops for the
+ *    host to turn the entrywise test on (CJAC_BP_SMALL) the first time, and
+ *    with CJAC_BP_TESTING on, where the update launches drop noise, at
+ *    mu0 = 0 (nothing but noise left).
  * 2. The symmetric interchanges k <-> p and, for a 2x2 pivot, k+1 <-> q:
  *    rows i and p of A exchanged in columns k..n-1 (the second interchange
  *    also moves the entries of column k), then columns i and p in rows
@@ -233,15 +250,15 @@ void cjac_bp_update(__global cjac_elem *A, const int lda, const int n,
  * all work-items: the branches around the phases are uniform (on values the
  * work-group shares through local memory).
  *
+ * 4. The row norms ||g_i|| of the factor (by position) with the new columns:
+ *    row_norms[i] = hypot(row_norms[i], |w_i|) for i > k + s - 1, after the
+ *    interchanges moved them along with the rows.
  * The state is rewritten: (s, p, q) the pivot; the flag CJAC_BP_DONE at
- * k = n, CJAC_BP_SMALL when !(mu0 > rank_tol) (nothing more is done, the
- * pivot waits with CJAC_BP_PENDING set), else CJAC_BP_RUNNING and K = k + s. */
+ * k = n or when the rank test stops, CJAC_BP_SMALL when !(mu0 > rank_tol)
+ * before the entrywise test is on (nothing more is done, CJAC_BP_PENDING
+ * set), else CJAC_BP_RUNNING and K = k + s. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void cjac_bp_pivot(__global cjac_elem *A, const int lda, const int n,
-                   __global int *state, __global const cjac_bp_max *partial,
-                   const int strip, const int row_groups, const cjac_real rank_tol,
-                   __global int *perm, __global cjac_elem *W, const int ldw,
-                   __global cjac_elem *G, const int ldg, __global cjac_real *signs)
+void cjac_bp_pivot(${signatures["cjac_bp_pivot"].parameters})
 {
     if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING)
         return;  /* uniform over the work-group */
@@ -250,12 +267,12 @@ void cjac_bp_pivot(__global cjac_elem *A, const int lda, const int n,
     __local int step[4];  /* s, p, q, flag, for all work-items */
     const int lid = get_local_id(0);
     const int k = state[CJAC_BP_K];
-    const int pending = state[CJAC_BP_PENDING];
+    const int testing = state[CJAC_BP_TESTING];
 
     /* 1. Decision.  Record (gx, by) of the last update: column tiles
      * by < tiles, row groups gx < groups of `strip` tiles; the loop reads them
      * by columns, contiguously. */
-    const int tiles = pending || k >= n ? 0 : (n - k + TILE - 1) / TILE;
+    const int tiles = k >= n ? 0 : (n - k + TILE - 1) / TILE;
     const int groups = (tiles + strip - 1) / strip;
     cjac_real off = -1, diag = -1;
     int off_row = 0, off_col = 0, diag_index = 0;
@@ -300,23 +317,20 @@ void cjac_bp_pivot(__global cjac_elem *A, const int lda, const int n,
     }
     if (lid == 0) {
         int s, p, q, flag = CJAC_BP_RUNNING;
-        if (pending) {
-            s = state[CJAC_BP_S];
-            p = state[CJAC_BP_P];
-            q = state[CJAC_BP_Q];
+        const cjac_real mu0 = best_off[0], mu1 = best_diag[0];
+        if (mu1 >= CJAC_BP_ALPHA * mu0) {
+            s = 1;
+            p = q = best_d[0];
         } else {
-            const cjac_real mu0 = best_off[0], mu1 = best_diag[0];
-            if (mu1 >= CJAC_BP_ALPHA * mu0) {
-                s = 1;
-                p = q = best_d[0];
-            } else {
-                s = 2;
-                p = min(best_row[0], best_col[0]);
-                q = max(best_row[0], best_col[0]);
-            }
-            /* !(mu0 > tol) also stops on an empty trailing matrix (mu0 = -1). */
-            flag = k >= n ? CJAC_BP_DONE : !(mu0 > rank_tol) ? CJAC_BP_SMALL : CJAC_BP_RUNNING;
+            s = 2;
+            p = min(best_row[0], best_col[0]);
+            q = max(best_row[0], best_col[0]);
         }
+        /* !(mu0 > tol) also stops on an empty trailing matrix (mu0 = -1). */
+        if (k >= n)
+            flag = CJAC_BP_DONE;
+        else if (!(mu0 > rank_tol))
+            flag = !testing ? CJAC_BP_SMALL : mu0 > 0 ? CJAC_BP_RUNNING : CJAC_BP_DONE;
         step[0] = s;
         step[1] = p;
         step[2] = q;
@@ -344,6 +358,9 @@ void cjac_bp_pivot(__global cjac_elem *A, const int lda, const int n,
                 const cjac_elem x = A[(size_t)col * lda + i];
                 A[(size_t)col * lda + i] = A[(size_t)col * lda + j];
                 A[(size_t)col * lda + j] = x;
+                const cjac_real y = scale[(size_t)col * lda + i];
+                scale[(size_t)col * lda + i] = scale[(size_t)col * lda + j];
+                scale[(size_t)col * lda + j] = y;
             }
         barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
         if (swap) {
@@ -351,11 +368,17 @@ void cjac_bp_pivot(__global cjac_elem *A, const int lda, const int n,
                 const cjac_elem x = A[(size_t)i * lda + row];
                 A[(size_t)i * lda + row] = A[(size_t)j * lda + row];
                 A[(size_t)j * lda + row] = x;
+                const cjac_real y = scale[(size_t)i * lda + row];
+                scale[(size_t)i * lda + row] = scale[(size_t)j * lda + row];
+                scale[(size_t)j * lda + row] = y;
             }
             if (lid == 0) {
                 const int t = perm[i];
                 perm[i] = perm[j];
                 perm[j] = t;
+                const cjac_real r = row_norms[i];
+                row_norms[i] = row_norms[j];
+                row_norms[j] = r;
             }
         }
         barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
@@ -374,6 +397,8 @@ void cjac_bp_pivot(__global cjac_elem *A, const int lda, const int n,
                                        : A[(size_t)k * lda + i] / (sign * root);
             W[i] = w;
             G[(size_t)k * ldg + perm[i]] = w;
+            if (i > k)
+                row_norms[i] = hypot(row_norms[i], cjac_elem_abs(w));
         }
         if (lid == 0)
             signs[k] = sign;
@@ -411,6 +436,8 @@ void cjac_bp_pivot(__global cjac_elem *A, const int lda, const int n,
         W[ldw + i] = w1;
         G[(size_t)k * ldg + perm[i]] = w0;
         G[(size_t)(k + 1) * ldg + perm[i]] = w1;
+        if (i > k + 1)
+            row_norms[i] = hypot(hypot(row_norms[i], cjac_elem_abs(w0)), cjac_elem_abs(w1));
     }
     if (lid == 0) {
         signs[k] = sign0;

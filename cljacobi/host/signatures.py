@@ -1,0 +1,143 @@
+"""Kernel arguments declared once, for the template and for the host.
+
+A :class:`KernelSignature` lists a kernel's arguments by name and OpenCL C
+type.  The template renders its parameter list from it
+(``void cjac_bp_update(${signatures["cjac_bp_update"].parameters})``) and the
+host binds values to it by name (:meth:`KernelSignature.bind`), so the
+positions are never counted by hand on either side.  Arguments that only some
+specializations have are left out of the tuple by the plain Python that
+builds it.
+
+Constants and structs that Python and OpenCL share are rendered from the
+Python side too: :func:`c_defines` turns a mapping into ``#define`` lines,
+:func:`c_struct` a numpy structured dtype into a ``typedef struct``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pyopencl as cl
+
+__all__ = ["Arg", "KernelSignature", "buffer", "c_defines", "c_struct", "int_arg", "real_arg"]
+
+#: How a scalar argument's value is converted before it is set.
+_SCALARS = {"int": np.int32, "real": None}  # real: the signature's real type
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One kernel argument: its name, its OpenCL C declaration type and its kind
+    (``"buffer"``, or the scalar kinds ``"int"`` and ``"real"``)."""
+
+    name: str
+    ctype: str
+    kind: str
+
+    @property
+    def declaration(self) -> str:
+        pointer = self.ctype.endswith("*")
+        return f"{self.ctype}{'' if pointer else ' '}{self.name}"
+
+
+def buffer(name: str, ctype: str) -> Arg:
+    """A ``__global`` buffer argument, `ctype` e.g. ``"__global const cjac_real *"``."""
+    return Arg(name, ctype, "buffer")
+
+
+def int_arg(name: str) -> Arg:
+    """A ``const int`` scalar argument."""
+    return Arg(name, "const int", "int")
+
+
+def real_arg(name: str) -> Arg:
+    """A ``const cjac_real`` scalar argument (the family's real type)."""
+    return Arg(name, "const cjac_real", "real")
+
+
+@dataclass(frozen=True)
+class KernelSignature:
+    """The arguments of one kernel, in order.
+
+    Attributes
+    ----------
+    name : str
+        The kernel's name in the program.
+    args : tuple of Arg
+        Its arguments in declaration order.
+    real_dtype : numpy.dtype
+        What ``real`` scalars are converted to (float64 or float32).
+    """
+
+    name: str
+    args: tuple[Arg, ...]
+    real_dtype: np.dtype = np.dtype(np.float64)
+
+    def __post_init__(self) -> None:
+        names = [arg.name for arg in self.args]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.name}: argument names repeat: {names}")
+
+    @property
+    def parameters(self) -> str:
+        """The parameter list as the template declares it."""
+        return ",\n    ".join(arg.declaration for arg in self.args)
+
+    def position(self, name: str) -> int:
+        """Index of the argument `name`."""
+        for index, arg in enumerate(self.args):
+            if arg.name == name:
+                return index
+        raise KeyError(f"{self.name} has no argument {name!r}; it has "
+                       f"{[arg.name for arg in self.args]}")
+
+    def kernel(self, program: cl.Program, **values: object) -> cl.Kernel:
+        """A new kernel object of `program` with every argument bound from `values`."""
+        kernel = cl.Kernel(program, self.name)
+        missing = {arg.name for arg in self.args} - values.keys()
+        if missing:
+            raise TypeError(f"{self.name}: no value for {sorted(missing)}")
+        self.bind(kernel, **values)
+        return kernel
+
+    def bind(self, kernel: cl.Kernel, **values: object) -> None:
+        """Set the arguments named in `values` (scalars converted to their C type)."""
+        for name, value in values.items():
+            index = self.position(name)
+            kind = self.args[index].kind
+            if kind != "buffer":
+                value = (_SCALARS[kind] or self.real_dtype.type)(value)
+            kernel.set_arg(index, value)
+
+
+def c_defines(constants: Mapping[str, int | float]) -> str:
+    """``#define NAME value`` lines for `constants` (rendered into a template)."""
+    return "\n".join(f"#define {name} {value!r}" for name, value in constants.items())
+
+
+#: OpenCL C types of the numpy field types :func:`c_struct` handles.
+_FIELD_CTYPES = {np.dtype(np.float64): "double", np.dtype(np.float32): "float",
+                 np.dtype(np.int32): "int", np.dtype(np.uint32): "uint"}
+
+
+def c_struct(name: str, dtype: np.dtype) -> str:
+    """``typedef struct {...} name;`` with the fields of the structured `dtype`.
+
+    The numpy dtype is what the host reads the records with; rendering the C
+    struct from it keeps the two layouts the same.  Fields are laid out in
+    order; the dtype must have no implicit padding (its item size is the sum
+    of its fields', each field aligned to its own size).
+    """
+    fields = []
+    offset = 0
+    for field in dtype.names:
+        field_dtype, field_offset = dtype.fields[field][:2]
+        if field_offset != offset or offset % field_dtype.itemsize:
+            raise ValueError(f"{name}: field {field!r} is not packed at offset {offset}")
+        fields.append(f"    {_FIELD_CTYPES[field_dtype]} {field};")
+        offset += field_dtype.itemsize
+    if offset != dtype.itemsize:
+        raise ValueError(f"{name}: {dtype.itemsize} bytes, fields cover {offset}")
+    return "typedef struct {\n" + "\n".join(fields) + f"\n}} {name};"

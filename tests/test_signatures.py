@@ -1,0 +1,97 @@
+"""Kernel arguments declared once (cljacobi.host.signatures) and their use."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+import pytest
+
+from cljacobi.host.factorization import BunchParlettSpec, _RECORD_DTYPE
+from cljacobi.host.programs import build_program, render
+from cljacobi.host.signatures import (
+    KernelSignature,
+    buffer,
+    c_defines,
+    c_struct,
+    int_arg,
+    real_arg,
+)
+
+SOURCE = """
+${struct}
+${defines}
+__kernel void probe(${signature.parameters})
+{
+    const int i = get_global_id(0);
+    out[i] = CJAC_SCALE * scale * (double)(offset + i) + records[i].value + records[i].index;
+}
+"""
+
+
+def _probe_signature():
+    return KernelSignature("probe", (
+        buffer("out", "__global double *"), int_arg("offset"), real_arg("scale"),
+        buffer("records", "__global const cjac_probe_record *"),
+    ))
+
+
+def test_parameters_render_in_order():
+    sig = _probe_signature()
+    assert sig.parameters.split(",\n    ") == [
+        "__global double *out", "const int offset", "const cjac_real scale",
+        "__global const cjac_probe_record *records"]
+    assert sig.position("scale") == 2
+    with pytest.raises(KeyError, match="no argument 'nope'"):
+        sig.position("nope")
+
+
+def test_names_must_be_unique():
+    with pytest.raises(ValueError, match="repeat"):
+        KernelSignature("k", (int_arg("n"), int_arg("n")))
+
+
+def test_bind_by_name_converts_scalars_and_struct_matches_dtype(queue):
+    """The rendered struct has the numpy record's layout; values bound by name
+    arrive at the right positions with the right C types."""
+    from mako.template import Template
+
+    record = np.dtype([("value", np.float64), ("index", np.int32), ("pad", np.int32)])
+    sig = _probe_signature()
+    source = "typedef double cjac_real;\n" + Template(SOURCE, strict_undefined=True).render(
+        struct=c_struct("cjac_probe_record", record), defines=c_defines({"CJAC_SCALE": 2.0}),
+        signature=sig)
+    program = cl.Program(queue.context, source).build()
+    n = 5
+    records = np.zeros(n, record)
+    records["value"] = np.arange(n) * 0.5
+    records["index"] = np.arange(n) * 10
+    mf = cl.mem_flags
+    out = cl.Buffer(queue.context, mf.WRITE_ONLY, 8 * n)
+    rec = cl.Buffer(queue.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=records)
+    kernel = sig.kernel(program, records=rec, scale=0.25, out=out, offset=3)  # any order
+    cl.enqueue_nd_range_kernel(queue, kernel, (n,), None)
+    result = np.empty(n)
+    cl.enqueue_copy(queue, result, out)
+    expected = 2.0 * 0.25 * (3 + np.arange(n)) + records["value"] + records["index"]
+    np.testing.assert_array_equal(result, expected)
+    with pytest.raises(TypeError, match="no value for"):
+        sig.kernel(program, out=out)
+
+
+def test_struct_refuses_padding():
+    with pytest.raises(ValueError, match="not packed"):
+        c_struct("bad", np.dtype([("a", np.int32), ("b", np.float64)], align=True))
+
+
+def test_bunch_parlett_template_declares_the_spec_signatures(queue):
+    """The template's kernels take exactly the arguments the host binds, and the
+    record struct and the state constants come from the Python side."""
+    spec = BunchParlettSpec("complex128", 64)
+    source = render(spec)
+    for sig in spec.signatures.values():
+        assert f"void {sig.name}({sig.parameters})" in source
+    assert c_struct("cjac_bp_max", _RECORD_DTYPE) in source
+    assert "#define CJAC_BP_TESTING 6" in source
+    program = build_program(queue.context, queue.device, spec)
+    for sig in spec.signatures.values():
+        assert cl.Kernel(program, sig.name).num_args == len(sig.args)
