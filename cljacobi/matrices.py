@@ -12,9 +12,11 @@
 * :func:`with_singular_values` and :func:`column_graded` -- rectangular
   matrices ``X diag(sigma) Y^*`` and ``B D`` for the SVDs;
 * :func:`kahan` -- Kahan's triangular matrix, the classic hard case of QR
-  with column pivoting.
+  with column pivoting;
+* :func:`gaussian` -- independent standard normal entries (real and
+  imaginary parts for complex types).
 
-Every generator takes a :class:`numpy.random.Generator` ``rng``; the same
+Every random generator (all but :func:`kahan`) takes a :class:`numpy.random.Generator` ``rng``; the same
 seed gives the same matrix (for the same arguments, numpy version and
 platform ``longdouble``).
 """
@@ -27,6 +29,7 @@ import scipy.linalg
 __all__ = [
     "EXTENDED_MAX_N",
     "column_graded",
+    "gaussian",
     "graded",
     "kahan",
     "paper_a",
@@ -312,6 +315,20 @@ def graded(
     M = (dvec[:, None] * A * dvec[None, :]).astype(dt)
     D = np.diag(dvec).astype(dt.char.lower() if dt.kind == "c" else dt)
     return M, A, D
+
+
+def gaussian(
+    shape: tuple[int, ...],
+    *,
+    rng: np.random.Generator,
+    dtype: np.dtype | type = np.float64,
+) -> np.ndarray:
+    """Standard normal entries of `shape`; for a complex `dtype` the real and the
+    imaginary parts are drawn independently (real part first)."""
+    x = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
 
 
 def with_singular_values(

@@ -293,16 +293,17 @@ def _svd_single(
     B = A.conj().T if transposed else A
     mb, nb = B.shape
     name = _name("A", index)
+    b_name = f"{name}^*" if transposed else name
 
     start = time.perf_counter()
     # Center the column norms in float64's range (an exact power of two, as hsvd
     # does; zero columns stay zero), then B[:, columns] = Q R with sorted rows.
-    exponent = factor_shift(B, name, zero_columns=True)
+    exponent = factor_shift(B, b_name, zero_columns=True)
     qr = pivoted_qr(_ldexp(B, exponent), compute_q=compute_uv)
     info.factorization = "qr"
     # The sweeps run on X = R^*, whose columns (the rows of R) are centered too.
     X = qr.R.conj().T
-    x_exponent = factor_shift(X, f"the triangular factor of {name}", zero_columns=True)
+    x_exponent = factor_shift(X, f"the triangular factor of {b_name}", zero_columns=True)
     X = _ldexp(X, x_exponent)
     exponent += x_exponent
     info.seconds["factorization"] = time.perf_counter() - start

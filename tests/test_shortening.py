@@ -7,18 +7,11 @@ import numpy as np
 import pytest
 
 from cljacobi.factorization import j_factorize
-from cljacobi.matrices import column_graded
+from cljacobi.matrices import column_graded, gaussian
 from cljacobi.shortening import pivoted_qr, shorten
 
 EPS = np.finfo(np.float64).eps
 DTYPES = [np.float64, np.complex128]
-
-
-def _random(rng: np.random.Generator, shape: tuple[int, ...], dtype) -> np.ndarray:
-    x = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
 
 
 def _signs(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -33,7 +26,7 @@ def _signs(rng: np.random.Generator, n: int) -> np.ndarray:
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(5, 3), (64, 1), (37, 37), (100, 37), (7, 0), (4, 9)])
 def test_pivoted_qr(shape, dtype, rng) -> None:
-    a = _random(rng, shape, dtype)
+    a = gaussian(shape, rng=rng, dtype=dtype)
     before = a.copy()
     q, r, columns = pivoted_qr(a)
     np.testing.assert_array_equal(a, before)
@@ -79,7 +72,7 @@ def test_pivoted_qr_is_rowwise_accurate(rng) -> None:
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(5, 3), (64, 1), (100, 37), (7, 0)])
 def test_shorten_tall(shape, dtype, rng) -> None:
-    g = _random(rng, shape, dtype)
+    g = gaussian(shape, rng=rng, dtype=dtype)
     signs = _signs(rng, shape[1])
     before = g.copy()
     q, r, columns = shorten(g, signs)
@@ -95,7 +88,7 @@ def test_shorten_tall(shape, dtype, rng) -> None:
 
 @pytest.mark.parametrize("shape", [(3, 3), (3, 5), (0, 0), (0, 2)])
 def test_shorten_square_or_wide(shape, rng) -> None:
-    g = _random(rng, shape, np.float64)
+    g = gaussian(shape, rng=rng)
     signs = np.sort(_signs(rng, shape[1]))[::-1]
     q, r, columns = shorten(g, signs)
     assert q is None and r is g

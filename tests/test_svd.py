@@ -9,16 +9,14 @@ import scipy.linalg.lapack
 from hiprec import eigvals_factor_hiprec
 
 import cljacobi
+from cljacobi.matrices import gaussian
 
 EPS = np.finfo(np.float64).eps
 SHAPES = [(1, 1), (1, 6), (6, 1), (7, 7), (33, 20), (20, 33), (64, 64), (90, 30), (30, 90)]
 
 
 def _random(rng, shape, dtype):
-    A = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        A = A + 1j * rng.standard_normal(shape)
-    return A.astype(dtype)
+    return gaussian(shape, rng=rng, dtype=dtype)
 
 
 def _check(A, U, S, Vh, *, full_matrices, factor=100):
