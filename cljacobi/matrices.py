@@ -16,9 +16,9 @@
 * :func:`gaussian` -- independent standard normal entries (real and
   imaginary parts for complex types).
 
-Every random generator (all but :func:`kahan`) takes a :class:`numpy.random.Generator` ``rng``; the same
-seed gives the same matrix (for the same arguments, numpy version and
-platform ``longdouble``).
+Every random generator (all but :func:`kahan`) takes a
+:class:`numpy.random.Generator` ``rng``; the same seed gives the same matrix
+(for the same arguments, numpy version and platform ``longdouble``).
 """
 
 from __future__ import annotations
