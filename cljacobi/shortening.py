@@ -74,7 +74,8 @@ class Shortened(NamedTuple):
         ``m x n`` orthonormal columns with ``G[:, columns] = Q @ R``; None
         when ``G`` was not tall (then ``R = G[:, columns]``).
     R : numpy.ndarray
-        ``n x n``: the factor the sweeps run on.
+        The factor the sweeps run on: ``n x n`` for a tall ``m x n`` G, else
+        ``G[:, columns]`` (`G` itself when its signs are sorted already).
     columns : numpy.ndarray
         Column order: ``signs[columns]`` is +1 first, then -1.
     """
