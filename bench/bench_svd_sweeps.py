@@ -78,14 +78,11 @@ def _left_qr(G: np.ndarray, J: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _markdown(payload: dict) -> str:
-    lines = [
-        f"# Jacobi sweeps with and without the QR preconditioning ({payload['device']}, "
-        f"{payload['date'][:10]})",
-        "",
-        f"`bench/bench_svd_sweeps.py`, {payload['dtype']}, sweeps over {payload['seeds']} "
-        "seeds (min / median / max) and median seconds.",
-        "",
-    ]
+    title = ("# Jacobi sweeps with and without the QR preconditioning "
+             f"({payload['device']}, {payload['date'][:10]})")
+    source = (f"`bench/bench_svd_sweeps.py`, {payload['dtype']}, sweeps over "
+              f"{payload['seeds']} seeds (min / median / max) and median seconds.")
+    lines = [title, "", source, ""]
     for section in ("svd", "hsvd"):
         lines += [f"## {section}", "", "| n | input | solve | sweeps | seconds |",
                   "| --- | --- | --- | --- | --- |"]
