@@ -3,7 +3,7 @@
 The headline call is :func:`eig_indefinite`, the eigendecomposition of a real
 symmetric or complex Hermitian, possibly indefinite, matrix with high relative
 accuracy: factor ``M = G J G^*`` with complete pivoting (pivoted Cholesky when
-M is definite), then orthogonalize the columns of G by one-sided hyperbolic
+that proves M definite with a margin), then orthogonalize the columns of G by one-sided hyperbolic
 Jacobi rotations on the device ``CLJACOBI_DEVICE`` names (Novaković & Singer,
 BIT 51, 2011).  :func:`svd` is the same method with ``J = I``.
 """

@@ -1,7 +1,8 @@
 """Array plumbing of the public functions: device arrays in and out, stacks of matrices.
 
-* A :class:`pyopencl.array.Array` argument is copied to the host, solved like
-  a numpy array, and the results are returned as pyopencl arrays on the
+* A :class:`pyopencl.array.Array` argument is copied to the host (a strided,
+  non-contiguous one through the span of its buffer that it covers), solved
+  like a numpy array, and the results are returned as pyopencl arrays on the
   queue of that argument (the computation itself runs on ``queue=`` if given,
   else on that array's queue).  An array without a queue is read through
   ``queue=`` (when it is a queue on the array's context) or a new queue on
@@ -42,7 +43,8 @@ def to_host(
 
     The queue is the array's own; for an array without one, the caller's
     `queue` if it is a queue on the array's context, else a new queue on that
-    context (the results then come back on it).
+    context (the results then come back on it).  Any strides are accepted
+    (:func:`_strided_get`).
     """
     if not is_device_array(a):
         return a, None
@@ -52,7 +54,25 @@ def to_host(
             array_queue = queue
         else:
             array_queue = cl.CommandQueue(a.context)
-    return a.get(queue=array_queue), array_queue
+    if a.flags.forc:
+        return a.get(queue=array_queue), array_queue
+    return _strided_get(a, array_queue), array_queue
+
+
+def _strided_get(a: cl_array.Array, queue: cl.CommandQueue) -> np.ndarray:
+    """A non-contiguous pyopencl array on the host, with the same strides.
+
+    pyopencl copies only contiguous arrays (``get`` asserts, ``copy``
+    raises), so the span of the buffer between the array's lowest and
+    highest element is read in one transfer and viewed with its strides;
+    ``a[:, ::k]`` thus reads about k times its own size.
+    """
+    extents = [(n - 1) * stride for n, stride in zip(a.shape, a.strides)]
+    low = sum(e for e in extents if e < 0)
+    high = sum(e for e in extents if e > 0) + a.dtype.itemsize
+    span = np.empty(high - low, dtype=np.uint8)
+    cl.enqueue_copy(queue, span, a.base_data, src_offset=a.offset + low)
+    return np.ndarray(a.shape, a.dtype, buffer=span, offset=-low, strides=a.strides)
 
 
 def to_device(result: Any, queue: cl.CommandQueue) -> Any:

@@ -26,7 +26,10 @@ class EighResult(NamedTuple):
 
 
 class HSVDResult(NamedTuple):
-    """Hyperbolic SVD ``G = U @ diag(S) @ Vh`` with ``Vh @ diag(J) @ Vh.T = diag(J)``.
+    """Hyperbolic SVD ``G = U @ diag(S) @ Vh`` with ``Vh @ diag(J_in) @ Vh^* = diag(J)``.
+
+    `J_in` is the signature passed to :func:`cljacobi.hsvd`, `J` the one
+    returned (`J_in` permuted to match `S`); ``Vh^* = Vh.conj().T``.
 
     Attributes
     ----------
@@ -35,9 +38,10 @@ class HSVDResult(NamedTuple):
     S : ndarray, shape (n,)
         Hyperbolic singular values, descending.
     Vh : ndarray, shape (n, n)
-        J-orthogonal with respect to the returned `J`.
+        J-unitary between the two signatures:
+        ``Vh @ diag(J_in) @ Vh.conj().T == diag(J)`` (to rounding).
     J : ndarray, shape (n,)
-        The signature permuted to match `S`: ``G diag(J_in) G.T`` has the
+        The signature permuted to match `S`: ``G diag(J_in) G^*`` has the
         eigenvalues ``J * S**2`` with eigenvectors ``U``.
     """
 
@@ -61,7 +65,8 @@ class SolveInfo:
     rotations_per_sweep : list of int
     converged : bool
     rank : int
-        Columns of the factor G (the numerical rank of M for eig_indefinite).
+        ``eig_indefinite``: columns of the factor G (the numerical rank of
+        M); ``svd``, ``hsvd``: the number of nonzero singular values.
     positive : int
         Positive signs in J (the number of positive eigenvalues).
     breakdown : bool
@@ -76,12 +81,13 @@ class SolveInfo:
     blocked_sweeps : int
         Of ``sweeps``, how many were blocked sweeps (the rest pointwise).
     factorization : str
-        ``eig_indefinite``: ``"cholesky"`` (definite M, pivoted Cholesky on
-        the host), ``"bunch-parlett"`` (on the host) or
+        ``eig_indefinite``: ``"cholesky"`` (M shown definite by pivoted
+        Cholesky on the host, see its Notes), ``"bunch-parlett"`` (on the host) or
         ``"bunch-parlett-device"`` (the OpenCL kernels); ``svd``: ``"qr"``
         (the sweeps ran on ``R^*`` from the row-sorted, column-pivoted QR of
-        A or ``A^*``; empty for a zero or empty A); ``hsvd``: ``"qr"`` when a
-        tall G was shortened to its triangular factor, else empty.
+        A or ``A^*``; empty for a zero, empty or 1 x 1 A, answered on the
+        host); ``hsvd``: ``"qr"`` when a tall G was shortened to its
+        triangular factor, else empty.
     precision : str
         ``"double"`` or ``"single"``: the precision the device computed in
         (single only for float32/complex64 input on a device without fp64).

@@ -3,9 +3,9 @@
 Both run the one-sided hyperbolic Jacobi method of Novaković & Singer,
 "A GPU-based hyperbolic SVD algorithm", BIT 51 (2011) (GPUJACH1) on an
 OpenCL device, on real or complex data.  ``eig_indefinite`` first factors
-``M = G J G^*``: by Cholesky with diagonal pivoting when M is definite,
-otherwise by Bunch-Parlett complete pivoting (Slapničar 1992), on the host
-or on the device.
+``M = G J G^*``: by Cholesky with diagonal pivoting when that proves M
+definite with a margin, otherwise by Bunch-Parlett complete pivoting
+(Slapničar 1992), on the host or on the device (see eig_indefinite's Notes).
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ from .scaling import factor_shift, factor_shift_from_maxima, matrix_shift_from_r
 from .shortening import shorten
 from .validation import (
     as_float_matrix,
+    as_signature,
+    check_flag,
     check_max_sweeps,
     check_on_nonconvergence,
     check_queue_argument,
@@ -96,6 +98,9 @@ def _name(base: str, index: tuple[int, ...]) -> str:
 class _Sweeps:
     """How one call runs its sweeps: the same for every matrix of a stack."""
 
+    #: The public function called, as the messages name it.
+    caller: str
+    #: None when no matrix of the call needs the device.
     queue: cl.CommandQueue | None
     max_sweeps: int
     on_nonconvergence: str
@@ -164,10 +169,10 @@ def _run_device(
     The blocked kernels handle double precision data, real (float64) and
     complex Hermitian (complex128, in the layout of the pointwise phase);
     single precision runs pointwise ("auto"), and asking for a blocked
-    variant there is a ValueError.  "auto" and the default block width
-    follow :func:`cljacobi.host.variants.choose_variant` (a rule per element
-    type; the local memory of 16-byte complex elements decides which widths
-    fit).
+    variant there (or a `block_width`) is a ValueError.  "auto" and the
+    default block width follow :func:`cljacobi.host.variants.choose_variant`
+    (a rule per element type; the local memory of 16-byte complex elements
+    decides which widths fit).
     """
     queue, max_sweeps, options = sweeps.queue, sweeps.max_sweeps, sweeps.options
     variant, block_width = sweeps.variant, sweeps.block_width
@@ -176,10 +181,13 @@ def _run_device(
     single = _single_precision(queue, sweeps.result_dtype, sweeps.single)
     info.precision = "single" if single else "double"
     if single:
-        if variant in ("bo", "fb"):
+        if variant in ("bo", "fb") or block_width is not None:
+            asked = f"variant={variant!r}" + (
+                f" with block_width={block_width}" if block_width is not None else "")
             raise ValueError(
-                f"variant={variant!r} handles double precision data only (float64, "
-                "complex128); single precision runs variant='pointwise' or 'auto'"
+                f"{asked} asks for the blocked kernels, which handle double precision data "
+                "only (float64, complex128); single precision runs variant='pointwise' or "
+                "'auto' without block_width"
             )
         variant = "pointwise"
     element_bytes = COMPLEX_ELEMENT_BYTES if np.iscomplexobj(G) else REAL_ELEMENT_BYTES
@@ -222,7 +230,7 @@ def _run_device(
         info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
     if not info.converged and sweeps.on_nonconvergence == "raise":
         raise ConvergenceError(
-            f"the hyperbolic Jacobi method did not converge in {max_sweeps} sweeps"
+            f"{sweeps.caller} did not converge in {max_sweeps} sweeps"
             f"{_where(index)} (rotations per sweep: {info.rotations_per_sweep}); pass a "
             "larger max_sweeps, or on_nonconvergence='warn' for the partial result",
             info,
@@ -230,18 +238,56 @@ def _run_device(
     return state
 
 
-def _require_finite(index: tuple[int, ...], *arrays: np.ndarray | None) -> None:
-    """Never hand out NaN or inf: raise LinAlgError if a result is not finite."""
+def _complete(U: np.ndarray, valid: np.ndarray, columns: int) -> np.ndarray:
+    """`columns` orthonormal columns: those of `U` where `valid`, the rest completed.
+
+    The valid columns keep their positions; the others (zero singular values,
+    or the extra columns of ``full_matrices=True``) are filled with an
+    orthonormal basis of the orthogonal complement of the valid ones.
+    """
+    m = U.shape[0]
+    out = np.zeros((m, columns), dtype=U.dtype)
+    out[:, : U.shape[1]][:, valid] = U[:, valid]
+    missing = np.flatnonzero(~np.concatenate([valid, np.zeros(columns - U.shape[1], bool)]))
+    if missing.size:
+        Q, _ = np.linalg.qr(U[:, valid], mode="complete")
+        out[:, missing] = Q[:, int(np.count_nonzero(valid)) :][:, : missing.size]
+    return out
+
+
+def _unit_columns(
+    G: np.ndarray, norms: np.ndarray, Q: np.ndarray | None, columns: int
+) -> np.ndarray:
+    """The columns of G divided by their `norms`, premultiplied by Q (if G is
+    the R of ``Q R``), and completed to `columns` orthonormal columns where a
+    norm is zero and beyond G's own columns (:func:`_complete`)."""
+    nonzero = norms > 0
+    U = np.zeros_like(G)
+    U[:, nonzero] = G[:, nonzero] / norms[nonzero]
+    if Q is not None:
+        U = Q @ U
+    return _complete(U, nonzero, columns)
+
+
+def _require_finite(values: str, *arrays: np.ndarray | None) -> None:
+    """Never hand out NaN or inf: raise LinAlgError if a result is not finite.
+
+    The input is finite here (checked up front, or, with
+    ``check_finite=False``, by the scaling), so what can still be infinite
+    is a result beyond float64's range: `values` names it for the message
+    (say ``"an eigenvalue of M[1]"``).
+    """
     for array in arrays:
         if array is not None and not np.isfinite(array).all():
             raise np.linalg.LinAlgError(
-                f"the computation produced non-finite values{_where(index)}; the input is "
-                "numerically rank deficient or outside the range cljacobi handles"
+                f"{values} exceeds the largest float64 ({np.finfo(np.float64).max:.3g}) "
+                "and cannot be returned"
             )
 
 
-def _warn_about(infos: list[SolveInfo], leading: tuple[int, ...]) -> None:
-    """The warnings of a finished call, once per call, pointing at the caller's line."""
+def _warn_about(infos: list[SolveInfo], leading: tuple[int, ...], caller: str) -> None:
+    """The warnings of a finished call to `caller`, once per call, pointing at the
+    caller's line."""
 
     def which(flags: list[bool]) -> str:
         if not leading:
@@ -252,17 +298,21 @@ def _warn_about(infos: list[SolveInfo], leading: tuple[int, ...]) -> None:
     unconverged = [not info.converged for info in infos]
     if any(unconverged):
         warnings.warn(
-            "the hyperbolic Jacobi method did not converge in max_sweeps sweeps"
+            f"{caller} did not converge in max_sweeps sweeps"
             f"{which(unconverged)}; the partial result is returned (info.converged is False)",
             ConvergenceWarning,
             stacklevel=4,  # public function <- _solve_all <- here
         )
     broken = [info.breakdown for info in infos]
     if any(broken):
+        # With J = I (svd) every pair rotates trigonometrically: only an angle
+        # below the floating-point range leaves one unrotated.
+        reason = "a rotation angle below the floating-point range" if caller == "svd" else (
+            "numerically dependent columns of opposite signs in the factor, or a rotation "
+            "angle below the floating-point range")
         warnings.warn(
-            "some pivot pairs could not be rotated (numerically dependent hyperbolic pairs, "
-            f"or a rotation below the floating-point range){which(broken)}; the factor is "
-            "(nearly) rank deficient and the results may be inaccurate",
+            f"{caller}: some pivot pairs could not be rotated ({reason}){which(broken)}; "
+            "the results may be inaccurate",
             RuntimeWarning,
             stacklevel=4,  # public function <- _solve_all <- here
         )
@@ -282,7 +332,7 @@ def _eig_single(
     info = _new_info()
 
     def finish(w: np.ndarray, U: np.ndarray | None):
-        _require_finite(index, w, U)
+        _require_finite(f"an eigenvalue of {_name('M', index)}", w, U)
         info.seconds["total"] = time.perf_counter() - total_start
         return (w if eigvals_only else EighResult(w, U)), info
 
@@ -296,10 +346,15 @@ def _eig_single(
         info.rank = int(value != 0)
         info.positive = int(value > 0)
         return finish(np.array([value]), np.ones((1, 1), dtype=symmetric.dtype))
+    if largest == 0:  # the zero matrix, like 1 x 1 ones: answered without the device
+        return finish(np.zeros(n), np.eye(n, dtype=M.dtype))
 
+    # "auto": on a GPU with fp64 (the device factorization runs in double
+    # precision; single precision sweeps on a GPU without fp64 get a host factor).
     on_device = factorization == "device" or (
         factorization == "auto"
         and bool(sweeps.queue.device.type & cl.device_type.GPU)
+        and has_fp64(sweeps.queue.device)
         and n >= AUTO_DEVICE_FACTORIZATION_MIN_ORDER
     )
     start = time.perf_counter()
@@ -369,13 +424,8 @@ def _eig_single(
         U = normalized_columns(sweeps.queue, state.operands, order)
         info.seconds["transfer"] += time.perf_counter() - start
         return finish(w[order], U)
-    U = state.G / np.linalg.norm(state.G, axis=0)
-    if Q is not None:
-        U = Q @ U
-    if rank < n:
-        # Complete the orthonormal basis: the null space of M.
-        complete, _ = np.linalg.qr(U, mode="complete")
-        U = np.concatenate([U, complete[:, rank:]], axis=1)
+    # For rank < n the basis is completed by the null space of M.
+    U = _unit_columns(state.G, np.linalg.norm(state.G, axis=0), Q, n)
     return finish(w[order], U[:, order])
 
 
@@ -403,9 +453,10 @@ def eig_indefinite(
 
     Factors ``M = G J G^*`` by Bunch-Parlett complete pivoting (rank
     revealing, 2x2 pivots diagonalized; complex 2x2 pivots give a +/- pair),
-    or, when M is positive or negative definite, by Cholesky with diagonal
-    pivoting (``J = +-I``, only trigonometric rotations follow), shortens a
-    tall G by a row-sorted, column-pivoted QR (singular M), and
+    or, when that proves M positive or negative definite with a margin (see
+    Notes), by Cholesky with diagonal pivoting (``J = +-I``, only
+    trigonometric rotations follow), shortens a tall G (singular M) by a
+    row-sorted, column-pivoted QR, and
     orthogonalizes the columns of G by one-sided hyperbolic Jacobi rotations on
     an OpenCL device (Novaković & Singer 2011, Sect. 2 and 4).  The
     eigenvalues are ``lambda_i = j_i ||g_i||^2`` and the eigenvectors the
@@ -431,7 +482,9 @@ def eig_indefinite(
         pyopencl array is copied to the host and the results come back as
         pyopencl arrays on its queue.
     eigvals_only : bool, optional
-        Return only the eigenvalues.
+        Return only the eigenvalues.  This and every other flag take a bool,
+        a numpy bool, or the integer 0 or 1, like numpy; anything else
+        (``"yes"``, None) is a TypeError naming the option.
     check_finite : bool, optional
         Raise ValueError for NaN or inf entries.  If False, that scan is
         skipped; a non-finite entry is still noticed by the scaling (which
@@ -471,13 +524,16 @@ def eig_indefinite(
         one inner sweep per block pair) or full-block ("fb", inner sweeps to
         convergence) kernels, which are followed by pointwise sweeps that
         decide convergence.  "auto" takes "bo" on GPUs for orders from
-        ``cljacobi.host.variants.AUTO_BLOCKED_MIN_ORDER`` on, else pointwise.
+        ``cljacobi.host.variants.AUTO_BLOCKED_MIN_ORDER`` on, else pointwise;
+        "auto" with a `block_width` is always "bo" of that width (on CPUs
+        and at small orders too).
         The blocked variants run real and complex Hermitian M in double
         precision; single precision runs pointwise ("bo" or "fb" there is a
         ValueError).
     block_width : int, optional
         Block width w of the blocked variants (pivot blocks 2w x 2w in local
-        memory); ValueError naming the device limit if it does not fit.
+        memory); ValueError naming the device limit if it does not fit, and
+        with ``variant="pointwise"``, which has no blocks.
         Complex elements take twice the local memory, so the default width
         for complex M is the widest of the same candidates that fits
         (``cljacobi.host.variants.AUTO_BLOCK_WIDTHS``; w = 16 on a device
@@ -486,8 +542,9 @@ def eig_indefinite(
         Where the Bunch-Parlett factorization runs: numpy on the host, or the
         OpenCL kernels of ``bunch_parlett.cl.mako`` (same pivots, same rank
         test), for real and complex M.  "auto": on the device if it is a GPU
-        and ``n >= 256``.  Definite M is factored by pivoted Cholesky on the
-        host either way (``info.factorization``).
+        and ``n >= 256``.  An M that pivoted Cholesky proves definite (see
+        Notes) is factored by it on the host either way
+        (``info.factorization``).
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
         Where to run; default: the queue of a pyopencl array argument, else
         the device ``CLJACOBI_DEVICE`` names.  Calls from several threads may
@@ -520,7 +577,8 @@ def eig_indefinite(
         span more than float64 holds at once (about ``1e600``, see
         :mod:`cljacobi.scaling`).
     TypeError
-        Unsupported dtype (strings, objects, longdouble) or `queue`.
+        Unsupported dtype (strings, objects, longdouble) or `queue`; a flag
+        that is not a bool, 0 or 1.
     ConvergenceError
         No convergence within `max_sweeps` (a ``numpy.linalg.LinAlgError``),
         unless ``on_nonconvergence="warn"``.
@@ -540,7 +598,23 @@ def eig_indefinite(
     without touching the device.  M is scaled by powers of two (exact) so that
     no squared norm or dot product overflows or underflows; see
     :mod:`cljacobi.scaling` for the range handled.
+
+    Which factorization runs: pivoted Cholesky (LAPACK ``xPSTRF``, on the
+    host, about half the work of Bunch-Parlett) is tried first and kept only
+    if it shows M definite with a margin
+    (:func:`cljacobi.factorization.definite_factorize`): the diagonal
+    entries are nonzero and of one sign, all n steps complete with positive
+    pivots, and every pivot ``l_kk^2`` exceeds the rounding-error bound of
+    its entry, ``n eps (|m_kk| + ||l_(k,1:k-1)||^2)``, so definite graded
+    matrices keep it however wide their scaling is.  Otherwise Bunch-Parlett
+    complete pivoting decides the rank and the inertia, dropping the entries
+    of the trailing matrix within their rounding-error bound
+    ``n eps (|m_ij| + ||g_i|| ||g_j||)`` (README, "Which factorization runs").
     """
+    eigvals_only = check_flag(eigvals_only, "eigvals_only")
+    check_finite = check_flag(check_finite, "check_finite")
+    check_flag(overwrite_a, "overwrite_a")
+    return_info = check_flag(return_info, "return_info")
     options = resolve_options(strategy, rotation, sort_diagonal)
     max_sweeps = check_max_sweeps(max_sweeps)
     on_nonconvergence = check_on_nonconvergence(on_nonconvergence)
@@ -554,15 +628,15 @@ def eig_indefinite(
     )
     n = A.shape[-1]
     run_queue = None
-    if n >= 2 and A.size:
+    if n >= 2 and np.any(A):  # else every matrix is answered on the host
         run_queue = _checked_queue(
             queue, array_queue, A, rows=n, columns=n, accumulate_v=False,
             result_dtype=result_dtype, single=_single,
         )
 
     sweeps = _Sweeps(
-        run_queue, max_sweeps, on_nonconvergence, variant, block_width, _layout, result_dtype,
-        _single, options,
+        "eig_indefinite", run_queue, max_sweeps, on_nonconvergence, variant, block_width,
+        _layout, result_dtype, _single, options,
     )
 
     def solve(index: tuple[int, ...], matrix: np.ndarray):
@@ -573,7 +647,7 @@ def eig_indefinite(
 
     # Shapes and dtypes of one result (zeros: allocated lazily, never filled).
     template = np.zeros(n) if eigvals_only else EighResult(np.zeros(n), np.zeros((n, n), A.dtype))
-    result, info = _solve_all(A, solve, template, result_dtype)
+    result, info = _solve_all(A, solve, template, sweeps)
     if is_device_array(M):
         result = to_device(result, array_queue or run_queue or resolve_queue(queue))
     return (result, info) if return_info else result
@@ -602,9 +676,10 @@ def _checked_queue(
     return run_queue
 
 
-def _solve_all(A: np.ndarray, solve: Any, template: Any, result_dtype: np.dtype) -> tuple[Any, Any]:
+def _solve_all(A: np.ndarray, solve: Any, template: Any, sweeps: _Sweeps) -> tuple[Any, Any]:
     """`solve` each matrix of `A` (one, or a stack over the leading dimensions),
-    warn once for the whole call, and cast the results to `result_dtype`'s precision.
+    warn once for the whole call, and cast the results to the precision of
+    ``sweeps.result_dtype``.
 
     Returns ``(result, info)``; for a stack, `info` is a list (C order).
     """
@@ -615,8 +690,8 @@ def _solve_all(A: np.ndarray, solve: Any, template: Any, result_dtype: np.dtype)
     else:
         result, info = solve((), A)
         infos = [info]
-    _warn_about(infos, leading)
-    return _cast(result, result_dtype), info
+    _warn_about(infos, leading, sweeps.caller)
+    return _cast(result, sweeps.result_dtype), info
 
 
 def _cast(result: Any, dtype: np.dtype) -> Any:
@@ -671,15 +746,25 @@ def hsvd(
     Parameters
     ----------
     G : (..., m, n) array_like or pyopencl.array.Array
-        Real or complex, of full column rank (m >= n, no zero column), or a stack of
-        such.  A tall G is shortened by a QR factorization with sorted rows
-        and pivoted columns first (:func:`cljacobi.shortening.shorten`; row
-        graded G stay accurate, and the order of the rows does not change
-        the result).  Dtypes, layouts and
-        device arrays as in :func:`eig_indefinite`.
+        Real or complex, ``m >= n``, no zero column, or a stack of such.  A
+        tall G is shortened by a QR factorization with sorted rows and
+        pivoted columns first (:func:`cljacobi.shortening.shorten`: row-graded
+        G stay accurate, and the order of the rows does not change the
+        result).  Dtypes, layouts and device arrays
+        as in :func:`eig_indefinite`.  G may be rank deficient where the
+        hyperbolic SVD exists, i.e. where the dependencies lie among columns
+        of one sign (say a column repeated with the same sign): the
+        rotations within that sign group are orthogonal and turn the
+        dependency into a zero column, so S gets a zero, or rounding-level,
+        value (``info.rank`` counts the nonzero ones) and U an orthonormal
+        column completing the basis, as :func:`svd` does (hsvd with
+        ``J = I`` is the SVD).  Numerically dependent columns of opposite
+        signs have no hyperbolic SVD (no J-unitary V can orthogonalize
+        them): LinAlgError.
     J : (n,) or (..., n) array_like
         The signature: entries +1 or -1 (one for the whole stack, or one per
-        matrix).
+        matrix), as integers or reals; a bool, complex or string J is a
+        TypeError.
     compute_uv : bool, optional
         Compute U and Vh (V is accumulated on the device).  If False only
         ``(S, J)`` are returned.
@@ -691,8 +776,10 @@ def hsvd(
     -------
     HSVDResult(U, S, Vh, J)
         U (m, n) with orthonormal columns; S (n,) **descending** hyperbolic
-        singular values; Vh (n, n) with ``Vh @ diag(J) @ Vh.T = diag(J)``;
-        J (n,) the input signature permuted to match S (int8).  Stacked over
+        singular values; J (n,) the input signature permuted to match S
+        (int8); Vh (n, n) J-unitary between the two signatures:
+        ``Vh @ diag(J_in) @ Vh.conj().T = diag(J)`` with `J_in` the
+        signature passed in and `J` the one returned.  Stacked over
         the leading dimensions of `G`.  With ``compute_uv=False``, the pair
         ``(S, J)``.  With ``return_info=True``, ``(result, info)``.
 
@@ -700,12 +787,20 @@ def hsvd(
     ------
     ValueError
         Bad shapes, ``m < n``, a zero column, J not +-1, non-finite input.
+    TypeError
+        Unsupported dtype of G or J (J bool, complex, strings), or a flag
+        that is not a bool, 0 or 1.
     numpy.linalg.LinAlgError
-        G numerically rank deficient (a singular value came out zero),
-        column norms spanning more than float64 holds at once (about
-        ``2^1000``), or non-finite input with ``check_finite=False``;
+        No hyperbolic SVD: numerically dependent columns of opposite signs
+        (reported by the sweeps as pairs they could not rotate); column
+        norms spanning more than float64 holds at once (about ``2^1000``; a
+        LinAlgError is a ValueError); non-finite input with
+        ``check_finite=False``; a singular value beyond float64;
         :class:`~cljacobi.ConvergenceError` as in :func:`eig_indefinite`.
     """
+    compute_uv = check_flag(compute_uv, "compute_uv")
+    check_finite = check_flag(check_finite, "check_finite")
+    return_info = check_flag(return_info, "return_info")
     options = resolve_options(strategy, rotation, sort_diagonal)
     max_sweeps = check_max_sweeps(max_sweeps)
     on_nonconvergence = check_on_nonconvergence(on_nonconvergence)
@@ -716,17 +811,7 @@ def hsvd(
         host, "G", check_finite=check_finite, square=False, stacked=True
     )
     m, n = A.shape[-2:]
-    leading = A.shape[:-2]
-    signs = np.asarray(to_host(J, array_queue or queue)[0])
-    if signs.shape not in {(n,), leading + (n,)}:
-        raise ValueError(
-            f"J must have shape ({n},) to match G of shape {A.shape}"
-            + (f" (or {leading + (n,)}, one per matrix)" if leading else "")
-            + f", got {signs.shape}"
-        )
-    if signs.dtype.kind not in "biuf" or not np.all((signs == 1) | (signs == -1)):
-        raise ValueError("J must contain only +1 and -1")
-    signs = np.broadcast_to(signs, leading + (n,))
+    signs = as_signature(to_host(J, array_queue or queue)[0], A.shape)
     if m < n:
         raise ValueError(
             f"G of shape {A.shape} cannot have full column rank: hsvd needs m >= n"
@@ -739,8 +824,8 @@ def hsvd(
         )
 
     sweeps = _Sweeps(
-        run_queue, max_sweeps, on_nonconvergence, variant, block_width, _layout, result_dtype,
-        _single, options,
+        "hsvd", run_queue, max_sweeps, on_nonconvergence, variant, block_width, _layout,
+        result_dtype, _single, options,
     )
 
     def solve(index: tuple[int, ...], matrix: np.ndarray):
@@ -753,7 +838,7 @@ def hsvd(
         HSVDResult(np.zeros((m, n), A.dtype), S0, np.zeros((n, n), A.dtype), J0)
         if compute_uv else (S0, J0)
     )
-    result, info = _solve_all(A, solve, template, result_dtype)
+    result, info = _solve_all(A, solve, template, sweeps)
     if is_device_array(G):
         result = to_device(result, array_queue or run_queue or resolve_queue(queue))
     return (result, info) if return_info else result
@@ -771,11 +856,10 @@ def _hsvd_single(
     total_start = time.perf_counter()
     m, n = G.shape
     info = _new_info()
-    info.rank = n
     info.positive = int(np.count_nonzero(signs > 0))
 
     def finish(result):
-        _require_finite(index, *result)
+        _require_finite(f"a hyperbolic singular value of {_name('G', index)}", *result)
         info.seconds["total"] = time.perf_counter() - total_start
         return result, info
 
@@ -801,23 +885,25 @@ def _hsvd_single(
     state = _run_device(
         R, signs_sorted, sweeps=sweeps, accumulate_v=compute_uv, info=info, index=index
     )
-    sigma = np.linalg.norm(state.G, axis=0)
-    if not np.all(sigma > 0):
+    if info.breakdown:
         raise np.linalg.LinAlgError(
-            f"G is numerically rank deficient{_where(index)}: a hyperbolic singular value "
-            "came out zero"
+            f"{_name('G', index)} has no hyperbolic SVD: some of its columns of opposite "
+            "signs in J are numerically dependent, so that no hyperbolic rotation can "
+            "orthogonalize them (or a rotation angle fell below the floating-point range)"
         )
+    sigma = np.linalg.norm(state.G, axis=0)
+    # A dependency among columns of one sign rotates into a zero (or
+    # rounding-level) column: a zero singular value, its U column completed.
+    info.rank = int(np.count_nonzero(sigma > 0))
     order = np.argsort(-sigma, kind="stable")
     S = unshift(sigma, exponent, f"a hyperbolic singular value of {_name('G', index)}")[order]
     J_out = signs_sorted[order]
     if not compute_uv:
         return finish((S, J_out))
-    U = state.G / sigma
-    if Q is not None:
-        U = Q @ U
+    U = _unit_columns(state.G[:, order], sigma[order], Q, n)
     # G_perm = G_final V^{-1} with V^{-1} = J V^* J (V^* J V = J), so
     # G_perm = U Sigma (J V^* J); undo the column permutation of G.
     Vh_sorted = (signs_sorted[:, None] * state.V.conj().T) * signs_sorted[None, :]
     Vh = np.empty_like(Vh_sorted)
     Vh[:, perm] = Vh_sorted
-    return finish(HSVDResult(U[:, order], S, Vh[order], J_out))
+    return finish(HSVDResult(U, S, Vh[order], J_out))

@@ -597,12 +597,6 @@ def j_factorize(M: np.ndarray, *, rank_tol: float | None = None) -> JFactor:
     return JFactor(G, signs, int(np.count_nonzero(signs > 0)))
 
 
-def _row_scale(M: np.ndarray) -> np.ndarray:
-    """``r_i = max_j |m_ij|`` over the lower triangle mirrored (what is factored)."""
-    lower = np.abs(np.tril(M))
-    return np.maximum(lower.max(axis=1), lower.max(axis=0))
-
-
 def definite_factorize(M: np.ndarray) -> JFactor | None:
     """``M = G J G^*`` by Cholesky with diagonal pivoting when M is definite, else None.
 
@@ -622,10 +616,13 @@ def definite_factorize(M: np.ndarray) -> JFactor | None:
     * all diagonal entries of M must be nonzero and of one sign (else None);
     * ``xPSTRF`` runs with tolerance 0, i.e. stops at the first pivot that is
       not positive; any stop before ``n`` columns means "not definite" (None);
-    * a pivot ``l_kk^2`` that is rounding noise relative to its own row of M,
-      ``l_kk^2 <= n eps max_j |m_{p_k j}|``, means M is numerically singular
-      or indefinite at the working precision; None, so that the
-      rank-revealing Bunch-Parlett path (:func:`j_factorize`) decides.
+    * a pivot ``l_kk^2`` within the rounding-error bound of its entry of the
+      Schur complement, ``l_kk^2 <= n eps (|m_{p_k p_k}| + ||l_{k,1:k-1}||^2)``
+      (the entrywise noise test of :func:`j_factorize`), means M is
+      numerically singular or indefinite at the working precision; None, so
+      that the rank-revealing Bunch-Parlett path decides.  The bound follows
+      the pivot's own scale, so a definite graded ``M = D A D`` keeps
+      Cholesky however wide ``D`` is.
 
     Hence a returned factor is a successful Cholesky factorization of a
     matrix within a componentwise-relative backward error of ``+-M``, with
@@ -668,9 +665,12 @@ def definite_factorize(M: np.ndarray) -> JFactor | None:
         return None
     L = np.tril(L)
     piv = piv - 1  # LAPACK's 1-based pivot order: A[piv][:, piv] = L L^*
-    pivots = np.abs(L.diagonal()) ** 2
-    noise = n * np.finfo(np.float64).eps * _row_scale(M)[piv]
-    if not np.all(np.isfinite(L)) or np.any(pivots <= noise):
+    if not np.all(np.isfinite(L)):
+        return None
+    squares = np.abs(L) ** 2
+    pivots = squares.diagonal()
+    done = squares.sum(axis=1) - pivots  # ||l_{k,1:k-1}||^2
+    if np.any(pivots <= rank_noise_level(n) * (np.abs(diagonal[piv]) + done)):
         return None
     G = np.empty((n, n), dtype=dtype, order="F")
     G[piv, :] = L

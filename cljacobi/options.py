@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .strategies import STRATEGIES
+from .validation import check_flag
 
 __all__ = [
     "DEFAULTS",
@@ -135,7 +136,8 @@ def resolve_options(
         Unknown `strategy` or `rotation` (the message lists the allowed
         values) or unknown `variant`.
     TypeError
-        `sort_diagonal` not a bool.
+        `sort_diagonal` not a bool, numpy bool, 0 or 1
+        (:func:`cljacobi.validation.check_flag`).
     """
     if variant not in DEFAULTS:
         raise ValueError(f"unknown variant {variant!r}; allowed: {_allowed(tuple(DEFAULTS))}")
@@ -155,10 +157,8 @@ def resolve_options(
             f"unknown rotation {rotation!r}; allowed: {_allowed(ROTATIONS)} "
             "(Zhou & Brent's rotation algorithms) or None for the default"
         )
-    if not isinstance(sort_diagonal, (bool, np.bool_)):
-        raise TypeError(f"sort_diagonal must be True or False, not {sort_diagonal!r}")
     return JacobiOptions(
         strategy=default_strategy if strategy == "auto" else strategy,
         rotation=int(rotation),
-        sort_diagonal=bool(sort_diagonal),
+        sort_diagonal=check_flag(sort_diagonal, "sort_diagonal"),
     )

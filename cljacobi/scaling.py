@@ -50,6 +50,7 @@ import numpy as np
 
 __all__ = [
     "GROWTH_BITS",
+    "NOT_FINITE",
     "exponent_range",
     "factor_shift",
     "factor_shift_from_maxima",
@@ -67,8 +68,9 @@ _NORMAL_EXP = int(np.frexp(np.finfo(np.float64).tiny)[1])
 #: frexp exponent just above the largest float64 (max < 2^1024 = 0.5 * 2^1025).
 _OVERFLOW_EXP = int(np.finfo(np.float64).maxexp)
 
-
-_NOT_FINITE = (
+#: The LinAlgError message for inf or NaN input that ``check_finite=False``
+#: let through (the scaling is where it shows).
+NOT_FINITE = (
     "the input contains infs or NaNs (check_finite=False skipped the up-front "
     "check; no result can be computed from them)"
 )
@@ -96,7 +98,7 @@ def exponent_range(array: np.ndarray) -> tuple[int, int] | None:
         return None
     largest = float(magnitudes.max())
     if not np.isfinite(largest):
-        raise np.linalg.LinAlgError(_NOT_FINITE)
+        raise np.linalg.LinAlgError(NOT_FINITE)
     if largest == 0:
         return None
     smallest = float(magnitudes[magnitudes > 0].min())
@@ -124,7 +126,7 @@ def matrix_shift_from_range(smallest: float, largest: float, n: int, name: str =
     largest entry magnitudes (0.0 and 0.0 for the zero matrix), e.g. as
     :func:`cljacobi.validation.symmetric_part` records them."""
     if not np.isfinite(largest):
-        raise np.linalg.LinAlgError(_NOT_FINITE)
+        raise np.linalg.LinAlgError(NOT_FINITE)
     if largest == 0:
         return _shift_for(None, n, name)
     extent = int(np.frexp(smallest)[1]), int(np.frexp(largest)[1])
@@ -177,7 +179,7 @@ def factor_shift(G: np.ndarray, name: str = "G", *, zero_columns: bool = False) 
         return 0
     maxima = np.abs(G).max(axis=0)
     if zero_columns:
-        maxima = maxima[maxima > 0]
+        maxima = maxima[maxima != 0]  # an inf or NaN stays, to be reported
     return factor_shift_from_maxima(maxima, G.shape[0], name)
 
 
@@ -229,10 +231,14 @@ def unshift(values: np.ndarray, shift: int, what: str) -> np.ndarray:
     lost = (values != 0) & (~np.isfinite(out) | (out == 0))
     if lost.any():
         k = int(np.flatnonzero(lost)[0])
-        exponent = int(np.frexp(values[k])[1]) - shift
-        side = "above the largest" if exponent > 0 else "below the smallest"
+        if np.isfinite(out[k]):
+            exponent = int(np.frexp(values[k])[1]) - shift
+            raise np.linalg.LinAlgError(
+                f"{what} is about {_power(exponent)}, below the smallest float64 "
+                f"({np.finfo(np.float64).smallest_subnormal:.3g}), and cannot be returned"
+            )
         raise np.linalg.LinAlgError(
-            f"{what} is about {_power(exponent)}, {side} float64 number: it cannot be "
-            "returned"
+            f"{what} exceeds the largest float64 ({np.finfo(np.float64).max:.3g}) and "
+            "cannot be returned"
         )
     return out

@@ -44,6 +44,7 @@ from ._results import SolveInfo
 from .eig import (
     DEFAULT_MAX_SWEEPS,
     _checked_queue,
+    _complete,
     _ldexp,
     _name,
     _new_info,
@@ -51,6 +52,7 @@ from .eig import (
     _run_device,
     _solve_all,
     _Sweeps,
+    _unit_columns,
 )
 from .host.variants import check_variant_options
 from .options import resolve_options
@@ -58,6 +60,7 @@ from .scaling import factor_shift, unshift
 from .shortening import pivoted_qr
 from .validation import (
     as_float_matrix,
+    check_flag,
     check_max_sweeps,
     check_on_nonconvergence,
     check_queue_argument,
@@ -84,34 +87,11 @@ class SVDResult(NamedTuple):
     Vh: np.ndarray
 
 
-def _check_flag(value: object, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, not {value!r}")
-    return bool(value)
-
-
-def _complete(U: np.ndarray, valid: np.ndarray, columns: int) -> np.ndarray:
-    """`columns` orthonormal columns: those of `U` where `valid`, the rest completed.
-
-    The valid columns keep their positions; the others (zero singular values,
-    or the extra columns of ``full_matrices=True``) are filled with an
-    orthonormal basis of the orthogonal complement of the valid ones.
-    """
-    m = U.shape[0]
-    out = np.zeros((m, columns), dtype=U.dtype)
-    out[:, : U.shape[1]][:, valid] = U[:, valid]
-    missing = np.flatnonzero(~np.concatenate([valid, np.zeros(columns - U.shape[1], bool)]))
-    if missing.size:
-        Q, _ = np.linalg.qr(U[:, valid], mode="complete")
-        out[:, missing] = Q[:, int(np.count_nonzero(valid)) :][:, : missing.size]
-    return out
-
-
 def svd(
     A: np.ndarray,
-    *,
     full_matrices: bool = False,
     compute_uv: bool = True,
+    *,
     check_finite: bool = True,
     strategy: str = "auto",
     rotation: int | None = None,
@@ -128,7 +108,9 @@ def svd(
     """Singular value decomposition by one-sided Jacobi rotations on an OpenCL device.
 
     Mirrors :func:`numpy.linalg.svd`: ``A = U @
-    diag(S) @ Vh`` with ``S`` descending.  Hestenes' one-sided Jacobi method
+    diag(S) @ Vh`` with ``S`` descending, and `full_matrices`, `compute_uv`
+    may be given by position as there (``svd(A, False, False)``); unlike
+    numpy, `full_matrices` defaults to False.  Hestenes' one-sided Jacobi method
     (the hyperbolic method of Novaković & Singer 2011 with ``J = I``, only
     the trigonometric rotations of their eq. (2.4)) runs on ``R^*`` from a
     row-sorted, column-pivoted QR factorization ``B P = Q R`` of ``B = A``
@@ -149,7 +131,8 @@ def svd(
     full_matrices : bool, optional
         Return ``U`` (m, m) and ``Vh`` (n, n), completed with orthonormal
         bases of the complements like numpy; default ``(m, k)`` and ``(k, n)``
-        with ``k = min(m, n)``.
+        with ``k = min(m, n)``.  Like every flag of cljacobi, a bool, a numpy
+        bool, or the integer 0 or 1 (anything else is a TypeError).
     compute_uv : bool, optional
         Compute ``U`` and ``Vh``; if False only ``S`` is returned.
     check_finite : bool, optional
@@ -184,7 +167,7 @@ def svd(
     ValueError
         `A` less than 2-D or not finite; an unknown option value.
     TypeError
-        Unsupported dtype, or a non-bool flag.
+        Unsupported dtype, or a flag that is not a bool, 0 or 1.
     ConvergenceError
         No convergence within `max_sweeps` (a ``numpy.linalg.LinAlgError``).
     numpy.linalg.LinAlgError
@@ -220,8 +203,10 @@ def svd(
        factorization for weighted least squares problems" (1998): row
        sorting with column pivoting makes Householder QR row-wise stable.
     """
-    full_matrices = _check_flag(full_matrices, "full_matrices")
-    compute_uv = _check_flag(compute_uv, "compute_uv")
+    full_matrices = check_flag(full_matrices, "full_matrices")
+    compute_uv = check_flag(compute_uv, "compute_uv")
+    check_finite = check_flag(check_finite, "check_finite")
+    return_info = check_flag(return_info, "return_info")
     options = resolve_options(strategy, rotation, sort_diagonal)
     max_sweeps = check_max_sweeps(max_sweeps)
     on_nonconvergence = check_on_nonconvergence(on_nonconvergence)
@@ -234,7 +219,7 @@ def svd(
     m, n = stack.shape[-2:]
     k = min(m, n)
     run_queue = None
-    if k and stack.size:
+    if k and (m, n) != (1, 1) and np.any(stack):  # else every matrix is answered on the host
         # The sweeps run on R^*, k x k.
         run_queue = _checked_queue(
             queue, array_queue, stack, rows=k, columns=k, accumulate_v=compute_uv,
@@ -242,8 +227,8 @@ def svd(
         )
 
     sweeps = _Sweeps(
-        run_queue, max_sweeps, on_nonconvergence, variant, block_width, _layout, result_dtype,
-        _single, options,
+        "svd", run_queue, max_sweeps, on_nonconvergence, variant, block_width, _layout,
+        result_dtype, _single, options,
     )
 
     def solve(index: tuple[int, ...], matrix: np.ndarray):
@@ -257,7 +242,7 @@ def svd(
         np.zeros((m, m if full_matrices else k), stack.dtype), S0,
         np.zeros((n if full_matrices else k, n), stack.dtype),
     ) if compute_uv else S0
-    result, info = _solve_all(stack, solve, template, result_dtype)
+    result, info = _solve_all(stack, solve, template, sweeps)
     if is_device_array(A):
         result = to_device(result, array_queue or run_queue)
     return (result, info) if return_info else result
@@ -279,7 +264,8 @@ def _svd_single(
 
     def finish(U: np.ndarray | None, S: np.ndarray, Vh: np.ndarray | None):
         result = S if not compute_uv else SVDResult(U, S, Vh)
-        _require_finite(index, *((S,) if not compute_uv else result))
+        _require_finite(f"a singular value of {_name('A', index)}",
+                        *((S,) if not compute_uv else result))
         info.seconds["total"] = time.perf_counter() - total_start
         return result, info
 
@@ -297,9 +283,16 @@ def _svd_single(
 
     start = time.perf_counter()
     # Center the column norms in float64's range (an exact power of two, as hsvd
-    # does; zero columns stay zero), then B[:, columns] = Q R with sorted rows.
+    # does; zero columns stay zero).
     exponent = factor_shift(B, b_name, zero_columns=True)
-    qr = pivoted_qr(_ldexp(B, exponent), compute_q=compute_uv)
+    B = _ldexp(B, exponent)
+    if m == n == 1:  # A = (a / |a|) |a| 1, no rotation: answered on the host
+        sigma = np.abs(B[0])
+        info.rank = info.positive = 1
+        return finish(B / sigma, unshift(sigma, exponent, f"a singular value of {name}"),
+                      np.ones((1, 1), dtype=A.dtype))
+    # B[:, columns] = Q R with sorted rows.
+    qr = pivoted_qr(B, compute_q=compute_uv)
     info.factorization = "qr"
     # The sweeps run on X = R^*, whose columns (the rows of R) are centered too.
     X = qr.R.conj().T
@@ -322,10 +315,7 @@ def _svd_single(
 
     # X V_x = U_x diag(sigma) with V_x unitary: R = V_x diag(sigma) U_x^*, so
     # B[:, columns] = (Q V_x) diag(sigma) U_x^*.
-    G = state.G[:, order]
-    U_x = np.zeros_like(G)
-    U_x[:, nonzero] = G[:, nonzero] / sigma[nonzero]
-    U_x = _complete(U_x, nonzero, nb)
+    U_x = _unit_columns(state.G[:, order], sigma, None, nb)
     V_B = np.empty_like(U_x)
     V_B[qr.columns] = U_x
     U_B = _complete(qr.Q @ state.V[:, order], np.ones(nb, bool), mb if full_matrices else nb)

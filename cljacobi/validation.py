@@ -15,6 +15,8 @@ __all__ = [
     "HERMITIAN_RTOL",
     "ON_NONCONVERGENCE",
     "as_float_matrix",
+    "as_signature",
+    "check_flag",
     "check_max_sweeps",
     "check_on_nonconvergence",
     "check_queue_argument",
@@ -25,6 +27,20 @@ __all__ = [
 #: Generous enough for matrices assembled by floating-point products
 #: (``G @ diag(J) @ G.T``); the lower triangle is what is used.
 HERMITIAN_RTOL = float(np.sqrt(np.finfo(np.float64).eps))
+
+
+def check_flag(value: object, name: str) -> bool:
+    """A boolean option as numpy takes one: a bool, a numpy bool, or the integer 0 or 1.
+
+    Anything else (strings such as ``"no"``, None, floats, arrays, other
+    integers) is a TypeError naming the option, rather than being read by
+    its truth value.
+    """
+    if isinstance(value, (bool, np.bool_)) or (
+        isinstance(value, numbers.Integral) and value in (0, 1)
+    ):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False (or 0 or 1), not {value!r}")
 
 
 def check_max_sweeps(max_sweeps: object) -> int:
@@ -98,6 +114,38 @@ def as_float_matrix(
     if check_finite and not np.isfinite(array).all():
         raise ValueError(f"{name} must not contain infs or NaNs")
     return array, result_dtype
+
+
+def as_signature(J: object, shape: tuple[int, ...]) -> np.ndarray:
+    """The signature `J` of a factor G of `shape` ``(..., m, n)``: entries +1 and -1,
+    as an array of shape ``(..., n)`` (broadcast from ``(n,)`` when one J serves
+    the whole stack).
+
+    Integer and real arrays whose entries are exactly +1 or -1 are accepted;
+    bool (True/False do not say which sign), complex, string and object
+    arrays are a TypeError naming J, other values a ValueError.
+    """
+    signs = np.asarray(J)
+    leading, n = shape[:-2], shape[-1]
+    if signs.dtype.kind == "b":
+        raise TypeError(
+            "J must hold the signs +1 and -1 as integers or reals, not booleans "
+            "(True and False do not say which sign)"
+        )
+    if signs.dtype.kind not in "iuf":
+        raise TypeError(
+            f"J must be an integer or real array of +1 and -1, not of dtype {signs.dtype}"
+        )
+    if signs.shape not in {(n,), leading + (n,)}:
+        raise ValueError(
+            f"J must have shape ({n},) to match G of shape {shape}"
+            + (f" (or {leading + (n,)}, one per matrix)" if leading else "")
+            + f", got {signs.shape}"
+        )
+    if not np.all((signs == 1) | (signs == -1)):
+        bad = signs[(signs != 1) & (signs != -1)].flat[0].item()
+        raise ValueError(f"J must contain only +1 and -1, not {bad!r}")
+    return np.broadcast_to(signs, leading + (n,))
 
 
 #: Side of the square tiles in which :func:`symmetric_part` transposes (cache-sized).

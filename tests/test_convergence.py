@@ -80,3 +80,17 @@ def test_one_sweep_is_enough_when_nothing_rotates():
     M = np.diag([9.0, -1.0, 4.0])  # perfect squares: exact through the square roots
     (w, U), info = cljacobi.eig_indefinite(M, max_sweeps=1, return_info=True)
     assert info.converged and info.rotations == 0 and w.tolist() == [-1.0, 4.0, 9.0]
+
+
+@pytest.mark.parametrize("function", ["eig_indefinite", "hsvd", "svd"])
+def test_messages_name_the_function_called(function, rng):
+    """The error and the warning speak of what the user called (svd has no hyperbolic
+    pairs to talk about)."""
+    A = _indefinite(20, rng)
+    args = (A, np.array([1, -1] * 10)) if function == "hsvd" else (A,)
+    solver = getattr(cljacobi, function)
+    with pytest.raises(cljacobi.ConvergenceError, match=f"^{function} did not converge in 1 "):
+        solver(*args, max_sweeps=1)
+    with pytest.warns(cljacobi.ConvergenceWarning, match=f"^{function} did not converge") as record:
+        solver(*args, max_sweeps=1, on_nonconvergence="warn")
+    assert all("hyperbolic" not in str(w.message) for w in record)

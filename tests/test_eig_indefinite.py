@@ -99,6 +99,38 @@ def test_graded_relative_accuracy(n, p, rng):
     assert lapack >= 1e4 * max(ours, EPS), (ours, lapack)
 
 
+@pytest.mark.parametrize("n,step", [(10, 4), (10, 6), (16, 4), (16, 12)])
+def test_graded_definite_matrices_keep_cholesky(n, step, rng):
+    """README, "Which factorization runs": positive definite D A D, D = diag(2^(-step k)),
+    keeps pivoted Cholesky however wide D is (every pivot clears the rounding-error
+    bound of its own entry), with relative accuracy against the high-precision oracle."""
+    B = rng.standard_normal((n, n))
+    A = B @ B.T / n + np.eye(n)
+    d = np.ldexp(1.0, -step * np.arange(n))
+    M = d[:, None] * A * d[None, :]
+    w, info = cljacobi.eig_indefinite(M, eigvals_only=True, return_info=True,
+                                      factorization="host")
+    assert info.factorization == "cholesky" and info.positive == n
+    exact = eigvalsh_hiprec(M, dps=40 + step * n)  # digits for the spread of M, and more
+    assert np.max(np.abs(w - exact) / exact) <= 20 * EPS
+
+
+@pytest.mark.parametrize("graded", [False, True])
+def test_semidefinite_matrix_goes_to_bunch_parlett(graded, rng):
+    """A pivot at the rounding level of its entry (a positive semidefinite M of
+    rank n - 1) sends M to the rank-revealing Bunch-Parlett factorization."""
+    n = 12
+    B = rng.standard_normal((n, n - 1))
+    M = B @ B.T
+    if graded:
+        d = np.ldexp(1.0, -5 * np.arange(n))
+        M = d[:, None] * M * d[None, :]
+    w, info = cljacobi.eig_indefinite(M, eigvals_only=True, return_info=True,
+                                      factorization="host")
+    assert info.factorization == "bunch-parlett" and info.rank == n - 1
+    assert np.abs(w).min() == 0.0
+
+
 def test_bitwise_reproducible(rng):
     M, _ = _random_with_inertia(70, 30, rng)
     first = cljacobi.eig_indefinite(M)

@@ -33,6 +33,25 @@ def test_identities(m, n, p, rng):
     assert info.positive == p
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_vh_is_j_unitary_between_the_signatures(dtype, rng):
+    """README and HSVDResult: ``Vh diag(J_in) Vh^* = diag(J_out)``, J_in the signature
+    passed in, J_out the one returned; ``diag(J_out)`` on both sides does not hold."""
+    n = 9
+    G = rng.standard_normal((12, n))
+    if dtype == np.complex128:
+        G = G + 1j * rng.standard_normal((12, n))
+    J_in = np.array([-1, 1, -1, -1, 1, 1, -1, 1, -1])
+    U, S, Vh, J_out = cljacobi.hsvd(G, J_in)
+    assert not np.array_equal(J_out, J_in)  # else the two readings coincide
+    tol = 100 * n * EPS * np.linalg.norm(Vh) ** 2
+    assert np.linalg.norm(Vh @ np.diag(J_in) @ Vh.conj().T - np.diag(J_out)) <= tol
+    assert np.linalg.norm(Vh @ np.diag(J_out) @ Vh.conj().T - np.diag(J_out)) > 0.1
+    # Hence G diag(J_in) G^* = U diag(J_out S^2) U^*.
+    M = (G * J_in) @ G.conj().T
+    assert np.linalg.norm((U * (J_out * S**2)) @ U.conj().T - M) <= tol * np.linalg.norm(M)
+
+
 def test_j_identity_is_svd(rng):
     A = rng.standard_normal((40, 25))
     S_ours, J = cljacobi.hsvd(A, np.ones(25), compute_uv=False)

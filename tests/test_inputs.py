@@ -3,6 +3,8 @@ the arrays), dtype promotion, layouts, stacks and pyopencl arrays."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyopencl.array as cl_array
 import pytest
@@ -11,6 +13,8 @@ import cljacobi
 from cljacobi import eig as eig_module
 from cljacobi.matrices import with_spectrum
 from cljacobi.validation import HERMITIAN_RTOL
+
+EPS = np.finfo(np.float64).eps
 
 
 def _symmetric(n, rng, p=None):
@@ -64,17 +68,109 @@ def test_longdouble_refused_where_wider():
         ({"on_nonconvergence": "ignore"}, ValueError, r"'raise', 'warn'"),
         ({"on_nonconvergence": None}, ValueError, "on_nonconvergence"),
         ({"queue": "gpu"}, TypeError, "queue"),
+        ({"variant": "blocked"}, ValueError, "variant must be one of"),
+        ({"block_width": 0}, ValueError, "positive integer"),
+        ({"variant": "pointwise", "block_width": 8}, ValueError,
+         r"block_width=8 applies only to the blocked variants \('bo', 'fb'\)"),
     ],
 )
-@pytest.mark.parametrize("function", ["eig_indefinite", "hsvd"])
+@pytest.mark.parametrize("function", ["eig_indefinite", "hsvd", "svd"])
 def test_options_checked_before_the_array(function, kwargs, error, match):
     """A bad option is reported even when the array is bad too (scipy's order)."""
-    bad_array = np.array([["x"]])
     with pytest.raises(error, match=match):
-        if function == "eig_indefinite":
-            cljacobi.eig_indefinite(bad_array, **kwargs)
-        else:
-            cljacobi.hsvd(bad_array, np.ones(1), **kwargs)
+        _call(function, np.array([["x"]]), **kwargs)
+
+
+# Every boolean option of every public function, with a call that reaches it.
+FLAGS = {
+    "eig_indefinite": ("eigvals_only", "check_finite", "overwrite_a", "sort_diagonal",
+                       "return_info"),
+    "hsvd": ("compute_uv", "check_finite", "sort_diagonal", "return_info"),
+    "svd": ("full_matrices", "compute_uv", "check_finite", "sort_diagonal", "return_info"),
+}
+FLAG_CASES = [(function, flag) for function, flags in FLAGS.items() for flag in flags]
+
+
+def _call(function, array, **kwargs):
+    if function == "hsvd":
+        return cljacobi.hsvd(array, np.array([1, -1, 1][: array.shape[-1]]), **kwargs)
+    return getattr(cljacobi, function)(array, **kwargs)
+
+
+def test_flag_table_is_complete():
+    """FLAGS names every bool-defaulted parameter of the public functions."""
+    import inspect
+
+    for function, flags in FLAGS.items():
+        parameters = inspect.signature(getattr(cljacobi, function)).parameters.values()
+        booleans = {p.name for p in parameters
+                    if isinstance(p.default, bool) and not p.name.startswith("_")}
+        assert booleans == set(flags), function
+
+
+@pytest.mark.parametrize("function", ["eig_indefinite", "hsvd", "svd"])
+def test_readme_api_table_is_the_signature(function):
+    """README's API table lists each public function exactly as it is declared."""
+    import inspect
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    documented = re.search(rf"^\| `({function}\(.*?\))` \|", readme, re.MULTILINE).group(1)
+    parts, keyword_only = [], False
+    for p in inspect.signature(getattr(cljacobi, function)).parameters.values():
+        if p.name.startswith("_"):
+            continue
+        if p.kind is p.KEYWORD_ONLY and not keyword_only:
+            parts.append("*")
+            keyword_only = True
+        default = "" if p.default is p.empty else "=" + repr(p.default).replace("'", '"')
+        parts.append(p.name + default)
+    assert documented == f"{function}({', '.join(parts)})"
+
+
+@pytest.mark.parametrize("bad", ["yes", "no", "", None, 2, -1, 1.0, np.float64(0.0),
+                                 np.array(True), [True]])
+@pytest.mark.parametrize("function,flag", FLAG_CASES)
+def test_flags_refuse_non_booleans(function, flag, bad):
+    """Strings, None, floats, arrays and integers other than 0/1 are a TypeError naming
+    the option, checked before the array (a string array here)."""
+    with pytest.raises(TypeError, match=f"{flag} must be True or False"):
+        _call(function, np.array([["x"]]), **{flag: bad})
+
+
+@pytest.mark.parametrize("function,flag", FLAG_CASES)
+def test_flags_take_numpy_bools_and_0_1_like_numpy(function, flag):
+    M = np.array([[2.0, 1.0, 0.0], [1.0, -3.0, 1.0], [0.0, 1.0, 1.0]])
+    for value in (True, False):
+        expected = _call(function, M, **{flag: value})
+        for same in (np.bool_(value), int(value), np.int64(value), np.uint8(value)):
+            result = _call(function, M, **{flag: same})
+            assert type(result) is type(expected)
+            pairs = list(zip(_arrays(result), _arrays(expected), strict=True))
+            assert pairs and all(np.array_equal(a, b) for a, b in pairs)
+
+
+def _arrays(result):
+    """The arrays in a result, nested tuples flattened (a SolveInfo gives none)."""
+    if isinstance(result, np.ndarray):
+        return [result]
+    if isinstance(result, tuple):
+        return [array for item in result for array in _arrays(item)]
+    return []
+
+
+@pytest.mark.parametrize("function", ["eig_indefinite", "hsvd", "svd"])
+def test_block_width_with_auto_runs_bo(function, rng):
+    """variant="auto" with a block_width asks for the blocked kernels: "bo" of that width,
+    on any device and at any order (documented), never a silently ignored width."""
+    M = _symmetric(12, rng)
+    M = M[:, :3] if function == "hsvd" else M
+    _, info = _call(function, M, block_width=8, return_info=True)
+    assert (info.variant, info.block_width) == ("bo", 8)
+    _, info = _call(function, M, return_info=True)
+    assert info.variant == "pointwise"  # n = 12: below AUTO_BLOCKED_MIN_ORDER anywhere
+    with pytest.raises(ValueError, match="with block_width=8 asks for the blocked kernels"):
+        _call(function, M, block_width=8, _single=True)
 
 
 def test_asymmetry_tolerance_is_the_documented_one(rng):
@@ -93,36 +189,103 @@ def test_asymmetry_tolerance_is_the_documented_one(rng):
     assert f"{4 * HERMITIAN_RTOL * scale:.3g}"[:3] in str(caught.value)
 
 
-def test_check_finite_off_still_never_returns_garbage():
-    for value in (np.nan, np.inf, -np.inf):
-        M = np.array([[1.0, value], [value, 2.0]])
-        with pytest.raises(np.linalg.LinAlgError, match="infs or NaNs"):
-            cljacobi.eig_indefinite(M, check_finite=False)
-        with pytest.raises(np.linalg.LinAlgError, match="infs or NaNs"):
-            cljacobi.hsvd(M, np.array([1, -1]), check_finite=False)
-    with pytest.raises(np.linalg.LinAlgError):
-        cljacobi.eig_indefinite(np.array([[np.nan]]), check_finite=False)
+@pytest.mark.parametrize("function", ["eig_indefinite", "hsvd", "svd"])
+@pytest.mark.parametrize("shape", [(2, 2), (1, 1), (3, 2, 2)])
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_check_finite_off_still_never_returns_garbage(function, shape, value):
+    """Non-finite input that check_finite=False lets through is a LinAlgError that says
+    so (not a message about rank deficiency or overflow)."""
+    M = np.ones(shape)
+    M[..., -1, 0] = M[..., 0, -1] = value
+    with pytest.raises(np.linalg.LinAlgError, match="contains infs or NaNs"):
+        _call(function, M, check_finite=False)
 
 
-def test_hsvd_wrong_inputs():
-    with pytest.raises(ValueError, match=r"\+1 and -1"):
-        cljacobi.hsvd(np.eye(3), np.array([1, 0, -1]))
-    with pytest.raises(ValueError, match=r"\+1 and -1"):
-        cljacobi.hsvd(np.eye(2), np.array(["1", "-1"]))
-    with pytest.raises(ValueError, match="shape"):
-        cljacobi.hsvd(np.eye(3), np.ones(2))
-    with pytest.raises(ValueError, match="m >= n"):
-        cljacobi.hsvd(np.ones((2, 3)), np.ones(3))
-    with pytest.raises(ValueError, match="column 1 of G is zero"):
-        cljacobi.hsvd(np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 0.0]]), np.array([1, -1]))
-    with pytest.raises(ValueError, match="infs or NaNs"):
-        cljacobi.hsvd(np.array([[1.0, np.nan], [0.0, 1.0]]), np.array([1, -1]))
+@pytest.mark.parametrize(
+    "function,array,match",
+    [
+        ("eig_indefinite", np.full((2, 2), 1e308), "an eigenvalue of M exceeds"),
+        ("svd", np.full((3, 3), 1e308), "a singular value of A exceeds"),
+        ("svd", np.full((2, 3, 3), 1e308), r"a singular value of A\[0\] exceeds"),
+        ("hsvd", np.array([[1.5e308, 1e300], [1.5e308, -1e300]]),
+         "a hyperbolic singular value of G exceeds"),
+    ],
+)
+def test_results_beyond_float64_say_so(function, array, match):
+    """A result that overflows is a LinAlgError naming it, without numpy's warnings."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(np.linalg.LinAlgError, match=match + " the largest float64"):
+            _call(function, array)
 
 
-def test_hsvd_rank_deficient_is_an_error_not_nan():
-    G = np.array([[1.0, 1.0], [1.0, 1.0]])  # equal columns: one rotates to exactly zero
-    with pytest.raises(np.linalg.LinAlgError, match="rank deficient"):
-        cljacobi.hsvd(G, np.ones(2))
+@pytest.mark.parametrize(
+    "G,J,error,match",
+    [
+        (np.eye(3), np.array([1, 0, -1]), ValueError, r"only \+1 and -1, not 0"),
+        (np.eye(3), np.array([1.0, -1.0, 0.5]), ValueError, r"only \+1 and -1, not 0.5"),
+        (np.eye(2), np.array([True, False]), TypeError, "J must hold .* not booleans"),
+        (np.eye(2), np.array([True, True]), TypeError, "not booleans"),
+        (np.eye(2), True, TypeError, "not booleans"),
+        (np.eye(2), np.array([1 + 0j, -1]), TypeError, "J must be .* real .* complex128"),
+        (np.eye(2), np.array(["1", "-1"]), TypeError, "J must be .* real .* <U2"),
+        (np.eye(2), np.array([1, -1], dtype=object), TypeError, "dtype object"),
+        (np.eye(3), np.ones(2), ValueError, r"J must have shape \(3,\)"),
+        (np.eye(3), np.ones((3, 1)), ValueError, "J must have shape"),
+        (np.ones((2, 3)), np.ones(3), ValueError, "m >= n"),
+        (np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 0.0]]), np.array([1, -1]), ValueError,
+         "column 1 of G is zero"),
+        (np.array([[1.0, np.nan], [0.0, 1.0]]), np.array([1, -1]), ValueError,
+         "infs or NaNs"),
+        (np.ones(3), np.ones(3), ValueError, "2-D"),
+        (np.array([["a"]]), np.ones(1), TypeError, "dtype"),
+        # Dependent columns of opposite signs: no J-unitary V orthogonalizes them.
+        (np.array([[1.0, 1.0], [1.0, 1.0]]), np.array([1, -1]), np.linalg.LinAlgError,
+         "G has no hyperbolic SVD: .* opposite signs"),
+        (np.array([[1.0, 1.0, 0.0], [2.0, 2.0, 1.0], [0.0, 0.0, 3.0]]), np.array([1, -1, 1]),
+         np.linalg.LinAlgError, "no hyperbolic SVD"),
+    ],
+)
+def test_hsvd_wrong_inputs(G, J, error, match):
+    with pytest.raises(error, match=match):
+        cljacobi.hsvd(G, J)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize(
+    "G,J",
+    [
+        # Equal columns, one sign: one of them rotates to exactly zero.
+        (np.array([[1.0, 1.0], [1.0, 1.0]]), [1, 1]),
+        (np.array([[1.0, 1.0], [1.0, 1.0]]), [-1, -1]),
+        # A duplicated column beside one of the other sign (a rounding-level S, or 0).
+        (np.array([[1.0, 1.0, 0.0], [2.0, 2.0, 1.0], [0.0, 0.0, 3.0]]), [1, 1, -1]),
+        (np.array([[1.0, 1.0, 0.0], [2.0, 2.0, 1.0], [0.0, 0.0, 3.0]]), [-1, -1, 1]),
+        (np.array([[1.0, 0.0, 1.0], [2.0, 1.0, 2.0], [0.0, 3.0, 0.0], [1.0, 1.0, 1.0]]),
+         [1, -1, 1]),
+    ],
+)
+def test_hsvd_rank_deficient_within_one_sign(G, J, dtype):
+    """A dependency among columns of one sign has a hyperbolic SVD: a zero singular value
+    (exactly, or at rounding level as numpy.linalg.svd gives it), U completed to an
+    orthonormal basis, Vh J-unitary; what the docstring promises."""
+    G = G.astype(dtype)
+    if dtype == np.complex128:
+        G = G * np.exp(1j * np.arange(G.shape[0]))[:, None]  # same dependency, complex
+    J = np.array(J)
+    n = G.shape[1]
+    (U, S, Vh, J_S), info = cljacobi.hsvd(G, J, return_info=True)
+    assert np.all(np.isfinite(S)) and np.all(np.diff(S) <= 0)
+    assert S[-1] <= 8 * EPS * S[0] and S[-2] > 0.1 * S[0]
+    assert info.rank == n - (S[-1] == 0)
+    assert np.linalg.norm(U.conj().T @ U - np.eye(n)) <= 10 * n * EPS
+    assert np.linalg.norm(U * S @ Vh - G) <= 10 * n * EPS * np.linalg.norm(G)
+    assert np.linalg.norm(Vh @ np.diag(J) @ Vh.conj().T - np.diag(J_S)) <= 10 * n * EPS
+    assert np.array_equal(S, cljacobi.hsvd(G, J, compute_uv=False)[0])
+    if np.all(J == 1):
+        assert np.allclose(S, cljacobi.svd(G, compute_uv=False), rtol=0, atol=8 * EPS * S[0])
 
 
 # ----------------------------------------------------------------- promotion
@@ -192,6 +355,49 @@ def test_zero_matrix_without_launch(monkeypatch):
     assert info.rank == 0 and info.sweeps == 0
 
 
+@pytest.fixture
+def device_nowhere(monkeypatch):
+    """CLJACOBI_DEVICE matching no device: any call that needs one fails."""
+    monkeypatch.setenv("CLJACOBI_DEVICE", "nonexistent")
+    with pytest.raises(cljacobi.DeviceNotFoundError, match="'nonexistent' matches no"):
+        cljacobi.svd(np.eye(2))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_trivial_inputs_need_no_device(device_nowhere, dtype):
+    """0 x 0, 1 x 1 and zero matrices are answered on the host (README), also in stacks."""
+    w, U = cljacobi.eig_indefinite(np.zeros((4, 4), dtype))
+    assert np.array_equal(w, np.zeros(4)) and np.array_equal(U, np.eye(4))
+    assert w.dtype == np.finfo(dtype).dtype and U.dtype == dtype
+    w, U = cljacobi.eig_indefinite(np.zeros((2, 3, 3), dtype))
+    assert w.shape == (2, 3) and not w.any()
+    w, U = cljacobi.eig_indefinite(np.full((2, 1, 1), -2.5, dtype))
+    assert w.tolist() == [[-2.5], [-2.5]]
+
+    U, S, Vh = cljacobi.svd(np.zeros((5, 3), dtype), full_matrices=True)
+    assert np.array_equal(S, np.zeros(3)) and U.shape == (5, 5) and Vh.shape == (3, 3)
+    assert cljacobi.svd(np.zeros((2, 4, 6), dtype), compute_uv=False).shape == (2, 4)
+    a = np.array([[-3.0 + (4j if dtype == np.complex128 else 0)]], dtype)
+    (U, S, Vh), info = cljacobi.svd(a, return_info=True)
+    assert S.tolist() == [abs(a[0, 0])] and S.dtype == np.finfo(dtype).dtype
+    assert np.isclose(U * S @ Vh, a, rtol=2 * EPS, atol=0)
+    assert np.isclose(abs(U[0, 0]), 1, rtol=EPS, atol=0)
+    assert Vh.tolist() == [[1.0]]
+    assert info.rank == 1 and info.sweeps == 0
+    S = cljacobi.svd(np.array([[[2.0]], [[0.0]], [[-1.0]]], dtype), compute_uv=False)
+    assert S.tolist() == [[2.0], [0.0], [1.0]]
+    assert cljacobi.svd(np.empty((0, 3), dtype), compute_uv=False).shape == (0,)
+
+
+def test_trivial_one_by_one_matches_the_device_path(rng):
+    """The host answer of a 1 x 1 svd is what the sweeps gave before."""
+    for a in (np.array([[-0.75]]), np.array([[3e-300 - 1e-300j]])):
+        expected_S = np.abs(a[0])
+        U, S, Vh = cljacobi.svd(a)
+        assert np.array_equal(S, expected_S) and np.array_equal(U, a / expected_S)
+        assert np.array_equal(Vh, np.ones((1, 1)))
+
+
 # ----------------------------------------------------------------- layouts
 
 
@@ -248,7 +454,7 @@ def test_stack_error_names_the_matrix(rng):
     stack = np.stack([_symmetric(4, rng), np.triu(np.ones((4, 4)))])
     with pytest.raises(ValueError, match=r"M\[1\] is not symmetric"):
         cljacobi.eig_indefinite(stack)
-    G = np.ones((2, 3, 2))
+    G = rng.standard_normal((2, 3, 2))
     G[1, :, 0] = 0
     with pytest.raises(ValueError, match=r"column 0 of G\[1\] is zero"):
         cljacobi.hsvd(G, np.array([1, -1]))
@@ -279,6 +485,30 @@ def test_pyopencl_arrays_in_and_out(queue, rng):
         assert np.array_equal(device_part.get(), host_part)
     one = cljacobi.eig_indefinite(cl_array.to_device(queue, np.array([[2.0]])))
     assert isinstance(one.eigenvalues, cl_array.Array) and one.eigenvalues.get().tolist() == [2.0]
+
+
+def test_pyopencl_arrays_with_strides(queue, rng):
+    """Non-contiguous pyopencl arrays (slices with steps, reversed, transposed views)
+    give the results of their host counterparts."""
+    M = _symmetric(8, rng)
+    base = np.zeros((3, 16, 24))
+    base[1, ::2, 4:20:2] = M
+    device = cl_array.to_device(queue, base)
+    strided = device[1, ::2, 4:20:2]
+    assert not strided.flags.forc
+    w, U = cljacobi.eig_indefinite(strided)
+    expected = cljacobi.eig_indefinite(M)
+    assert np.array_equal(w.get(), expected.eigenvalues)
+    assert np.array_equal(U.get(), expected.eigenvectors)
+    A = rng.standard_normal((7, 10))
+    wide = cl_array.to_device(queue, A)[::-1, ::3]
+    assert np.array_equal(cljacobi.svd(wide, compute_uv=False).get(),
+                          cljacobi.svd(A[::-1, ::3], compute_uv=False))
+    J = cl_array.to_device(queue, np.array([1, 5, -1, 5, 1, 5, -1, 5]))[::2]
+    G = rng.standard_normal((6, 4))
+    S, J_S = cljacobi.hsvd(G, J, compute_uv=False)
+    S_host, J_host = cljacobi.hsvd(G, np.array([1, -1, 1, -1]), compute_uv=False)
+    assert np.array_equal(S, S_host) and np.array_equal(J_S, J_host)
 
 
 def test_pyopencl_array_without_queue(queue, rng):

@@ -19,6 +19,7 @@ def test_auto_and_none_resolve_to_the_defaults():
     assert resolve_options() == JacobiOptions(strategy, rotation, True)
     assert resolve_options("auto", None, False) == JacobiOptions(strategy, rotation, False)
     assert resolve_options("mm", 3, np.bool_(True)) == JacobiOptions("mm", 3, True)
+    assert resolve_options("mm", 3, 0) == JacobiOptions("mm", 3, False)
     assert resolve_options("round-robin", np.int64(1)).rotation == 1
 
 
@@ -36,7 +37,7 @@ def test_bad_rotation_lists_1_2_3(bad):
         resolve_options("mm", bad)
 
 
-@pytest.mark.parametrize("bad", [1, "yes", None])
+@pytest.mark.parametrize("bad", [2, "yes", None, 1.0])
 def test_sort_diagonal_must_be_bool(bad):
     with pytest.raises(TypeError, match="sort_diagonal"):
         resolve_options("mm", 1, bad)

@@ -58,15 +58,28 @@ AUTO_COMPLEX_BLOCK_WIDTHS = ((4096, (16, 8)), (0, (8,)))
 
 
 def check_variant_options(variant: object, block_width: object) -> None:
-    """Device-independent checks of ``variant`` and ``block_width`` (ValueError)."""
+    """Device-independent checks of ``variant`` and ``block_width`` (ValueError).
+
+    ``block_width`` is the width of the blocked variants: with
+    ``variant="pointwise"`` it is refused, with ``"auto"`` it asks for the
+    blocked variant ``"bo"`` of that width (:func:`choose_variant`).
+    """
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, not {variant!r}")
-    if block_width is not None and (
+    if block_width is None:
+        return
+    if (
         isinstance(block_width, bool)
         or not isinstance(block_width, numbers.Integral)
         or block_width < 1
     ):
         raise ValueError(f"block_width must be a positive integer, not {block_width!r}")
+    if variant == "pointwise":
+        raise ValueError(
+            f"block_width={block_width} applies only to the blocked variants "
+            f"{BLOCK_VARIANTS} (or 'auto', where it selects 'bo'); variant='pointwise' "
+            "has no blocks"
+        )
 
 
 def choose_variant(
@@ -82,9 +95,13 @@ def choose_variant(
     order : int
         Columns of the factor.
     variant : {"auto", "pointwise", "bo", "fb"}
+        ``"auto"`` is "bo" on a GPU from :data:`AUTO_BLOCKED_MIN_ORDER` on,
+        else "pointwise"; with a `block_width` it is always "bo" of that
+        width, on any device and at any order (the width is a request for
+        the blocked kernels).
     block_width : int or None
         Requested block width, or None to choose one from
-        :data:`AUTO_BLOCK_WIDTHS`.
+        :data:`AUTO_BLOCK_WIDTHS`; not with ``"pointwise"``.
     element_bytes : int, optional
         Bytes of an element of the factor (8 for float64, 16 for
         complex128): what fits the local memory depends on it
@@ -99,9 +116,9 @@ def choose_variant(
     Raises
     ------
     ValueError
-        Unknown variant; a block width that is not a positive integer, or
-        whose pivot block does not fit the device's local memory (the
-        message names the device and the limit).
+        Unknown variant; a block width that is not a positive integer, given
+        with ``"pointwise"``, or whose pivot block does not fit the device's
+        local memory (the message names the device and the limit).
     """
     check_variant_options(variant, block_width)
     if block_width is not None:
@@ -117,9 +134,8 @@ def choose_variant(
         return "pointwise", 0
     if variant == "auto":
         is_gpu = bool(device.type & cl.device_type.GPU)
-        if not is_gpu or order < AUTO_BLOCKED_MIN_ORDER:
-            if block_width is None:
-                return "pointwise", 0
+        if block_width is None and (not is_gpu or order < AUTO_BLOCKED_MIN_ORDER):
+            return "pointwise", 0
         variant = "bo"
     if block_width is None:
         rule = AUTO_COMPLEX_BLOCK_WIDTHS if element_bytes > REAL_ELEMENT_BYTES else \
