@@ -232,7 +232,7 @@ def unshift(values: np.ndarray, shift: int, what: str) -> np.ndarray:
     if lost.any():
         k = int(np.flatnonzero(lost)[0])
         if np.isfinite(out[k]):
-            exponent = int(np.frexp(values[k])[1]) - shift
+            exponent = int(np.frexp(values[k])[1]) - 1 - shift  # |value| >= 2^exponent
             raise np.linalg.LinAlgError(
                 f"{what} is about {_power(exponent)}, below the smallest float64 "
                 f"({np.finfo(np.float64).smallest_subnormal:.3g}), and cannot be returned"
