@@ -3,7 +3,7 @@
 Matrices: ``A = X diag(sigma) Y^*`` (m x n, m >= n) with Haar orthonormal
 (unitary for --dtype complex128) X, Y and singular values log-uniform in
 ``[1e-5, 1]`` (the dynamic range of the 2011 paper's spectra), formed in
-float64/complex128; ``--aspect 2`` gives m = 2n (the QR-first path).
+float64/complex128; ``--aspect 2`` gives m = 2n (a tall A).
 
 Peers (each when importable): numpy.linalg.svd (LAPACK gesdd),
 cupy.linalg.svd (cuSOLVER gesvd), cupyx.cusolver.gesvdj (cuSOLVER Jacobi).

@@ -83,8 +83,11 @@ class SolveInfo:
     factorization : str
         ``eig_indefinite``: ``"cholesky"`` (M shown definite by pivoted
         Cholesky on the host, see its Notes), ``"bunch-parlett"`` (on the host) or
-        ``"bunch-parlett-device"`` (the OpenCL kernels); ``svd``: ``"qr"`` when
-        a tall A was reduced to its triangular factor first; empty otherwise.
+        ``"bunch-parlett-device"`` (the OpenCL kernels); ``svd``: ``"qr"``
+        (the sweeps ran on ``R^*`` from the row-sorted, column-pivoted QR of
+        A or ``A^*``; empty for a zero, empty or 1 x 1 A, answered on the
+        host); ``hsvd``: ``"qr"`` when a tall G was shortened to its
+        triangular factor, else empty.
     precision : str
         ``"double"`` or ``"single"``: the precision the device computed in
         (single only for float32/complex64 input on a device without fp64).

@@ -21,7 +21,7 @@ import pyopencl as cl
 from ._arrays import is_device_array, solve_stack, to_device, to_host
 from ._results import EighResult, HSVDResult, SolveInfo
 from .errors import ConvergenceError, ConvergenceWarning
-from .factorization import definite_factorize, j_factorize, shorten
+from .factorization import definite_factorize, j_factorize
 from .host.blocked import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, BlockedHSVD
 from .host.device import has_fp64, resolve_queue
 from .host.factorization import DeviceJFactor, factor_on_device
@@ -30,12 +30,8 @@ from .host.pointwise import HSVDState, PointwiseHSVD, complex_layout
 from .host.preflight import preflight
 from .host.variants import check_variant_options, choose_variant
 from .options import JacobiOptions, resolve_options
-from .scaling import (
-    NOT_FINITE,
-    factor_shift,
-    factor_shift_from_maxima,
-    matrix_shift_from_range,
-)
+from .scaling import factor_shift, factor_shift_from_maxima, matrix_shift_from_range, unshift
+from .shortening import shorten
 from .validation import (
     as_float_matrix,
     as_signature,
@@ -57,18 +53,6 @@ AUTO_DEVICE_FACTORIZATION_MIN_ORDER = 256
 #: Quasi-sweeps before giving up.  The 2011 paper needs at most 16 for
 #: n = 4096 (its Table 3); the margin covers harder spectra.
 DEFAULT_MAX_SWEEPS = 60
-
-
-def _power_of_two_exponent(array: np.ndarray) -> int:
-    """Exponent e with max|array| in [2^(e-1), 2^e); 0 for a zero array.
-
-    An inf or NaN entry (let through by ``check_finite=False``) raises
-    LinAlgError, as the scaling of :mod:`cljacobi.scaling` does.
-    """
-    largest = float(np.max(np.abs(array))) if array.size else 0.0
-    if not np.isfinite(largest):
-        raise np.linalg.LinAlgError(NOT_FINITE)
-    return int(np.frexp(largest)[1]) if largest > 0 else 0
 
 
 def _ldexp(array: np.ndarray, exponent: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -411,7 +395,9 @@ def _eig_single(
         return finish(np.zeros(n), np.eye(n, dtype=M.dtype))
     Q = None
     if source is None:
-        Q, R = shorten(factor.G)
+        # A tall G (singular M) is shortened by a row-sorted, column-pivoted QR.
+        Q, R, columns = shorten(factor.G, signs)
+        signs = signs[columns]
         # Center the squared column norms (the eigenvalue magnitudes) in float64's range.
         factor_exponent = factor_shift(R, f"the factor G of {_name('M', index)}")
         source = _ldexp(R, factor_exponent)
@@ -425,8 +411,8 @@ def _eig_single(
         fetch=not (eigvals_only or g_on_device),
     )
     # 2^(2t) 2^s M = (2^t G) J (2^t G)^T: undo both shifts exactly.
-    with np.errstate(over="ignore"):  # an eigenvalue beyond float64: _require_finite raises
-        w = np.ldexp(state.signs * state.d, -(2 * factor_exponent + shift))
+    w = unshift(state.signs * state.d, 2 * factor_exponent + shift,
+                f"an eigenvalue of {_name('M', index)}")
     if rank < n:
         w = np.concatenate([w, np.zeros(n - rank)])
     order = np.argsort(w, kind="stable")
@@ -469,7 +455,8 @@ def eig_indefinite(
     revealing, 2x2 pivots diagonalized; complex 2x2 pivots give a +/- pair),
     or, when that proves M positive or negative definite with a margin (see
     Notes), by Cholesky with diagonal pivoting (``J = +-I``, only
-    trigonometric rotations follow), shortens a tall G by QR, and
+    trigonometric rotations follow), shortens a tall G (singular M) by a
+    row-sorted, column-pivoted QR, and
     orthogonalizes the columns of G by one-sided hyperbolic Jacobi rotations on
     an OpenCL device (Novaković & Singer 2011, Sect. 2 and 4).  The
     eigenvalues are ``lambda_i = j_i ||g_i||^2`` and the eigenvectors the
@@ -596,7 +583,9 @@ def eig_indefinite(
         No convergence within `max_sweeps` (a ``numpy.linalg.LinAlgError``),
         unless ``on_nonconvergence="warn"``.
     numpy.linalg.LinAlgError
-        Non-finite input with ``check_finite=False``.
+        Non-finite input with ``check_finite=False``; an eigenvalue beyond
+        float64's range (above its largest number, or nonzero below its
+        smallest subnormal).
     DeviceCapabilityError, DeviceMemoryError
         The device lacks fp64, memory, work-group size or local memory:
         checked before the factorization and before any launch.
@@ -758,7 +747,10 @@ def hsvd(
     ----------
     G : (..., m, n) array_like or pyopencl.array.Array
         Real or complex, ``m >= n``, no zero column, or a stack of such.  A
-        tall G is shortened by QR first.  Dtypes, layouts and device arrays
+        tall G is shortened by a QR factorization with sorted rows and
+        pivoted columns first (:func:`cljacobi.shortening.shorten`: row-graded
+        G stay accurate, and the order of the rows does not change the
+        result).  Dtypes, layouts and device arrays
         as in :func:`eig_indefinite`.  G may be rank deficient where the
         hyperbolic SVD exists, i.e. where the dependencies lie among columns
         of one sign (say a column repeated with the same sign): the
@@ -794,15 +786,16 @@ def hsvd(
     Raises
     ------
     ValueError
-        Bad shapes, ``m < n``, a zero column, J not +-1, non-finite input,
-        column norms spanning more than float64 holds at once.
+        Bad shapes, ``m < n``, a zero column, J not +-1, non-finite input.
     TypeError
         Unsupported dtype of G or J (J bool, complex, strings), or a flag
         that is not a bool, 0 or 1.
     numpy.linalg.LinAlgError
         No hyperbolic SVD: numerically dependent columns of opposite signs
-        (reported by the sweeps as pairs they could not rotate); non-finite
-        input with ``check_finite=False``; a singular value beyond float64;
+        (reported by the sweeps as pairs they could not rotate); column
+        norms spanning more than float64 holds at once (about ``2^1000``; a
+        LinAlgError is a ValueError); non-finite input with
+        ``check_finite=False``; a singular value beyond float64;
         :class:`~cljacobi.ConvergenceError` as in :func:`eig_indefinite`.
     """
     compute_uv = check_flag(compute_uv, "compute_uv")
@@ -863,10 +856,7 @@ def _hsvd_single(
     total_start = time.perf_counter()
     m, n = G.shape
     info = _new_info()
-    # J sorted +1 first (stable); columns of G permuted alike.
-    perm = np.argsort(-signs, kind="stable")
-    signs_sorted = signs[perm].astype(np.int8)
-    info.positive = int(np.count_nonzero(signs_sorted > 0))
+    info.positive = int(np.count_nonzero(signs > 0))
 
     def finish(result):
         _require_finite(f"a hyperbolic singular value of {_name('G', index)}", *result)
@@ -874,17 +864,22 @@ def _hsvd_single(
         return result, info
 
     if n == 0:
-        empty = np.empty(0)
+        empty, no_signs = np.empty(0), np.empty(0, dtype=np.int8)
         if not compute_uv:
-            return finish((empty, signs_sorted))
+            return finish((empty, no_signs))
         return finish(HSVDResult(
-            np.empty((m, 0), G.dtype), empty, np.empty((0, 0), G.dtype), signs_sorted
+            np.empty((m, 0), G.dtype), empty, np.empty((0, 0), G.dtype), no_signs
         ))
 
     start = time.perf_counter()
-    # Center the squared column norms in float64's range (exact).
+    # Center the squared column norms in float64's range (exact); a tall G is
+    # shortened by a row-sorted, column-pivoted QR, G[:, perm] = Q R, with
+    # J[perm] sorted +1 first.
     exponent = factor_shift(G, _name("G", index))
-    Q, R = shorten(_ldexp(G[:, perm], exponent))
+    Q, R, perm = shorten(_ldexp(G, exponent), signs)
+    signs_sorted = signs[perm].astype(np.int8)
+    if Q is not None:
+        info.factorization = "qr"
     info.seconds["factorization"] = time.perf_counter() - start
 
     state = _run_device(
@@ -901,8 +896,7 @@ def _hsvd_single(
     # rounding-level) column: a zero singular value, its U column completed.
     info.rank = int(np.count_nonzero(sigma > 0))
     order = np.argsort(-sigma, kind="stable")
-    with np.errstate(over="ignore"):  # beyond float64: finish raises
-        S = np.ldexp(sigma, -exponent)[order]
+    S = unshift(sigma, exponent, f"a hyperbolic singular value of {_name('G', index)}")[order]
     J_out = signs_sorted[order]
     if not compute_uv:
         return finish((S, J_out))

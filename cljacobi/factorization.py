@@ -9,9 +9,10 @@ signature matrix::
 
     M = G J G^*,    J = diag(I_p, -I_{r-p}),    r = rank(M).
 
-A tall ``G`` (``n > r``) is then shortened by a QR factorization, ``G = Q R``,
-and the one-sided hyperbolic Jacobi method runs on the square ``R``; the
-eigenvectors are multiplied by ``Q`` afterwards [4]_.
+A tall ``G`` (``n > r``) is then shortened by a QR factorization, ``G = Q R``
+(:func:`cljacobi.shortening.shorten`, imported here), and the one-sided
+hyperbolic Jacobi method runs on the square ``R``; the eigenvectors are
+multiplied by ``Q`` afterwards [4]_.
 
 This module is pure numpy/scipy (no OpenCL). Exact complete pivoting needs
 the whole updated Schur complement at every step, so the factorization is
@@ -53,6 +54,7 @@ import numpy as np
 import scipy.linalg
 
 from ._threads import usable_cpus
+from .shortening import shorten
 
 __all__ = [
     "BUNCH_PARLETT_ALPHA", "JFactor", "definite_factorize", "j_factorize", "rank_noise_level",
@@ -593,44 +595,6 @@ def j_factorize(M: np.ndarray, *, rank_tol: float | None = None) -> JFactor:
     G = np.asfortranarray(G[:, order])
     signs = signs[order]
     return JFactor(G, signs, int(np.count_nonzero(signs > 0)))
-
-
-def shorten(G: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
-    """Shorten a tall factor by an economic QR factorization.
-
-    If ``G`` is ``n x r`` with ``n > r``, return ``(Q, R)`` with ``G = Q R``,
-    ``Q`` ``n x r`` with orthonormal columns and ``R`` ``r x r`` upper
-    triangular (LAPACK ``xGEQRF``/``xORGQR`` through :func:`scipy.linalg.qr`).
-    The hyperbolic SVD of ``R`` gives that of ``G``; its left singular vectors
-    (the eigenvectors of ``M = G J G^*``) are premultiplied by ``Q``
-    (Novaković & Singer 2011, Sect. 1). A square or wide ``G`` is returned
-    unchanged as ``(None, G)``.
-
-    Parameters
-    ----------
-    G : numpy.ndarray
-        Two-dimensional factor; not modified.
-
-    Returns
-    -------
-    Q : numpy.ndarray or None
-        ``n x r`` orthonormal columns, or ``None`` when ``n <= r``.
-    R : numpy.ndarray
-        ``r x r`` upper triangular, or ``G`` itself when ``n <= r``.
-
-    Raises
-    ------
-    ValueError
-        If ``G`` is not two-dimensional.
-    """
-    G = np.asarray(G)
-    if G.ndim != 2:
-        raise ValueError(f"G must be a 2-D array, got shape {G.shape}")
-    n, r = G.shape
-    if n <= r:
-        return None, G
-    Q, R = scipy.linalg.qr(G, mode="economic", check_finite=False)
-    return Q, R
 
 
 def definite_factorize(M: np.ndarray) -> JFactor | None:

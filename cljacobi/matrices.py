@@ -8,11 +8,17 @@
   rounded once (docs/design.md, Appendix C);
 * :func:`graded` -- graded matrices ``M = D A D`` with ``A`` well conditioned
   and ``D`` a diagonal of powers of two spanning many orders of magnitude:
-  only a relatively accurate method gets their small eigenvalues right.
+  only a relatively accurate method gets their small eigenvalues right;
+* :func:`with_singular_values` and :func:`column_graded` -- rectangular
+  matrices ``X diag(sigma) Y^*`` and ``B D`` for the SVDs;
+* :func:`kahan` -- Kahan's triangular matrix, the classic hard case of QR
+  with column pivoting;
+* :func:`gaussian` -- independent standard normal entries (real and
+  imaginary parts for complex types).
 
-Every generator takes a :class:`numpy.random.Generator` ``rng``; the same
-seed gives the same matrix (for the same arguments, numpy version and
-platform ``longdouble``).
+Every random generator (all but :func:`kahan`) takes a
+:class:`numpy.random.Generator` ``rng``; the same seed gives the same matrix
+(for the same arguments, numpy version and platform ``longdouble``).
 """
 
 from __future__ import annotations
@@ -22,9 +28,13 @@ import scipy.linalg
 
 __all__ = [
     "EXTENDED_MAX_N",
+    "column_graded",
+    "gaussian",
     "graded",
+    "kahan",
     "paper_a",
     "paper_spectrum",
+    "with_singular_values",
     "with_spectrum",
 ]
 
@@ -305,3 +315,100 @@ def graded(
     M = (dvec[:, None] * A * dvec[None, :]).astype(dt)
     D = np.diag(dvec).astype(dt.char.lower() if dt.kind == "c" else dt)
     return M, A, D
+
+
+def gaussian(
+    shape: tuple[int, ...],
+    *,
+    rng: np.random.Generator,
+    dtype: np.dtype | type = np.float64,
+) -> np.ndarray:
+    """Standard normal entries of `shape`; for a complex `dtype` the real and the
+    imaginary parts are drawn independently (real part first)."""
+    x = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def with_singular_values(
+    sigma: np.ndarray,
+    n: int,
+    *,
+    rng: np.random.Generator,
+    dtype: np.dtype | type = np.float64,
+) -> np.ndarray:
+    """Random ``k x n`` matrix ``X diag(sigma) Y^*`` with ``k = len(sigma) <= n``.
+
+    ``X`` is ``k x k`` and ``Y`` ``n x k`` with Haar-distributed orthonormal columns
+    (unitary for a complex `dtype`), formed in float64 (complex128), so the
+    singular values of the result agree with `sigma` to about
+    ``k eps max(sigma)``.  Take the conjugate transpose for a tall matrix.
+
+    Parameters
+    ----------
+    sigma : array_like, shape (k,)
+        Nonnegative singular values.
+    n : int
+        Columns, ``n >= k``.
+    rng : numpy.random.Generator
+        Random source.
+    dtype : dtype, optional
+        float64 (default) or complex128.
+
+    Returns
+    -------
+    ndarray, shape (k, n)
+    """
+    sigma = np.asarray(sigma, dtype=np.float64)
+    k = sigma.shape[0]
+    if n < k:
+        raise ValueError(f"n = {n} must be at least len(sigma) = {k}")
+    complex_ = np.dtype(dtype).kind == "c"
+    X = _random_orthogonal(k, rng, complex_)
+    Y = _random_orthogonal(n, rng, complex_)[:, :k]
+    return ((X * sigma) @ Y.conj().T).astype(dtype)
+
+
+def column_graded(
+    m: int,
+    n: int,
+    *,
+    cond: float = 7.0,
+    low_exponent: int = -100,
+    rng: np.random.Generator,
+    dtype: np.dtype | type = np.float64,
+) -> np.ndarray:
+    """Column-graded ``A = B D`` (m x n, either shape).
+
+    ``B`` has singular values evenly spaced in ``[1, cond]`` (so
+    ``cond(B) = cond`` up to rounding) and Haar singular vectors
+    (:func:`with_singular_values`); ``D = diag(2^k_j)`` with integer exponents
+    spread evenly over ``low_exponent .. 0`` and shuffled, so ``B D`` is
+    exact.  One-sided Jacobi gets every singular value of ``A`` to a relative
+    error of order ``eps cond(B)`` whatever ``D`` is (Demmel & Veselić 1992,
+    Theorem 4.1); the transpose ``A^T = D B^T`` is row-graded.
+    """
+    k = min(m, n)
+    B = with_singular_values(np.linspace(1.0, cond, k), max(m, n), rng=rng, dtype=dtype)
+    if m >= n:
+        B = B.conj().T
+    exponents = np.rint(np.linspace(low_exponent, 0, n)).astype(int) if n > 1 else np.zeros(n, int)
+    rng.shuffle(exponents)
+    return B * np.ldexp(1.0, exponents)
+
+
+def kahan(n: int, theta: float = 1.2, pert: float = 25.0) -> np.ndarray:
+    """Kahan's upper triangular matrix, as MATLAB's ``gallery('kahan', n, theta, pert)``.
+
+    ``K = diag(s^0, ..., s^(n-1)) (I - c T) + pert eps diag(n, ..., 1)`` with
+    ``s = sin(theta)``, ``c = cos(theta)`` and ``T`` the strictly upper
+    triangle of ones.  Every column of ``K - pert eps diag(...)`` has norm 1,
+    so QR with column pivoting does not pivot (the small diagonal
+    perturbation breaks the ties in that order) and ``|r_nn| = s^(n-1)``
+    overestimates the smallest singular value by orders of magnitude.
+    """
+    s, c = np.sin(theta), np.cos(theta)
+    K = np.eye(n) - c * np.triu(np.ones((n, n)), 1)
+    K *= (s ** np.arange(n))[:, None]
+    return K + pert * np.finfo(np.float64).eps * np.diag(np.arange(n, 0, -1.0))

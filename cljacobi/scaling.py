@@ -31,10 +31,17 @@ exponents of the data, so ``M`` and ``4^k M`` give bitwise identical
 eigenvectors and eigenvalues differing by exactly ``4^k`` while they fit
 (``s`` is even, so that square roots of scaled pivots stay exact).
 
+The one-sided SVDs (``svd``, ``hsvd``) apply the second shift alone, to the
+factor they are given, and undo it on the singular values with
+:func:`unshift`.
+
 When the data span more than float64 can hold in one scaled copy -- nonzero
 entries of M more than about ``2^2000`` apart (``1e600``), or squared norms
-of G likewise -- a ValueError says so: cljacobi never flushes data to zero
-silently.
+of G likewise (column norms, hence singular values, more than about
+``2^1000``, ``1e300``, apart) -- an error says so: cljacobi never flushes data
+to zero silently.  Likewise a result beyond float64's range (an eigenvalue
+above its largest number, a singular value below its smallest subnormal) is
+an error, not an inf or a zero.
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ __all__ = [
     "factor_shift_from_maxima",
     "matrix_shift",
     "matrix_shift_from_range",
+    "unshift",
 ]
 
 #: Bits of headroom below overflow kept for element growth (Bunch-Parlett
@@ -148,7 +156,7 @@ def _shift_for(extent: tuple[int, int] | None, n: int, name: str) -> int:
     return s
 
 
-def factor_shift(G: np.ndarray, name: str = "G") -> int:
+def factor_shift(G: np.ndarray, name: str = "G", *, zero_columns: bool = False) -> int:
     """Exponent ``t`` such that the squared column norms of ``2^t G`` are safe.
 
     With ``e_k`` the frexp exponent of ``max_i |g_ik|`` and m the rows,
@@ -156,17 +164,23 @@ def factor_shift(G: np.ndarray, name: str = "G") -> int:
     norm lies in ``[2^D_lo, 2^D_hi]`` with ``D_lo = -1021 + bits(m)`` (the
     underflow of ``m`` terms, each at most ``2^-1075``, is below half an ulp)
     and ``D_hi = 1024 - GROWTH_BITS``; the interval of admissible ``t`` is
-    split in the middle.
+    split in the middle.  With ``zero_columns=True`` zero columns are allowed
+    (they stay zero under any shift) and the others decide.
 
     Raises
     ------
     ValueError
-        A column of `G` is zero, or the column norms span more than float64
-        can hold at once (the message gives the range).
+        A column of `G` is zero (unless `zero_columns`).
+    numpy.linalg.LinAlgError
+        The column norms span more than float64 can hold at once (the
+        message gives the range); a ``LinAlgError`` is a ``ValueError``.
     """
     if G.size == 0:
         return 0
-    return factor_shift_from_maxima(np.abs(G).max(axis=0), G.shape[0], name)
+    maxima = np.abs(G).max(axis=0)
+    if zero_columns:
+        maxima = maxima[maxima != 0]  # an inf or NaN stays, to be reported
+    return factor_shift_from_maxima(maxima, G.shape[0], name)
 
 
 def factor_shift_from_maxima(column_max: np.ndarray, m: int, name: str = "G") -> int:
@@ -188,9 +202,43 @@ def factor_shift_from_maxima(column_max: np.ndarray, m: int, name: str = "G") ->
     t_lo = -((2 * int(exponents.min()) - 2 - d_lo) // 2)  # ceil((d_lo + 2 - 2 e_min) / 2)
     t_hi = (d_hi - _bits(m) - 2 * int(exponents.max())) // 2
     if t_lo > t_hi:
-        raise ValueError(
+        raise np.linalg.LinAlgError(
             f"the column norms of {name} range from about {_power(int(exponents.min()) - 1)} "
-            f"to {_power(int(exponents.max()))}: their squares (the eigenvalue magnitudes) "
-            "span more than float64 can hold at once"
+            f"to {_power(int(exponents.max()))}: their squares (eigenvalue magnitudes, squared "
+            "singular values) span more than float64 can hold at once"
         )
     return (t_lo + t_hi) // 2
+
+
+def unshift(values: np.ndarray, shift: int, what: str) -> np.ndarray:
+    """``values * 2^-shift``: values computed from data scaled by ``2^shift``, back
+    at their true size.
+
+    Exact in float64's normal range.  A value below it comes back subnormal,
+    with an absolute error of at most ``2^-1075`` (what float64 data of that
+    size carry anyway).
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        A nonzero value that float64 cannot hold at all: beyond its largest
+        number, or below its smallest subnormal (it would come back as 0).
+        `what` names the values in the message ("a singular value of A").
+    """
+    values = np.asarray(values)
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.ldexp(values, -shift)
+    lost = (values != 0) & (~np.isfinite(out) | (out == 0))
+    if lost.any():
+        k = int(np.flatnonzero(lost)[0])
+        if np.isfinite(out[k]):
+            exponent = int(np.frexp(values[k])[1]) - 1 - shift  # |value| >= 2^exponent
+            raise np.linalg.LinAlgError(
+                f"{what} is about {_power(exponent)}, below the smallest float64 "
+                f"({np.finfo(np.float64).smallest_subnormal:.3g}), and cannot be returned"
+            )
+        raise np.linalg.LinAlgError(
+            f"{what} exceeds the largest float64 ({np.finfo(np.float64).max:.3g}) and "
+            "cannot be returned"
+        )
+    return out

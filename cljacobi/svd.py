@@ -8,13 +8,27 @@ normalized columns and the right ones the accumulated rotations.  The same
 pointwise kernels and driver as :func:`cljacobi.eig_indefinite` run it, for
 real and complex matrices.
 
-The method is relatively accurate for column-scaled matrices ``A = B D``:
-the singular values get relative errors of order ``eps cond(B)`` whatever
-``D`` is (Demmel & Veselić 1992, Sect. 4).  A tall ``A`` (``m >= 5n/3``) is
-first reduced to the triangular factor of a QR factorization with column
-pivoting, ``A P = Q R``, which keeps that accuracy (Drmač 1997; Drmač &
-Veselić 2008, ``xGEJSV``) and lets the sweeps work on ``n`` instead of ``m``
-rows; a wide ``A`` is handled through ``A^*``.
+The sweeps run on a preconditioned factor, as in LAPACK's ``xGEJSV``
+(Drmač & Veselić 2008, parts I and II): ``B = A`` (or ``A^*`` when A is
+wide, so that ``B`` is ``m x n`` with ``m >= n``) is factored
+``B[:, p] = Q R`` by Householder QR with its rows sorted by decreasing
+max-norm and its columns pivoted (:func:`cljacobi.shortening.pivoted_qr`),
+and the one-sided Jacobi method runs on ``X = R^*``.  Column pivoting makes
+``R`` row-graded, so the columns of ``R^*`` are graded like the singular
+values and nearly orthogonal: the sweeps converge about as fast on graded
+singular values as on a Gaussian matrix (``bench/bench_svd_sweeps.py``),
+where Jacobi on ``A`` itself needs 2-4 times as many.  Then
+``R = V_X diag(sigma) U_X^*`` gives ``A``'s left singular vectors
+``Q V_X`` from the accumulated rotations and the right ones from the
+normalized columns.
+
+Accuracy: singular values of a column-scaled ``A = B D`` get relative errors
+of order ``eps cond(B)`` whatever ``D`` is (Demmel & Veselić 1992, Sect. 4;
+the pivoted QR keeps it, Drmač & Veselić 2008); the row sorting keeps
+row-graded ``A = D B`` accurate too and makes the result independent of the
+order of the rows.  ``B`` is scaled by an exact power of two first, as
+:func:`cljacobi.hsvd` does (:func:`cljacobi.scaling.factor_shift`), so no
+squared column norm overflows or underflows.
 """
 
 from __future__ import annotations
@@ -24,17 +38,16 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pyopencl as cl
-import scipy.linalg
 
 from ._arrays import is_device_array, to_device, to_host
 from ._results import SolveInfo
 from .eig import (
     DEFAULT_MAX_SWEEPS,
     _checked_queue,
+    _complete,
     _ldexp,
     _name,
     _new_info,
-    _power_of_two_exponent,
     _require_finite,
     _run_device,
     _solve_all,
@@ -43,6 +56,8 @@ from .eig import (
 )
 from .host.variants import check_variant_options
 from .options import resolve_options
+from .scaling import factor_shift, unshift
+from .shortening import pivoted_qr
 from .validation import (
     as_float_matrix,
     check_flag,
@@ -51,11 +66,7 @@ from .validation import (
     check_queue_argument,
 )
 
-__all__ = ["QR_RATIO", "SVDResult", "svd"]
-
-#: A is reduced to its QR triangle first when ``m >= QR_RATIO * n``; about
-#: where LAPACK's ``xGESDD`` switches to a QR-first path (``mnthr ~ 11n/6``).
-QR_RATIO = 5.0 / 3.0
+__all__ = ["SVDResult", "svd"]
 
 
 class SVDResult(NamedTuple):
@@ -101,10 +112,10 @@ def svd(
     may be given by position as there (``svd(A, False, False)``); unlike
     numpy, `full_matrices` defaults to False.  Hestenes' one-sided Jacobi method
     (the hyperbolic method of Novaković & Singer 2011 with ``J = I``, only
-    the trigonometric rotations of their eq. (2.4)) runs on ``A`` when
-    ``m >= n``, on the R of ``A P = Q R`` (QR with column pivoting) when
-    ``m >= 5n/3``, and on ``A^*`` when ``m < n``.  V is accumulated on the
-    device only when ``compute_uv=True``.
+    the trigonometric rotations of their eq. (2.4)) runs on ``R^*`` from a
+    row-sorted, column-pivoted QR factorization ``B P = Q R`` of ``B = A``
+    (``A^*`` when ``m < n``), the preconditioning of LAPACK's ``xGEJSV``.
+    V is accumulated on the device only when ``compute_uv=True``.
 
     Parameters
     ----------
@@ -138,7 +149,7 @@ def svd(
     return_info : bool, optional
         Also return a :class:`~cljacobi.SolveInfo` (``info.rank`` is the
         number of nonzero singular values; ``info.factorization`` is
-        ``"qr"`` when A was reduced to R first).
+        ``"qr"``: the sweeps ran on ``R^*``; ``info.sweeps`` counts them).
     _layout : {"interleaved", "split"}, optional
         Private, for benchmarks: device storage of complex data.
     _single : bool, optional
@@ -159,14 +170,24 @@ def svd(
         Unsupported dtype, or a flag that is not a bool, 0 or 1.
     ConvergenceError
         No convergence within `max_sweeps` (a ``numpy.linalg.LinAlgError``).
+    numpy.linalg.LinAlgError
+        The column norms of ``B`` (or of ``R^*``) span more than float64
+        holds at once, about ``2^1000`` (``1e300``): their squares would
+        overflow or underflow.  The message gives both magnitudes.
 
     Notes
     -----
     Singular values of a column-scaled ``A = B D`` are computed with relative
     errors of order ``eps cond(B)`` (Demmel & Veselić 1992, Theorem 4.1),
     so tiny singular values of graded matrices are accurate where the
-    bidiagonalization-based LAPACK ``xGESDD`` loses them.  Exactly zero
-    singular values get left (or right) singular vectors completing an
+    bidiagonalization-based LAPACK ``xGESDD`` loses them; the row sorting
+    of the QR does the same for row-graded ``A = D B`` (``xGEJSV`` with
+    ``JOBA = 'F'``), and the result does not depend on the order of A's
+    rows.  Nonzero singular values from about ``2^-1074`` to ``2^1024``
+    come back as long as no two are more than about ``2^1000`` apart (an
+    exact power-of-two scaling centers them, :mod:`cljacobi.scaling`; below
+    ``2^-1022`` they are subnormal, to an absolute ``2^-1075``).  Exactly
+    zero singular values get left (or right) singular vectors completing an
     orthonormal basis.
 
     References
@@ -175,7 +196,12 @@ def svd(
     .. [2] J. Demmel and K. Veselić, "Jacobi's method is more accurate than
        QR", SIAM J. Matrix Anal. Appl. 13(4), 1204-1245 (1992).
     .. [3] Z. Drmač and K. Veselić, "New fast and accurate Jacobi SVD
-       algorithm I", SIAM J. Matrix Anal. Appl. 29(4), 1322-1342 (2008).
+       algorithm I", SIAM J. Matrix Anal. Appl. 29(4), 1322-1342 (2008);
+       "... II", ibid., 1343-1362: the preconditioning by QR with column
+       pivoting and the Jacobi sweeps on ``R^T``.
+    .. [4] A. J. Cox and N. J. Higham, "Stability of Householder QR
+       factorization for weighted least squares problems" (1998): row
+       sorting with column pivoting makes Householder QR row-wise stable.
     """
     full_matrices = check_flag(full_matrices, "full_matrices")
     compute_uv = check_flag(compute_uv, "compute_uv")
@@ -194,9 +220,9 @@ def svd(
     k = min(m, n)
     run_queue = None
     if k and (m, n) != (1, 1) and np.any(stack):  # else every matrix is answered on the host
-        # The sweeps run on A, A^* or R: at most max(m, n) rows and k columns.
+        # The sweeps run on R^*, k x k.
         run_queue = _checked_queue(
-            queue, array_queue, stack, rows=max(m, n), columns=k, accumulate_v=compute_uv,
+            queue, array_queue, stack, rows=k, columns=k, accumulate_v=compute_uv,
             result_dtype=result_dtype, single=_single,
         )
 
@@ -252,48 +278,47 @@ def _svd_single(
     transposed = m < n
     B = A.conj().T if transposed else A
     mb, nb = B.shape
-    exponent = _power_of_two_exponent(B)
-    B = _ldexp(B, -exponent)
+    name = _name("A", index)
+    b_name = f"{name}^*" if transposed else name
+
+    start = time.perf_counter()
+    # Center the column norms in float64's range (an exact power of two, as hsvd
+    # does; zero columns stay zero).
+    exponent = factor_shift(B, b_name, zero_columns=True)
+    B = _ldexp(B, exponent)
     if m == n == 1:  # A = (a / |a|) |a| 1, no rotation: answered on the host
         sigma = np.abs(B[0])
         info.rank = info.positive = 1
-        return finish(B / sigma, np.ldexp(sigma, exponent), np.ones((1, 1), dtype=A.dtype))
-
-    start = time.perf_counter()
-    Q = None
-    perm = None
-    if mb >= QR_RATIO * nb:
-        info.factorization = "qr"
-        if compute_uv:
-            Q, R, perm = scipy.linalg.qr(B, mode="economic", pivoting=True, check_finite=False)
-        else:
-            R, perm = scipy.linalg.qr(B, mode="r", pivoting=True, check_finite=False)
-            R = R[:nb]
-        B = R
+        return finish(B / sigma, unshift(sigma, exponent, f"a singular value of {name}"),
+                      np.ones((1, 1), dtype=A.dtype))
+    # B[:, columns] = Q R with sorted rows.
+    qr = pivoted_qr(B, compute_q=compute_uv)
+    info.factorization = "qr"
+    # The sweeps run on X = R^*, whose columns (the rows of R) are centered too.
+    X = qr.R.conj().T
+    x_exponent = factor_shift(X, f"the triangular factor of {b_name}", zero_columns=True)
+    X = _ldexp(X, x_exponent)
+    exponent += x_exponent
     info.seconds["factorization"] = time.perf_counter() - start
 
     signs = np.ones(nb, dtype=np.int8)
-    state = _run_device(
-        np.asarray(B), signs, sweeps=sweeps, accumulate_v=compute_uv, info=info, index=index
-    )
+    state = _run_device(X, signs, sweeps=sweeps, accumulate_v=compute_uv, info=info, index=index)
     info.positive = nb
     sigma = np.linalg.norm(state.G, axis=0)
     order = np.argsort(-sigma, kind="stable")
     sigma = sigma[order]
-    with np.errstate(over="ignore"):  # a singular value beyond float64: finish raises
-        S = np.ldexp(sigma, exponent)
-    info.rank = int(np.count_nonzero(sigma > 0))
+    S = unshift(sigma, exponent, f"a singular value of {name}")
+    nonzero = sigma > 0
+    info.rank = int(np.count_nonzero(nonzero))
     if not compute_uv:
         return finish(None, S, None)
 
-    U_B = _unit_columns(state.G[:, order], sigma, Q, mb if full_matrices else nb)
-    # G_final = B V with V unitary: B = U_B diag(sigma) V^*.
-    V_B = state.V[:, order]
-    if perm is not None:
-        # B_original[:, perm] = Q R, so B_original = Q R P^T: rows of V permuted.
-        V_rows = np.empty_like(V_B)
-        V_rows[perm] = V_B
-        V_B = V_rows
+    # X V_x = U_x diag(sigma) with V_x unitary: R = V_x diag(sigma) U_x^*, so
+    # B[:, columns] = (Q V_x) diag(sigma) U_x^*.
+    U_x = _unit_columns(state.G[:, order], sigma, None, nb)
+    V_B = np.empty_like(U_x)
+    V_B[qr.columns] = U_x
+    U_B = _complete(qr.Q @ state.V[:, order], np.ones(nb, bool), mb if full_matrices else nb)
 
     if transposed:
         # A = B^* = V_B diag(S) U_B^*.

@@ -12,6 +12,14 @@ Cost (pure-Python mpmath backend, no gmpy2; measured on the dev container,
 dps=50): n = 16: 0.07 s real / 0.10 s complex; n = 32: 0.34 s / 0.55 s;
 n = 64: 2.0 s / 3.4 s.  Time grows like n^3, so keep test matrices at
 n <= 64 (n = 128 would take ~15-30 s).
+
+:func:`singular_values_hiprec` and :func:`hyperbolic_eigenvalues_hiprec` choose
+their working precision from the answer: the digits are raised until the
+smallest value is resolved to :data:`DIGITS` digits (an absolutely accurate
+mpmath solver at ``d`` digits resolves ``x`` to ``d - log10(max/x)`` digits), so
+graded data spanning 1e-300..1 cost more digits but no care from the caller.
+:func:`determined` measures what the data fix: the reference of a few
+componentwise perturbed copies of the input.
 """
 
 from __future__ import annotations
@@ -19,10 +27,24 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 
-__all__ = ["MAX_N", "eigvals_factor_hiprec", "eigvalsh_hiprec"]
+__all__ = [
+    "DIGITS",
+    "MAX_N",
+    "determined",
+    "eigvals_factor_hiprec",
+    "eigvalsh_hiprec",
+    "hyperbolic_eigenvalues_hiprec",
+    "singular_values_hiprec",
+]
 
 #: Largest order the tests should pass to these helpers (time ~ n^3).
 MAX_N = 64
+
+#: Correct decimal digits of every value the adaptive oracles return.
+DIGITS = 25
+
+#: Working digits beyond which the adaptive oracles give up (exactly singular data).
+_MAX_DPS = 1500
 
 
 def _to_mpf(x: np.floating) -> mpmath.mpf:
@@ -33,6 +55,116 @@ def _to_mpf(x: np.floating) -> mpmath.mpf:
         mi = int(np.ldexp(m, nm))  # integer-valued, exact
         return mpmath.ldexp(mpmath.mpf(mi), int(e) - nm)
     return mpmath.mpf(float(x))
+
+
+def _to_mp(x: np.number) -> mpmath.mpf | mpmath.mpc:
+    """Exact conversion of a real or complex numpy scalar."""
+    if np.iscomplexobj(x):
+        return mpmath.mpc(_to_mpf(x.real), _to_mpf(x.imag))
+    return _to_mpf(x)
+
+
+def _to_mp_rectangular(A: np.ndarray) -> mpmath.matrix:
+    """Exact conversion of an m x n real or complex array."""
+    m, n = A.shape
+    out = mpmath.matrix(m, n)
+    for i in range(m):
+        for j in range(n):
+            out[i, j] = _to_mp(A[i, j])
+    return out
+
+
+def _adaptive(compute, *, digits: int = DIGITS) -> np.ndarray:
+    """Values from ``compute(dps)`` (an absolutely accurate mpmath solver, values
+    sorted by decreasing magnitude), at working precision raised until the
+    smallest one has `digits` correct digits."""
+    dps = digits + 15
+    while True:
+        with mpmath.workdps(dps):
+            values = compute()
+            largest, smallest = abs(values[0]), abs(values[-1])
+            spread = float(mpmath.log10(largest / smallest)) if smallest else float(dps)
+        need = digits + 5 + int(np.ceil(spread))
+        if need <= dps:
+            return np.array([float(v) for v in values])
+        if need > _MAX_DPS:
+            raise ValueError("the data are singular to the oracle's working precision")
+        dps = need + 10
+
+
+def singular_values_hiprec(A: np.ndarray, digits: int = DIGITS) -> np.ndarray:
+    """Singular values of a real or complex m x n matrix, descending, each with
+    `digits` correct digits (mpmath's ``svd_r``/``svd_c`` at adaptive precision).
+
+    ``A`` must have full rank ``min(m, n)``; values below float64's range come
+    back as 0.
+    """
+    A = np.asarray(A)
+    if min(A.shape) == 0:
+        return np.zeros(0)
+    complex_ = np.iscomplexobj(A)
+
+    def compute():
+        X = _to_mp_rectangular(A)
+        S = (mpmath.svd_c if complex_ else mpmath.svd_r)(X, compute_uv=False)
+        return sorted((S[k] for k in range(min(A.shape))), reverse=True)
+
+    return _adaptive(compute, digits=digits)
+
+
+def hyperbolic_eigenvalues_hiprec(
+    G: np.ndarray, signs: np.ndarray, digits: int = DIGITS
+) -> np.ndarray:
+    """The n nonzero eigenvalues of ``G J G^*`` for an m x n ``G`` of full column
+    rank, by decreasing magnitude, each with `digits` correct digits.
+
+    ``G = Q R`` by mpmath's Householder QR; the eigenvalues are those of the
+    Hermitian ``R J R^*`` (mpmath's ``eigsy``/``eighe``), at adaptive precision.
+    """
+    G = np.asarray(G)
+    s = np.asarray(signs)
+    n = G.shape[1]
+    complex_ = np.iscomplexobj(G)
+
+    def compute():
+        _, R = mpmath.qr(_to_mp_rectangular(G), mode="skinny")
+        H = mpmath.matrix(n, n)
+        for i in range(n):
+            for j in range(i, n):
+                acc = mpmath.mpf(0)
+                for k in range(max(i, j), n):
+                    term = R[i, k] * (mpmath.conj(R[j, k]) if complex_ else R[j, k])
+                    acc = acc + term if s[k] > 0 else acc - term
+                H[i, j] = mpmath.re(acc) if i == j else acc
+                H[j, i] = mpmath.conj(H[i, j]) if complex_ else H[i, j]
+        E = (mpmath.eighe if complex_ else mpmath.eigsy)(H, eigvals_only=True)
+        return sorted((mpmath.re(E[k]) for k in range(n)), key=abs, reverse=True)
+
+    return _adaptive(compute, digits=digits)
+
+
+def determined(
+    reference, A: np.ndarray, rng: np.random.Generator, *, relative: float = 1e-15,
+    trials: int = 2,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, spread)``: ``reference(A)`` and, per value, the largest relative
+    change of ``reference`` over `trials` copies of `A` with every entry
+    multiplied by ``1 + relative * u`` (``|u| <= 1``, a random phase for complex
+    data).
+
+    ``spread`` is what the data determine: an algorithm whose backward error is
+    componentwise of order eps cannot be held to less.  Perturbed values are
+    matched to the unperturbed ones by position (both sorted alike).
+    """
+    values = reference(A)
+    spread = np.zeros_like(values)
+    for _ in range(trials):
+        u = rng.uniform(-1.0, 1.0, A.shape)
+        if np.iscomplexobj(A):
+            u = u * np.exp(2j * np.pi * rng.uniform(size=A.shape))
+        changed = reference(A * (1 + relative * u))
+        spread = np.maximum(spread, np.abs(changed - values) / np.abs(values))
+    return values, spread
 
 
 def _to_mp_matrix(M: np.ndarray) -> tuple[mpmath.matrix, bool]:

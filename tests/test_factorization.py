@@ -1,4 +1,5 @@
-"""Tests of cljacobi.factorization: Bunch-Parlett J-factorization and QR shortening."""
+"""Tests of cljacobi.factorization: Bunch-Parlett J-factorization (the QR shortening
+of its tall factors: test_shortening.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 
 from cljacobi import factorization as fz
-from cljacobi.factorization import BUNCH_PARLETT_ALPHA, JFactor, j_factorize, shorten
+from cljacobi.factorization import BUNCH_PARLETT_ALPHA, JFactor, j_factorize
 
 EPS = np.finfo(np.float64).eps
 SIZES = [1, 2, 3, 5, 31, 32, 33, 64, 100]
@@ -371,48 +372,3 @@ def test_wrong_shape(shape) -> None:
 def test_list_input() -> None:
     f = j_factorize([[1.0, 2.0], [2.0, 1.0]])
     assert (f.p, f.G.shape) == (1, (2, 2))
-
-
-# ---------------------------------------------------------------------------
-# shorten
-# ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(5, 3), (64, 1), (100, 37), (7, 0)])
-def test_shorten_tall(shape, dtype) -> None:
-    rng = np.random.default_rng(shape[0] + shape[1])
-    g = _random(rng, shape, dtype)
-    before = g.copy()
-    q, r = shorten(g)
-    np.testing.assert_array_equal(g, before)
-    n, k = shape
-    assert q.shape == (n, k) and r.shape == (k, k)
-    assert q.dtype == g.dtype and r.dtype == g.dtype
-    np.testing.assert_allclose(q.conj().T @ q, np.eye(k), rtol=0, atol=4 * n * EPS)
-    np.testing.assert_allclose(q @ r, g, rtol=0, atol=4 * n * EPS * np.abs(g).max(initial=1.0))
-    np.testing.assert_array_equal(np.tril(r, -1), 0)
-
-
-@pytest.mark.parametrize("shape", [(3, 3), (3, 5), (0, 0), (0, 2)])
-def test_shorten_square_or_wide(shape) -> None:
-    g = np.ones(shape)
-    q, r = shorten(g)
-    assert q is None and r is g
-
-
-def test_shorten_of_factor_keeps_hyperbolic_product() -> None:
-    rng = np.random.default_rng(8)
-    x = rng.standard_normal((40, 15))
-    m = (x * np.where(np.arange(15) < 6, 1.0, -1.0)) @ x.T
-    f = j_factorize(m)
-    assert f.G.shape == (40, 15)
-    q, r = shorten(f.G)
-    # M = Q (R J R^T) Q^T: the eigenproblem moves to the small R J R^T.
-    small = (r * f.signs) @ r.T
-    np.testing.assert_allclose(q @ small @ q.T, m, rtol=0, atol=1e-13 * np.abs(m).max())
-
-
-def test_shorten_wrong_shape() -> None:
-    with pytest.raises(ValueError):
-        shorten(np.zeros(3))

@@ -10,7 +10,13 @@ from hiprec import eigvalsh_hiprec
 
 import cljacobi
 from cljacobi.matrices import with_spectrum
-from cljacobi.scaling import GROWTH_BITS, factor_shift, matrix_shift, matrix_shift_from_range
+from cljacobi.scaling import (
+    GROWTH_BITS,
+    factor_shift,
+    matrix_shift,
+    matrix_shift_from_range,
+    unshift,
+)
 
 EPS = np.finfo(np.float64).eps
 
@@ -134,6 +140,23 @@ def test_hsvd_columns_of_wildly_different_scales(rng):
     assert column_errors.max() <= 1e3 * n * EPS
     J_error = np.linalg.norm(Vh @ np.diag(J) @ Vh.T - np.diag(J_S))
     assert J_error <= 1e3 * n * EPS * np.linalg.norm(Vh) ** 2
+
+
+def test_unshift_is_exact_or_an_error():
+    """Values come back exactly, subnormal where they must; what float64 cannot
+    hold (a nonzero value below 2^-1074 or above its largest) is an error."""
+    values = np.array([1.5, 0.0, -3.0])
+    assert np.array_equal(unshift(values, 10, "x"), values / 1024)
+    assert np.array_equal(unshift(np.array([1.0, 0.0]), 1074, "x"), [5e-324, 0.0])
+    with pytest.raises(np.linalg.LinAlgError, match="a value of A is about 2\\^-1076.*smallest"):
+        unshift(np.array([1.0]), 1076, "a value of A")
+    with pytest.raises(np.linalg.LinAlgError, match="exceeds the largest float64"):
+        unshift(np.array([1.0]), -1024, "a value of A")
+    # zero_columns: zero columns are passed over, an inf or NaN is not.
+    G = np.array([[1.0, 0.0], [2.0, 0.0]])
+    assert factor_shift(G, zero_columns=True) == factor_shift(G[:, :1])
+    with pytest.raises(np.linalg.LinAlgError, match="infs or NaNs"):
+        factor_shift(np.array([[1.0, np.nan]]), zero_columns=True)
 
 
 def test_eigenvalue_beyond_float64_is_an_error_not_inf():
