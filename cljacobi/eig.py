@@ -605,11 +605,11 @@ def eig_indefinite(
     (:func:`cljacobi.factorization.definite_factorize`): the diagonal
     entries are nonzero and of one sign, all n steps complete with positive
     pivots, and every pivot ``l_kk^2`` exceeds the rounding-error bound of
-    its entry, ``n eps (|m_kk| + ||l_(k,1:k-1)||^2)``, so definite graded
+    its entry, ``4 n eps (|m_kk| + ||l_(k,1:k-1)||^2)``, so definite graded
     matrices keep it however wide their scaling is.  Otherwise Bunch-Parlett
     complete pivoting decides the rank and the inertia, dropping the entries
     of the trailing matrix within their rounding-error bound
-    ``n eps (|m_ij| + ||g_i|| ||g_j||)`` (README, "Which factorization runs").
+    ``4 n eps (|m_ij| + ||g_i|| ||g_j||)`` (README, "Which factorization runs").
     """
     eigvals_only = check_flag(eigvals_only, "eigvals_only")
     check_finite = check_flag(check_finite, "check_finite")

@@ -57,7 +57,8 @@ from ._threads import usable_cpus
 from .shortening import shorten
 
 __all__ = [
-    "BUNCH_PARLETT_ALPHA", "JFactor", "definite_factorize", "j_factorize", "rank_noise_level",
+    "BUNCH_PARLETT_ALPHA", "JFactor", "definite_factorize", "entry_noise_level", "j_factorize",
+    "rank_noise_level",
     "shorten",
 ]
 
@@ -461,14 +462,28 @@ def _choose_pivot(store: _BlockLower, k: int, mu0: float, r: int, c: int) -> tup
 
 
 def rank_noise_level(n: int) -> float:
-    """Relative rounding-error level of an order-``n`` Schur complement, ``n eps``.
+    """The normwise rank tolerance of an order-``n`` matrix relative to ``max|m_ij|``, ``n eps``.
 
-    Both rank tests of :func:`j_factorize` (and of the device version) use
-    it: normwise, ``max|s_ij| <= n eps max|m_ij|``, and entrywise,
-    ``|s_ij| <= n eps (|m_ij| + ||g_i|| ||g_j||)``.
+    Below it (``max|s_ij| <= n eps max|m_ij|``) :func:`j_factorize` (and the
+    device version) start the entrywise test, :func:`entry_noise_level`.
     """
     return n * float(np.finfo(np.float64).eps)
 
+
+def entry_noise_level(n: int) -> float:
+    """Rounding-error level of an entry of an order-``n`` Schur complement, ``4 n eps``.
+
+    After ``k <= n`` eliminated columns, ``s_ij = m_ij - sum_c g_ic j_c g_jc`` is
+    computed by ``k`` updates of two roundings each (product and difference;
+    one fused multiply-add on the device) from factor columns that carry
+    rounding errors of their own, entering the products twice: an error of
+    at most about ``4 k eps (|m_ij| + ||g_i|| ||g_j||)`` (Cauchy-Schwarz on the
+    rows ``g_i`` of the factor so far).  An entry within
+    ``entry_noise_level(n) (|m_ij| + ||g_i|| ||g_j||)`` is noise.  (Measured: the
+    noise left by an exactly singular graded matrix reached ``32 eps`` times
+    its bound at ``n = 24`` on the host, beyond ``n eps``.)
+    """
+    return 4 * rank_noise_level(n)
 
 
 def j_factorize(M: np.ndarray, *, rank_tol: float | None = None) -> JFactor:
@@ -501,7 +516,7 @@ def j_factorize(M: np.ndarray, *, rank_tol: float | None = None) -> JFactor:
         exactly zero Schur complement).  Default (None): stop when the
         remaining entries are negligible both normwise,
         ``max|s_ij| <= n eps max|m_ij|``, and entrywise relative to their own
-        rounding-error bound, ``|s_ij| <= n eps (|m_ij| + ||g_i|| ||g_j||)``
+        rounding-error bound, ``|s_ij| <= 4 n eps (|m_ij| + ||g_i|| ||g_j||)``
         with ``g_i`` the rows of the factor built so far; so an exactly
         singular M gives ``r = rank(M)`` while a graded ``M = D A D`` keeps
         all its small scales, however wide ``D`` is.  A zero matrix gives
@@ -553,11 +568,10 @@ def j_factorize(M: np.ndarray, *, rank_tol: float | None = None) -> JFactor:
     if n == 0:
         return JFactor(np.zeros((0, 0), dtype=dtype, order="F"), np.zeros(0, np.int8), 0)
 
-    noise_level = rank_noise_level(n)
     scaled_test = rank_tol is None
-    store = _BlockLower(M, dtype, _thread_count(n), noise_level if scaled_test else None)
+    store = _BlockLower(M, dtype, _thread_count(n), entry_noise_level(n) if scaled_test else None)
     if scaled_test:
-        rank_tol = noise_level * float(store.panel_max.max())
+        rank_tol = rank_noise_level(n) * float(store.panel_max.max())
 
     G = np.zeros((n, n), dtype=dtype, order="F")
     signs = np.zeros(n, dtype=np.int8)
@@ -617,7 +631,7 @@ def definite_factorize(M: np.ndarray) -> JFactor | None:
     * ``xPSTRF`` runs with tolerance 0, i.e. stops at the first pivot that is
       not positive; any stop before ``n`` columns means "not definite" (None);
     * a pivot ``l_kk^2`` within the rounding-error bound of its entry of the
-      Schur complement, ``l_kk^2 <= n eps (|m_{p_k p_k}| + ||l_{k,1:k-1}||^2)``
+      Schur complement, ``l_kk^2 <= 4 n eps (|m_{p_k p_k}| + ||l_{k,1:k-1}||^2)``
       (the entrywise noise test of :func:`j_factorize`), means M is
       numerically singular or indefinite at the working precision; None, so
       that the rank-revealing Bunch-Parlett path decides.  The bound follows
@@ -670,7 +684,7 @@ def definite_factorize(M: np.ndarray) -> JFactor | None:
     squares = np.abs(L) ** 2
     pivots = squares.diagonal()
     done = squares.sum(axis=1) - pivots  # ||l_{k,1:k-1}||^2
-    if np.any(pivots <= rank_noise_level(n) * (np.abs(diagonal[piv]) + done)):
+    if np.any(pivots <= entry_noise_level(n) * (np.abs(diagonal[piv]) + done)):
         return None
     G = np.empty((n, n), dtype=dtype, order="F")
     G[piv, :] = L

@@ -27,7 +27,7 @@ from typing import ClassVar
 import numpy as np
 import pyopencl as cl
 
-from ..factorization import BUNCH_PARLETT_ALPHA, JFactor, rank_noise_level
+from ..factorization import BUNCH_PARLETT_ALPHA, JFactor, entry_noise_level, rank_noise_level
 from .device import require_fp64
 from .limits import check_global_memory
 from .programs import build_program
@@ -338,7 +338,7 @@ class _Elimination:
             # |m_ij| at the entries' current positions and the row norms of the
             # factor by position, for the entrywise rank test.
             "scale": cl.Buffer(ctx, mf.READ_WRITE, 8 * n * lda),
-            "row_norms": zeroed(8 * n), "noise_level": rank_noise_level(n), "rank_tol": 0.0,
+            "row_norms": zeroed(8 * n), "noise_level": entry_noise_level(n), "rank_tol": 0.0,
         }
         program = build_program(ctx, queue.device, plan.spec)
         signatures = plan.spec.signatures
