@@ -11,36 +11,33 @@ definite with a margin, otherwise by Bunch-Parlett complete pivoting
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyopencl as cl
 
-from ._arrays import is_device_array, solve_stack, to_device, to_host
-from ._results import EighResult, HSVDResult, SolveInfo
-from .errors import ConvergenceError, ConvergenceWarning
+from . import _solve
+from ._results import EighResult, SolveInfo
+from ._solve import (
+    DEFAULT_MAX_SWEEPS,
+    Factored,
+    OnDevice,
+    SweepPlan,
+    ldexp,
+    name_of,
+    single_precision,
+    unit_columns,
+)
 from .factorization import definite_factorize, j_factorize
-from .host.blocked import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, BlockedHSVD
-from .host.device import has_fp64, resolve_queue
-from .host.factorization import DeviceJFactor, factor_on_device
-from .host.operands import Operands, column_max, gather_factor, normalized_columns
-from .host.pointwise import HSVDState, PointwiseHSVD, complex_layout
-from .host.preflight import preflight
-from .host.variants import check_variant_options, choose_variant
-from .options import JacobiOptions, resolve_options
+from .host.device import has_fp64
+from .host.factorization import factor_on_device
+from .host.operands import column_max, normalized_columns
+from .host.pointwise import HSVDState
+from .hyperbolic_svd import hsvd
 from .scaling import factor_shift, factor_shift_from_maxima, matrix_shift_from_range, unshift
 from .shortening import shorten
-from .validation import (
-    as_float_matrix,
-    as_signature,
-    check_flag,
-    check_max_sweeps,
-    check_on_nonconvergence,
-    check_queue_argument,
-    symmetric_part,
-)
+from .validation import check_flag, symmetric_part
 
 __all__ = ["DEFAULT_MAX_SWEEPS", "FACTORIZATIONS", "eig_indefinite", "hsvd"]
 
@@ -49,385 +46,6 @@ FACTORIZATIONS = ("auto", "host", "device")
 
 #: ``factorization="auto"`` factors on a GPU device from this order on.
 AUTO_DEVICE_FACTORIZATION_MIN_ORDER = 256
-
-#: Quasi-sweeps before giving up.  The 2011 paper needs at most 16 for
-#: n = 4096 (its Table 3); the margin covers harder spectra.
-DEFAULT_MAX_SWEEPS = 60
-
-
-def _ldexp(array: np.ndarray, exponent: int, out: np.ndarray | None = None) -> np.ndarray:
-    """``array * 2**exponent``, exactly (no overflow/underflow), real or complex;
-    into `out` (which may be `array`) if given."""
-    if not np.iscomplexobj(array):
-        return np.ldexp(array, exponent, out=out)
-    if out is None:
-        out = np.empty_like(array)
-    out.real = np.ldexp(array.real, exponent)
-    out.imag = np.ldexp(array.imag, exponent)
-    return out
-
-
-def _real_dtype(dtype: np.dtype) -> np.dtype:
-    """float32 for float32/complex64, float64 for float64/complex128."""
-    return np.dtype(np.finfo(dtype).dtype)
-
-
-def _single_precision(queue: cl.CommandQueue, result_dtype: np.dtype, single: bool | None) -> bool:
-    """Whether the single precision kernels run: float32/complex64 data on a
-    device without fp64 (or as forced by the private `single`)."""
-    if single is not None:
-        return single
-    return _real_dtype(result_dtype) == np.float32 and not has_fp64(queue.device)
-
-
-def _new_info() -> SolveInfo:
-    return SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0, "sort": 0.0})
-
-
-def _where(index: tuple[int, ...]) -> str:
-    """How a message names one matrix of a stack ("" for a single matrix)."""
-    return f" (matrix {index} of the stack)" if index else ""
-
-
-def _name(base: str, index: tuple[int, ...]) -> str:
-    """The argument name with the stack index, e.g. ``M[1, 0]``."""
-    return f"{base}[{', '.join(map(str, index))}]" if index else base
-
-
-@dataclass(frozen=True)
-class _Sweeps:
-    """How one call runs its sweeps: the same for every matrix of a stack."""
-
-    #: The public function called, as the messages name it.
-    caller: str
-    #: None when no matrix of the call needs the device.
-    queue: cl.CommandQueue | None
-    max_sweeps: int
-    on_nonconvergence: str
-    variant: str
-    block_width: int | None
-    layout: str | None
-    result_dtype: np.dtype
-    single: bool | None
-    options: JacobiOptions
-
-
-@dataclass(frozen=True)
-class _OnDevice:
-    """A J-factor left on the device by :func:`factor_on_device`, to be
-    scaled by ``2^exponent`` on its way into the sweeps (no host round trip)."""
-
-    factor: DeviceJFactor
-    exponent: int
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return self.factor.n, self.factor.rank
-
-    @property
-    def dtype(self) -> np.dtype:  # also what np.iscomplexobj reads
-        return self.factor.dtype
-
-    def operands(self, column_multiple: int, accumulate_v: bool, *, split: bool) -> Operands:
-        f = self.factor
-        return gather_factor(
-            f.queue, f.buffer, f.ld, f.n, f.order, f.p, self.exponent,
-            accumulate_v=accumulate_v, column_multiple=column_multiple, dtype=f.dtype,
-            split=split,
-        )
-
-
-def _run_device(
-    G: np.ndarray | _OnDevice,
-    signs: np.ndarray,
-    *,
-    sweeps: _Sweeps,
-    accumulate_v: bool,
-    info: SolveInfo,
-    index: tuple[int, ...] = (),
-    fetch: bool = True,
-) -> HSVDState:
-    """Orthogonalize the columns of G on the device and fill `info`.
-
-    `G` is a host array, or a double precision factor already on the device.
-    ``fetch=False`` leaves the final G (and V) on the device, in
-    ``state.operands``.
-
-    The blocked variants run until no big block transformation happens, then
-    pointwise sweeps finish and decide convergence, so every variant has the
-    pointwise method's accuracy (the Gram matrices of the blocked kernels
-    square the condition numbers).  Without convergence within
-    ``sweeps.max_sweeps`` (blocked and pointwise quasi-sweeps together), raise
-    :class:`ConvergenceError` carrying `info`, or, with
-    ``sweeps.on_nonconvergence == "warn"``, return the partial state (the
-    public function then warns).
-
-    Precision: float64/complex128 kernels on a device with fp64; single
-    precision kernels when the device lacks fp64 and the caller's data are
-    single precision (``sweeps.result_dtype`` float32/complex64);
-    ``sweeps.single`` overrides.
-    The blocked kernels handle double precision data, real (float64) and
-    complex Hermitian (complex128, in the layout of the pointwise phase);
-    single precision runs pointwise ("auto"), and asking for a blocked
-    variant there (or a `block_width`) is a ValueError.  "auto" and the
-    default block width follow :func:`cljacobi.host.variants.choose_variant`
-    (a rule per element type; the local memory of 16-byte complex elements
-    decides which widths fit).
-    """
-    queue, max_sweeps, options = sweeps.queue, sweeps.max_sweeps, sweeps.options
-    variant, block_width = sweeps.variant, sweeps.block_width
-    info.strategy, info.rotation = options.strategy, options.rotation
-    info.sort_diagonal = options.sort_diagonal
-    single = _single_precision(queue, sweeps.result_dtype, sweeps.single)
-    info.precision = "single" if single else "double"
-    if single:
-        if variant in ("bo", "fb") or block_width is not None:
-            asked = f"variant={variant!r}" + (
-                f" with block_width={block_width}" if block_width is not None else "")
-            raise ValueError(
-                f"{asked} asks for the blocked kernels, which handle double precision data "
-                "only (float64, complex128); single precision runs variant='pointwise' or "
-                "'auto' without block_width"
-            )
-        variant = "pointwise"
-    element_bytes = COMPLEX_ELEMENT_BYTES if np.iscomplexobj(G) else REAL_ELEMENT_BYTES
-    variant, block_width = choose_variant(queue.device, G.shape[1], variant, block_width,
-                                          element_bytes=element_bytes)
-    info.variant, info.block_width = variant, block_width
-    info.device = queue.device.name.strip()
-    layout = complex_layout(sweeps.layout, blocked=variant != "pointwise")
-    driver = PointwiseHSVD(
-        queue, accumulate_v=accumulate_v, layout=layout, single=single,
-        strategy=options.strategy, rotation=options.rotation,
-        sort_diagonal=options.sort_diagonal,
-    )
-    # One set of device buffers for both phases, bordered for the blocks.
-    column_multiple = 2 if variant == "pointwise" else 2 * block_width
-    if isinstance(G, _OnDevice):
-        operands = G.operands(column_multiple, accumulate_v, split=layout == "split")
-    else:
-        operands = driver.upload(G, signs, column_multiple=column_multiple)
-    if variant != "pointwise":
-        blocked_driver = BlockedHSVD(
-            queue, accumulate_v=accumulate_v, block_width=block_width, variant=variant
-        )
-        blocked = blocked_driver.run_operands(operands, max_sweeps=max_sweeps)
-        info.blocked_sweeps = blocked.sweeps
-        info.rotations_per_sweep = list(blocked.rotations_per_sweep)
-        for phase, seconds in blocked.seconds.items():
-            info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
-        info.seconds["blocked_sweeps"] = blocked.seconds["sweeps"]
-    state = driver.run_operands(
-        operands, max_sweeps=max(max_sweeps - info.blocked_sweeps, 1), fetch=fetch)
-    stats = state.stats
-    info.sweeps = info.blocked_sweeps + stats.sweeps
-    info.rotations_per_sweep += stats.rotations_per_sweep
-    info.rotations = sum(info.rotations_per_sweep)
-    info.converged = stats.converged and info.sweeps <= max_sweeps
-    info.breakdown = stats.breakdown
-    info.work_group_size = stats.work_group_size
-    for phase, seconds in stats.seconds.items():
-        info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
-    if not info.converged and sweeps.on_nonconvergence == "raise":
-        raise ConvergenceError(
-            f"{sweeps.caller} did not converge in {max_sweeps} sweeps"
-            f"{_where(index)} (rotations per sweep: {info.rotations_per_sweep}); pass a "
-            "larger max_sweeps, or on_nonconvergence='warn' for the partial result",
-            info,
-        )
-    return state
-
-
-def _complete(U: np.ndarray, valid: np.ndarray, columns: int) -> np.ndarray:
-    """`columns` orthonormal columns: those of `U` where `valid`, the rest completed.
-
-    The valid columns keep their positions; the others (zero singular values,
-    or the extra columns of ``full_matrices=True``) are filled with an
-    orthonormal basis of the orthogonal complement of the valid ones.
-    """
-    m = U.shape[0]
-    out = np.zeros((m, columns), dtype=U.dtype)
-    out[:, : U.shape[1]][:, valid] = U[:, valid]
-    missing = np.flatnonzero(~np.concatenate([valid, np.zeros(columns - U.shape[1], bool)]))
-    if missing.size:
-        Q, _ = np.linalg.qr(U[:, valid], mode="complete")
-        out[:, missing] = Q[:, int(np.count_nonzero(valid)) :][:, : missing.size]
-    return out
-
-
-def _unit_columns(
-    G: np.ndarray, norms: np.ndarray, Q: np.ndarray | None, columns: int
-) -> np.ndarray:
-    """The columns of G divided by their `norms`, premultiplied by Q (if G is
-    the R of ``Q R``), and completed to `columns` orthonormal columns where a
-    norm is zero and beyond G's own columns (:func:`_complete`)."""
-    nonzero = norms > 0
-    U = np.zeros_like(G)
-    U[:, nonzero] = G[:, nonzero] / norms[nonzero]
-    if Q is not None:
-        U = Q @ U
-    return _complete(U, nonzero, columns)
-
-
-def _require_finite(values: str, *arrays: np.ndarray | None) -> None:
-    """Never hand out NaN or inf: raise LinAlgError if a result is not finite.
-
-    The input is finite here (checked up front, or, with
-    ``check_finite=False``, by the scaling), so what can still be infinite
-    is a result beyond float64's range: `values` names it for the message
-    (say ``"an eigenvalue of M[1]"``).
-    """
-    for array in arrays:
-        if array is not None and not np.isfinite(array).all():
-            raise np.linalg.LinAlgError(
-                f"{values} exceeds the largest float64 ({np.finfo(np.float64).max:.3g}) "
-                "and cannot be returned"
-            )
-
-
-def _warn_about(infos: list[SolveInfo], leading: tuple[int, ...], caller: str) -> None:
-    """The warnings of a finished call to `caller`, once per call, pointing at the
-    caller's line."""
-
-    def which(flags: list[bool]) -> str:
-        if not leading:
-            return ""
-        hits = [np.unravel_index(k, leading) for k, flag in enumerate(flags) if flag]
-        return f" (matrices {[tuple(int(i) for i in h) for h in hits]} of the stack)"
-
-    unconverged = [not info.converged for info in infos]
-    if any(unconverged):
-        warnings.warn(
-            f"{caller} did not converge in max_sweeps sweeps"
-            f"{which(unconverged)}; the partial result is returned (info.converged is False)",
-            ConvergenceWarning,
-            stacklevel=4,  # public function <- _solve_all <- here
-        )
-    broken = [info.breakdown for info in infos]
-    if any(broken):
-        # With J = I (svd) every pair rotates trigonometrically: only an angle
-        # below the floating-point range leaves one unrotated.
-        reason = "a rotation angle below the floating-point range" if caller == "svd" else (
-            "numerically dependent columns of opposite signs in the factor, or a rotation "
-            "angle below the floating-point range")
-        warnings.warn(
-            f"{caller}: some pivot pairs could not be rotated ({reason}){which(broken)}; "
-            "the results may be inaccurate",
-            RuntimeWarning,
-            stacklevel=4,  # public function <- _solve_all <- here
-        )
-
-
-def _eig_single(
-    M: np.ndarray,
-    *,
-    index: tuple[int, ...],
-    eigvals_only: bool,
-    factorization: str,
-    sweeps: _Sweeps,
-) -> tuple[Any, SolveInfo]:
-    """eig_indefinite of one validated float64/complex128 matrix: ``(result, info)``."""
-    total_start = time.perf_counter()
-    n = M.shape[0]
-    info = _new_info()
-
-    def finish(w: np.ndarray, U: np.ndarray | None):
-        _require_finite(f"an eigenvalue of {_name('M', index)}", w, U)
-        info.seconds["total"] = time.perf_counter() - total_start
-        return (w if eigvals_only else EighResult(w, U)), info
-
-    if n == 0:
-        return finish(np.empty(0), np.empty((0, 0), dtype=M.dtype))
-    symmetric, smallest, largest = symmetric_part(M, _name("M", index))
-    # The shift also catches inf/NaN that check_finite=False let through.
-    shift = matrix_shift_from_range(smallest, largest, n, _name("M", index))
-    if n == 1:
-        value = symmetric[0, 0].real
-        info.rank = int(value != 0)
-        info.positive = int(value > 0)
-        return finish(np.array([value]), np.ones((1, 1), dtype=symmetric.dtype))
-    if largest == 0:  # the zero matrix, like 1 x 1 ones: answered without the device
-        return finish(np.zeros(n), np.eye(n, dtype=M.dtype))
-
-    # "auto": on a GPU with fp64 (the device factorization runs in double
-    # precision; single precision sweeps on a GPU without fp64 get a host factor).
-    on_device = factorization == "device" or (
-        factorization == "auto"
-        and bool(sweeps.queue.device.type & cl.device_type.GPU)
-        and has_fp64(sweeps.queue.device)
-        and n >= AUTO_DEVICE_FACTORIZATION_MIN_ORDER
-    )
-    start = time.perf_counter()
-    scaled = _ldexp(symmetric, shift, out=symmetric)
-    # Definite M: Cholesky with diagonal pivoting (cheaper, same relative
-    # accuracy); otherwise Bunch-Parlett on the host or the device.
-    factor = definite_factorize(scaled)
-    info.factorization = "cholesky"
-    source = None
-    if factor is None and on_device:
-        # `scaled` is exactly Hermitian, so its conjugate transpose (for real
-        # data a Fortran-ordered view, no copy) is the same matrix, in the
-        # device's column-major layout.
-        device_factor = factor_on_device(scaled.conj().T, sweeps.queue)
-        info.factorization = "bunch-parlett-device"
-        single = _single_precision(sweeps.queue, sweeps.result_dtype, sweeps.single)
-        if device_factor.rank == n and not single:
-            # Square G: nothing to shorten, so G stays on the device; the
-            # power-of-two shift comes from its column maxima.
-            maxima = column_max(sweeps.queue, device_factor.buffer, device_factor.ld, n,
-                                device_factor.rank, device_factor.dtype)[device_factor.order]
-            factor_exponent = factor_shift_from_maxima(
-                maxima, n, f"the factor G of {_name('M', index)}")
-            source = _OnDevice(device_factor, factor_exponent)
-            signs, positive = device_factor.signs, device_factor.p
-        else:
-            factor = device_factor.to_host()
-    elif factor is None:
-        factor = j_factorize(scaled)
-        info.factorization = "bunch-parlett"
-    if source is None:
-        signs, positive = factor.signs, factor.p
-    rank = len(signs)
-    info.rank = rank
-    info.positive = int(positive)
-    if rank == 0:
-        info.seconds["factorization"] = time.perf_counter() - start
-        return finish(np.zeros(n), np.eye(n, dtype=M.dtype))
-    Q = None
-    if source is None:
-        # A tall G (singular M) is shortened by a row-sorted, column-pivoted QR.
-        Q, R, columns = shorten(factor.G, signs)
-        signs = signs[columns]
-        # Center the squared column norms (the eigenvalue magnitudes) in float64's range.
-        factor_exponent = factor_shift(R, f"the factor G of {_name('M', index)}")
-        source = _ldexp(R, factor_exponent)
-    info.seconds["factorization"] = time.perf_counter() - start
-
-    # G stays on the device when only the eigenvalues are wanted, or when the
-    # eigenvectors can be normalized and ordered there (full rank).
-    g_on_device = isinstance(source, _OnDevice)
-    state = _run_device(
-        source, signs, sweeps=sweeps, accumulate_v=False, info=info, index=index,
-        fetch=not (eigvals_only or g_on_device),
-    )
-    # 2^(2t) 2^s M = (2^t G) J (2^t G)^T: undo both shifts exactly.
-    w = unshift(state.signs * state.d, 2 * factor_exponent + shift,
-                f"an eigenvalue of {_name('M', index)}")
-    if rank < n:
-        w = np.concatenate([w, np.zeros(n - rank)])
-    order = np.argsort(w, kind="stable")
-    if eigvals_only:
-        return finish(w[order], None)
-
-    if g_on_device:  # rank == n and Q is None
-        start = time.perf_counter()
-        U = normalized_columns(sweeps.queue, state.operands, order)
-        info.seconds["transfer"] += time.perf_counter() - start
-        return finish(w[order], U)
-    # For rank < n the basis is completed by the null space of M.
-    U = _unit_columns(state.G, np.linalg.norm(state.G, axis=0), Q, n)
-    return finish(w[order], U[:, order])
-
 
 def eig_indefinite(
     M: np.ndarray,
@@ -615,295 +233,139 @@ def eig_indefinite(
     check_finite = check_flag(check_finite, "check_finite")
     check_flag(overwrite_a, "overwrite_a")
     return_info = check_flag(return_info, "return_info")
-    options = resolve_options(strategy, rotation, sort_diagonal)
-    max_sweeps = check_max_sweeps(max_sweeps)
-    on_nonconvergence = check_on_nonconvergence(on_nonconvergence)
-    check_variant_options(variant, block_width)
+    plan = _solve.sweep_plan(
+        "eig_indefinite", strategy=strategy, rotation=rotation, sort_diagonal=sort_diagonal,
+        max_sweeps=max_sweeps, on_nonconvergence=on_nonconvergence, variant=variant,
+        block_width=block_width, queue=queue, layout=_layout, single=_single)
     if factorization not in FACTORIZATIONS:
         raise ValueError(f"factorization must be one of {FACTORIZATIONS}, not {factorization!r}")
-    check_queue_argument(queue)
-    host, array_queue = to_host(M, queue)
-    A, result_dtype = as_float_matrix(
-        host, "M", check_finite=check_finite, square=True, stacked=True
-    )
-    n = A.shape[-1]
-    run_queue = None
-    if n >= 2 and np.any(A):  # else every matrix is answered on the host
-        run_queue = _checked_queue(
-            queue, array_queue, A, rows=n, columns=n, accumulate_v=False,
-            result_dtype=result_dtype, single=_single,
-        )
-
-    sweeps = _Sweeps(
-        "eig_indefinite", run_queue, max_sweeps, on_nonconvergence, variant, block_width,
-        _layout, result_dtype, _single, options,
-    )
-
-    def solve(index: tuple[int, ...], matrix: np.ndarray):
-        return _eig_single(
-            matrix, index=index, eigvals_only=eigvals_only, factorization=factorization,
-            sweeps=sweeps,
-        )
-
-    # Shapes and dtypes of one result (zeros: allocated lazily, never filled).
-    template = np.zeros(n) if eigvals_only else EighResult(np.zeros(n), np.zeros((n, n), A.dtype))
-    result, info = _solve_all(A, solve, template, sweeps)
-    if is_device_array(M):
-        result = to_device(result, array_queue or run_queue or resolve_queue(queue))
-    return (result, info) if return_info else result
+    method = _EigIndefinite(eigvals_only=eigvals_only, factorization=factorization)
+    return _solve.solve(method, M, plan, queue=queue, check_finite=check_finite,
+                        return_info=return_info)
 
 
-def _checked_queue(
-    queue: cl.CommandQueue | cl.Context | None,
-    array_queue: cl.CommandQueue | None,
-    A: np.ndarray,
-    *,
-    rows: int,
-    columns: int,
-    accumulate_v: bool,
-    result_dtype: np.dtype,
-    single: bool | None,
-) -> cl.CommandQueue:
-    """The queue to run on (`queue`, else a device array's, else the default),
-    after checking that the device can take a ``rows x columns`` factor of
-    `A`'s element type: before the factorization and before any launch."""
-    run_queue = resolve_queue(queue if queue is not None else array_queue)
-    preflight(
-        run_queue, rows=rows, columns=columns, accumulate_v=accumulate_v,
-        element_bytes=A.dtype.itemsize,
-        single=_single_precision(run_queue, result_dtype, single),
-    )
-    return run_queue
+@dataclass(frozen=True)
+class _EigIndefinite:
+    """eig_indefinite's part of the pipeline: factor ``M = G J G^*``, read
+    ``lambda_i = j_i ||g_i||^2`` and the normalized columns off the final G."""
 
+    eigvals_only: bool
+    factorization: str
+    argument = "M"
+    square = True
+    value_name = "an eigenvalue"
 
-def _solve_all(A: np.ndarray, solve: Any, template: Any, sweeps: _Sweeps) -> tuple[Any, Any]:
-    """`solve` each matrix of `A` (one, or a stack over the leading dimensions),
-    warn once for the whole call, and cast the results to the precision of
-    ``sweeps.result_dtype``.
+    def validate(self, A: np.ndarray, array_queue: cl.CommandQueue | None) -> None:
+        pass
 
-    Returns ``(result, info)``; for a stack, `info` is a list (C order).
-    """
-    leading = A.shape[:-2]
-    if leading:
-        result, info = solve_stack(A, solve, template)
-        infos = info
-    else:
-        result, info = solve((), A)
-        infos = [info]
-    _warn_about(infos, leading, sweeps.caller)
-    return _cast(result, sweeps.result_dtype), info
+    def device_shape(self, A: np.ndarray) -> tuple[int, int, bool] | None:
+        n = A.shape[-1]
+        # 0 x 0, 1 x 1 and zero matrices are answered on the host.
+        return (n, n, False) if n >= 2 and np.any(A) else None
 
+    def template(self, A: np.ndarray) -> Any:
+        n = A.shape[-1]
+        if self.eigvals_only:
+            return np.zeros(n)
+        return EighResult(np.zeros(n), np.zeros((n, n), A.dtype))
 
-def _cast(result: Any, dtype: np.dtype) -> Any:
-    """Floating arrays of `result` (an array or a tuple of them) in the precision of
-    `dtype`: real arrays (eigenvalues, singular values) in its real type, complex
-    arrays in `dtype`; signs stay int8.
+    def _result(self, w: np.ndarray, U: np.ndarray | None) -> Any:
+        return w if self.eigvals_only else EighResult(w, U)
 
-    Raises LinAlgError if a value exceeds the range of `dtype` (float32 input
-    whose eigenvalue is beyond 3.4e38): no inf is handed out.
-    """
-    if isinstance(result, np.ndarray):
-        if result.dtype.kind not in "fc":
-            return result
-        target = dtype if result.dtype.kind == "c" else _real_dtype(dtype)
-        with np.errstate(over="ignore"):
-            cast = result.astype(target, copy=False)
-        # Unchanged arrays were checked by _require_finite already.
-        if cast is not result and not np.isfinite(cast).all():
-            raise np.linalg.LinAlgError(
-                f"a result exceeds the range of {dtype} (largest {np.finfo(dtype).max:.3g}); "
-                "pass the input as float64 to get it"
-            )
-        return cast
-    converted = [_cast(item, dtype) for item in result]
-    return type(result)(*converted) if hasattr(result, "_fields") else tuple(converted)
+    def factor(self, M: np.ndarray, index: tuple[int, ...], plan: SweepPlan,
+               info: SolveInfo) -> Factored | Any:
+        n = M.shape[0]
+        if n == 0:
+            return self._result(np.empty(0), np.empty((0, 0), dtype=M.dtype))
+        symmetric, smallest, largest = symmetric_part(M, name_of("M", index))
+        # The shift also catches inf/NaN that check_finite=False let through.
+        shift = matrix_shift_from_range(smallest, largest, n, name_of("M", index))
+        if n == 1:
+            value = symmetric[0, 0].real
+            info.rank = int(value != 0)
+            info.positive = int(value > 0)
+            return self._result(np.array([value]), np.ones((1, 1), dtype=symmetric.dtype))
+        if largest == 0:  # the zero matrix, like 1 x 1 ones: answered without the device
+            return self._result(np.zeros(n), np.eye(n, dtype=M.dtype))
 
+        start = time.perf_counter()
+        scaled = ldexp(symmetric, shift, out=symmetric)
+        source, signs, positive = self._factor_scaled(scaled, index, plan, info)
+        info.rank, info.positive = len(signs), int(positive)
+        kept = {"n": n, "dtype": M.dtype, "shift": shift, "Q": None}
+        if len(signs) == 0:
+            info.seconds["factorization"] = time.perf_counter() - start
+            return self._result(np.zeros(n), np.eye(n, dtype=M.dtype))
+        if not isinstance(source, OnDevice):
+            # A tall G (singular M) is shortened by a row-sorted, column-pivoted QR.
+            kept["Q"], R, columns = shorten(source, signs)
+            signs = signs[columns]
+            # Center the squared column norms (the eigenvalue magnitudes) in float64's range.
+            exponent = factor_shift(R, f"the factor G of {name_of('M', index)}")
+            source = ldexp(R, exponent)
+        else:
+            exponent = source.exponent
+        kept["exponent"] = exponent
+        info.seconds["factorization"] = time.perf_counter() - start
+        # G stays on the device when only the eigenvalues are wanted, or when
+        # the eigenvectors can be normalized and ordered there (full rank).
+        on_device = isinstance(source, OnDevice)
+        return Factored(source, signs, fetch=not (self.eigvals_only or on_device), kept=kept)
 
-def hsvd(
-    G: np.ndarray,
-    J: np.ndarray,
-    *,
-    compute_uv: bool = True,
-    check_finite: bool = True,
-    strategy: str = "auto",
-    rotation: int | None = None,
-    sort_diagonal: bool = True,
-    max_sweeps: int = DEFAULT_MAX_SWEEPS,
-    on_nonconvergence: str = "raise",
-    variant: str = "auto",
-    block_width: int | None = None,
-    queue: cl.CommandQueue | cl.Context | None = None,
-    return_info: bool = False,
-    _layout: str | None = None,
-    _single: bool | None = None,
-):
-    """Hyperbolic singular value decomposition ``G = U diag(S) Vh``.
+    def _factor_scaled(self, scaled: np.ndarray, index: tuple[int, ...], plan: SweepPlan,
+                       info: SolveInfo) -> tuple[np.ndarray | OnDevice, np.ndarray, int]:
+        """``(G, signs, p)`` of the scaled M: G on the host, or left on the device."""
+        n = scaled.shape[0]
+        # Definite M: Cholesky with diagonal pivoting (cheaper, same relative
+        # accuracy); otherwise Bunch-Parlett on the host or the device.
+        factor = definite_factorize(scaled)
+        if factor is not None:
+            info.factorization = "cholesky"
+            return factor.G, factor.signs, factor.p
+        device = plan.queue.device
+        # "auto": on a GPU with fp64 (the device factorization runs in double
+        # precision; single precision sweeps on a GPU without fp64 get a host factor).
+        if self.factorization == "device" or (
+            self.factorization == "auto" and bool(device.type & cl.device_type.GPU)
+            and has_fp64(device) and n >= AUTO_DEVICE_FACTORIZATION_MIN_ORDER
+        ):
+            # `scaled` is exactly Hermitian, so its conjugate transpose (for real
+            # data a Fortran-ordered view, no copy) is the same matrix, in the
+            # device's column-major layout.
+            device_factor = factor_on_device(scaled.conj().T, plan.queue)
+            info.factorization = "bunch-parlett-device"
+            single = single_precision(plan.queue, plan.result_dtype, plan.single)
+            if device_factor.rank == n and not single:
+                # Square G: nothing to shorten, so G stays on the device; the
+                # power-of-two shift comes from its column maxima.
+                maxima = column_max(plan.queue, device_factor.buffer, device_factor.ld, n,
+                                    device_factor.rank, device_factor.dtype)
+                exponent = factor_shift_from_maxima(
+                    maxima[device_factor.order], n, f"the factor G of {name_of('M', index)}")
+                return OnDevice(device_factor, exponent), device_factor.signs, device_factor.p
+            factor = device_factor.to_host()
+        else:
+            factor = j_factorize(scaled)
+            info.factorization = "bunch-parlett"
+        return factor.G, factor.signs, factor.p
 
-    One-sided hyperbolic Jacobi (Novaković & Singer 2011): the columns of G
-    are orthogonalized by rotations that are J-orthogonal, accumulated in V
-    (eq. (2.1)).  Then ``G diag(J) G^* = U diag(J S^2) U^*``.
-
-    Parameters
-    ----------
-    G : (..., m, n) array_like or pyopencl.array.Array
-        Real or complex, ``m >= n``, no zero column, or a stack of such.  A
-        tall G is shortened by a QR factorization with sorted rows and
-        pivoted columns first (:func:`cljacobi.shortening.shorten`: row-graded
-        G stay accurate, and the order of the rows does not change the
-        result).  Dtypes, layouts and device arrays
-        as in :func:`eig_indefinite`.  G may be rank deficient where the
-        hyperbolic SVD exists, i.e. where the dependencies lie among columns
-        of one sign (say a column repeated with the same sign): the
-        rotations within that sign group are orthogonal and turn the
-        dependency into a zero column, so S gets a zero, or rounding-level,
-        value (``info.rank`` counts the nonzero ones) and U an orthonormal
-        column completing the basis, as :func:`svd` does (hsvd with
-        ``J = I`` is the SVD).  Numerically dependent columns of opposite
-        signs have no hyperbolic SVD (no J-unitary V can orthogonalize
-        them): LinAlgError.
-    J : (n,) or (..., n) array_like
-        The signature: entries +1 or -1 (one for the whole stack, or one per
-        matrix), as integers or reals; a bool, complex or string J is a
-        TypeError.
-    compute_uv : bool, optional
-        Compute U and Vh (V is accumulated on the device).  If False only
-        ``(S, J)`` are returned.
-    check_finite, strategy, rotation, sort_diagonal, max_sweeps, on_nonconvergence
-    variant, block_width, queue, return_info, _layout, _single
-        As in :func:`eig_indefinite`.
-
-    Returns
-    -------
-    HSVDResult(U, S, Vh, J)
-        U (m, n) with orthonormal columns; S (n,) **descending** hyperbolic
-        singular values; J (n,) the input signature permuted to match S
-        (int8); Vh (n, n) J-unitary between the two signatures:
-        ``Vh @ diag(J_in) @ Vh.conj().T = diag(J)`` with `J_in` the
-        signature passed in and `J` the one returned.  Stacked over
-        the leading dimensions of `G`.  With ``compute_uv=False``, the pair
-        ``(S, J)``.  With ``return_info=True``, ``(result, info)``.
-
-    Raises
-    ------
-    ValueError
-        Bad shapes, ``m < n``, a zero column, J not +-1, non-finite input.
-    TypeError
-        Unsupported dtype of G or J (J bool, complex, strings), or a flag
-        that is not a bool, 0 or 1.
-    numpy.linalg.LinAlgError
-        No hyperbolic SVD: numerically dependent columns of opposite signs
-        (reported by the sweeps as pairs they could not rotate); column
-        norms spanning more than float64 holds at once (about ``2^1000``; a
-        LinAlgError is a ValueError); non-finite input with
-        ``check_finite=False``; a singular value beyond float64;
-        :class:`~cljacobi.ConvergenceError` as in :func:`eig_indefinite`.
-    """
-    compute_uv = check_flag(compute_uv, "compute_uv")
-    check_finite = check_flag(check_finite, "check_finite")
-    return_info = check_flag(return_info, "return_info")
-    options = resolve_options(strategy, rotation, sort_diagonal)
-    max_sweeps = check_max_sweeps(max_sweeps)
-    on_nonconvergence = check_on_nonconvergence(on_nonconvergence)
-    check_queue_argument(queue)
-    check_variant_options(variant, block_width)
-    host, array_queue = to_host(G, queue)
-    A, result_dtype = as_float_matrix(
-        host, "G", check_finite=check_finite, square=False, stacked=True
-    )
-    m, n = A.shape[-2:]
-    signs = as_signature(to_host(J, array_queue or queue)[0], A.shape)
-    if m < n:
-        raise ValueError(
-            f"G of shape {A.shape} cannot have full column rank: hsvd needs m >= n"
-        )
-    run_queue = None
-    if n and A.size:
-        run_queue = _checked_queue(
-            queue, array_queue, A, rows=n, columns=n, accumulate_v=compute_uv,
-            result_dtype=result_dtype, single=_single,
-        )
-
-    sweeps = _Sweeps(
-        "hsvd", run_queue, max_sweeps, on_nonconvergence, variant, block_width, _layout,
-        result_dtype, _single, options,
-    )
-
-    def solve(index: tuple[int, ...], matrix: np.ndarray):
-        return _hsvd_single(
-            matrix, signs[index], index=index, compute_uv=compute_uv, sweeps=sweeps
-        )
-
-    S0, J0 = np.zeros(n), np.ones(n, dtype=np.int8)
-    template = (
-        HSVDResult(np.zeros((m, n), A.dtype), S0, np.zeros((n, n), A.dtype), J0)
-        if compute_uv else (S0, J0)
-    )
-    result, info = _solve_all(A, solve, template, sweeps)
-    if is_device_array(G):
-        result = to_device(result, array_queue or run_queue or resolve_queue(queue))
-    return (result, info) if return_info else result
-
-
-def _hsvd_single(
-    G: np.ndarray,
-    signs: np.ndarray,
-    *,
-    index: tuple[int, ...],
-    compute_uv: bool,
-    sweeps: _Sweeps,
-) -> tuple[Any, SolveInfo]:
-    """hsvd of one validated float64/complex128 matrix: ``(result, info)``."""
-    total_start = time.perf_counter()
-    m, n = G.shape
-    info = _new_info()
-    info.positive = int(np.count_nonzero(signs > 0))
-
-    def finish(result):
-        _require_finite(f"a hyperbolic singular value of {_name('G', index)}", *result)
-        info.seconds["total"] = time.perf_counter() - total_start
-        return result, info
-
-    if n == 0:
-        empty, no_signs = np.empty(0), np.empty(0, dtype=np.int8)
-        if not compute_uv:
-            return finish((empty, no_signs))
-        return finish(HSVDResult(
-            np.empty((m, 0), G.dtype), empty, np.empty((0, 0), G.dtype), no_signs
-        ))
-
-    start = time.perf_counter()
-    # Center the squared column norms in float64's range (exact); a tall G is
-    # shortened by a row-sorted, column-pivoted QR, G[:, perm] = Q R, with
-    # J[perm] sorted +1 first.
-    exponent = factor_shift(G, _name("G", index))
-    Q, R, perm = shorten(_ldexp(G, exponent), signs)
-    signs_sorted = signs[perm].astype(np.int8)
-    if Q is not None:
-        info.factorization = "qr"
-    info.seconds["factorization"] = time.perf_counter() - start
-
-    state = _run_device(
-        R, signs_sorted, sweeps=sweeps, accumulate_v=compute_uv, info=info, index=index
-    )
-    if info.breakdown:
-        raise np.linalg.LinAlgError(
-            f"{_name('G', index)} has no hyperbolic SVD: some of its columns of opposite "
-            "signs in J are numerically dependent, so that no hyperbolic rotation can "
-            "orthogonalize them (or a rotation angle fell below the floating-point range)"
-        )
-    sigma = np.linalg.norm(state.G, axis=0)
-    # A dependency among columns of one sign rotates into a zero (or
-    # rounding-level) column: a zero singular value, its U column completed.
-    info.rank = int(np.count_nonzero(sigma > 0))
-    order = np.argsort(-sigma, kind="stable")
-    S = unshift(sigma, exponent, f"a hyperbolic singular value of {_name('G', index)}")[order]
-    J_out = signs_sorted[order]
-    if not compute_uv:
-        return finish((S, J_out))
-    U = _unit_columns(state.G[:, order], sigma[order], Q, n)
-    # G_perm = G_final V^{-1} with V^{-1} = J V^* J (V^* J V = J), so
-    # G_perm = U Sigma (J V^* J); undo the column permutation of G.
-    Vh_sorted = (signs_sorted[:, None] * state.V.conj().T) * signs_sorted[None, :]
-    Vh = np.empty_like(Vh_sorted)
-    Vh[:, perm] = Vh_sorted
-    return finish(HSVDResult(U, S, Vh[order], J_out))
+    def extract(self, state: HSVDState, factored: Factored, index: tuple[int, ...],
+                plan: SweepPlan, info: SolveInfo) -> Any:
+        kept = factored.kept
+        n, rank = kept["n"], len(factored.signs)
+        # 2^(2t) 2^s M = (2^t G) J (2^t G)^T: undo both shifts exactly.
+        w = unshift(state.signs * state.d, 2 * kept["exponent"] + kept["shift"],
+                    f"an eigenvalue of {name_of('M', index)}")
+        if rank < n:
+            w = np.concatenate([w, np.zeros(n - rank)])
+        order = np.argsort(w, kind="stable")
+        if self.eigvals_only:
+            return w[order]
+        if isinstance(factored.source, OnDevice):  # rank == n, nothing shortened
+            start = time.perf_counter()
+            U = normalized_columns(plan.queue, state.operands, order)
+            info.seconds["transfer"] += time.perf_counter() - start
+            return EighResult(w[order], U)
+        # For rank < n the basis is completed by the null space of M.
+        U = unit_columns(state.G, np.linalg.norm(state.G, axis=0), kept["Q"], n)
+        return EighResult(w[order], U[:, order])

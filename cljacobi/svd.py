@@ -34,37 +34,19 @@ squared column norm overflows or underflows.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 import pyopencl as cl
 
-from ._arrays import is_device_array, to_device, to_host
+from . import _solve
 from ._results import SolveInfo
-from .eig import (
-    DEFAULT_MAX_SWEEPS,
-    _checked_queue,
-    _complete,
-    _ldexp,
-    _name,
-    _new_info,
-    _require_finite,
-    _run_device,
-    _solve_all,
-    _Sweeps,
-    _unit_columns,
-)
-from .host.variants import check_variant_options
-from .options import resolve_options
+from ._solve import DEFAULT_MAX_SWEEPS, Factored, SweepPlan, complete, ldexp, name_of, unit_columns
+from .host.pointwise import HSVDState
 from .scaling import factor_shift, unshift
 from .shortening import pivoted_qr
-from .validation import (
-    as_float_matrix,
-    check_flag,
-    check_max_sweeps,
-    check_on_nonconvergence,
-    check_queue_argument,
-)
+from .validation import check_flag
 
 __all__ = ["SVDResult", "svd"]
 
@@ -207,120 +189,109 @@ def svd(
     compute_uv = check_flag(compute_uv, "compute_uv")
     check_finite = check_flag(check_finite, "check_finite")
     return_info = check_flag(return_info, "return_info")
-    options = resolve_options(strategy, rotation, sort_diagonal)
-    max_sweeps = check_max_sweeps(max_sweeps)
-    on_nonconvergence = check_on_nonconvergence(on_nonconvergence)
-    check_variant_options(variant, block_width)
-    check_queue_argument(queue)
-    host, array_queue = to_host(A, queue)
-    stack, result_dtype = as_float_matrix(
-        host, "A", check_finite=check_finite, square=False, stacked=True
-    )
-    m, n = stack.shape[-2:]
-    k = min(m, n)
-    run_queue = None
-    if k and (m, n) != (1, 1) and np.any(stack):  # else every matrix is answered on the host
-        # The sweeps run on R^*, k x k.
-        run_queue = _checked_queue(
-            queue, array_queue, stack, rows=k, columns=k, accumulate_v=compute_uv,
-            result_dtype=result_dtype, single=_single,
+    plan = _solve.sweep_plan(
+        "svd", strategy=strategy, rotation=rotation, sort_diagonal=sort_diagonal,
+        max_sweeps=max_sweeps, on_nonconvergence=on_nonconvergence, variant=variant,
+        block_width=block_width, queue=queue, layout=_layout, single=_single)
+    method = _SVD(full_matrices=full_matrices, compute_uv=compute_uv)
+    return _solve.solve(method, A, plan, queue=queue, check_finite=check_finite,
+                        return_info=return_info)
+
+
+@dataclass(frozen=True)
+class _SVD:
+    """svd's part of the pipeline: the row-sorted, column-pivoted QR of A (or
+    A^*) and the sweeps on ``R^*`` (``J = I``), then U, S and Vh."""
+
+    full_matrices: bool
+    compute_uv: bool
+    argument = "A"
+    square = False
+    value_name = "a singular value"
+
+    def validate(self, A: np.ndarray, array_queue: cl.CommandQueue | None) -> None:
+        pass
+
+    def device_shape(self, A: np.ndarray) -> tuple[int, int, bool] | None:
+        m, n = A.shape[-2:]
+        k = min(m, n)
+        # 1 x 1, empty and zero matrices are answered on the host; the sweeps run
+        # on R^*, k x k.
+        return (k, k, self.compute_uv) if k and (m, n) != (1, 1) and np.any(A) else None
+
+    def template(self, A: np.ndarray) -> Any:
+        m, n = A.shape[-2:]
+        k = min(m, n)
+        S0 = np.zeros(k)
+        if not self.compute_uv:
+            return S0
+        return SVDResult(
+            np.zeros((m, m if self.full_matrices else k), A.dtype), S0,
+            np.zeros((n if self.full_matrices else k, n), A.dtype),
         )
 
-    sweeps = _Sweeps(
-        "svd", run_queue, max_sweeps, on_nonconvergence, variant, block_width, _layout,
-        result_dtype, _single, options,
-    )
+    def _result(self, U: np.ndarray | None, S: np.ndarray, Vh: np.ndarray | None) -> Any:
+        return SVDResult(U, S, Vh) if self.compute_uv else S
 
-    def solve(index: tuple[int, ...], matrix: np.ndarray):
-        return _svd_single(
-            matrix, index=index, full_matrices=full_matrices, compute_uv=compute_uv,
-            sweeps=sweeps,
-        )
+    def factor(self, A: np.ndarray, index: tuple[int, ...], plan: SweepPlan,
+               info: SolveInfo) -> Factored | Any:
+        m, n = A.shape
+        k = min(m, n)
+        full_matrices, compute_uv = self.full_matrices, self.compute_uv
+        if k == 0 or not np.any(A):
+            info.rank = 0
+            return self._result(np.eye(m, m if full_matrices else k, dtype=A.dtype),
+                                np.zeros(k), np.eye(n if full_matrices else k, n, dtype=A.dtype))
 
-    S0 = np.zeros(k)
-    template = SVDResult(
-        np.zeros((m, m if full_matrices else k), stack.dtype), S0,
-        np.zeros((n if full_matrices else k, n), stack.dtype),
-    ) if compute_uv else S0
-    result, info = _solve_all(stack, solve, template, sweeps)
-    if is_device_array(A):
-        result = to_device(result, array_queue or run_queue)
-    return (result, info) if return_info else result
+        # Work on B (mb x nb, mb >= nb): A itself or A^*.
+        transposed = m < n
+        B = A.conj().T if transposed else A
+        name = name_of("A", index)
+        b_name = f"{name}^*" if transposed else name
 
+        start = time.perf_counter()
+        # Center the column norms in float64's range (an exact power of two, as hsvd
+        # does; zero columns stay zero).
+        exponent = factor_shift(B, b_name, zero_columns=True)
+        B = ldexp(B, exponent)
+        if m == n == 1:  # A = (a / |a|) |a| 1, no rotation: answered on the host
+            sigma = np.abs(B[0])
+            info.rank = info.positive = 1
+            return self._result(B / sigma, unshift(sigma, exponent, f"a singular value of {name}"),
+                                np.ones((1, 1), dtype=A.dtype))
+        # B[:, columns] = Q R with sorted rows.
+        qr = pivoted_qr(B, compute_q=compute_uv)
+        info.factorization = "qr"
+        # The sweeps run on X = R^*, whose columns (the rows of R) are centered too.
+        X = qr.R.conj().T
+        x_exponent = factor_shift(X, f"the triangular factor of {b_name}", zero_columns=True)
+        X = ldexp(X, x_exponent)
+        info.seconds["factorization"] = time.perf_counter() - start
+        signs = np.ones(B.shape[1], dtype=np.int8)
+        return Factored(X, signs, accumulate_v=compute_uv,
+                        kept={"qr": qr, "exponent": exponent + x_exponent,
+                              "transposed": transposed, "shape": B.shape})
 
-def _svd_single(
-    A: np.ndarray,
-    *,
-    index: tuple[int, ...],
-    full_matrices: bool,
-    compute_uv: bool,
-    sweeps: _Sweeps,
-) -> tuple[Any, SolveInfo]:
-    """svd of one validated float64/complex128 matrix: ``(result, info)``."""
-    total_start = time.perf_counter()
-    m, n = A.shape
-    k = min(m, n)
-    info = _new_info()
-
-    def finish(U: np.ndarray | None, S: np.ndarray, Vh: np.ndarray | None):
-        result = S if not compute_uv else SVDResult(U, S, Vh)
-        _require_finite(f"a singular value of {_name('A', index)}",
-                        *((S,) if not compute_uv else result))
-        info.seconds["total"] = time.perf_counter() - total_start
-        return result, info
-
-    if k == 0 or not np.any(A):
-        info.rank = 0
-        return finish(np.eye(m, m if full_matrices else k, dtype=A.dtype), np.zeros(k),
-                      np.eye(n if full_matrices else k, n, dtype=A.dtype))
-
-    # Work on B (mb x nb, mb >= nb): A itself or A^*.
-    transposed = m < n
-    B = A.conj().T if transposed else A
-    mb, nb = B.shape
-    name = _name("A", index)
-    b_name = f"{name}^*" if transposed else name
-
-    start = time.perf_counter()
-    # Center the column norms in float64's range (an exact power of two, as hsvd
-    # does; zero columns stay zero).
-    exponent = factor_shift(B, b_name, zero_columns=True)
-    B = _ldexp(B, exponent)
-    if m == n == 1:  # A = (a / |a|) |a| 1, no rotation: answered on the host
-        sigma = np.abs(B[0])
-        info.rank = info.positive = 1
-        return finish(B / sigma, unshift(sigma, exponent, f"a singular value of {name}"),
-                      np.ones((1, 1), dtype=A.dtype))
-    # B[:, columns] = Q R with sorted rows.
-    qr = pivoted_qr(B, compute_q=compute_uv)
-    info.factorization = "qr"
-    # The sweeps run on X = R^*, whose columns (the rows of R) are centered too.
-    X = qr.R.conj().T
-    x_exponent = factor_shift(X, f"the triangular factor of {b_name}", zero_columns=True)
-    X = _ldexp(X, x_exponent)
-    exponent += x_exponent
-    info.seconds["factorization"] = time.perf_counter() - start
-
-    signs = np.ones(nb, dtype=np.int8)
-    state = _run_device(X, signs, sweeps=sweeps, accumulate_v=compute_uv, info=info, index=index)
-    info.positive = nb
-    sigma = np.linalg.norm(state.G, axis=0)
-    order = np.argsort(-sigma, kind="stable")
-    sigma = sigma[order]
-    S = unshift(sigma, exponent, f"a singular value of {name}")
-    nonzero = sigma > 0
-    info.rank = int(np.count_nonzero(nonzero))
-    if not compute_uv:
-        return finish(None, S, None)
-
-    # X V_x = U_x diag(sigma) with V_x unitary: R = V_x diag(sigma) U_x^*, so
-    # B[:, columns] = (Q V_x) diag(sigma) U_x^*.
-    U_x = _unit_columns(state.G[:, order], sigma, None, nb)
-    V_B = np.empty_like(U_x)
-    V_B[qr.columns] = U_x
-    U_B = _complete(qr.Q @ state.V[:, order], np.ones(nb, bool), mb if full_matrices else nb)
-
-    if transposed:
-        # A = B^* = V_B diag(S) U_B^*.
-        return finish(V_B, S, U_B.conj().T)
-    return finish(U_B, S, V_B.conj().T)
+    def extract(self, state: HSVDState, factored: Factored, index: tuple[int, ...],
+                plan: SweepPlan, info: SolveInfo) -> Any:
+        kept = factored.kept
+        qr, (mb, nb) = kept["qr"], kept["shape"]
+        info.positive = nb
+        sigma = np.linalg.norm(state.G, axis=0)
+        order = np.argsort(-sigma, kind="stable")
+        sigma = sigma[order]
+        S = unshift(sigma, kept["exponent"], f"a singular value of {name_of('A', index)}")
+        info.rank = int(np.count_nonzero(sigma > 0))
+        if not self.compute_uv:
+            return S
+        # X V_x = U_x diag(sigma) with V_x unitary: R = V_x diag(sigma) U_x^*, so
+        # B[:, columns] = (Q V_x) diag(sigma) U_x^*.
+        U_x = unit_columns(state.G[:, order], sigma, None, nb)
+        V_B = np.empty_like(U_x)
+        V_B[qr.columns] = U_x
+        U_B = complete(qr.Q @ state.V[:, order], np.ones(nb, bool),
+                       mb if self.full_matrices else nb)
+        if kept["transposed"]:
+            # A = B^* = V_B diag(S) U_B^*.
+            return SVDResult(V_B, S, U_B.conj().T)
+        return SVDResult(U_B, S, V_B.conj().T)

@@ -10,7 +10,7 @@ import pyopencl.array as cl_array
 import pytest
 
 import cljacobi
-from cljacobi import eig as eig_module
+from cljacobi import _solve as pipeline
 from cljacobi.matrices import with_spectrum
 from cljacobi.validation import HERMITIAN_RTOL
 
@@ -325,8 +325,8 @@ def no_device(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the device was used")
 
-    monkeypatch.setattr(eig_module, "resolve_queue", refuse)
-    monkeypatch.setattr(eig_module, "PointwiseHSVD", refuse)
+    monkeypatch.setattr(pipeline, "resolve_queue", refuse)
+    monkeypatch.setattr(pipeline, "PointwiseHSVD", refuse)
 
 
 def test_empty_and_one_by_one_without_device(no_device):
@@ -349,7 +349,7 @@ def test_zero_matrix_without_launch(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a run was started")
 
-    monkeypatch.setattr(eig_module, "PointwiseHSVD", refuse)
+    monkeypatch.setattr(pipeline, "PointwiseHSVD", refuse)
     (w, U), info = cljacobi.eig_indefinite(np.zeros((5, 5)), return_info=True)
     assert np.array_equal(w, np.zeros(5)) and np.array_equal(U, np.eye(5))
     assert info.rank == 0 and info.sweeps == 0

@@ -9,7 +9,9 @@ import pyopencl as cl
 import pytest
 
 import cljacobi
+from cljacobi import _solve as pipeline
 from cljacobi import eig as eig_module
+from cljacobi import hyperbolic_svd as hsvd_module
 from cljacobi.errors import DeviceCapabilityError, DeviceMemoryError
 from cljacobi.host import pointwise as pointwise_module
 from cljacobi.host.pointwise import PointwiseHSVD
@@ -43,14 +45,15 @@ def fake_device(monkeypatch):
 
     def install(**limits):
         device = _Device(**limits)
-        monkeypatch.setattr(eig_module, "resolve_queue", lambda queue: _Queue(device))
+        monkeypatch.setattr(pipeline, "resolve_queue", lambda queue: _Queue(device))
 
         def refuse(*args, **kwargs):
             raise AssertionError("work started although the device cannot take the problem")
 
         monkeypatch.setattr(eig_module, "j_factorize", refuse)
-        monkeypatch.setattr(eig_module, "PointwiseHSVD", refuse)
+        monkeypatch.setattr(pipeline, "PointwiseHSVD", refuse)
         monkeypatch.setattr(eig_module, "shorten", refuse)
+        monkeypatch.setattr(hsvd_module, "shorten", refuse)
         return device
 
     return install

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hiprec import eigvalsh_hiprec
 
 import cljacobi
 from cljacobi.factorization import j_factorize
 from cljacobi.host.factorization import j_factorize_device
 from cljacobi.matrices import graded
-
-from hiprec import eigvalsh_hiprec
 
 EPS = np.finfo(np.float64).eps
 DTYPES = [np.float64, np.complex128]

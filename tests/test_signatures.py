@@ -6,7 +6,7 @@ import numpy as np
 import pyopencl as cl
 import pytest
 
-from cljacobi.host.factorization import BunchParlettSpec, _RECORD_DTYPE
+from cljacobi.host.factorization import _RECORD_DTYPE, BunchParlettSpec
 from cljacobi.host.programs import build_program, render
 from cljacobi.host.signatures import (
     KernelSignature,

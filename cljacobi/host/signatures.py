@@ -57,6 +57,9 @@ def real_arg(name: str) -> Arg:
     return Arg(name, "const cjac_real", "real")
 
 
+_FLOAT64 = np.dtype(np.float64)
+
+
 @dataclass(frozen=True)
 class KernelSignature:
     """The arguments of one kernel, in order.
@@ -73,7 +76,7 @@ class KernelSignature:
 
     name: str
     args: tuple[Arg, ...]
-    real_dtype: np.dtype = np.dtype(np.float64)
+    real_dtype: np.dtype = _FLOAT64
 
     def __post_init__(self) -> None:
         names = [arg.name for arg in self.args]

@@ -1,0 +1,495 @@
+"""The one solver pipeline every public function runs.
+
+``eig_indefinite``, ``hsvd`` and ``svd`` differ only in what they factor and
+what they read off the orthogonalized factor; everything else is here, once:
+
+1. validation: the options (by the caller, in scipy's order: options first),
+   then the arrays (:func:`cljacobi.validation.as_float_matrix`), a stack of
+   matrices solved one by one;
+2. the device: chosen and checked for every limit before the first
+   factorization and launch (:func:`cljacobi.host.preflight.preflight`);
+3. per matrix, the method's :meth:`Method.factor` (scaling, J-factorization
+   or QR shortening; trivial inputs are answered there, on the host);
+4. the sweeps (:func:`run_sweeps`): blocked sweeps when the variant asks for
+   them, then pointwise sweeps that finish and decide convergence, one set
+   of device buffers for both;
+5. the method's :meth:`Method.extract` (eigenvalues and vectors, singular
+   values and vectors), then the checks every result passes (finite, the
+   caller's precision) and the warnings, once per call.
+
+The pair transformation (hyperbolic or trigonometric rotation, by the signs
+in J) and the convergence rule (relative orthogonality, ``|a_ij| <= eps
+sqrt(a_ii a_jj)``) are the kernels' (``docs/design.md``, Appendix B).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import pyopencl as cl
+
+from ._arrays import is_device_array, solve_stack, to_device, to_host
+from ._results import SolveInfo
+from .errors import ConvergenceError, ConvergenceWarning
+from .host.blocked import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, BlockedHSVD
+from .host.device import has_fp64, resolve_queue
+from .host.factorization import DeviceJFactor
+from .host.operands import Operands, gather_factor
+from .host.pointwise import HSVDState, PointwiseHSVD, complex_layout
+from .host.preflight import preflight
+from .host.variants import check_variant_options, choose_variant
+from .options import JacobiOptions, resolve_options
+from .validation import (
+    as_float_matrix,
+    check_max_sweeps,
+    check_on_nonconvergence,
+    check_queue_argument,
+)
+
+__all__ = [
+    "DEFAULT_MAX_SWEEPS", "Factored", "Method", "OnDevice", "SweepPlan", "complete", "ldexp", "name_of",
+    "real_dtype", "single_precision", "solve", "sweep_plan", "unit_columns", "where",
+]
+
+
+#: Quasi-sweeps before giving up.  The 2011 paper needs at most 16 for
+#: n = 4096 (its Table 3); the margin covers harder spectra.
+DEFAULT_MAX_SWEEPS = 60
+
+
+# ---------------------------------------------------------------------------
+# Small shared helpers
+# ---------------------------------------------------------------------------
+
+
+def ldexp(array: np.ndarray, exponent: int, out: np.ndarray | None = None) -> np.ndarray:
+    """``array * 2**exponent``, exactly (no overflow/underflow), real or complex;
+    into `out` (which may be `array`) if given."""
+    if not np.iscomplexobj(array):
+        return np.ldexp(array, exponent, out=out)
+    if out is None:
+        out = np.empty_like(array)
+    out.real = np.ldexp(array.real, exponent)
+    out.imag = np.ldexp(array.imag, exponent)
+    return out
+
+
+def real_dtype(dtype: np.dtype) -> np.dtype:
+    """float32 for float32/complex64, float64 for float64/complex128."""
+    return np.dtype(np.finfo(dtype).dtype)
+
+
+def single_precision(queue: cl.CommandQueue, result_dtype: np.dtype, single: bool | None) -> bool:
+    """Whether the single precision kernels run: float32/complex64 data on a
+    device without fp64 (or as forced by the private `single`)."""
+    if single is not None:
+        return single
+    return real_dtype(result_dtype) == np.float32 and not has_fp64(queue.device)
+
+
+def where(index: tuple[int, ...]) -> str:
+    """How a message names one matrix of a stack ("" for a single matrix)."""
+    return f" (matrix {index} of the stack)" if index else ""
+
+
+def name_of(base: str, index: tuple[int, ...]) -> str:
+    """The argument name with the stack index, e.g. ``M[1, 0]``."""
+    return f"{base}[{', '.join(map(str, index))}]" if index else base
+
+
+def complete(U: np.ndarray, valid: np.ndarray, columns: int) -> np.ndarray:
+    """`columns` orthonormal columns: those of `U` where `valid`, the rest completed.
+
+    The valid columns keep their positions; the others (zero singular values,
+    or the extra columns of ``full_matrices=True``) are filled with an
+    orthonormal basis of the orthogonal complement of the valid ones.
+    """
+    m = U.shape[0]
+    out = np.zeros((m, columns), dtype=U.dtype)
+    out[:, : U.shape[1]][:, valid] = U[:, valid]
+    missing = np.flatnonzero(~np.concatenate([valid, np.zeros(columns - U.shape[1], bool)]))
+    if missing.size:
+        Q, _ = np.linalg.qr(U[:, valid], mode="complete")
+        out[:, missing] = Q[:, int(np.count_nonzero(valid)) :][:, : missing.size]
+    return out
+
+
+def unit_columns(
+    G: np.ndarray, norms: np.ndarray, Q: np.ndarray | None, columns: int
+) -> np.ndarray:
+    """The columns of G divided by their `norms`, premultiplied by Q (if G is
+    the R of ``Q R``), and completed to `columns` orthonormal columns where a
+    norm is zero and beyond G's own columns (:func:`complete`)."""
+    nonzero = norms > 0
+    U = np.zeros_like(G)
+    U[:, nonzero] = G[:, nonzero] / norms[nonzero]
+    if Q is not None:
+        U = Q @ U
+    return complete(U, nonzero, columns)
+
+
+# ---------------------------------------------------------------------------
+# What a call asks for, and what a method adds
+# ---------------------------------------------------------------------------
+
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """How one call runs its sweeps: the same for every matrix of a stack."""
+
+    #: The public function called, as the messages name it.
+    caller: str
+    options: JacobiOptions
+    max_sweeps: int
+    on_nonconvergence: str
+    variant: str
+    block_width: int | None
+    #: Storage of complex columns on the device (None: the library's choice).
+    layout: str | None = None
+    #: Forces the single precision kernels (None: only where the device lacks fp64).
+    single: bool | None = None
+    #: None when no matrix of the call needs the device.
+    queue: cl.CommandQueue | None = None
+    result_dtype: np.dtype = _FLOAT64
+
+
+def sweep_plan(
+    caller: str, *, strategy: str, rotation: int | None, sort_diagonal: bool,
+    max_sweeps: int, on_nonconvergence: str, variant: str, block_width: int | None,
+    queue: cl.CommandQueue | cl.Context | None, layout: str | None = None,
+    single: bool | None = None,
+) -> SweepPlan:
+    """The checked sweep options of a call (each bad value a ValueError or
+    TypeError naming it, before any array is looked at)."""
+    options = resolve_options(strategy, rotation, sort_diagonal)
+    max_sweeps = check_max_sweeps(max_sweeps)
+    on_nonconvergence = check_on_nonconvergence(on_nonconvergence)
+    check_variant_options(variant, block_width)
+    check_queue_argument(queue)
+    return SweepPlan(caller, options, max_sweeps, on_nonconvergence, variant, block_width,
+                     layout, single)
+
+
+@dataclass(frozen=True)
+class OnDevice:
+    """A J-factor left on the device by :func:`cljacobi.host.factorization.factor_on_device`,
+    to be scaled by ``2^exponent`` on its way into the sweeps (no host round trip)."""
+
+    factor: DeviceJFactor
+    exponent: int
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.factor.n, self.factor.rank
+
+    @property
+    def dtype(self) -> np.dtype:  # also what np.iscomplexobj reads
+        return self.factor.dtype
+
+    def operands(self, column_multiple: int, accumulate_v: bool, *, split: bool) -> Operands:
+        f = self.factor
+        return gather_factor(
+            f.queue, f.buffer, f.ld, f.n, f.order, f.p, self.exponent,
+            accumulate_v=accumulate_v, column_multiple=column_multiple, dtype=f.dtype,
+            split=split,
+        )
+
+
+@dataclass
+class Factored:
+    """What a method hands to the sweeps, and keeps for its extraction.
+
+    Attributes
+    ----------
+    source : numpy.ndarray or OnDevice
+        The factor whose columns the sweeps orthogonalize.
+    signs : numpy.ndarray
+        Its signature J (+1 first), int8.
+    accumulate_v : bool
+        Whether the sweeps accumulate V.
+    fetch : bool
+        Whether the final G (and V) come back to the host (else they stay in
+        ``state.operands``).
+    kept : dict
+        Whatever the method's extraction needs (scalings, Q, permutations).
+    """
+
+    source: np.ndarray | OnDevice
+    signs: np.ndarray
+    accumulate_v: bool = False
+    fetch: bool = True
+    kept: dict[str, Any] = field(default_factory=dict)
+
+
+class Method(Protocol):
+    """What one public function adds to the pipeline."""
+
+    #: The argument's name in messages (``"M"``, ``"G"``, ``"A"``).
+    argument: str
+    #: Whether the matrix must be square.
+    square: bool
+    #: What a result value is called in messages ("an eigenvalue").
+    value_name: str
+
+    def validate(self, A: np.ndarray, array_queue: cl.CommandQueue | None) -> None:
+        """Checks beyond the shape and dtype (raise)."""
+
+    def device_shape(self, A: np.ndarray) -> tuple[int, int, bool] | None:
+        """``(rows, columns, accumulate_v)`` of the largest factor the sweeps
+        of this call take, for the device checks; None if every matrix of the
+        stack `A` is answered on the host."""
+
+    def template(self, A: np.ndarray) -> Any:
+        """Zeros shaped like one matrix's result (the layout of a stack's)."""
+
+    def factor(self, matrix: np.ndarray, index: tuple[int, ...], plan: SweepPlan,
+               info: SolveInfo) -> Factored | Any:
+        """Prepare the sweeps, or answer on the host (the result itself)."""
+
+    def extract(self, state: HSVDState, factored: Factored, index: tuple[int, ...],
+                plan: SweepPlan, info: SolveInfo) -> Any:
+        """The result from the orthogonalized factor."""
+
+
+# ---------------------------------------------------------------------------
+# The pipeline
+# ---------------------------------------------------------------------------
+
+
+def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finite: bool,
+          return_info: bool) -> Any:
+    """Run `method` on `data` (one matrix or a stack; numpy or pyopencl) with `plan`.
+
+    Returns the result (of the type of `data`: pyopencl arrays for pyopencl
+    input), with ``return_info`` the pair ``(result, info)``; `info` is a
+    list (C order) for a stack.
+    """
+    host, array_queue = to_host(data, queue)
+    A, result_dtype = as_float_matrix(
+        host, method.argument, check_finite=check_finite, square=method.square, stacked=True)
+    method.validate(A, array_queue)
+    run_queue = None
+    needs = method.device_shape(A)
+    if needs is not None:  # before the first factorization and launch
+        rows, columns, accumulate_v = needs
+        run_queue = resolve_queue(queue if queue is not None else array_queue)
+        preflight(
+            run_queue, rows=rows, columns=columns, accumulate_v=accumulate_v,
+            element_bytes=A.dtype.itemsize,
+            single=single_precision(run_queue, result_dtype, plan.single),
+        )
+    plan = SweepPlan(**{**plan.__dict__, "queue": run_queue, "result_dtype": result_dtype})
+
+    def solve_one(index: tuple[int, ...], matrix: np.ndarray) -> tuple[Any, SolveInfo]:
+        start = time.perf_counter()
+        info = SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0,
+                                  "sort": 0.0})
+        outcome = method.factor(matrix, index, plan, info)
+        if isinstance(outcome, Factored):
+            state = run_sweeps(outcome.source, outcome.signs, plan=plan,
+                               accumulate_v=outcome.accumulate_v, info=info, index=index,
+                               fetch=outcome.fetch)
+            outcome = method.extract(state, outcome, index, plan, info)
+        _require_finite(f"{method.value_name} of {name_of(method.argument, index)}", outcome)
+        info.seconds["total"] = time.perf_counter() - start
+        return outcome, info
+
+    leading = A.shape[:-2]
+    if leading:
+        result, info = solve_stack(A, solve_one, method.template(A))
+        infos = info
+    else:
+        result, info = solve_one((), A)
+        infos = [info]
+    _warn_about(infos, leading, plan.caller)
+    result = _cast(result, result_dtype)
+    if is_device_array(data):
+        result = to_device(result, array_queue or run_queue or resolve_queue(queue))
+    return (result, info) if return_info else result
+
+
+def run_sweeps(
+    G: np.ndarray | OnDevice,
+    signs: np.ndarray,
+    *,
+    plan: SweepPlan,
+    accumulate_v: bool,
+    info: SolveInfo,
+    index: tuple[int, ...] = (),
+    fetch: bool = True,
+) -> HSVDState:
+    """Orthogonalize the columns of G on the device and fill `info`.
+
+    `G` is a host array, or a double precision factor already on the device.
+    ``fetch=False`` leaves the final G (and V) on the device, in
+    ``state.operands``.
+
+    The blocked variants run until no big block transformation happens, then
+    pointwise sweeps finish and decide convergence, so every variant has the
+    pointwise method's accuracy (the Gram matrices of the blocked kernels
+    square the condition numbers).  Without convergence within
+    ``plan.max_sweeps`` (blocked and pointwise quasi-sweeps together), raise
+    :class:`ConvergenceError` carrying `info`, or, with
+    ``plan.on_nonconvergence == "warn"``, return the partial state (the
+    public function then warns).
+
+    Precision: float64/complex128 kernels on a device with fp64; single
+    precision kernels when the device lacks fp64 and the caller's data are
+    single precision (``plan.result_dtype`` float32/complex64);
+    ``plan.single`` overrides.
+    The blocked kernels handle double precision data, real (float64) and
+    complex Hermitian (complex128, in the layout of the pointwise phase);
+    single precision runs pointwise ("auto"), and asking for a blocked
+    variant there (or a `block_width`) is a ValueError.  "auto" and the
+    default block width follow :func:`cljacobi.host.variants.choose_variant`
+    (a rule per element type; the local memory of 16-byte complex elements
+    decides which widths fit).
+    """
+    queue, max_sweeps, options = plan.queue, plan.max_sweeps, plan.options
+    variant, block_width = plan.variant, plan.block_width
+    info.strategy, info.rotation = options.strategy, options.rotation
+    info.sort_diagonal = options.sort_diagonal
+    single = single_precision(queue, plan.result_dtype, plan.single)
+    info.precision = "single" if single else "double"
+    if single:
+        if variant in ("bo", "fb") or block_width is not None:
+            asked = f"variant={variant!r}" + (
+                f" with block_width={block_width}" if block_width is not None else "")
+            raise ValueError(
+                f"{asked} asks for the blocked kernels, which handle double precision data "
+                "only (float64, complex128); single precision runs variant='pointwise' or "
+                "'auto' without block_width"
+            )
+        variant = "pointwise"
+    element_bytes = COMPLEX_ELEMENT_BYTES if np.iscomplexobj(G) else REAL_ELEMENT_BYTES
+    variant, block_width = choose_variant(queue.device, G.shape[1], variant, block_width,
+                                          element_bytes=element_bytes)
+    info.variant, info.block_width = variant, block_width
+    info.device = queue.device.name.strip()
+    layout = complex_layout(plan.layout, blocked=variant != "pointwise")
+    driver = PointwiseHSVD(
+        queue, accumulate_v=accumulate_v, layout=layout, single=single,
+        strategy=options.strategy, rotation=options.rotation,
+        sort_diagonal=options.sort_diagonal,
+    )
+    # One set of device buffers for both phases, bordered for the blocks.
+    column_multiple = 2 if variant == "pointwise" else 2 * block_width
+    if isinstance(G, OnDevice):
+        operands = G.operands(column_multiple, accumulate_v, split=layout == "split")
+    else:
+        operands = driver.upload(G, signs, column_multiple=column_multiple)
+    if variant != "pointwise":
+        blocked_driver = BlockedHSVD(
+            queue, accumulate_v=accumulate_v, block_width=block_width, variant=variant
+        )
+        blocked = blocked_driver.run_operands(operands, max_sweeps=max_sweeps)
+        info.blocked_sweeps = blocked.sweeps
+        info.rotations_per_sweep = list(blocked.rotations_per_sweep)
+        for phase, seconds in blocked.seconds.items():
+            info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
+        info.seconds["blocked_sweeps"] = blocked.seconds["sweeps"]
+    state = driver.run_operands(
+        operands, max_sweeps=max(max_sweeps - info.blocked_sweeps, 1), fetch=fetch)
+    stats = state.stats
+    info.sweeps = info.blocked_sweeps + stats.sweeps
+    info.rotations_per_sweep += stats.rotations_per_sweep
+    info.rotations = sum(info.rotations_per_sweep)
+    info.converged = stats.converged and info.sweeps <= max_sweeps
+    info.breakdown = stats.breakdown
+    info.work_group_size = stats.work_group_size
+    for phase, seconds in stats.seconds.items():
+        info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
+    if not info.converged and plan.on_nonconvergence == "raise":
+        raise ConvergenceError(
+            f"{plan.caller} did not converge in {max_sweeps} sweeps"
+            f"{where(index)} (rotations per sweep: {info.rotations_per_sweep}); pass a "
+            "larger max_sweeps, or on_nonconvergence='warn' for the partial result",
+            info,
+        )
+    return state
+
+
+def _arrays_of(result: Any) -> tuple[np.ndarray, ...]:
+    """The arrays of a result: an array, or a (named) tuple of them."""
+    return tuple(result) if isinstance(result, tuple) else (result,)
+
+
+def _require_finite(values: str, result: Any) -> None:
+    """Never hand out NaN or inf: raise LinAlgError if a result is not finite.
+
+    The input is finite here (checked up front, or, with
+    ``check_finite=False``, by the scaling), so what can still be infinite
+    is a result beyond float64's range: `values` names it for the message
+    (say ``"an eigenvalue of M[1]"``).
+    """
+    for array in _arrays_of(result):
+        if array is not None and not np.isfinite(array).all():
+            raise np.linalg.LinAlgError(
+                f"{values} exceeds the largest float64 ({np.finfo(np.float64).max:.3g}) "
+                "and cannot be returned"
+            )
+
+
+def _warn_about(infos: list[SolveInfo], leading: tuple[int, ...], caller: str) -> None:
+    """The warnings of a finished call to `caller`, once per call, pointing at the
+    caller's line."""
+
+    def which(flags: list[bool]) -> str:
+        if not leading:
+            return ""
+        hits = [np.unravel_index(k, leading) for k, flag in enumerate(flags) if flag]
+        return f" (matrices {[tuple(int(i) for i in h) for h in hits]} of the stack)"
+
+    unconverged = [not info.converged for info in infos]
+    if any(unconverged):
+        warnings.warn(
+            f"{caller} did not converge in max_sweeps sweeps"
+            f"{which(unconverged)}; the partial result is returned (info.converged is False)",
+            ConvergenceWarning,
+            stacklevel=4,  # public function <- solve <- here
+        )
+    broken = [info.breakdown for info in infos]
+    if any(broken):
+        # With J = I (svd) every pair rotates trigonometrically: only an angle
+        # below the floating-point range leaves one unrotated.
+        reason = "a rotation angle below the floating-point range" if caller == "svd" else (
+            "numerically dependent columns of opposite signs in the factor, or a rotation "
+            "angle below the floating-point range")
+        warnings.warn(
+            f"{caller}: some pivot pairs could not be rotated ({reason}){which(broken)}; "
+            "the results may be inaccurate",
+            RuntimeWarning,
+            stacklevel=4,  # public function <- solve <- here
+        )
+
+
+def _cast(result: Any, dtype: np.dtype) -> Any:
+    """Floating arrays of `result` (an array or a tuple of them) in the precision of
+    `dtype`: real arrays (eigenvalues, singular values) in its real type, complex
+    arrays in `dtype`; signs stay int8.
+
+    Raises LinAlgError if a value exceeds the range of `dtype` (float32 input
+    whose eigenvalue is beyond 3.4e38): no inf is handed out.
+    """
+    if isinstance(result, np.ndarray):
+        if result.dtype.kind not in "fc":
+            return result
+        target = dtype if result.dtype.kind == "c" else real_dtype(dtype)
+        with np.errstate(over="ignore"):
+            cast = result.astype(target, copy=False)
+        # Unchanged arrays were checked by _require_finite already.
+        if cast is not result and not np.isfinite(cast).all():
+            raise np.linalg.LinAlgError(
+                f"a result exceeds the range of {dtype} (largest {np.finfo(dtype).max:.3g}); "
+                "pass the input as float64 to get it"
+            )
+        return cast
+    converted = [_cast(item, dtype) for item in result]
+    return type(result)(*converted) if hasattr(result, "_fields") else tuple(converted)
