@@ -222,6 +222,18 @@ def _run_device(
     info.rotations = sum(info.rotations_per_sweep)
     info.converged = stats.converged and info.sweeps <= max_sweeps
     info.breakdown = stats.breakdown
+    if stats.breakdown or stats.tiny_column:
+        # What was not rotated is not orthogonal: no result to relative accuracy.
+        raise np.linalg.LinAlgError(
+            "a pair of columns of the factor could not be orthogonalized"
+            f"{_where(index)}: "
+            + ("two columns with opposite signs in J are parallel to working precision "
+               "(|coth 2phi| = 1, no hyperbolic rotation exists; G is numerically rank "
+               "deficient, and G J G^* has no eigendecomposition to relative accuracy "
+               "through it)" if stats.breakdown else
+               "a column's squared norm fell below the floating-point range while it was "
+               "not orthogonal to another one")
+        )
     info.work_group_size = stats.work_group_size
     for phase, seconds in stats.seconds.items():
         info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
@@ -260,15 +272,6 @@ def _warn_about(infos: list[SolveInfo], leading: tuple[int, ...]) -> None:
             "the hyperbolic Jacobi method did not converge in max_sweeps sweeps"
             f"{which(unconverged)}; the partial result is returned (info.converged is False)",
             ConvergenceWarning,
-            stacklevel=4,  # public function <- _solve_all <- here
-        )
-    broken = [info.breakdown for info in infos]
-    if any(broken):
-        warnings.warn(
-            "some pivot pairs could not be rotated (numerically dependent hyperbolic pairs, "
-            f"or a rotation below the floating-point range){which(broken)}; the factor is "
-            "(nearly) rank deficient and the results may be inaccurate",
-            RuntimeWarning,
             stacklevel=4,  # public function <- _solve_all <- here
         )
 

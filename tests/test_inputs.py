@@ -249,6 +249,7 @@ def test_stack_error_names_the_matrix(rng):
     with pytest.raises(ValueError, match=r"M\[1\] is not symmetric"):
         cljacobi.eig_indefinite(stack)
     G = np.ones((2, 3, 2))
+    G[:, 1, 1] = 3.0  # independent columns (equal ones have no hyperbolic SVD)
     G[1, :, 0] = 0
     with pytest.raises(ValueError, match=r"column 0 of G\[1\] is zero"):
         cljacobi.hsvd(G, np.array([1, -1]))

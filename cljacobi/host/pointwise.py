@@ -29,6 +29,7 @@ __all__ = [
     "BLOCKED_COMPLEX_LAYOUT",
     "STATUS_BIG",
     "STATUS_BROKEN",
+    "STATUS_TINY_COLUMN",
     "HSVDState",
     "PointwiseHSVD",
     "RunStats",
@@ -39,6 +40,7 @@ __all__ = [
 STATUS_ROTATED = 1
 STATUS_BIG = 2
 STATUS_BROKEN = 4
+STATUS_TINY_COLUMN = 8
 
 #: Environment variable that selects the complex storage layout when the
 #: caller passes none: ``interleaved`` or ``split`` (for benchmarking both).
@@ -98,6 +100,9 @@ class RunStats:
     last_status: int = 0
     #: Some hyperbolic pair was numerically dependent (never rotated).
     breakdown: bool = False
+    #: Some column with a squared norm below the normal floating-point range
+    #: met a column it is not orthogonal to (never rotated).
+    tiny_column: bool = False
     work_group_size: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -258,6 +263,7 @@ class PointwiseHSVD:
             self.device,
             {
                 "packed diagonal": diag_dtype.itemsize * r_pad,
+                "column peaks": diag_dtype["d"].itemsize * r_pad,
                 # int2 position pairs, r_pad/2 per step; two sweeps' worth for the ring
                 **({} if self.strategy == "mm" else {
                     "step table": 8 * (r_pad // 2) * (r_pad - 1)
@@ -271,6 +277,8 @@ class PointwiseHSVD:
         ctx = self.queue.context
         g_buf, v_buf = ops.g, ops.v
         d_buf = cl.Buffer(ctx, mf.READ_WRITE, diag_dtype.itemsize * r_pad)
+        # the largest squared norm of every physical column so far (cjac_step)
+        peak_buf = cl.Buffer(ctx, mf.READ_WRITE, diag_dtype["d"].itemsize * r_pad)
         stepper_buf = cl.Buffer(ctx, mf.READ_WRITE, 16 * slots)
         zeros = np.zeros(slots, dtype=np.int32)
         status_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
@@ -287,7 +295,7 @@ class PointwiseHSVD:
         local_size = (wg,)
         cl.Kernel(program, "cjac_precompute")(
             self.queue, global_size, local_size,
-            g_buf, np.int32(ldg), np.int32(m_used), d_buf, stepper_buf,
+            g_buf, np.int32(ldg), np.int32(m_used), d_buf, peak_buf, stepper_buf,
             np.int32(r_pad), np.int32(p),
         )
         step = cl.Kernel(program, "cjac_step")
@@ -296,10 +304,10 @@ class PointwiseHSVD:
             step_args += [v_buf, np.int32(ldv), np.int32(r_pad)]
         step_index_arg = None
         if pairs_buf is None:
-            step_args += [d_buf, stepper_buf]
+            step_args += [d_buf, peak_buf, stepper_buf]
         else:
-            step_index_arg = len(step_args) + 2
-            step_args += [d_buf, pairs_buf, np.int32(0)]
+            step_index_arg = len(step_args) + 3
+            step_args += [d_buf, peak_buf, pairs_buf, np.int32(0)]
         step_args += [status_buf, rotations_buf, np.int32(r_pad)]
         if self.rotation == 3:
             step_args.append(np.int32(r))  # columns >= r are the border
@@ -329,6 +337,7 @@ class PointwiseHSVD:
             stats.last_status = int(summary[0])
             stats.rotations_per_sweep.append(int(summary[1]))
             stats.breakdown |= bool(summary[0] & STATUS_BROKEN)
+            stats.tiny_column |= bool(summary[0] & STATUS_TINY_COLUMN)
             if self.sort_diagonal:
                 sort_in_sweeps += self._sort(d_buf, diagonal)
             # Stop when no rotation with |t| > sqrt(eps)/2 happened (Sect. 2 and 4).
