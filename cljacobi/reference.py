@@ -645,7 +645,8 @@ def parallel_hyperbolic_jacobi(
       estimate ``j d`` -- the larger new squared norm in the positive sign
       group, the smaller in the negative one -- judged by the predicted new
       norms of eq. (2.6), ``a_ii - t a_ij`` and ``a_jj + t a_ij`` (the
-      current ones if the pair is not rotated).  Algorithm 2 then exchanges
+      current ones if the pair is not rotated); norms equal to a relative
+      ``sqrt(eps)/2`` are a tie and stay where they are.  Algorithm 2 then exchanges
       the packed-diagonal entries of ``i`` and ``j``; algorithm 3 (Nash)
       rotates through the complementary angle, ``(g_i', g_j') = (c (g_j + t
       g_i), -c (g_i - t g_j))``, and keeps ``rho`` (a pair with the border
@@ -733,7 +734,8 @@ def parallel_hyperbolic_jacobi(
                 if rotation != 1 and not hyp:
                     new_ii = d[i] - pair.t * pair.a_ij
                     new_jj = d[j] + pair.t * pair.a_ij
-                    exchange = bool(new_ii < new_jj if sg[i] > 0 else new_ii > new_jj)
+                    tie = big_tol * max(new_ii, new_jj)  # estimates equal to T_eps
+                    exchange = bool(new_jj - new_ii > tie if sg[i] > 0 else new_ii - new_jj > tie)
                     # Nash's turn would move the border's data (column r): not done
                     exchange &= rotation != 3 or max(ci, cj) < r
                 if rotate:

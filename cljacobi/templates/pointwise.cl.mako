@@ -192,16 +192,22 @@ void cjac_step(__global ${store_ctype} *G, const int ldg, const int m,
      * positions are sign-partitioned its positive member is at i already.
      * The decision uses the predicted new norms of eq. (2.6) with hyp = -1:
      * a_ii - t |a_ij| and a_jj + t |a_ij| (the current ones if not rotating;
-     * a_arg is the signed a_ij for real data). */
+     * a_arg is the signed a_ij for real data).  Norms that agree to
+     * T_eps = sqrt(eps)/2 (eq. (4.2)) are a tie and keep their places: in a
+     * cluster of equal eigenvalues the estimates differ by rounding only, and
+     * exchanges decided by it would move the columns at random, so that a
+     * sweep no longer meets every pair of columns once. */
     const cjac_real new_ii = fma(-t, a_arg, a_ii);
     const cjac_real new_jj = fma(t, a_arg, a_jj);
+    const cjac_real tie = sqrt(CJAC_EPS) / 2 * fmax(new_ii, new_jj);
 %if rotation == 3:
     /* The border columns (physical index >= real_columns, eq. (4.1)) must stay
      * where the host strips them: Nash's turn would move their data. */
     const bool exchange = !hyperbolic && Di.rho < real_columns && Dj.rho < real_columns
-                          && (Di.j > 0 ? new_ii < new_jj : new_ii > new_jj);
+                          && (Di.j > 0 ? new_jj - new_ii > tie : new_ii - new_jj > tie);
 %else:
-    const bool exchange = !hyperbolic && (Di.j > 0 ? new_ii < new_jj : new_ii > new_jj);
+    const bool exchange = !hyperbolic && (Di.j > 0 ? new_jj - new_ii > tie
+                                                   : new_ii - new_jj > tie);
 %endif
 %endif
 %if rotation == 3:
