@@ -397,14 +397,23 @@ class _Pair(NamedTuple):
 
 
 def _decide(g_i: np.ndarray, g_j: np.ndarray, d_i: float, d_j: float, hyperbolic: bool,
-            *, eps: float, tol: float, rt: type) -> _Pair:
-    """Classify the pair (g_i, g_j) with squared norms (d_i, d_j) and compute its rotation."""
+            *, eps: float, tol: float, rt: type, peak: float) -> _Pair:
+    """Classify the pair (g_i, g_j) with squared norms (d_i, d_j) and compute its rotation.
+
+    `peak` is the larger of the two columns' largest squared norms so far: a
+    hyperbolic pair whose difference ``g_i - u g_j`` is within ``tol^2 peak``
+    (the rounding the columns carry) is dependent, a breakdown.
+    """
     if np.iscomplexobj(g_i):
         a_ij = np.vdot(g_i, g_j)  # g_i^* g_j
         arg = rt(abs(a_ij))
     else:
         a_ij = arg = rt(np.dot(g_i, g_j))
-    excess = kappa_excess(g_i, g_j, a_ij) if hyperbolic and arg != 0 else None
+    excess = None
+    if hyperbolic and arg != 0:
+        excess = kappa_excess(g_i, g_j, a_ij)
+        if 2 * abs(arg) * excess <= tol * tol * peak:
+            excess = 0.0
     kind, t, c = pair_rotation(d_i, d_j, arg, hyperbolic, eps=eps, tol=tol,
                                kappa_excess=excess)
     cm1 = rotation_cosine_m1(t, hyperbolic) if kind == PairKind.ROTATE else rt(0)
@@ -518,7 +527,8 @@ def hyperbolic_jacobi(
             for i in range(r - 1):
                 for j in range(i + 1, r):
                     hyp = bool(s[i] != s[j])
-                    pair = _decide(Gt[i], Gt[j], d[i], d[j], hyp, eps=eps, tol=tol, rt=rt)
+                    pair = _decide(Gt[i], Gt[j], d[i], d[j], hyp, eps=eps, tol=tol, rt=rt,
+                                   peak=max(peak[i], peak[j]))
                     breakdowns += pair.kind == PairKind.BREAKDOWN
                     tiny += pair.kind == PairKind.TINY
                     if pair.kind != PairKind.ROTATE:
@@ -726,7 +736,7 @@ def parallel_hyperbolic_jacobi(
                 ci, cj = rho[i], rho[j]
                 hyp = bool(sg[i] != sg[j])
                 pair = _decide(Gt[ci], Gt[cj], d[i], d[j], hyp, eps=eps, tol=tol,
-                               rt=np.float64)
+                               rt=np.float64, peak=max(peak[ci], peak[cj]))
                 rotate = pair.kind == PairKind.ROTATE
                 breakdowns += pair.kind == PairKind.BREAKDOWN
                 tiny += pair.kind == PairKind.TINY

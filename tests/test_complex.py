@@ -123,7 +123,8 @@ def test_one_step_against_reference(queue, rng, layout, p):
     rotations = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
     size = ((r // 2) * wg,), (wg,)
     cl.Kernel(program, "cjac_precompute")(queue, *size, g, np.int32(LD), np.int32(m), d,
-                                          peak, stepper, np.int32(r), np.int32(p))
+                                          peak, np.int32(0), stepper, np.int32(r),
+                                          np.int32(p))
     diagonal = np.empty(r, DIAG_DTYPE)
     cl.enqueue_copy(queue, diagonal, d)
     np.testing.assert_allclose(np.sort(diagonal["d"]), np.sort(np.sum(abs(G) ** 2, axis=0)),

@@ -76,7 +76,7 @@ class _Pointwise:
         self.rotations = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
         self.kernels["cjac_precompute"](
             queue, (self.slots * self.wg,), (self.wg,), self.g, np.int32(LD), np.int32(self.m),
-            self.d, self.peak, self.stepper, np.int32(self.r), np.int32(p))
+            self.d, self.peak, np.int32(0), self.stepper, np.int32(self.r), np.int32(p))
 
     def step(self):
         self.kernels["cjac_step"](

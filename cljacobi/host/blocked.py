@@ -518,8 +518,11 @@ class BlockedHSVD:
         partial_buf = cl.Buffer(ctx, mf.READ_WRITE, element_bytes * slots * chunks * K * K)
         transforms_buf = cl.Buffer(ctx, mf.READ_WRITE, element_bytes * slots * K * K)
         rotated_buf = cl.Buffer(ctx, mf.READ_WRITE, 4 * slots)
-        # the largest squared norm of every column so far (cjac_block_rotate)
-        peak_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(r_pad))
+        # the largest squared norm of every column so far (cjac_block_rotate),
+        # handed on to the pointwise sweeps
+        if ops.peak is None:
+            ops.peak = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(r_pad))
+        peak_buf = ops.peak
         zeros = np.zeros(slots, np.int32)
         status_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
         rotations_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)

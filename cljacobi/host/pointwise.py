@@ -277,8 +277,12 @@ class PointwiseHSVD:
         ctx = self.queue.context
         g_buf, v_buf = ops.g, ops.v
         d_buf = cl.Buffer(ctx, mf.READ_WRITE, diag_dtype.itemsize * r_pad)
-        # the largest squared norm of every physical column so far (cjac_step)
-        peak_buf = cl.Buffer(ctx, mf.READ_WRITE, diag_dtype["d"].itemsize * r_pad)
+        # the largest squared norm of every physical column so far (cjac_step),
+        # continued from a blocked phase that ran before
+        keep_peaks = ops.peak is not None
+        if not keep_peaks:
+            ops.peak = cl.Buffer(ctx, mf.READ_WRITE, diag_dtype["d"].itemsize * r_pad)
+        peak_buf = ops.peak
         stepper_buf = cl.Buffer(ctx, mf.READ_WRITE, 16 * slots)
         zeros = np.zeros(slots, dtype=np.int32)
         status_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
@@ -295,8 +299,8 @@ class PointwiseHSVD:
         local_size = (wg,)
         cl.Kernel(program, "cjac_precompute")(
             self.queue, global_size, local_size,
-            g_buf, np.int32(ldg), np.int32(m_used), d_buf, peak_buf, stepper_buf,
-            np.int32(r_pad), np.int32(p),
+            g_buf, np.int32(ldg), np.int32(m_used), d_buf, peak_buf, np.int32(keep_peaks),
+            stepper_buf, np.int32(r_pad), np.int32(p),
         )
         step = cl.Kernel(program, "cjac_step")
         step_args = [g_buf, np.int32(ldg), np.int32(m_used)]

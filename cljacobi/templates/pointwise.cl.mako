@@ -59,11 +59,12 @@ inline int4 cjac_stepper_update(int4 s, const int r)
 
 /* Algorithm 4.2 (Precompute_Data): work-group k sets up the packed diagonal
  * entries 2k and 2k+1 (squared norms, identity permutation, signs
- * diag(I_p, -I_{r-p})) and the peaks of columns 2k and 2k+1 (see cjac_step),
- * and initializes its stepper slot. */
+ * diag(I_p, -I_{r-p})) and the peaks of columns 2k and 2k+1 (see cjac_step;
+ * with keep_peaks those of a blocked phase before, raised to the norms), and
+ * initializes its stepper slot. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void cjac_precompute(__global const ${store_ctype} *G, const int ldg, const int m,
-                     __global cjac_diag *D, __global cjac_real *peak,
+                     __global cjac_diag *D, __global cjac_real *peak, const int keep_peaks,
                      __global int4 *stepper, const int r, const int p)
 {
     __local cjac_real scratch[WG];
@@ -79,7 +80,7 @@ void cjac_precompute(__global const ${store_ctype} *G, const int ldg, const int 
             D[c].d = d;
             D[c].rho = c;
             D[c].j = c < p ? 1 : -1;
-            peak[c] = d;
+            peak[c] = keep_peaks ? fmax(peak[c], d) : d;
         }
     }
     if (lid == 0)
@@ -155,15 +156,19 @@ void cjac_step(__global ${store_ctype} *G, const int ldg, const int m,
          * (2 |a_ij|) cancels, and for nearly parallel columns it is lost
          * entirely (a_jj = 1 + 1e-16 rounds to 1 and gives |kappa| = 1).  It
          * equals ||g_i - u g_j||^2 / (2 |a_ij|), u = conj(a_ij) / |a_ij|:
-         * one more pass over the pair computes it to working precision. */
+         * one more pass over the pair computes it to working precision.  A
+         * difference within the rounding the columns carry (tol^2 times their
+         * peaks, as for the remainders below) is none: the pair is dependent
+         * and no hyperbolic rotation exists (the host refuses the result). */
         const cjac_elem u = cjac_conj(cjac_with_phase(copysign((cjac_real)1, a_arg), a_ij, a_arg));
         cjac_real part_x = 0;
         for (int row = lid; row < m; row += WG) {
             const cjac_elem x = CJAC_LOAD(gi, row, ldg), y = CJAC_LOAD(gj, row, ldg);
             part_x = cjac_abs2_acc(cjac_axpy(-u, y, x), part_x);
         }
-        const cjac_real x = cjac_workgroup_sum(scratch, part_x) / (2 * fabs(a_arg));
-        t = cjac_hyp_tangent_apart(x, -a_arg);
+        const cjac_real difference = cjac_workgroup_sum(scratch, part_x);
+        if (difference > tol * tol * fmax(peak[Di.rho], peak[Dj.rho]))
+            t = cjac_hyp_tangent_apart(difference / (2 * fabs(a_arg)), -a_arg);
     } else if (nonorthogonal) {
         t = hyperbolic ? cjac_hyp_tangent(a_ii, a_jj, a_arg)
                        : cjac_trig_tangent(a_ii, a_jj, a_arg);
