@@ -531,7 +531,10 @@ def eig_indefinite(
         No convergence within `max_sweeps` (a ``numpy.linalg.LinAlgError``),
         unless ``on_nonconvergence="warn"``.
     numpy.linalg.LinAlgError
-        Non-finite input with ``check_finite=False``.
+        Non-finite input with ``check_finite=False``; a pair of columns of the
+        factor that cannot be orthogonalized to relative accuracy (columns of
+        opposite signs parallel to working precision: no hyperbolic rotation
+        exists).
     DeviceCapabilityError, DeviceMemoryError
         The device lacks fp64, memory, work-group size or local memory:
         checked before the factorization and before any launch.
@@ -703,8 +706,10 @@ def hsvd(
         Bad shapes, ``m < n``, a zero column, J not +-1, non-finite input,
         column norms spanning more than float64 holds at once.
     numpy.linalg.LinAlgError
-        G numerically rank deficient (a singular value came out zero), or
-        non-finite input with ``check_finite=False``;
+        G numerically rank deficient (a singular value came out zero, or two
+        columns of opposite signs in J parallel to working precision, which no
+        hyperbolic rotation orthogonalizes), or non-finite input with
+        ``check_finite=False``;
         :class:`~cljacobi.ConvergenceError` as in :func:`eig_indefinite`.
     """
     options = resolve_options(strategy, rotation, sort_diagonal)
