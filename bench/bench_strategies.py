@@ -14,13 +14,18 @@ Reproduces the convergence findings of
 Cases: ``svd`` runs ``hsvd(A, ones)`` on a standard normal n x n ``A``;
 ``p=<k>`` runs ``eig_indefinite(M)`` on ``M = Q diag(lambda) Q^T`` with the
 2011 paper's random spectrum (Sect. 5, Table 2) with ``k`` positive
-eigenvalues, so that J has k positive signs.  Every configuration
+eigenvalues, so that J has k positive signs.  ``--clusters`` adds spectra
+with clusters of equal eigenvalues (:data:`CLUSTERS`), where Jacobi methods
+need their rotations to leave rounding noise alone and their orderings to
+meet the columns of a cluster close together.  Every configuration
 (strategy x rotation x sort) runs on the same matrices; sweeps are
 deterministic (the same on every device up to rounding), seconds are the
 device's.
 
     python bench/bench_strategies.py --sizes 64 128 256 --seeds 3
     python bench/bench_strategies.py --sizes 512 1024 2048 --seeds 2   # on a GPU
+    python bench/bench_strategies.py --sizes 100 300 --seeds 2 --rotations 1 2 \
+        --clusters pm1 three tight svd-pairs
 
 Writes ``bench/results/strategies-<device>-<date>.json`` and ``.md`` (or
 ``--out PREFIX``): the markdown has the mean sweeps per configuration and n
@@ -43,11 +48,33 @@ import numpy as np
 
 import cljacobi
 from cljacobi.host.device import default_queue
-from cljacobi.matrices import paper_spectrum, with_spectrum
+from cljacobi.matrices import _random_orthogonal, paper_spectrum, with_spectrum
 from cljacobi.options import DEFAULTS, ROTATIONS
 from cljacobi.strategies import STRATEGIES
 
 RESULTS = Path(__file__).resolve().parent / "results"
+
+#: The cluster cases of ``--clusters``: name -> what it is.
+CLUSTERS = {
+    "pm1": "eig_indefinite, eigenvalues +1 and -1, n/2 each",
+    "three": "eig_indefinite, eigenvalues 3, 1, -2 (n/4 each) and n/4 in -[1, 5]",
+    "tight": "eig_indefinite, 1 + 1e-13 k and -(2 + 1e-13 k), n/2 each",
+    "svd-pairs": "hsvd(A, ones), singular values 1 and 2, n/2 each",
+}
+
+
+def _cluster_spectrum(case: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    half, quarter = n // 2, n // 4
+    if case == "pm1":
+        return np.concatenate([np.ones(half), -np.ones(n - half)])
+    if case == "three":
+        return np.concatenate([np.full(quarter, 3.0), np.full(quarter, 1.0),
+                               np.full(quarter, -2.0), -rng.uniform(1, 5, n - 3 * quarter)])
+    if case == "tight":
+        return np.concatenate([1 + 1e-13 * np.arange(half), -2 - 1e-13 * np.arange(n - half)])
+    if case == "svd-pairs":
+        return np.concatenate([np.ones(half), np.full(n - half, 2.0)])
+    raise ValueError(f"unknown cluster case {case!r}; known: {list(CLUSTERS)}")
 
 
 def _cases(n: int, ps: list[str]) -> list[tuple[str, int]]:
@@ -63,16 +90,24 @@ def _cases(n: int, ps: list[str]) -> list[tuple[str, int]]:
 def _problem(case: str, n: int, p: int, seed: int):
     """The matrix of one case and a function computing (result, info, error)."""
     rng = np.random.default_rng([seed, n, p, case == "svd"])
-    if case == "svd":
-        A = rng.standard_normal((n, n))
-        reference = np.linalg.svd(A, compute_uv=False)
+    if case in CLUSTERS:
+        rng = np.random.default_rng([seed, n, list(CLUSTERS).index(case), 7])
+    if case in ("svd", "svd-pairs"):
+        if case == "svd":
+            A = rng.standard_normal((n, n))
+            reference = np.linalg.svd(A, compute_uv=False)
+        else:
+            reference = _cluster_spectrum(case, n, rng)[::-1]
+            A = (_random_orthogonal(n, rng, False) * reference) @ _random_orthogonal(
+                n, rng, False).T
 
         def solve(**options):
             (S, _), info = cljacobi.hsvd(A, np.ones(n), compute_uv=False, return_info=True,
                                         **options)
             return info, float(np.max(np.abs(S - reference) / reference))
         return solve
-    lam = paper_spectrum(n, p=p, rng=rng)
+    lam = _cluster_spectrum(case, n, rng) if case in CLUSTERS else paper_spectrum(n, p=p,
+                                                                                  rng=rng)
     M = with_spectrum(lam, rng=rng)
     lam_sorted = np.sort(lam)
 
@@ -110,6 +145,9 @@ def _markdown(payload: dict) -> str:
         "",
     ]
     for case in dict.fromkeys(r["case_kind"] for r in records):
+        if case == "cluster":
+            lines += _cluster_markdown(records, sizes, configs, sorts, mean_sweeps, fmt)
+            continue
         title = ("Ordinary SVD, J = I: `hsvd(A, ones)`, A standard normal n x n "
                  "(Zhou & Brent 1997, Tables I-V)" if case == "svd" else
                  "Hyperbolic: `eig_indefinite` on the 2011 paper's spectra, p positive signs "
@@ -162,6 +200,24 @@ def _markdown(payload: dict) -> str:
     return "\n".join(lines)
 
 
+def _cluster_markdown(records, sizes, configs, sorts, mean_sweeps, fmt) -> list[str]:
+    """The cluster cases: one table, a column per case, n and sort."""
+    names = list(dict.fromkeys(r["case"] for r in records if r["case_kind"] == "cluster"))
+    lines = ["## Clusters of equal eigenvalues (`--clusters`)", ""]
+    lines += [f"- `{name}`: {CLUSTERS[name]}" for name in names] + [""]
+    cols = [(name, n, s) for name in names for n in sizes for s in sorts
+            if any(r["case"] == name and r["n"] == n for r in records)]
+    lines.append("| strategy/rotation | " + " | ".join(
+        f"{name} n={n}{'' if s else ' unsorted'}" for name, n, s in cols) + " |")
+    lines.append("| --- |" + " --- |" * len(cols))
+    for strat, rot in configs:
+        lines.append(f"| {_label(strat, rot)} | " + " | ".join(
+            fmt(mean_sweeps(case=name, n=n, sort_diagonal=s, strategy=strat, rotation=rot))
+            for name, n, s in cols) + " |")
+    lines.append("")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[64, 128, 256])
@@ -175,6 +231,8 @@ def main() -> None:
     parser.add_argument("--ps", nargs="*", default=["0", "1/8", "1/2", "1"],
                         help="positive signs as fractions of n for the hyperbolic cases")
     parser.add_argument("--no-svd", action="store_true", help="skip the J = I SVD case")
+    parser.add_argument("--clusters", nargs="*", default=[], choices=list(CLUSTERS),
+                        help="cluster cases to add (see CLUSTERS)")
     parser.add_argument("--max-sweeps", type=int, default=60)
     parser.add_argument("--out", type=Path, default=None,
                         help="output path prefix (default bench/results/strategies-DEVICE-DATE)")
@@ -202,6 +260,7 @@ def main() -> None:
         cases = _cases(n, args.ps)
         if args.no_svd:
             cases = [c for c in cases if c[0] != "svd"]
+        cases += [(name, n if name == "svd-pairs" else n // 2) for name in args.clusters]
         for (case, p), seed in itertools.product(cases, range(args.seeds)):
             solve = _problem(case, n, p, seed)
             for strategy, rotation, sort_diagonal in configs:
@@ -216,7 +275,9 @@ def main() -> None:
                     rotations = exc.info.rotations if getattr(exc, "info", None) else -1
                 seconds = time.perf_counter() - start
                 records.append({
-                    "n": n, "case": case, "case_kind": "svd" if case == "svd" else "p",
+                    "n": n, "case": case,
+                    "case_kind": ("svd" if case == "svd" else
+                                  "cluster" if case in CLUSTERS else "p"),
                     "p": p, "seed": seed, "strategy": strategy, "rotation": rotation,
                     "sort_diagonal": sort_diagonal, "sweeps": sweeps, "rotations": rotations,
                     "converged": converged, "seconds": seconds, "max_rel_error": error,

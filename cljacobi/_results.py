@@ -70,7 +70,9 @@ class SolveInfo:
     positive : int
         Positive signs in J (the number of positive eigenvalues).
     breakdown : bool
-        Some hyperbolic pair was numerically dependent and left unrotated.
+        Some hyperbolic pair was numerically dependent and left unrotated by
+        the pointwise sweeps; such a call raises ``numpy.linalg.LinAlgError``
+        instead of returning, so a returned ``info`` has it False.
     device : str
     work_group_size : int
         Of the pointwise kernel.

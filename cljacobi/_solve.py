@@ -217,6 +217,12 @@ class Factored:
     fetch : bool
         Whether the final G (and V) come back to the host (else they stay in
         ``state.operands``).
+    peak_rounding : bool
+        Whether each column's rounding is eps times its largest norm so far
+        (the factor's columns carry its scale, as a J-factor from complete
+        pivoting and R^* after a row-sorted pivoted QR do); False for a factor
+        whose rows may be graded (see
+        :meth:`cljacobi.host.pointwise.PointwiseHSVD.run_operands`).
     kept : dict
         Whatever the method's extraction needs (scalings, Q, permutations).
     """
@@ -225,6 +231,7 @@ class Factored:
     signs: np.ndarray
     accumulate_v: bool = False
     fetch: bool = True
+    peak_rounding: bool = True
     kept: dict[str, Any] = field(default_factory=dict)
 
 
@@ -295,7 +302,7 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
         if isinstance(outcome, Factored):
             state = run_sweeps(outcome.source, outcome.signs, plan=plan,
                                accumulate_v=outcome.accumulate_v, info=info, index=index,
-                               fetch=outcome.fetch)
+                               fetch=outcome.fetch, peak_rounding=outcome.peak_rounding)
             outcome = method.extract(state, outcome, index, plan, info)
         _require_finite(f"{method.value_name} of {name_of(method.argument, index)}", outcome)
         info.seconds["total"] = time.perf_counter() - start
@@ -324,6 +331,7 @@ def run_sweeps(
     info: SolveInfo,
     index: tuple[int, ...] = (),
     fetch: bool = True,
+    peak_rounding: bool = True,
 ) -> HSVDState:
     """Orthogonalize the columns of G on the device and fill `info`.
 
@@ -396,13 +404,25 @@ def run_sweeps(
             info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
         info.seconds["blocked_sweeps"] = blocked.seconds["sweeps"]
     state = driver.run_operands(
-        operands, max_sweeps=max(max_sweeps - info.blocked_sweeps, 1), fetch=fetch)
+        operands, max_sweeps=max(max_sweeps - info.blocked_sweeps, 1), fetch=fetch,
+        peak_rounding=peak_rounding)
     stats = state.stats
     info.sweeps = info.blocked_sweeps + stats.sweeps
     info.rotations_per_sweep += stats.rotations_per_sweep
     info.rotations = sum(info.rotations_per_sweep)
     info.converged = stats.converged and info.sweeps <= max_sweeps
     info.breakdown = stats.breakdown
+    if stats.breakdown or stats.tiny_column:
+        # What was not rotated is not orthogonal: no result to relative accuracy.
+        subject = name_of("G" if plan.caller == "hsvd" else "the factor", index)
+        raise np.linalg.LinAlgError(
+            f"{plan.caller}: a pair of columns of {subject} could not be orthogonalized: "
+            + ("two columns with opposite signs in J are parallel to working precision "
+               "(|coth 2phi| = 1: no hyperbolic rotation exists, so there is no hyperbolic "
+               "SVD to relative accuracy)" if stats.breakdown else
+               "a column's squared norm fell below the floating-point range while it was "
+               "not orthogonal to another one")
+        )
     info.work_group_size = stats.work_group_size
     for phase, seconds in stats.seconds.items():
         info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
@@ -453,19 +473,6 @@ def _warn_about(infos: list[SolveInfo], leading: tuple[int, ...], caller: str) -
             f"{caller} did not converge in max_sweeps sweeps"
             f"{which(unconverged)}; the partial result is returned (info.converged is False)",
             ConvergenceWarning,
-            stacklevel=4,  # public function <- solve <- here
-        )
-    broken = [info.breakdown for info in infos]
-    if any(broken):
-        # With J = I (svd) every pair rotates trigonometrically: only an angle
-        # below the floating-point range leaves one unrotated.
-        reason = "a rotation angle below the floating-point range" if caller == "svd" else (
-            "numerically dependent columns of opposite signs in the factor, or a rotation "
-            "angle below the floating-point range")
-        warnings.warn(
-            f"{caller}: some pivot pairs could not be rotated ({reason}){which(broken)}; "
-            "the results may be inaccurate",
-            RuntimeWarning,
             stacklevel=4,  # public function <- solve <- here
         )
 

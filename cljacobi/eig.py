@@ -203,7 +203,9 @@ def eig_indefinite(
     numpy.linalg.LinAlgError
         Non-finite input with ``check_finite=False``; an eigenvalue beyond
         float64's range (above its largest number, or nonzero below its
-        smallest subnormal).
+        smallest subnormal); two columns of the factor with opposite signs in
+        J parallel to working precision (no hyperbolic rotation exists, so no
+        eigendecomposition to relative accuracy through it).
     DeviceCapabilityError, DeviceMemoryError
         The device lacks fp64, memory, work-group size or local memory:
         checked before the factorization and before any launch.

@@ -101,8 +101,10 @@ def hsvd(
         Unsupported dtype of G or J (J bool, complex, strings), or a flag
         that is not a bool, 0 or 1.
     numpy.linalg.LinAlgError
-        No hyperbolic SVD: numerically dependent columns of opposite signs
-        (reported by the sweeps as pairs they could not rotate); column
+        No hyperbolic SVD to relative accuracy: two columns of opposite
+        signs in J parallel to working precision (no hyperbolic rotation
+        exists), or a column whose squared norm falls below the
+        floating-point range before it is orthogonal; column
         norms spanning more than float64 holds at once (about ``2^1000``; a
         LinAlgError is a ValueError); non-finite input with
         ``check_finite=False``; a singular value beyond float64;
@@ -173,17 +175,12 @@ class _HSVD:
         if Q is not None:
             info.factorization = "qr"
         info.seconds["factorization"] = time.perf_counter() - start
-        return Factored(R, signs_sorted, accumulate_v=self.compute_uv,
+        # R keeps the row grading of G: its columns do not carry their scale.
+        return Factored(R, signs_sorted, accumulate_v=self.compute_uv, peak_rounding=False,
                         kept={"n": n, "Q": Q, "perm": perm, "exponent": exponent})
 
     def extract(self, state: HSVDState, factored: Factored, index: tuple[int, ...],
                 plan: SweepPlan, info: SolveInfo) -> Any:
-        if info.breakdown:
-            raise np.linalg.LinAlgError(
-                f"{name_of('G', index)} has no hyperbolic SVD: some of its columns of opposite "
-                "signs in J are numerically dependent, so that no hyperbolic rotation can "
-                "orthogonalize them (or a rotation angle fell below the floating-point range)"
-            )
         kept, signs_sorted = factored.kept, factored.signs
         sigma = np.linalg.norm(state.G, axis=0)
         # A dependency among columns of one sign rotates into a zero (or

@@ -84,6 +84,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
@@ -91,11 +92,15 @@ import numpy as np
 __all__ = [
     "PairKind",
     "ReferenceResult",
+    "KAPPA_APART",
     "eig_from_factor",
     "hyperbolic_jacobi",
+    "kappa_excess",
+    "orthogonality_tolerance",
     "pair_rotation",
     "parallel_hyperbolic_jacobi",
     "rotation",
+    "rotation_cosine_m1",
 ]
 
 
@@ -108,6 +113,9 @@ class PairKind:
     ORTHOGONAL = 1
     #: hyperbolic pair with ``|kappa| <= 1`` (numerically dependent columns)
     BREAKDOWN = 2
+    #: a column whose squared norm is below the normal range meets a column it
+    #: is not orthogonal to: neither eq. (2.3) nor a rotation can be evaluated
+    TINY = 3
 
 
 class ReferenceResult(NamedTuple):
@@ -133,6 +141,12 @@ class ReferenceResult(NamedTuple):
         Number of hyperbolic pairs skipped because ``|kappa| <= 1``.
     converged : bool
         Whether the stopping criterion was met within ``max_sweeps``.
+    tiny : int
+        Number of pairs skipped because a column below the normal range met a
+        column it is not orthogonal to (:attr:`PairKind.TINY`).
+    deflations : int
+        Number of columns set to zero as the rounding remainder of dependent
+        columns (see the module docstring).
     """
 
     G: np.ndarray
@@ -142,11 +156,60 @@ class ReferenceResult(NamedTuple):
     rotations: int
     breakdowns: int
     converged: bool
+    tiny: int = 0
+    deflations: int = 0
 
 
 def _moved(t: float, a_ii: float, a_jj: float) -> float:
     """``|t| sqrt(a_long / a_short)``: the relative change of the shorter column."""
     return abs(t) * (math.sqrt(max(a_ii, a_jj)) / math.sqrt(min(a_ii, a_jj)))
+
+
+#: Hyperbolic pairs with ``|kappa|`` below this take ``|kappa| - 1`` computed
+#: apart from the columns (``kappa_excess`` of :func:`pair_rotation`), as the
+#: kernels do.
+KAPPA_APART = 2.0
+
+
+def orthogonality_tolerance(m: int, eps: float) -> float:
+    """The relative orthogonality threshold of the sweeps, ``sqrt(m) eps``.
+
+    Eq. (2.3) of the 2011 paper with the rounding level of a computed cosine
+    of two length-``m`` columns in place of ``eps`` (LAPACK's ``xGESVJ``
+    tolerance); see ``cjac_orthogonality_tolerance`` in ``arith.cl.mako``.
+    """
+    return eps * math.sqrt(max(m, 1))
+
+
+def kappa_excess(g_i: np.ndarray, g_j: np.ndarray, a_ij: complex) -> float:
+    """``|kappa| - 1`` of a hyperbolic pair, from the columns.
+
+    ``(a_ii + a_jj - 2 |a_ij|) / (2 |a_ij|) = ||g_i - u g_j||^2 / (2 |a_ij|)``
+    with ``u = conj(a_ij) / |a_ij|``: no cancellation, where the Gram entries
+    lose it all for nearly parallel columns (DESIGN.md, Appendix B).
+    """
+    u = np.conj(a_ij) / abs(a_ij)
+    diff = g_i - u * g_j
+    return float(np.vdot(diff, diff).real) / (2 * abs(a_ij))
+
+
+def rotation_cosine_m1(t: float, hyperbolic: bool) -> np.floating:
+    """``c - 1`` for ``c = 1/sqrt(1 + t^2)`` (or ``1/sqrt((1 - t)(1 + t))``), in t's type.
+
+    ``c`` rounded alone is 1 for ``|t| < sqrt(eps/2)``, which lengthens (or
+    shortens) every rotated column by ``t^2/2`` in the same direction; the
+    rotations apply ``z + (c - 1) z`` with ``c - 1`` to working precision
+    instead (``cjac_rotation_cosine_m1`` in ``arith.cl.mako``; here the
+    residual of the rounded ``c`` is taken with fractions, where the kernel
+    uses FMAs).
+    """
+    rt = type(t) if isinstance(t, np.floating) else np.float64
+    t = rt(t)
+    one = rt(1)
+    c = one / np.sqrt((one - t) * (one + t)) if hyperbolic else one / np.sqrt(one + t * t)
+    u = 1 - Fraction(float(t)) ** 2 if hyperbolic else 1 + Fraction(float(t)) ** 2
+    e = float(1 - Fraction(float(c)) ** 2 * u)
+    return rt((c - one) + rt(float(c) * e / 2))
 
 
 def pair_rotation(
@@ -156,10 +219,12 @@ def pair_rotation(
     hyperbolic: bool,
     *,
     eps: float | None = None,
+    tol: float | None = None,
+    kappa_excess: float | None = None,
 ) -> tuple[int, float, float]:
     """Classify a pivot pair and compute its rotation.
 
-    Same as :func:`rotation`, but distinguishes the two "no rotation" cases.
+    Same as :func:`rotation`, but distinguishes the "no rotation" cases.
 
     Parameters
     ----------
@@ -174,11 +239,19 @@ def pair_rotation(
         Machine epsilon to use; default ``np.finfo(np.float64).eps``.
         If the inputs are numpy ``float32`` scalars and ``eps`` is the float32
         epsilon, all arithmetic is done in float32.
+    tol : float, optional
+        Relative orthogonality threshold of eq. (2.3); default `eps` (the
+        sweeps pass :func:`orthogonality_tolerance`).
+    kappa_excess : float, optional
+        ``|kappa| - 1`` of a hyperbolic pair computed apart
+        (:func:`kappa_excess`); used when ``|kappa| <`` :data:`KAPPA_APART`.
+        Then ``t = sign(kappa) / (1 + x + sqrt(x (2 + x)))``, and a pair with
+        ``x = 0`` or ``|t|`` rounding to 1 is a breakdown.
 
     Returns
     -------
     kind : int
-        One of :class:`PairKind` ``ROTATE``, ``ORTHOGONAL``, ``BREAKDOWN``.
+        One of :class:`PairKind`.
     t : float
         ``tan(phi)`` or ``tanh(phi)`` (0 unless ``kind == ROTATE``).
     c : float
@@ -190,12 +263,16 @@ def pair_rotation(
     a_ii, a_jj, a_ij = rt(a_ii), rt(a_jj), rt(a_ij)
     one, two = rt(1), rt(2)
     eps_r = rt(eps)
+    tol_r = eps_r if tol is None else rt(tol)
     zero_t, one_c = rt(0), rt(1)
 
-    # eq. (2.3): relatively orthogonal pair (also covers a_ij == 0 and
-    # zero columns, for which the test below would read 0 < 0).
+    # A zero column is orthogonal to everything; one whose squared norm is
+    # below the normal range can be judged by neither eq. (2.3) nor a rotation.
     abs_a = abs(a_ij)
-    if abs_a == 0 or abs_a < eps_r * np.sqrt(a_ii) * np.sqrt(a_jj):
+    if not (a_ii >= np.finfo(rt).tiny and a_jj >= np.finfo(rt).tiny):
+        return (PairKind.ORTHOGONAL if abs_a == 0 else PairKind.TINY), zero_t, one_c
+    # eq. (2.3): relatively orthogonal pair.
+    if abs_a == 0 or abs_a <= tol_r * np.sqrt(a_ii) * np.sqrt(a_jj):
         return PairKind.ORTHOGONAL, zero_t, one_c
 
     big_kappa = np.sqrt(two / eps_r)
@@ -207,12 +284,18 @@ def pair_rotation(
     ak = abs(kappa)
     sgn = rt(math.copysign(1.0, float(kappa)))
 
-    if hyperbolic and not ak > one:
+    if hyperbolic and kappa_excess is not None and ak < KAPPA_APART:
+        # |t| -> 1: t from x = |kappa| - 1 computed from the columns.
+        x = rt(kappa_excess)
+        t = one / (one + x + np.sqrt(x * (two + x)))
+        if not (x > 0 and t < one):
+            return PairKind.BREAKDOWN, zero_t, one_c
+        t = sgn * t
+    elif hyperbolic and not ak > one:
         # |kappa| <= 1: coth(2 phi) <= 1 has no solution; the columns are
         # numerically linearly dependent.  Never produce NaN.
         return PairKind.BREAKDOWN, zero_t, one_c
-
-    if ak >= big_kappa:
+    elif ak >= big_kappa:
         # t ~ 1/(2 kappa), evaluated without kappa: kappa overflows to inf
         # when the squared norms are more than ~2^1024 apart, and t = 0
         # would leave a nonorthogonal pair unrotated.
@@ -302,12 +385,82 @@ def _check_factor(G: np.ndarray, signs: np.ndarray) -> tuple[np.ndarray, np.ndar
     return G, s.astype(np.int8)
 
 
+class _Pair(NamedTuple):
+    """How :func:`_decide` would treat a pivot pair (what ``cjac_step`` computes)."""
+
+    kind: int
+    t: np.floating
+    c: np.floating
+    cm1: np.floating  # c - 1 to working precision
+    a_ij: np.floating | complex
+    tc: np.floating | complex  # s = t e^{i alpha}, the tangent with the phase of a_ij
+
+
+def _decide(g_i: np.ndarray, g_j: np.ndarray, d_i: float, d_j: float, hyperbolic: bool,
+            *, eps: float, tol: float, rt: type, peak: float, rounding: float) -> _Pair:
+    """Classify the pair (g_i, g_j) with squared norms (d_i, d_j) and compute its rotation.
+
+    `peak` is the larger of the two columns' largest squared norms so far: a
+    hyperbolic pair whose difference ``g_i - u g_j`` is within ``rounding *
+    peak`` (the rounding the columns carry: ``tol^2``, or 0 where the rows
+    may be graded) is dependent, a breakdown.
+    """
+    if np.iscomplexobj(g_i):
+        a_ij = np.vdot(g_i, g_j)  # g_i^* g_j
+        arg = rt(abs(a_ij))
+    else:
+        a_ij = arg = rt(np.dot(g_i, g_j))
+    excess = None
+    if hyperbolic and arg != 0:
+        excess = kappa_excess(g_i, g_j, a_ij)
+        if 2 * abs(arg) * excess <= rounding * peak:
+            excess = 0.0
+    kind, t, c = pair_rotation(d_i, d_j, arg, hyperbolic, eps=eps, tol=tol,
+                               kappa_excess=excess)
+    cm1 = rotation_cosine_m1(t, hyperbolic) if kind == PairKind.ROTATE else rt(0)
+    # s = t e^{i alpha}, the phase of a_ij; for real data s = t.
+    tc = (a_ij / arg) * t if np.iscomplexobj(g_i) and kind == PairKind.ROTATE else t
+    return _Pair(kind, t, c, cm1, a_ij, tc)
+
+
+def _rotate_rows(X: np.ndarray, a: int, b: int, pair: _Pair, hyperbolic: bool,
+                 turn: bool = False) -> None:
+    """Rows a, b of X (columns of G or V, transposed) by eq. (2.4) or (2.5).
+
+    ``g_a' = c (g_a -+ conj(s) g_b)``, ``g_b' = c (g_b + s g_a)``, the products
+    with c as ``z + (c - 1) z``; with `turn` (Nash's rotation) the results are
+    turned by pi/2 into ``(g_b', -g_a')``.
+    """
+    x, y = X[a].copy(), X[b].copy()
+    s_i = np.conj(pair.tc) if hyperbolic else -np.conj(pair.tc)
+    z_a, z_b = x + s_i * y, y + pair.tc * x
+    new_a, new_b = z_a + pair.cm1 * z_a, z_b + pair.cm1 * z_b
+    if turn:
+        new_a, new_b = new_b, -new_a
+    X[a], X[b] = new_a, new_b
+
+
+def _sqnorm(x: np.ndarray, rt: type) -> np.floating:
+    return rt(np.vdot(x, x).real)
+
+
+def _deflate(Gt: np.ndarray, c: int, d: float, peak: float, rounding: float) -> bool:
+    """Zero column c of G (row c of Gt) if its squared norm ``d`` fell to
+    `rounding` (``tol^2``) times its peak: the rounding remainder of
+    numerically dependent columns (``cjac_step``)."""
+    if d > rounding * peak:
+        return False
+    Gt[c] = 0
+    return True
+
+
 def hyperbolic_jacobi(
     G: np.ndarray,
     signs: np.ndarray,
     *,
     max_sweeps: int = 60,
     accumulate_v: bool = True,
+    peak_rounding: bool = True,
 ) -> ReferenceResult:
     """One-sided hyperbolic Jacobi (row-cyclic) on the factor ``G``.
 
@@ -333,6 +486,10 @@ def hyperbolic_jacobi(
     accumulate_v : bool, optional
         Accumulate the transformations in ``V`` (default ``True``).  The
         final ``G`` does not depend on this (bitwise).
+    peak_rounding : bool, optional
+        Whether each column carries rounding of its largest norm so far times
+        eps (default; False for a factor whose rows may be graded): as the
+        kernel's argument of that name.
 
     Returns
     -------
@@ -356,21 +513,19 @@ def hyperbolic_jacobi(
     if max_sweeps < 1:
         raise ValueError("max_sweeps must be >= 1")
     m, r = G.shape
-    is_complex = G.dtype.kind == "c"
     rt = np.float32 if G.dtype in (np.float32, np.complex64) else np.float64
     eps = float(np.finfo(rt).eps)
-    tol = rt(math.sqrt(eps) / 2)
+    big_tol = rt(math.sqrt(eps) / 2)
 
     # Work on the transpose so that each column of G is a contiguous row.
     Gt = np.array(G.T, dtype=G.dtype, order="C", copy=True)
     Vt = np.eye(r, dtype=G.dtype) if accumulate_v else None
+    d = np.array([_sqnorm(Gt[k], rt) for k in range(r)], dtype=rt)
 
-    def sqnorm(x: np.ndarray) -> np.floating:
-        return rt(np.vdot(x, x).real) if is_complex else rt(np.dot(x, x))
-
-    d = np.array([sqnorm(Gt[k]) for k in range(r)], dtype=rt)
-
-    sweeps = rotations = breakdowns = 0
+    sweeps = rotations = breakdowns = tiny = deflations = 0
+    tol = orthogonality_tolerance(m, eps)
+    rounding = tol * tol if peak_rounding else 0.0
+    peak = d.copy()
     converged = r < 2
     if not converged:
         for _ in range(max_sweeps):
@@ -378,50 +533,25 @@ def hyperbolic_jacobi(
             big = False
             for i in range(r - 1):
                 for j in range(i + 1, r):
-                    gi = Gt[i]
-                    gj = Gt[j]
                     hyp = bool(s[i] != s[j])
-                    if is_complex:
-                        aij = np.vdot(gi, gj)  # g_i^* g_j
-                        mod = rt(abs(aij))
-                        kind, t, c = pair_rotation(d[i], d[j], mod, hyp, eps=eps)
-                        if kind == PairKind.ROTATE:
-                            # s = t e^{i alpha}; the phase of a_ij.
-                            tc = (aij / mod) * t
-                            tcc = np.conj(tc)
-                    else:
-                        aij = rt(np.dot(gi, gj))
-                        kind, t, c = pair_rotation(d[i], d[j], aij, hyp, eps=eps)
-                        tc = tcc = t
-                    if kind == PairKind.BREAKDOWN:
-                        breakdowns += 1
-                        continue
-                    if kind == PairKind.ORTHOGONAL:
+                    pair = _decide(Gt[i], Gt[j], d[i], d[j], hyp, eps=eps, tol=tol, rt=rt,
+                                   peak=max(peak[i], peak[j]), rounding=rounding)
+                    breakdowns += pair.kind == PairKind.BREAKDOWN
+                    tiny += pair.kind == PairKind.TINY
+                    if pair.kind != PairKind.ROTATE:
                         continue
                     rotations += 1
-                    if _moved(t, d[i], d[j]) > tol:
+                    if _moved(pair.t, d[i], d[j]) > big_tol:
                         big = True
-                    # (2.4) / (2.5); the parenthesised part is what a kernel
-                    # evaluates with one FMA per element.
-                    if hyp:
-                        gi_new = c * (gi + tcc * gj)
-                    else:
-                        gi_new = c * (gi - tcc * gj)
-                    gj_new = c * (gj + tc * gi)
-                    Gt[i] = gi_new
-                    Gt[j] = gj_new
-                    d[i] = sqnorm(Gt[i])
-                    d[j] = sqnorm(Gt[j])
+                    _rotate_rows(Gt, i, j, pair, hyp)
                     if Vt is not None:
-                        vi = Vt[i]
-                        vj = Vt[j]
-                        if hyp:
-                            vi_new = c * (vi + tcc * vj)
-                        else:
-                            vi_new = c * (vi - tcc * vj)
-                        vj_new = c * (vj + tc * vi)
-                        Vt[i] = vi_new
-                        Vt[j] = vj_new
+                        _rotate_rows(Vt, i, j, pair, hyp)
+                    d[i], d[j] = _sqnorm(Gt[i], rt), _sqnorm(Gt[j], rt)
+                    peak[i], peak[j] = max(peak[i], d[i]), max(peak[j], d[j])
+                    short = i if d[i] <= d[j] else j
+                    if not hyp and _deflate(Gt, short, d[short], peak[short], rounding):
+                        d[short] = 0
+                        deflations += 1
             if not big:
                 converged = True
                 break
@@ -441,6 +571,8 @@ def hyperbolic_jacobi(
         rotations=rotations,
         breakdowns=breakdowns,
         converged=converged,
+        tiny=tiny,
+        deflations=deflations,
     )
 
 
@@ -510,6 +642,7 @@ def parallel_hyperbolic_jacobi(
     sort_diagonal: bool = True,
     max_sweeps: int = 60,
     accumulate_v: bool = True,
+    peak_rounding: bool = True,
 ) -> ReferenceResult:
     """The pointwise device algorithm, run sequentially: the oracle for every strategy.
 
@@ -530,7 +663,8 @@ def parallel_hyperbolic_jacobi(
       estimate ``j d`` -- the larger new squared norm in the positive sign
       group, the smaller in the negative one -- judged by the predicted new
       norms of eq. (2.6), ``a_ii - t a_ij`` and ``a_jj + t a_ij`` (the
-      current ones if the pair is not rotated).  Algorithm 2 then exchanges
+      current ones if the pair is not rotated); norms equal to a relative
+      ``sqrt(eps)/2`` are a tie and stay where they are.  Algorithm 2 then exchanges
       the packed-diagonal entries of ``i`` and ``j``; algorithm 3 (Nash)
       rotates through the complementary angle, ``(g_i', g_j') = (c (g_j + t
       g_i), -c (g_i - t g_j))``, and keeps ``rho`` (a pair with the border
@@ -556,6 +690,8 @@ def parallel_hyperbolic_jacobi(
         Sweeps before giving up (``converged=False``, with a warning).
     accumulate_v : bool
         Accumulate ``V`` with ``G_final = G @ V``.
+    peak_rounding : bool
+        As in :func:`hyperbolic_jacobi`.
 
     Returns
     -------
@@ -581,7 +717,7 @@ def parallel_hyperbolic_jacobi(
     bordered = r % 2
     r_pad = r + bordered
     eps = float(np.finfo(np.float64).eps)
-    tol = math.sqrt(eps) / 2
+    big_tol = math.sqrt(eps) / 2
 
     Gt = np.zeros((r_pad, m + bordered))
     Gt[:r, :m] = G.T
@@ -596,7 +732,10 @@ def parallel_hyperbolic_jacobi(
     sg = sg_col[rho].copy()
     d = np.array([float(np.dot(Gt[c], Gt[c])) for c in rho])
 
-    sweeps = rotations = breakdowns = 0
+    sweeps = rotations = breakdowns = tiny = deflations = 0
+    tol = orthogonality_tolerance(m + bordered, eps)
+    rounding = tol * tol if peak_rounding else 0.0
+    peak = np.array([float(np.dot(Gt[c], Gt[c])) for c in range(r_pad)])  # by column
     converged = r < 2
     if sort_diagonal:
         _sort_positions(d, rho, sg)
@@ -606,36 +745,37 @@ def parallel_hyperbolic_jacobi(
         for step in step_table(strategy, r_pad, sweep=sweep).pairs:
             for i, j in step.tolist():
                 ci, cj = rho[i], rho[j]
-                gi, gj = Gt[ci], Gt[cj]
                 hyp = bool(sg[i] != sg[j])
-                aij = float(np.dot(gi, gj))
-                kind, t, c = pair_rotation(d[i], d[j], aij, hyp, eps=eps)
-                rotate = kind == PairKind.ROTATE
-                breakdowns += kind == PairKind.BREAKDOWN
+                pair = _decide(Gt[ci], Gt[cj], d[i], d[j], hyp, eps=eps, tol=tol,
+                               rt=np.float64, peak=max(peak[ci], peak[cj]), rounding=rounding)
+                rotate = pair.kind == PairKind.ROTATE
+                breakdowns += pair.kind == PairKind.BREAKDOWN
+                tiny += pair.kind == PairKind.TINY
                 exchange = False
                 if rotation != 1 and not hyp:
-                    tt = t if rotate else 0.0
-                    new_ii, new_jj = d[i] - tt * aij, d[j] + tt * aij
-                    exchange = bool(new_ii < new_jj if sg[i] > 0 else new_ii > new_jj)
+                    new_ii = d[i] - pair.t * pair.a_ij
+                    new_jj = d[j] + pair.t * pair.a_ij
+                    tie = big_tol * max(new_ii, new_jj)  # estimates equal to T_eps
+                    exchange = bool(new_jj - new_ii > tie if sg[i] > 0 else new_ii - new_jj > tie)
                     # Nash's turn would move the border's data (column r): not done
                     exchange &= rotation != 3 or max(ci, cj) < r
-                if not rotate:
-                    t, c = 0.0, 1.0
-                if rotate or (rotation == 3 and exchange):
-                    t_i = t if hyp else -t
-                    pairs_of_rows = [(Gt, ci, cj)] + ([(Vt, ci, cj)] if Vt is not None else [])
-                    for arr, a, b in pairs_of_rows:
-                        x, y = arr[a].copy(), arr[b].copy()
-                        xn, yn = c * (x + t_i * y), c * (y + t * x)
-                        if rotation == 3 and exchange:
-                            xn, yn = yn, -xn
-                        arr[a], arr[b] = xn, yn
-                    d[i], d[j] = float(np.dot(Gt[ci], Gt[ci])), float(np.dot(Gt[cj], Gt[cj]))
-                if rotation == 2 and exchange:
-                    d[[i, j]], rho[[i, j]], sg[[i, j]] = d[[j, i]], rho[[j, i]], sg[[j, i]]
                 if rotate:
                     rotations += 1
-                    big |= abs(t) > tol
+                    big |= _moved(pair.t, d[i], d[j]) > big_tol
+                turn = rotation == 3 and exchange
+                if rotate or turn:
+                    for rows in [Gt] + ([Vt] if Vt is not None else []):
+                        _rotate_rows(rows, ci, cj, pair, hyp, turn)
+                    if turn:
+                        peak[[ci, cj]] = peak[[cj, ci]]
+                    d[i], d[j] = float(np.dot(Gt[ci], Gt[ci])), float(np.dot(Gt[cj], Gt[cj]))
+                    peak[ci], peak[cj] = max(peak[ci], d[i]), max(peak[cj], d[j])
+                    short = i if d[i] <= d[j] else j
+                    if not hyp and _deflate(Gt, rho[short], d[short], peak[rho[short]], rounding):
+                        d[short] = 0.0
+                        deflations += 1
+                if rotation == 2 and exchange:
+                    d[[i, j]], rho[[i, j]], sg[[i, j]] = d[[j, i]], rho[[j, i]], sg[[j, i]]
         if sort_diagonal:
             _sort_positions(d, rho, sg)
         if not big:
@@ -657,4 +797,6 @@ def parallel_hyperbolic_jacobi(
         rotations=rotations,
         breakdowns=breakdowns,
         converged=converged,
+        tiny=tiny,
+        deflations=deflations,
     )

@@ -25,8 +25,8 @@ Strategies
     Hari–Zimmermann GSVD on GPUs, Sect. 2.2).  Cyclic, ``r - 1`` steps.
     Built from a base table for ``b`` (``b/2`` odd, ``r = b 2^k``) by
     doubling; bases up to :data:`ME_SEARCH_MAX_BASE` come from the search of
-    docs/design.md, Appendix A, larger ones from a construction with the same
-    properties (:func:`_me_base_circle`).
+    docs/design.md, Appendix A, larger ones from a block-recursive construction on
+    the two halves (:func:`_me_base_halves`).
 ``"round-robin"``
     Round-robin ordering of [BL85]_, with the index movement of docs/design.md,
     Appendix A.  Cyclic, ``r - 1`` steps; the movement returns to its start
@@ -90,7 +90,7 @@ STRATEGIES: tuple[str, ...] = ("mm", "me", "ring", "round-robin")
 #: Largest ME base order ``b`` built by the backtracking search of docs/design.md,
 #: Appendix A.  The search is instantaneous up to here (b = 22 visits about
 #: 5e4 nodes) and explodes right after (b = 26 and 30 exceed 1e7 nodes), so
-#: larger bases use the relabelled circle construction, :func:`_me_base_circle`.
+#: larger bases use the block-recursive construction :func:`_me_base_halves`.
 ME_SEARCH_MAX_BASE = 22
 
 
@@ -351,35 +351,54 @@ def _me_base_search(b: int) -> np.ndarray:
     return np.array(steps[::-1], dtype=np.int32).reshape(b - 1, b // 2, 2)
 
 
-def _me_base_circle(b: int) -> np.ndarray:
-    """ME base table by a relabelled circle (round-robin) 1-factorisation.
+def _me_base_halves(b: int) -> np.ndarray:
+    """ME base table for large ``b`` (``b/2`` odd), block-recursive on the halves.
 
-    Used for ``b > ME_SEARCH_MAX_BASE`` where the search explodes.  On the
-    vertices ``Z_{b-1}`` and ``inf``, factor ``F_t`` holds ``{t, inf}`` and
-    ``{t - d, t + d}`` (mod ``b - 1``), ``d = 1, ..., b/2 - 1``.  Relabel
-    ``phi(inf) = 0``, ``phi(0) = 1``, ``phi(d) = 2d + 1``, ``phi(-d) = 2d``;
-    step ``s`` is the factor containing ``(0, b - 1 - s)``, pairs sorted by
-    their first index.  This keeps the properties of the searched tables
-    (step ``s`` starts with ``(0, b - 1 - s)``, the last step is
-    ``(0,1)(2,3)...``, every pair once, pairs sorted in each step) and gives
-    exactly the searched table for ``b = 2`` and ``b = 6``.
+    Used for ``b > ME_SEARCH_MAX_BASE``, where the search explodes.  With
+    ``q = b/2`` (odd), ``A = 0..q-1`` and ``B = q..b-1``: the first ``q - 1``
+    steps pair every index of A with one of B (the "far" pairs, a cyclic Latin
+    square), the last ``q`` steps pair the indices within each half (the
+    "near" ones) plus one pair across, from the ME table of ``K_{q+1}`` (built
+    the same way, recursively): on A with vertex ``q`` as the absent partner,
+    on B shifted by ``q - 1`` with vertex 0 absent, the two absent partners of
+    a step paired with each other.  So neighbouring indices -- columns with
+    close eigenvalue estimates, once the packed diagonal is sorted -- meet in
+    consecutive steps at the end of a sweep, as in the doubled and the
+    searched tables (their last steps pair ``2k, 2k+1``, then indices 2 apart,
+    ...).  The relabelled circle factorisation used before spread the pairs
+    of every distance over all steps and, like round-robin, converged only
+    linearly on clusters of equal eigenvalues: n = 300 with eigenvalues
+    +-1 (150 each) took 35 sweeps with ME, 19 once the orthogonality threshold
+    no longer rotated rounding noise, against 10 with the ring ordering
+    (bench/results/strategies-clusters-*.md).
+
+    Every pair once, the pairs of a step sorted by their first index, and the
+    last step ``(0,1)(2,3)...`` as in the searched tables; unlike them, step
+    ``s`` does not start with ``(0, b - 1 - s)``.
     """
-    m, h = b - 1, b // 2
-    phi = np.empty(b, dtype=np.int64)  # phi[m] is the label of inf
-    phi[m], phi[0] = 0, 1
-    d = np.arange(1, h)
-    phi[d] = 2 * d + 1
-    phi[m - d] = 2 * d
-    inv = np.empty(b, dtype=np.int64)
-    inv[phi] = np.arange(b)
-    t = inv[b - 1 - np.arange(m)]  # factor index of each step
-    x = phi[(t[:, None] - d) % m]
-    y = phi[(t[:, None] + d) % m]
-    first = np.stack([np.zeros(m, dtype=np.int64), b - 1 - np.arange(m)], axis=-1)
-    rest = np.stack([np.minimum(x, y), np.maximum(x, y)], axis=-1)
-    pairs = np.concatenate([first[:, None, :], rest], axis=1)
-    order = np.argsort(pairs[:, :, 0], axis=1, kind="stable")
-    return np.take_along_axis(pairs, order[:, :, None], axis=1).astype(np.int32)
+    q = b // 2
+    inner = _me_pairs(q + 1).astype(np.int64)  # q steps of (q + 1) / 2 pairs
+    first, second = inner[:, :, 0], inner[:, :, 1]
+    half = (q - 1) // 2
+    # A: the pairs without vertex q; its partner is the index of A left out.
+    on_a = inner[second != q].reshape(q, half, 2)
+    a_out = np.where(second == q, first, -1).max(axis=1)
+    # B: the pairs without vertex 0, shifted to q - 1 + v; 0's partner is left out.
+    on_b = inner[first != 0].reshape(q, half, 2) + (q - 1)
+    b_out = np.where(first == 0, second, -1).max(axis=1) + (q - 1)
+    across = np.stack([a_out, b_out], axis=-1)[:, None, :]
+    within = np.concatenate([on_a, on_b, across], axis=1)
+    # The other q - 1 perfect matchings between A and B: a -> partner[(a + k) mod q].
+    partner = np.empty(q, dtype=np.int64)
+    partner[a_out] = b_out
+    shifts = np.arange(1, q)
+    shifts = shifts[np.argsort(-partner[shifts], kind="stable")]  # index 0 meets far B first
+    a = np.arange(q)
+    far = np.stack([np.broadcast_to(a, (q - 1, q)), partner[(a[None, :] + shifts[:, None]) % q]],
+                   axis=-1)
+    table = np.concatenate([far, within])
+    order = np.argsort(table[:, :, 0], axis=1, kind="stable")
+    return np.take_along_axis(table, order[:, :, None], axis=1).astype(np.int32)
 
 
 @functools.lru_cache(maxsize=32)
@@ -387,7 +406,7 @@ def _me_base(b: int) -> np.ndarray:
     """Cached ME base table for ``b`` with ``b/2`` odd (search or construction)."""
     if b % 4 != 2:
         raise ValueError(f"ME base order must be 2 mod 4, got {b}")
-    table = _me_base_search(b) if b <= ME_SEARCH_MAX_BASE else _me_base_circle(b)
+    table = _me_base_search(b) if b <= ME_SEARCH_MAX_BASE else _me_base_halves(b)
     return _readonly(table)
 
 

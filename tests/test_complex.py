@@ -116,13 +116,15 @@ def test_one_step_against_reference(queue, rng, layout, p):
     g = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=_pack(columns, layout))
     v = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=_pack(identity, layout))
     d = cl.Buffer(ctx, mf.READ_WRITE, DIAG_DTYPE.itemsize * r)
+    peak = cl.Buffer(ctx, mf.READ_WRITE, 8 * r)
     stepper = cl.Buffer(ctx, mf.READ_WRITE, 16 * (r // 2))
     zeros = np.zeros(r // 2, np.int32)
     status = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
     rotations = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
     size = ((r // 2) * wg,), (wg,)
     cl.Kernel(program, "cjac_precompute")(queue, *size, g, np.int32(LD), np.int32(m), d,
-                                          stepper, np.int32(r), np.int32(p))
+                                          peak, np.int32(0), stepper, np.int32(r),
+                                          np.int32(p))
     diagonal = np.empty(r, DIAG_DTYPE)
     cl.enqueue_copy(queue, diagonal, d)
     np.testing.assert_allclose(np.sort(diagonal["d"]), np.sort(np.sum(abs(G) ** 2, axis=0)),
@@ -130,7 +132,8 @@ def test_one_step_against_reference(queue, rng, layout, p):
     diagonal = sort_diagonal(diagonal)
     cl.enqueue_copy(queue, d, diagonal)
     cl.Kernel(program, "cjac_step")(queue, *size, g, np.int32(LD), np.int32(m), v, np.int32(LD),
-                                    np.int32(r), d, stepper, status, rotations, np.int32(r))
+                                    np.int32(r), d, peak, stepper, status, rotations,
+                                    np.int32(r))
 
     expected_G, expected_V = G.copy(), np.eye(r, dtype=np.complex128)
     expected_status = np.zeros(r // 2, np.int32)

@@ -69,19 +69,20 @@ class _Pointwise:
         self.g = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=columns)
         self.v = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=identity)
         self.d = cl.Buffer(ctx, mf.READ_WRITE, DIAG_DTYPE.itemsize * self.r)
+        self.peak = cl.Buffer(ctx, mf.READ_WRITE, 8 * self.r)
         self.stepper = cl.Buffer(ctx, mf.READ_WRITE, 16 * self.slots)
         zeros = np.zeros(self.slots, np.int32)
         self.status = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
         self.rotations = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
         self.kernels["cjac_precompute"](
             queue, (self.slots * self.wg,), (self.wg,), self.g, np.int32(LD), np.int32(self.m),
-            self.d, self.stepper, np.int32(self.r), np.int32(p))
+            self.d, self.peak, np.int32(0), self.stepper, np.int32(self.r), np.int32(p))
 
     def step(self):
         self.kernels["cjac_step"](
             self.queue, (self.slots * self.wg,), (self.wg,),
             self.g, np.int32(LD), np.int32(self.m), self.v, np.int32(LD), np.int32(self.r),
-            self.d, self.stepper, self.status, self.rotations, np.int32(self.r))
+            self.d, self.peak, np.int32(1), self.stepper, self.status, self.rotations, np.int32(self.r))
 
     def read(self, buffer, dtype, count):
         out = np.empty(count, dtype=dtype)

@@ -228,17 +228,19 @@ def test_me_n8_and_n6_match_design_exactly() -> None:
     assert step_table("me", 6).pairs.tolist() == as_lists(ME6)
     assert st._me_base(6).tolist() == as_lists(ME6)
     assert st._me_base_search(6).tolist() == as_lists(ME6)
-    assert st._me_base_circle(6).tolist() == as_lists(ME6)
     assert step_table("me", 2).pairs.tolist() == [[[0, 1]]]
 
 
-def check_me_shape(table: np.ndarray) -> None:
-    """Properties shared by every ME table (searched, constructed, doubled)."""
+def check_me_shape(table: np.ndarray, searched: bool = True) -> None:
+    """Properties shared by every ME table (searched, constructed, doubled);
+    step s starts with (0, n-1-s) where the base was searched (the search
+    takes the first unused pair first)."""
     steps, h, _ = table.shape
     n = 2 * h
     assert steps == n - 1
-    # step s starts with (0, n-1-s): the search takes the first unused pair first
-    assert np.array_equal(table[:, 0], np.stack([np.zeros(n - 1), n - 1 - np.arange(n - 1)], -1))
+    if searched:
+        assert np.array_equal(table[:, 0],
+                              np.stack([np.zeros(n - 1), n - 1 - np.arange(n - 1)], -1))
     assert table[-1].tolist() == [[2 * k, 2 * k + 1] for k in range(h)]
     assert np.all(np.diff(table[:, :, 0], axis=1) > 0)  # pairs sorted by first index
     assert np.all(table[:, :, 0] < table[:, :, 1])
@@ -247,7 +249,8 @@ def check_me_shape(table: np.ndarray) -> None:
 
 @pytest.mark.parametrize("n", ORDERS + [1000])
 def test_me_structure(n: int) -> None:
-    check_me_shape(step_table("me", n).pairs)
+    b = n // (n & -n) * 2 if n % 4 == 0 else n  # the base: n = b 2^k, b/2 odd
+    check_me_shape(step_table("me", n).pairs, searched=b <= st.ME_SEARCH_MAX_BASE)
 
 
 @pytest.mark.parametrize("b", [2, 6, 10, 14, 18, 22])
@@ -256,16 +259,17 @@ def test_me_searched_bases(b: int) -> None:
     assert np.array_equal(st._me_base(b), st._me_base_search(b))
 
 
-@pytest.mark.parametrize("b", [2, 6, 10, 22, 26, 30, 34, 250, 998])
-def test_me_circle_construction(b: int) -> None:
-    check_me_shape(st._me_base_circle(b))
+@pytest.mark.parametrize("b", [6, 10, 22, 26, 30, 34, 150, 250, 998])
+def test_me_halves_construction(b: int) -> None:
+    table = st._me_base_halves(b)
+    check_me_shape(table, searched=False)
     if b > st.ME_SEARCH_MAX_BASE:
-        assert np.array_equal(st._me_base(b), st._me_base_circle(b))
-
-
-def test_me_circle_equals_search_where_design_fixes_it() -> None:
-    for b in (2, 6):
-        assert np.array_equal(st._me_base_circle(b), st._me_base_search(b))
+        assert np.array_equal(st._me_base(b), table)
+    # Block-recursive: the first b/2 - 1 steps pair the halves, the rest pair
+    # within them but for one pair a step.
+    q = b // 2
+    across = (table[:, :, 0] < q) & (table[:, :, 1] >= q)
+    assert across[: q - 1].all() and (across[q - 1:].sum(axis=1) == 1).all()
 
 
 def _double_literal(table: np.ndarray) -> list[list[tuple[int, int]]]:

@@ -33,7 +33,7 @@ from ..strategies import step_table
 from .device import require_fp64
 from .limits import check_local_memory, choose_work_group_size
 from .operands import Operands, download, upload
-from .pointwise import STATUS_BIG, RunStats, complex_layout
+from .pointwise import STATUS_BIG, STATUS_BROKEN, RunStats, complex_layout
 from .programs import KernelSpec, build_program
 
 __all__ = [
@@ -518,6 +518,11 @@ class BlockedHSVD:
         partial_buf = cl.Buffer(ctx, mf.READ_WRITE, element_bytes * slots * chunks * K * K)
         transforms_buf = cl.Buffer(ctx, mf.READ_WRITE, element_bytes * slots * K * K)
         rotated_buf = cl.Buffer(ctx, mf.READ_WRITE, 4 * slots)
+        # the largest squared norm of every column so far (cjac_block_rotate),
+        # handed on to the pointwise sweeps
+        if ops.peak is None:
+            ops.peak = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(r_pad))
+        peak_buf = ops.peak
         zeros = np.zeros(slots, np.int32)
         status_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
         rotations_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
@@ -527,14 +532,14 @@ class BlockedHSVD:
         gram.set_args(g_buf, np.int32(ldg), np.int32(m_used), np.int32(chunk_rows), outer_buf,
                       np.int32(0), partial_buf)
         rotate = cl.Kernel(program, "cjac_block_rotate")
-        rotate.set_args(partial_buf, np.int32(chunks), signs_buf, outer_buf, np.int32(0),
-                        np.int32(self.inner_sweeps), transforms_buf, rotated_buf,
-                        status_buf, rotations_buf)
+        rotate.set_args(partial_buf, np.int32(chunks), np.int32(m_used), signs_buf, peak_buf,
+                        outer_buf, np.int32(0), np.int32(self.inner_sweeps), transforms_buf,
+                        rotated_buf, status_buf, rotations_buf)
         update_g = cl.Kernel(program, "cjac_block_update")
         update_g.set_args(g_buf, np.int32(ldg), np.int32(m_used), np.int32(g_chunk_rows),
                           outer_buf, np.int32(0), transforms_buf, rotated_buf)
         launches = [(gram, 5, (slots * gram_wg, chunks), (gram_wg, 1)),
-                    (rotate, 4, (slots * rotate_wg,), (rotate_wg,)),
+                    (rotate, 6, (slots * rotate_wg,), (rotate_wg,)),
                     (update_g, 5, (slots * update_wg, g_chunks), (update_wg, 1))]
         if self.accumulate_v:
             update_v = cl.Kernel(program, "cjac_block_update")
@@ -558,6 +563,8 @@ class BlockedHSVD:
             stats.sweeps += 1
             stats.last_status = int(summary[0])
             stats.rotations_per_sweep.append(int(summary[1]))
+            # Pairs the Gram matrices cannot resolve wait for the pointwise sweeps.
+            stats.breakdown |= bool(summary[0] & STATUS_BROKEN)
             if not summary[0] & STATUS_BIG:
                 stats.converged = True
                 break

@@ -62,6 +62,10 @@ class Operands:
     split: bool = False
     #: Seconds spent moving (and preparing) data so far.
     transfer_seconds: float = 0.0
+    #: The largest squared norm every column has had so far (``columns``
+    #: reals of the working precision), kept by the sweep kernels from phase to
+    #: phase; None until a phase creates it.
+    peak: cl.Buffer | None = None
 
     @property
     def p(self) -> int:

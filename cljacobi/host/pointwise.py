@@ -29,6 +29,7 @@ __all__ = [
     "BLOCKED_COMPLEX_LAYOUT",
     "STATUS_BIG",
     "STATUS_BROKEN",
+    "STATUS_TINY_COLUMN",
     "HSVDState",
     "PointwiseHSVD",
     "RunStats",
@@ -39,6 +40,7 @@ __all__ = [
 STATUS_ROTATED = 1
 STATUS_BIG = 2
 STATUS_BROKEN = 4
+STATUS_TINY_COLUMN = 8
 
 #: Environment variable that selects the complex storage layout when the
 #: caller passes none: ``interleaved`` or ``split`` (for benchmarking both).
@@ -98,6 +100,9 @@ class RunStats:
     last_status: int = 0
     #: Some hyperbolic pair was numerically dependent (never rotated).
     breakdown: bool = False
+    #: Some column with a squared norm below the normal floating-point range
+    #: met a column it is not orthogonal to (never rotated).
+    tiny_column: bool = False
     work_group_size: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -222,21 +227,30 @@ class PointwiseHSVD:
             split=complex_ and self.layout == "split",
         )
 
-    def run(self, G: np.ndarray, signs: np.ndarray, *, max_sweeps: int) -> HSVDState:
+    def run(self, G: np.ndarray, signs: np.ndarray, *, max_sweeps: int,
+            peak_rounding: bool = True) -> HSVDState:
         """Orthogonalize the columns of `G` (m x r, float64 or complex128) with signature `signs`.
 
         `signs` must be sorted, +1 first.  Returns after convergence or after
         `max_sweeps` quasi-sweeps (``stats.converged`` tells which).
         """
-        return self.run_operands(self.upload(G, signs), max_sweeps=max_sweeps)
+        return self.run_operands(self.upload(G, signs), max_sweeps=max_sweeps,
+                                 peak_rounding=peak_rounding)
 
     def run_operands(
-        self, operands: Operands, *, max_sweeps: int, fetch: bool = True
+        self, operands: Operands, *, max_sweeps: int, fetch: bool = True,
+        peak_rounding: bool = True,
     ) -> HSVDState:
         """The sweeps on operands already on the device (an even number of
         columns, V present if accumulated), then the result on the host;
         with ``fetch=False`` G and V stay on the device (``state.operands``;
-        ``state.G`` and ``state.V`` are None)."""
+        ``state.G`` and ``state.V`` are None).
+
+        ``peak_rounding`` says that every column carries rounding of its
+        largest norm so far times eps (true of a factor whose columns carry its
+        scale; False for one whose rows may be graded): a remainder of dependent
+        columns of one sign below it is zeroed, and a pair of opposite signs
+        whose difference is below it is dependent (``cjac_step``)."""
         seconds = {"transfer": 0.0, "sweeps": 0.0, "sort": 0.0}
         ops = operands
         complex_ = ops.dtype.kind == "c"
@@ -258,6 +272,7 @@ class PointwiseHSVD:
             self.device,
             {
                 "packed diagonal": diag_dtype.itemsize * r_pad,
+                "column peaks": diag_dtype["d"].itemsize * r_pad,
                 # int2 position pairs, r_pad/2 per step; two sweeps' worth for the ring
                 **({} if self.strategy == "mm" else {
                     "step table": 8 * (r_pad // 2) * (r_pad - 1)
@@ -271,6 +286,12 @@ class PointwiseHSVD:
         ctx = self.queue.context
         g_buf, v_buf = ops.g, ops.v
         d_buf = cl.Buffer(ctx, mf.READ_WRITE, diag_dtype.itemsize * r_pad)
+        # the largest squared norm of every physical column so far (cjac_step),
+        # continued from a blocked phase that ran before
+        keep_peaks = ops.peak is not None
+        if not keep_peaks:
+            ops.peak = cl.Buffer(ctx, mf.READ_WRITE, diag_dtype["d"].itemsize * r_pad)
+        peak_buf = ops.peak
         stepper_buf = cl.Buffer(ctx, mf.READ_WRITE, 16 * slots)
         zeros = np.zeros(slots, dtype=np.int32)
         status_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
@@ -287,8 +308,8 @@ class PointwiseHSVD:
         local_size = (wg,)
         cl.Kernel(program, "cjac_precompute")(
             self.queue, global_size, local_size,
-            g_buf, np.int32(ldg), np.int32(m_used), d_buf, stepper_buf,
-            np.int32(r_pad), np.int32(p),
+            g_buf, np.int32(ldg), np.int32(m_used), d_buf, peak_buf, np.int32(keep_peaks),
+            stepper_buf, np.int32(r_pad), np.int32(p),
         )
         step = cl.Kernel(program, "cjac_step")
         step_args = [g_buf, np.int32(ldg), np.int32(m_used)]
@@ -296,10 +317,10 @@ class PointwiseHSVD:
             step_args += [v_buf, np.int32(ldv), np.int32(r_pad)]
         step_index_arg = None
         if pairs_buf is None:
-            step_args += [d_buf, stepper_buf]
+            step_args += [d_buf, peak_buf, np.int32(peak_rounding), stepper_buf]
         else:
-            step_index_arg = len(step_args) + 2
-            step_args += [d_buf, pairs_buf, np.int32(0)]
+            step_index_arg = len(step_args) + 4
+            step_args += [d_buf, peak_buf, np.int32(peak_rounding), pairs_buf, np.int32(0)]
         step_args += [status_buf, rotations_buf, np.int32(r_pad)]
         if self.rotation == 3:
             step_args.append(np.int32(r))  # columns >= r are the border
@@ -329,6 +350,7 @@ class PointwiseHSVD:
             stats.last_status = int(summary[0])
             stats.rotations_per_sweep.append(int(summary[1]))
             stats.breakdown |= bool(summary[0] & STATUS_BROKEN)
+            stats.tiny_column |= bool(summary[0] & STATUS_TINY_COLUMN)
             if self.sort_diagonal:
                 sort_in_sweeps += self._sort(d_buf, diagonal)
             # Stop when no rotation with |t| > sqrt(eps)/2 happened (Sect. 2 and 4).

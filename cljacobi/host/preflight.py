@@ -39,6 +39,7 @@ def pointwise_footprint(
     if accumulate_v:
         buffers["V"] = element_bytes * ldv * r_pad
     buffers["packed diagonal"] = DIAG_DTYPE.itemsize * r_pad
+    buffers["column peaks"] = DIAG_DTYPE["d"].itemsize * r_pad
     buffers["stepper"] = 16 * slots
     buffers["status words"] = 2 * 4 * slots + 8
     return buffers

@@ -12,8 +12,10 @@
 %if real_ctype == "double":
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define CJAC_EPS DBL_EPSILON
+#define CJAC_TINY DBL_MIN
 %else:
 #define CJAC_EPS FLT_EPSILON
+#define CJAC_TINY FLT_MIN
 %endif
 typedef ${real_ctype} cjac_real;
 
@@ -29,6 +31,8 @@ typedef struct __attribute__((aligned(16))) {
 #define CJAC_ROTATED 1   /* a rotation was applied (|t| <= sqrt(eps)/2)       */
 #define CJAC_BIG     2   /* a rotation with |t| > sqrt(eps)/2 was applied      */
 #define CJAC_BROKEN  4   /* hyperbolic pair numerically dependent: not rotated */
+#define CJAC_TINY_COLUMN 8  /* a column whose squared norm is below the normal range
+                             * (CJAC_TINY) meets one it is not orthogonal to */
 </%def>
 
 <%def name="workgroup_sum(work_group_size)">
@@ -71,7 +75,9 @@ inline cjac_real cjac_trig_tangent(const cjac_real a_ii, const cjac_real a_jj,
  * coth 2phi = -(a_ii + a_jj) / (2 a_ij), t = tanh phi
  * = sign(kappa) / (|kappa| + sqrt((|kappa| - 1)(|kappa| + 1))), eq. (2.5).
  * Returns 0 when |kappa| <= 1: the columns are numerically dependent and no
- * hyperbolic rotation exists (the caller flags CJAC_BROKEN). */
+ * hyperbolic rotation exists (the caller flags CJAC_BROKEN).  Near |kappa| = 1
+ * (|t| -> 1) |kappa| - 1 is lost to cancellation here; cjac_step computes it
+ * from the columns instead (cjac_hyp_tangent_apart). */
 inline cjac_real cjac_hyp_tangent(const cjac_real a_ii, const cjac_real a_jj,
                                   const cjac_real a_ij)
 {
@@ -82,6 +88,59 @@ inline cjac_real cjac_hyp_tangent(const cjac_real a_ii, const cjac_real a_jj,
     if (abs_kappa >= sqrt(2 / CJAC_EPS))
         return -a_ij / (a_ii + a_jj);  /* = 1/(2 kappa), finite where kappa overflows */
     return copysign(1 / (abs_kappa + sqrt((abs_kappa - 1) * (abs_kappa + 1))), kappa);
+}
+
+/* The same tangent from x = |kappa| - 1 computed apart, without the
+ * cancellation in a_ii + a_jj - 2 |a_ij|: x = ||g_i - u g_j||^2 / (2 |a_ij|)
+ * with u the phase that makes the cross term -2 |a_ij| (DESIGN.md, App. B:
+ * kappa^2 - 1 = (|kappa| - 1)(|kappa| + 1) = x (2 + x)), and
+ * t = sign(kappa) / (1 + x + sqrt(x (2 + x))).  As |t| -> 1, ch = cosh phi
+ * = 1/sqrt((1 - t)(1 + t)) grows like (8x)^(-1/4), and it is this x, not the
+ * Gram entries, that decides t.  Returns 0 when x = 0 or t rounds to +-1
+ * (ch would be infinite): the columns are dependent to working precision. */
+inline cjac_real cjac_hyp_tangent_apart(const cjac_real x, const cjac_real kappa_sign)
+{
+    const cjac_real t = 1 / (1 + x + sqrt(x * (2 + x)));
+    return x > 0 && t < 1 ? copysign(t, kappa_sign) : 0;
+}
+
+/* The relative orthogonality threshold of eq. (2.3): a pair is rotated only if
+ * |a_ij| > tol sqrt(a_ii) sqrt(a_jj).  The 2011 paper takes tol = eps; but a_ij
+ * is a sum of m products and the columns carry the rounding of every earlier
+ * rotation, so a computed cosine below about sqrt(m) eps is rounding noise
+ * (the tolerance of LAPACK's xGESVJ, Drmac & Veselic 2008).  Where the two
+ * norms are equal (a cluster of equal eigenvalues) such noise gives a
+ * 45-degree rotation, a "big" one: with tol = eps the sweeps rotate noise
+ * in clusters until by chance all of it stays below eps. */
+inline cjac_real cjac_orthogonality_tolerance(const int m)
+{
+    return CJAC_EPS * sqrt((cjac_real)max(m, 1));
+}
+
+/* The cosine of eqs. (2.4)/(2.5), c = cos phi = 1/sqrt(1 + t^2) or ch = cosh phi
+ * = 1/sqrt((1 - t)(1 + t)), returned as c - 1 to O(eps^2) and applied as
+ * c z = z + (c - 1) z, one FMA (cjac_scale_1p).  Rounded to the nearest
+ * double, c is 1 for every |t| < sqrt(eps/2) while cos phi = 1 - t^2/2: each
+ * such rotation c [[1, t], [-t, 1]] lengthens both columns by t^2/2 (a
+ * hyperbolic one shortens them), always in the same direction, so the
+ * accumulated transformation drifts from (J-)orthogonality linearly in the
+ * number of rotations (the blocked kernels, which accumulate thousands of them
+ * in W, lost a factor 4 in accuracy this way); held as c - 1 the drift is gone
+ * and what remains are unbiased roundings.  With u = 1 + h t^2 (h = 1, or -1
+ * for the hyperbolic case) held exactly as u_hi + u_lo (t^2 by an FMA,
+ * Fast2Sum for 1 + h t^2, as |t| <= 1), e = 1 - c^2 u and c_lo = c e / 2 (one
+ * Newton step for u^(-1/2)); c - 1 is exact for c in [1/2, 2] (trigonometric
+ * rotations), and c_lo is added to it. */
+inline cjac_real cjac_rotation_cosine_m1(const cjac_real t, const bool hyperbolic)
+{
+    const cjac_real c = hyperbolic ? 1 / sqrt((1 - t) * (1 + t)) : 1 / sqrt(fma(t, t, 1));
+    const cjac_real tt = t * t, tt_lo = fma(t, t, -tt);
+    const cjac_real h_tt = hyperbolic ? -tt : tt, h_tt_lo = hyperbolic ? -tt_lo : tt_lo;
+    const cjac_real u_hi = 1 + h_tt;
+    const cjac_real u_lo = (h_tt - (u_hi - 1)) + h_tt_lo;
+    const cjac_real cc = c * c, cc_lo = fma(c, c, -cc);
+    const cjac_real e = fma(-cc, u_hi, 1) - fma(cc, u_lo, cc_lo * u_hi);
+    return (c - 1) + c * e / 2;
 }
 </%def>
 
@@ -102,6 +161,9 @@ inline cjac_real cjac_hyp_tangent(const cjac_real a_ii, const cjac_real a_jj,
  *   cjac_axpy(a, x, y)         a x + y
  *   cjac_mul(a, x)             a x
  *   cjac_scale(c, x)           c x, c real
+ *   cjac_scale_1p(cm1, x)      (1 + cm1) x = x + cm1 x in one FMA per part, for
+ *                              the rotation cosine held as c - 1
+ *                              (rotation_functions: cjac_rotation_cosine_m1)
  *   cjac_tangent_arg(a_ij)     what the real tangent formulas take: a_ij itself
  *                              (real) or |a_ij| (complex)
  *   cjac_with_phase(t, a_ij, arg)  the rotation's tangent with the phase of a_ij:
@@ -137,6 +199,8 @@ inline cjac_elem cjac_axpy(const cjac_elem a, const cjac_elem x, const cjac_elem
 { return fma(a, x, y); }
 inline cjac_elem cjac_mul(const cjac_elem a, const cjac_elem x) { return a * x; }
 inline cjac_elem cjac_scale(const cjac_real c, const cjac_elem x) { return c * x; }
+inline cjac_elem cjac_scale_1p(const cjac_real cm1, const cjac_elem x)
+{ return fma(cm1, x, x); }
 inline cjac_elem cjac_conj(const cjac_elem x) { return x; }
 inline cjac_real cjac_real_part(const cjac_elem x) { return x; }
 inline cjac_elem cjac_from_real(const cjac_real r) { return r; }
@@ -184,6 +248,8 @@ inline cjac_elem cjac_mul(const cjac_elem a, const cjac_elem x)
     return (cjac_real2)(fma(a.x, x.x, -a.y * x.y), fma(a.x, x.y, a.y * x.x));
 }
 inline cjac_elem cjac_scale(const cjac_real c, const cjac_elem x) { return c * x; }
+inline cjac_elem cjac_scale_1p(const cjac_real cm1, const cjac_elem x)
+{ return (cjac_real2)(fma(cm1, x.x, x.x), fma(cm1, x.y, x.y)); }
 inline cjac_elem cjac_conj(const cjac_elem x) { return (cjac_real2)(x.x, -x.y); }
 inline cjac_real cjac_real_part(const cjac_elem x) { return x.x; }
 inline cjac_elem cjac_from_real(const cjac_real r) { return (cjac_real2)(r, 0); }

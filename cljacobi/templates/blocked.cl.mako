@@ -108,6 +108,9 @@ ${arith.rotation_functions()}
 #define UPDATE_NC ${update_nc}
 #define UPDATE_KP ${update_nc * UC}
 #define UPDATE_WG ${update_nr * update_nc}
+/* Pairs dependent to within this many orthogonality tolerances are left to
+ * the pointwise sweeps (cjac_block_rotate). */
+#define GRAM_RESOLUTION 16
 
 /* The inner strategy (pairs of local columns 0..K-1), one row per step. */
 __constant int2 cjac_inner_pairs[INNER_STEPS * BW] = {
@@ -283,8 +286,9 @@ void cjac_block_gram(__global const ${store_ctype} *G, const int ldg, const int 
  * The pairs are copied to local memory: work-items reading different
  * entries of a __constant table may be serialized. */
 __kernel __attribute__((reqd_work_group_size(ROTATE_WG, 1, 1)))
-void cjac_block_rotate(__global const cjac_elem *partial, const int chunks,
-                       __global const int *signs, __global const int2 *outer_pairs,
+void cjac_block_rotate(__global const cjac_elem *partial, const int chunks, const int m,
+                       __global const int *signs, __global cjac_real *peak,
+                       __global const int2 *outer_pairs,
                        const int step, const int inner_sweeps,
                        __global cjac_elem *transforms, __global int *rotated,
                        __global int *status, __global int *rotations)
@@ -297,11 +301,12 @@ void cjac_block_rotate(__global const cjac_elem *partial, const int chunks,
     __global cjac_elem *W = transforms + (size_t)get_group_id(0) * (K * K);
 #define CJAC_FENCE (CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 %endif
-    __local cjac_real rot_c[BW];
+    __local cjac_real rot_cm1[BW];      /* c - 1 (arith: cjac_rotation_cosine_m1) */
     __local cjac_elem rot_s[BW], rot_si[BW];  /* s_j and s_i of the pair */
     __local int2 rot_pair[BW];         /* the step's pairs, read by many items */
-    __local int rot_flag[BW], rot_count[BW], rot_big[BW], sweep_big[BW];
+    __local int rot_flag[BW], rot_count[BW], rot_big[BW], sweep_big[BW], rot_deferred[BW];
     __local int sgn[K];
+    __local cjac_real peak0[K];        /* the largest squared norms of the columns so far */
     __local int block_big;
 
     const int k = get_group_id(0);
@@ -319,14 +324,19 @@ void cjac_block_rotate(__global const cjac_elem *partial, const int chunks,
             sum += p[(size_t)c * (K * K)];
         A[row * LDA + col] = sum;
         W[row * LDW + col] = cjac_from_real(row == col ? 1 : 0);
+        if (row == col)
+            peak0[row] = fmax(peak[cjac_block_column(blocks, row)], cjac_real_part(sum));
     }
     /* Every pair index q belongs to work-item q % ROTATE_WG throughout. */
     for (int q = lid; q < BW; q += ROTATE_WG) {
         rot_count[q] = 0;
         rot_big[q] = 0;
         sweep_big[q] = 0;
+        rot_deferred[q] = 0;
     }
     barrier(CJAC_FENCE);
+    /* eq. (2.3) at the rounding level of the Gram entries, as cjac_step */
+    const cjac_real tol = cjac_orthogonality_tolerance(m);
 
     for (int sweep = 0; sweep < inner_sweeps; ++sweep) {
         for (int inner = 0; inner < INNER_STEPS; ++inner) {
@@ -339,19 +349,42 @@ void cjac_block_rotate(__global const cjac_elem *partial, const int chunks,
                 const cjac_real a_arg = cjac_tangent_arg(a_ij);
                 const bool hyperbolic = sgn[p.x] != sgn[p.y];
                 cjac_real t = 0;
-                /* The column norms, once for the skip test and the "big" measure. */
+                /* The column norms, once for the skip test and the "big" measure.
+                 * A diagonal entry below the normal range (or driven negative by
+                 * the rounding of the two-sided updates) is not rotated. */
+                const bool normal = a_ii >= CJAC_TINY && a_jj >= CJAC_TINY;
                 const cjac_real norm_i = sqrt(a_ii), norm_j = sqrt(a_jj);
                 /* eq. (2.3) of the 2011 paper, on the Gram matrix */
-                if (fabs(a_arg) > CJAC_EPS * norm_i * norm_j)
+                const bool nonorthogonal = normal && fabs(a_arg) > tol * norm_i * norm_j;
+                /* What the Gram matrix cannot resolve is left to the pointwise
+                 * sweeps, which work on the columns: a pair whose dependence
+                 * (sin^2 of the angle for a trigonometric pair, |kappa| - 1 for
+                 * a hyperbolic one, both cancelling in the Gram entries) is
+                 * within GRAM_RESOLUTION tol of zero -- for a hyperbolic pair
+                 * |kappa| <= 1, no rotation exists -- or whose column shrank to
+                 * GRAM_RESOLUTION tol of the largest squared norm it has had
+                 * (peak0: what is left of it is rounding, in A and in the
+                 * column: the remainder of dependent columns, which rotations
+                 * would shrink on and on). */
+                const cjac_real resolution = GRAM_RESOLUTION * tol;
+                const cjac_real cosine = fabs(a_arg) / (norm_i * norm_j);
+                const cjac_real abs_kappa = (a_ii + a_jj) / (2 * fabs(a_arg));
+                const bool unresolved =
+                    a_ii <= resolution * peak0[p.x] || a_jj <= resolution * peak0[p.y]
+                    || (hyperbolic ? abs_kappa - 1 <= resolution * abs_kappa
+                                   : (1 - cosine) * (1 + cosine) <= resolution);
+                if (nonorthogonal && !unresolved)
                     t = hyperbolic ? cjac_hyp_tangent(a_ii, a_jj, a_arg)
                                    : cjac_trig_tangent(a_ii, a_jj, a_arg);
+                if ((nonorthogonal || (!normal && a_arg != 0)) && t == 0)
+                    rot_deferred[q] = 1;
                 /* s_j = t e^{i alpha}; s_i = conj(s_j) or -conj(s_j) (see above). */
                 const cjac_elem s_j = cjac_with_phase(t, a_ij, a_arg);
                 rot_pair[q] = p;
                 rot_flag[q] = t != 0;
                 rot_s[q] = s_j;
                 rot_si[q] = hyperbolic ? cjac_conj(s_j) : -cjac_conj(s_j);
-                rot_c[q] = hyperbolic ? 1 / sqrt((1 - t) * (1 + t)) : 1 / sqrt(fma(t, t, 1));
+                rot_cm1[q] = cjac_rotation_cosine_m1(t, hyperbolic);
                 if (t != 0) {
                     rot_count[q] += 1;
                     /* "big" as in the pointwise kernel: |t| measured against
@@ -375,21 +408,21 @@ void cjac_block_rotate(__global const cjac_elem *partial, const int chunks,
                     cjac_elem a_ii = a_i[p2.x], a_ij = a_i[p2.y];
                     cjac_elem a_ji = a_j[p2.x], a_jj = a_j[p2.y];
                     if (cols) {  /* columns i2, j2 of rows i1, j1: A R */
-                        const cjac_real c = rot_c[q2];
+                        const cjac_real cm1 = rot_cm1[q2];
                         const cjac_elem s = rot_s[q2], si = rot_si[q2];
-                        const cjac_elem b_ii = cjac_scale(c, cjac_axpy(si, a_ij, a_ii));
-                        const cjac_elem b_ij = cjac_scale(c, cjac_axpy(s, a_ii, a_ij));
-                        const cjac_elem b_ji = cjac_scale(c, cjac_axpy(si, a_jj, a_ji));
-                        const cjac_elem b_jj = cjac_scale(c, cjac_axpy(s, a_ji, a_jj));
+                        const cjac_elem b_ii = cjac_scale_1p(cm1, cjac_axpy(si, a_ij, a_ii));
+                        const cjac_elem b_ij = cjac_scale_1p(cm1, cjac_axpy(s, a_ii, a_ij));
+                        const cjac_elem b_ji = cjac_scale_1p(cm1, cjac_axpy(si, a_jj, a_ji));
+                        const cjac_elem b_jj = cjac_scale_1p(cm1, cjac_axpy(s, a_ji, a_jj));
                         a_ii = b_ii; a_ij = b_ij; a_ji = b_ji; a_jj = b_jj;
                     }
                     if (rows) {  /* rows i1, j1 of A R: R^* (A R) */
-                        const cjac_real c = rot_c[q1];
+                        const cjac_real cm1 = rot_cm1[q1];
                         const cjac_elem s = cjac_conj(rot_s[q1]), si = cjac_conj(rot_si[q1]);
-                        const cjac_elem b_ii = cjac_scale(c, cjac_axpy(si, a_ji, a_ii));
-                        const cjac_elem b_ji = cjac_scale(c, cjac_axpy(s, a_ii, a_ji));
-                        const cjac_elem b_ij = cjac_scale(c, cjac_axpy(si, a_jj, a_ij));
-                        const cjac_elem b_jj = cjac_scale(c, cjac_axpy(s, a_ij, a_jj));
+                        const cjac_elem b_ii = cjac_scale_1p(cm1, cjac_axpy(si, a_ji, a_ii));
+                        const cjac_elem b_ji = cjac_scale_1p(cm1, cjac_axpy(s, a_ii, a_ji));
+                        const cjac_elem b_ij = cjac_scale_1p(cm1, cjac_axpy(si, a_jj, a_ij));
+                        const cjac_elem b_jj = cjac_scale_1p(cm1, cjac_axpy(s, a_ij, a_jj));
                         a_ii = b_ii; a_ij = b_ij; a_ji = b_ji; a_jj = b_jj;
                     }
                     if (q1 == q2) {  /* the pivot entries: annihilated by construction */
@@ -406,7 +439,7 @@ void cjac_block_rotate(__global const cjac_elem *partial, const int chunks,
                     a_j[p2.y] = a_jj;
                 }
                 if (cols) {  /* rows i1, j1 of W R */
-                    const cjac_real c = rot_c[q2];
+                    const cjac_real cm1 = rot_cm1[q2];
                     const cjac_elem s = rot_s[q2], si = rot_si[q2];
 %for row in ("x", "y"):
                     {
@@ -416,8 +449,8 @@ void cjac_block_rotate(__global const cjac_elem *partial, const int chunks,
                         __global cjac_elem *w_row = W + p1.${row} * LDW;
 %endif
                         const cjac_elem wi = w_row[p2.x], wj = w_row[p2.y];
-                        w_row[p2.x] = cjac_scale(c, cjac_axpy(si, wj, wi));
-                        w_row[p2.y] = cjac_scale(c, cjac_axpy(s, wi, wj));
+                        w_row[p2.x] = cjac_scale_1p(cm1, cjac_axpy(si, wj, wi));
+                        w_row[p2.y] = cjac_scale_1p(cm1, cjac_axpy(s, wi, wj));
                     }
 %endfor
                 }
@@ -438,19 +471,25 @@ void cjac_block_rotate(__global const cjac_elem *partial, const int chunks,
         if (!block_big)
             break;  /* uniform over the work-group */
     }
+    for (int a = lid; a < K; a += ROTATE_WG)  /* eq. (2.6): the new squared norms */
+        peak[cjac_block_column(blocks, a)] = fmax(peak0[a], cjac_real_part(A[a * LDA + a]));
 %if transform_in_local:
     __global cjac_elem *out = transforms + (size_t)k * (K * K);
     for (int e = lid; e < K * K; e += ROTATE_WG)
         out[e] = W[(e / K) * LDW + e % K];
 %endif
     if (lid == 0) {
-        int count = 0, big = 0;
+        int count = 0, big = 0, deferred = 0;
         for (int q = 0; q < BW; ++q) {
             count += rot_count[q];
             big |= rot_big[q];
+            deferred |= rot_deferred[q];
         }
         rotated[k] = count > 0;
-        status[k] |= big ? 3 : (count ? 1 : 0);
+        /* CJAC_BROKEN: a nonorthogonal pair was left unrotated, as in cjac_step;
+         * here it means "left to the pointwise sweeps" (host.blocked). */
+        status[k] |= (big ? CJAC_ROTATED | CJAC_BIG : (count ? CJAC_ROTATED : 0))
+                     | (deferred ? CJAC_BROKEN : 0);
         rotations[k] += count;
     }
 }

@@ -59,11 +59,13 @@ inline int4 cjac_stepper_update(int4 s, const int r)
 
 /* Algorithm 4.2 (Precompute_Data): work-group k sets up the packed diagonal
  * entries 2k and 2k+1 (squared norms, identity permutation, signs
- * diag(I_p, -I_{r-p})) and initializes its stepper slot. */
+ * diag(I_p, -I_{r-p})) and the peaks of columns 2k and 2k+1 (see cjac_step;
+ * with keep_peaks those of a blocked phase before, raised to the norms), and
+ * initializes its stepper slot. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void cjac_precompute(__global const ${store_ctype} *G, const int ldg, const int m,
-                     __global cjac_diag *D, __global int4 *stepper,
-                     const int r, const int p)
+                     __global cjac_diag *D, __global cjac_real *peak, const int keep_peaks,
+                     __global int4 *stepper, const int r, const int p)
 {
     __local cjac_real scratch[WG];
     const int k = get_group_id(0);
@@ -78,6 +80,7 @@ void cjac_precompute(__global const ${store_ctype} *G, const int ldg, const int 
             D[c].d = d;
             D[c].rho = c;
             D[c].j = c < p ? 1 : -1;
+            peak[c] = keep_peaks ? fmax(peak[c], d) : d;
         }
     }
     if (lid == 0)
@@ -85,16 +88,25 @@ void cjac_precompute(__global const ${store_ctype} *G, const int ldg, const int 
 }
 
 /* Algorithm 4.5 (Jacobi_Step): work-group k orthogonalizes the columns
- * rho(i), rho(j) of its pivot pair (i, j), i < j, then advances its stepper. */
+ * rho(i), rho(j) of its pivot pair (i, j), i < j, then advances its stepper.
+ * peak[c] is the largest squared norm physical column c has had in this run:
+ * with peak_rounding its data carry rounding errors of that size times eps,
+ * true of a factor whose columns carry its scale (a J-factor from complete
+ * pivoting, R^* after a row-sorted pivoted QR); a factor whose rows may be
+ * graded (hsvd's G) keeps each entry to the accuracy of its row instead, far
+ * below its column's peak, and without peak_rounding only an exact
+ * dependency is one. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void cjac_step(__global ${store_ctype} *G, const int ldg, const int m,
 %if accumulate_v:
                __global ${store_ctype} *V, const int ldv, const int mv,
 %endif
 %if strategy == "mm":
-               __global cjac_diag *D, __global int4 *stepper,
+               __global cjac_diag *D, __global cjac_real *peak, const int peak_rounding,
+               __global int4 *stepper,
 %else:
-               __global cjac_diag *D, __global const int2 *pairs, const int step,
+               __global cjac_diag *D, __global cjac_real *peak, const int peak_rounding,
+               __global const int2 *pairs, const int step,
 %endif
 %if rotation == 3:
                __global int *status, __global int *rotations, const int r,
@@ -127,25 +139,56 @@ void cjac_step(__global ${store_ctype} *G, const int ldg, const int m,
     const cjac_real a_ii = Di.d, a_jj = Dj.d;
 
     /* Relative orthogonality, eq. (2.3): rotate only if
-     * |a_ij| > eps sqrt(a_ii) sqrt(a_jj) (a zero column never rotates).
-     * Every decision below is uniform over the work-group; the barriers of
-     * the reductions stay outside the conditional code. */
+     * |a_ij| > tol sqrt(a_ii) sqrt(a_jj), tol = sqrt(m) eps, the rounding level
+     * of the computed cosine (arith: cjac_orthogonality_tolerance).  A column
+     * whose squared norm is zero or below the normal range is orthogonal to
+     * everything: a zero column has nothing to rotate, and for one that
+     * underflows neither the test nor a rotation can be evaluated to relative
+     * accuracy (a_ij != 0 with it is flagged CJAC_TINY_COLUMN; the host
+     * refuses the result).  Every decision below is uniform over the
+     * work-group, so the reductions inside conditional code are reached by all
+     * of its work-items or by none. */
     const bool hyperbolic = Di.j != Dj.j;
     /* Complex a_ij: the real formulas take |a_ij|, the phase goes into
      * s = t e^{i alpha} (arith.element); for real data s = t. */
     const cjac_real a_arg = cjac_tangent_arg(a_ij);
-    const bool nonorthogonal = fabs(a_arg) > CJAC_EPS * sqrt(a_ii) * sqrt(a_jj);
+    const bool normal = a_ii >= CJAC_TINY && a_jj >= CJAC_TINY;
+    const cjac_real tol = cjac_orthogonality_tolerance(m);
+    /* The squared relative size of the rounding a column carries (above). */
+    const cjac_real rounding = peak_rounding ? tol * tol : 0;
+    const bool nonorthogonal = normal && fabs(a_arg) > tol * sqrt(a_ii) * sqrt(a_jj);
+    const cjac_real abs_kappa = fabs((a_ii + a_jj) / (2 * a_arg));
     cjac_real t = 0;
-    if (nonorthogonal)
+    if (nonorthogonal && hyperbolic && abs_kappa < 2) {
+        /* |t| -> 1 (eq. (2.5)): x = |kappa| - 1 = (a_ii + a_jj - 2 |a_ij|) /
+         * (2 |a_ij|) cancels, and for nearly parallel columns it is lost
+         * entirely (a_jj = 1 + 1e-16 rounds to 1 and gives |kappa| = 1).  It
+         * equals ||g_i - u g_j||^2 / (2 |a_ij|), u = conj(a_ij) / |a_ij|:
+         * one more pass over the pair computes it to working precision.  A
+         * difference within the rounding the columns carry (tol^2 times their
+         * peaks, as for the remainders below) is none: the pair is dependent
+         * and no hyperbolic rotation exists (the host refuses the result). */
+        const cjac_elem u = cjac_conj(cjac_with_phase(copysign((cjac_real)1, a_arg), a_ij, a_arg));
+        cjac_real part_x = 0;
+        for (int row = lid; row < m; row += WG) {
+            const cjac_elem x = CJAC_LOAD(gi, row, ldg), y = CJAC_LOAD(gj, row, ldg);
+            part_x = cjac_abs2_acc(cjac_axpy(-u, y, x), part_x);
+        }
+        const cjac_real difference = cjac_workgroup_sum(scratch, part_x);
+        if (difference > rounding * fmax(peak[Di.rho], peak[Dj.rho]))
+            t = cjac_hyp_tangent_apart(difference / (2 * fabs(a_arg)), -a_arg);
+    } else if (nonorthogonal) {
         t = hyperbolic ? cjac_hyp_tangent(a_ii, a_jj, a_arg)
                        : cjac_trig_tangent(a_ii, a_jj, a_arg);
+    }
     const bool rotate = t != 0;
     const cjac_elem s_j = cjac_with_phase(t, a_ij, a_arg);
-    /* c = cos phi = 1/sqrt(1 + t^2) or ch = cosh phi = 1/sqrt(1 - t^2);
-     * eqs. (2.4)/(2.5): g_i' = c (g_i - t g_j) or c (g_i + t g_j), and
-     * g_j' = c (g_j + t g_i), each parenthesis one FMA (real data); complex:
-     * t -> s = t e^{i alpha} in g_j', conj(s) in g_i'. */
-    const cjac_real c = hyperbolic ? 1 / sqrt((1 - t) * (1 + t)) : 1 / sqrt(fma(t, t, 1));
+    /* c = cos phi = 1/sqrt(1 + t^2) or ch = cosh phi = 1/sqrt(1 - t^2), held as
+     * cm1 = c - 1 (arith: cjac_rotation_cosine_m1); eqs. (2.4)/(2.5):
+     * g_i' = c (g_i - t g_j) or c (g_i + t g_j), and g_j' = c (g_j + t g_i),
+     * each parenthesis one FMA and the product with c another (real data);
+     * complex: t -> s = t e^{i alpha} in g_j', conj(s) in g_i'. */
+    const cjac_real cm1 = cjac_rotation_cosine_m1(t, hyperbolic);
     const cjac_elem s_i = hyperbolic ? cjac_conj(s_j) : -cjac_conj(s_j);
 %if rotation == 1:
     /* Rotation algorithm 1 (Zhou & Brent 1997, Sect. 2): |phi| <= pi/4, so the
@@ -162,16 +205,22 @@ void cjac_step(__global ${store_ctype} *G, const int ldg, const int m,
      * positions are sign-partitioned its positive member is at i already.
      * The decision uses the predicted new norms of eq. (2.6) with hyp = -1:
      * a_ii - t |a_ij| and a_jj + t |a_ij| (the current ones if not rotating;
-     * a_arg is the signed a_ij for real data). */
+     * a_arg is the signed a_ij for real data).  Norms that agree to
+     * T_eps = sqrt(eps)/2 (eq. (4.2)) are a tie and keep their places: in a
+     * cluster of equal eigenvalues the estimates differ by rounding only, and
+     * exchanges decided by it would move the columns at random, so that a
+     * sweep no longer meets every pair of columns once. */
     const cjac_real new_ii = fma(-t, a_arg, a_ii);
     const cjac_real new_jj = fma(t, a_arg, a_jj);
+    const cjac_real tie = sqrt(CJAC_EPS) / 2 * fmax(new_ii, new_jj);
 %if rotation == 3:
     /* The border columns (physical index >= real_columns, eq. (4.1)) must stay
      * where the host strips them: Nash's turn would move their data. */
     const bool exchange = !hyperbolic && Di.rho < real_columns && Dj.rho < real_columns
-                          && (Di.j > 0 ? new_ii < new_jj : new_ii > new_jj);
+                          && (Di.j > 0 ? new_jj - new_ii > tie : new_ii - new_jj > tie);
 %else:
-    const bool exchange = !hyperbolic && (Di.j > 0 ? new_ii < new_jj : new_ii > new_jj);
+    const bool exchange = !hyperbolic && (Di.j > 0 ? new_jj - new_ii > tie
+                                                   : new_ii - new_jj > tie);
 %endif
 %endif
 %if rotation == 3:
@@ -190,16 +239,16 @@ void cjac_step(__global ${store_ctype} *G, const int ldg, const int m,
         for (int row = lid; row < m; row += WG) {
             const cjac_elem x = CJAC_LOAD(gi, row, ldg), y = CJAC_LOAD(gj, row, ldg);
 %if rotation == 3:
-            cjac_elem xn = cjac_scale(c, cjac_axpy(s_i, y, x));
-            cjac_elem yn = cjac_scale(c, cjac_axpy(s_j, x, y));
+            cjac_elem xn = cjac_scale_1p(cm1, cjac_axpy(s_i, y, x));
+            cjac_elem yn = cjac_scale_1p(cm1, cjac_axpy(s_j, x, y));
             if (exchange) {
                 const cjac_elem old_xn = xn;
                 xn = yn;
                 yn = -old_xn;
             }
 %else:
-            const cjac_elem xn = cjac_scale(c, cjac_axpy(s_i, y, x));
-            const cjac_elem yn = cjac_scale(c, cjac_axpy(s_j, x, y));
+            const cjac_elem xn = cjac_scale_1p(cm1, cjac_axpy(s_i, y, x));
+            const cjac_elem yn = cjac_scale_1p(cm1, cjac_axpy(s_j, x, y));
 %endif
             CJAC_STORE(gi, row, ldg, xn);
             CJAC_STORE(gj, row, ldg, yn);
@@ -210,14 +259,38 @@ void cjac_step(__global ${store_ctype} *G, const int ldg, const int m,
     /* The new diagonal is recomputed from the new columns (Algorithm 4.5). */
     const cjac_real d_i = cjac_workgroup_sum(scratch, part_i);
     const cjac_real d_j = cjac_workgroup_sum(scratch, part_j);
+    /* Numerically dependent columns of one sign: the trigonometric rotations
+     * leave in the shorter one only what their own rounding puts there (the
+     * error of t, ~tol relative, times the longer column, so for two parallel
+     * columns a multiple of the longer one again, or, for several columns in
+     * a smaller subspace, a vector of that subspace), and the next sweeps
+     * rotate that remainder on and on, shrinking it by tol or by the cosine of
+     * its partners each time, until it underflows.  A column whose squared
+     * norm fell to tol^2 times its peak is below the rounding that its own
+     * history left in it, i.e. below what the data determine: it becomes
+     * exactly zero (a perturbation of at most tol times the column at its
+     * peak), orthogonal to everything from then on; it is zeroed after the
+     * update of V, which is left alone (it holds the rotations applied).
+     * Only with peak_rounding (above), and not after a hyperbolic rotation:
+     * the near-dependency of a pair of opposite signs is decided by the test
+     * of its difference above.
+     * (Rotation 3 turns the data by pi/2: the peaks follow the data.) */
+%if rotation == 3:
+    const cjac_real peak_i = fmax(exchange ? peak[Dj.rho] : peak[Di.rho], d_i);
+    const cjac_real peak_j = fmax(exchange ? peak[Di.rho] : peak[Dj.rho], d_j);
+%else:
+    const cjac_real peak_i = fmax(peak[Di.rho], d_i), peak_j = fmax(peak[Dj.rho], d_j);
+%endif
+    const bool deflate_i = update && !hyperbolic && d_i <= rounding * peak_i && d_i <= d_j;
+    const bool deflate_j = update && !hyperbolic && d_j <= rounding * peak_j && !deflate_i;
 %if accumulate_v:
     if (update) {
         __global ${store_ctype} *vi = CJAC_COLUMN(V, Di.rho, ldv);
         __global ${store_ctype} *vj = CJAC_COLUMN(V, Dj.rho, ldv);
         for (int row = lid; row < mv; row += WG) {
             const cjac_elem x = CJAC_LOAD(vi, row, ldv), y = CJAC_LOAD(vj, row, ldv);
-            const cjac_elem xn = cjac_scale(c, cjac_axpy(s_i, y, x));
-            const cjac_elem yn = cjac_scale(c, cjac_axpy(s_j, x, y));
+            const cjac_elem xn = cjac_scale_1p(cm1, cjac_axpy(s_i, y, x));
+            const cjac_elem yn = cjac_scale_1p(cm1, cjac_axpy(s_j, x, y));
 %if rotation == 3:
             CJAC_STORE(vi, row, ldv, exchange ? yn : xn);
             CJAC_STORE(vj, row, ldv, exchange ? -xn : yn);
@@ -228,10 +301,17 @@ void cjac_step(__global ${store_ctype} *G, const int ldg, const int m,
         }
     }
 %endif
+    if (deflate_i || deflate_j) {  /* here, not before V: PoCL runs this kernel 15% slower */
+        __global ${store_ctype} *gz = deflate_i ? gi : gj;
+        for (int row = lid; row < m; row += WG)
+            CJAC_STORE(gz, row, ldg, CJAC_ELEM_ZERO);
+    }
     if (lid == 0) {
         if (update) {
-            D[i].d = d_i;
-            D[j].d = d_j;
+            D[i].d = deflate_i ? 0 : d_i;
+            D[j].d = deflate_j ? 0 : d_j;
+            peak[Di.rho] = peak_i;
+            peak[Dj.rho] = peak_j;
         }
 %if rotation == 2:
         if (exchange) {
@@ -251,6 +331,8 @@ void cjac_step(__global ${store_ctype} *G, const int ldg, const int m,
             rotations[k] += 1;
         } else if (nonorthogonal) {
             status[k] |= CJAC_BROKEN;
+        } else if (!normal && a_arg != 0) {
+            status[k] |= CJAC_TINY_COLUMN;
         }
 %if strategy == "mm":
         stepper[k] = cjac_stepper_update(s, r);
