@@ -122,6 +122,28 @@ def hsvd(
                         return_info=return_info)
 
 
+def _columns_carry_scale(R: np.ndarray) -> bool:
+    """Whether the rounding each column of `R` carries is eps times its largest
+    norm (the sweeps' ``peak_rounding``): true unless the rows of `R` are graded.
+
+    An entry carries the rounding of its row, so a column whose content lies
+    in rows far below the others may shrink far below its peak and still be
+    data, not the remainder of a dependency.  The sweeps take a column for
+    rounding once its norm is ``tol = sqrt(m) eps`` of its peak; with row norms
+    within ``1 / sqrt(tol)`` of each other (a margin of ``sqrt(tol)`` for what
+    the rotations move between rows) that cannot be a graded row's content.
+    Graded rows switch the test off: then only exact dependencies are
+    recognized, and the remainder of one may end in the LinAlgError for a
+    column that underflows.
+    """
+    rows = np.linalg.norm(R, axis=1)
+    rows = rows[rows > 0]
+    if rows.size == 0:
+        return True
+    tol = np.sqrt(R.shape[0]) * np.finfo(np.float64).eps
+    return bool(rows.max() <= rows.min() / np.sqrt(tol))
+
+
 @dataclass
 class _HSVD:
     """hsvd's part of the pipeline: the signature, the shortening of a tall G,
@@ -175,8 +197,8 @@ class _HSVD:
         if Q is not None:
             info.factorization = "qr"
         info.seconds["factorization"] = time.perf_counter() - start
-        # R keeps the row grading of G: its columns do not carry their scale.
-        return Factored(R, signs_sorted, accumulate_v=self.compute_uv, peak_rounding=False,
+        return Factored(R, signs_sorted, accumulate_v=self.compute_uv,
+                        peak_rounding=_columns_carry_scale(R),
                         kept={"n": n, "Q": Q, "perm": perm, "exponent": exponent})
 
     def extract(self, state: HSVDState, factored: Factored, index: tuple[int, ...],

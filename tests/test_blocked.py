@@ -464,6 +464,12 @@ def test_blocked_driver_tuning_knobs(queue, rng, w, sizes):
                       rng=rng)[:, :r]
     G = np.vstack([G, rng.standard_normal((m - r, r))])
     signs = np.where(rng.random(r) < 0.4, -1, 1).astype(np.int32)
+    local = {k: v for k, v in sizes.items() if k in ("tile_rows", "gram_micro_tile",
+                                                     "update_tile_rows", "update_micro_cols")}
+    if blocked_local_bytes(w, **local) > queue.device.local_mem_size:
+        with pytest.raises(DeviceCapabilityError, match="local memory"):
+            BlockedHSVD(queue, accumulate_v=True, block_width=w, variant="bo", **sizes)
+        return
     driver = BlockedHSVD(queue, accumulate_v=True, block_width=w, variant="bo", **sizes)
     G_new, V, stats = driver.run(G, signs, max_sweeps=30)
     assert stats.sweeps > 0

@@ -132,7 +132,7 @@ def test_one_step_against_reference(queue, rng, layout, p):
     diagonal = sort_diagonal(diagonal)
     cl.enqueue_copy(queue, d, diagonal)
     cl.Kernel(program, "cjac_step")(queue, *size, g, np.int32(LD), np.int32(m), v, np.int32(LD),
-                                    np.int32(r), d, peak, stepper, status, rotations,
+                                    np.int32(r), d, peak, np.int32(1), stepper, status, rotations,
                                     np.int32(r))
 
     expected_G, expected_V = G.copy(), np.eye(r, dtype=np.complex128)
