@@ -9,7 +9,9 @@ binary cache serves later processes.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
+import warnings
 from functools import cache
 from pathlib import Path
 
@@ -196,19 +198,35 @@ def render(spec: KernelSpec) -> str:
         raise RuntimeError(f"rendering {spec} failed: {error}") from error
 
 
+_log = logging.getLogger("cljacobi")
+
 _programs: dict[tuple[int, int, KernelSpec], cl.Program] = {}
 _programs_lock = threading.Lock()
 
 
 def build_program(context: cl.Context, device: cl.Device, spec: KernelSpec) -> cl.Program:
-    """The built program for (`device`, `spec`), built once per process."""
+    """The built program for (`device`, `spec`), built once per process.
+
+    A successful build's log (NVIDIA's compiler writes one for every program,
+    which pyopencl turns into a ``CompilerWarning``) goes to the ``cljacobi``
+    logger at DEBUG level instead of a warning on the caller's line.
+    """
     key = (context.int_ptr, device.int_ptr, spec)
     with _programs_lock:
         program = _programs.get(key)
         if program is None:
             source = render(spec)
             try:
-                program = cl.Program(context, source).build(devices=[device])
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", cl.CompilerWarning)
+                    program = cl.Program(context, source).build(devices=[device])
+                for warning in caught:
+                    if issubclass(warning.category, cl.CompilerWarning):
+                        _log.debug("building %s for %r: %s", spec, device.name.strip(),
+                                   program.get_build_info(device, cl.program_build_info.LOG))
+                    else:
+                        warnings.warn_explicit(warning.message, warning.category,
+                                               warning.filename, warning.lineno)
             except cl.RuntimeError as error:
                 raise RuntimeError(
                     f"building {spec} for device {device.name.strip()!r} failed:\n{error}"
