@@ -186,7 +186,7 @@ def kappa_excess(g_i: np.ndarray, g_j: np.ndarray, a_ij: complex) -> float:
 
     ``(a_ii + a_jj - 2 |a_ij|) / (2 |a_ij|) = ||g_i - u g_j||^2 / (2 |a_ij|)``
     with ``u = conj(a_ij) / |a_ij|``: no cancellation, where the Gram entries
-    lose it all for nearly parallel columns (DESIGN.md, Appendix B).
+    lose it all for nearly parallel columns (docs/design.md, Appendix B).
     """
     u = np.conj(a_ij) / abs(a_ij)
     diff = g_i - u * g_j

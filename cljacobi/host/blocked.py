@@ -35,6 +35,7 @@ from .limits import check_local_memory, choose_work_group_size
 from .operands import Operands, download, upload
 from .pointwise import STATUS_BIG, STATUS_BROKEN, RunStats, complex_layout
 from .programs import KernelSpec, build_program
+from .sizes import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, round_up
 
 __all__ = [
     "BLOCK_VARIANTS", "COMPLEX_ELEMENT_BYTES", "FULL_BLOCK_INNER_SWEEPS", "REAL_ELEMENT_BYTES",
@@ -167,11 +168,6 @@ def default_update_tile_rows(block_width: int) -> int:
     return UPDATE_TILE_ROWS_NARROW if 2 * block_width <= 32 else UPDATE_TILE_ROWS
 
 
-#: Bytes of one element of G: float64, complex128.
-REAL_ELEMENT_BYTES = 8
-COMPLEX_ELEMENT_BYTES = 16
-
-
 def blocked_local_bytes(
     block_width: int, *, transform_in_local: bool = False, tile_rows: int = TILE_ROWS,
     gram_micro_tile: int = GRAM_MICRO_TILE, update_tile_rows: int | None = None,
@@ -227,7 +223,7 @@ def blocked_local_bytes(
     """
     K = 2 * block_width
     e = element_bytes
-    padded = _round_up(K, gram_micro_tile)
+    padded = round_up(K, gram_micro_tile)
     gram = e * max(tile_rows * (padded | 1), K * (K + 1))
     # rot_c (8 bytes), rot_s and rot_si (elements), rot_pair (int2) per pair;
     # for e = 8 the 8 * 4 * w of the real kernel.
@@ -235,12 +231,8 @@ def blocked_local_bytes(
         + (8 + 2 * e + 8) * block_width + 4 * (4 * block_width + K + 1)
     if update_tile_rows is None:
         update_tile_rows = default_update_tile_rows(block_width)
-    update = e * K * (_round_up(K, update_micro_cols) + update_tile_rows)
+    update = e * K * (round_up(K, update_micro_cols) + update_tile_rows)
     return max(gram, rotate, update)
-
-
-def _round_up(value: int, multiple: int) -> int:
-    return -(-value // multiple) * multiple
 
 
 def _row_chunks(
@@ -251,7 +243,7 @@ def _row_chunks(
     4 TILE_ROWS rows at least); chunk_rows a multiple of TILE_ROWS."""
     target = groups_per_unit * int(device.max_compute_units)
     chunks = max(1, min(-(-target // slots), -(-rows // (4 * TILE_ROWS))))
-    chunk_rows = _round_up(-(-rows // chunks), TILE_ROWS)
+    chunk_rows = round_up(-(-rows // chunks), TILE_ROWS)
     return -(-rows // chunk_rows), chunk_rows
 
 

@@ -32,6 +32,7 @@ from .device import require_fp64
 from .limits import check_global_memory
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg, real_arg
+from .sizes import round_up
 
 __all__ = ["BunchParlettPlan", "BunchParlettSpec", "DeviceJFactor", "factor_on_device",
            "j_factorize_device"]
@@ -77,10 +78,6 @@ class _Flag(enum.IntEnum):
 _RECORD_DTYPE = np.dtype([("off_value", np.float64), ("diag_value", np.float64),
                           ("off_row", np.int32), ("off_col", np.int32),
                           ("diag_index", np.int32), ("pad", np.int32)])
-
-
-def _round_up(value: int, multiple: int) -> int:
-    return -(-value // multiple) * multiple
 
 
 @dataclass(frozen=True)
@@ -179,7 +176,7 @@ class BunchParlettPlan:
         pivot_group = min(PIVOT_WORK_GROUP, 1 << (device.max_work_group_size.bit_length() - 1))
         spec = BunchParlettSpec(dtype.name, pivot_group)
         tiles = -(-n // TILE)
-        plan = cls(spec, n, _round_up(n, 32), tiles, -(-tiles // UPDATE_STRIP), UPDATE_STRIP)
+        plan = cls(spec, n, round_up(n, 32), tiles, -(-tiles // UPDATE_STRIP), UPDATE_STRIP)
         item = dtype.itemsize
         check_global_memory(device, {
             "A": item * plan.lda * n, "G": item * plan.lda * n,

@@ -19,6 +19,7 @@ import pyopencl as cl
 
 from .limits import check_global_memory
 from .programs import KernelSpec, build_program
+from .sizes import round_up
 
 __all__ = [
     "ROW_ALIGNMENT", "Operands", "column_max", "download", "gather_factor",
@@ -30,10 +31,6 @@ ROW_ALIGNMENT = 32
 
 #: Work-items of the per-column reduction.
 _COLUMN_WORK_GROUP = 64
-
-
-def _round_up(value: int, multiple: int) -> int:
-    return -(-value // multiple) * multiple
 
 
 @dataclass
@@ -88,9 +85,9 @@ def _signature(signs: np.ndarray, r: int) -> np.ndarray:
 
 def _sizes(m: int, r: int, column_multiple: int) -> tuple[int, int, int, int]:
     """``(columns, rows, ldg, ldv)`` of the bordered problem."""
-    columns = _round_up(max(r, 1), column_multiple)
+    columns = round_up(max(r, 1), column_multiple)
     rows = m + columns - r
-    return columns, rows, _round_up(max(rows, 1), ROW_ALIGNMENT), _round_up(columns, ROW_ALIGNMENT)
+    return columns, rows, round_up(max(rows, 1), ROW_ALIGNMENT), round_up(columns, ROW_ALIGNMENT)
 
 
 def _to_split(columns: np.ndarray) -> np.ndarray:
@@ -237,7 +234,7 @@ def gather_factor(
     kernel.set_args(source, np.int32(lds), np.int32(m), order_buf, np.int32(exponent), g,
                     np.int32(ldg), np.int32(r))
     tile = 64
-    cl.enqueue_nd_range_kernel(queue, kernel, (_round_up(ldg, tile), columns), (tile, 1))
+    cl.enqueue_nd_range_kernel(queue, kernel, (round_up(ldg, tile), columns), (tile, 1))
     v = _identity_buffer(queue, columns, ldv, dtype, split) if accumulate_v else None
     queue.finish()
     signs = np.where(np.arange(r) < p, 1, -1)

@@ -15,25 +15,20 @@ from .device import require_fp64
 from .diagonal import DIAG_DTYPE
 from .limits import check_global_memory, check_local_memory, choose_work_group_size
 from .operands import ROW_ALIGNMENT
+from .sizes import REAL_ELEMENT_BYTES, round_up
 
 __all__ = ["pointwise_footprint", "preflight"]
 
-_REAL_BYTES = 8  # float64: the kernels run in double precision
-
-
-def _round_up(value: int, multiple: int) -> int:
-    return -(-value // multiple) * multiple
-
 
 def pointwise_footprint(
-    rows: int, columns: int, accumulate_v: bool, element_bytes: int = _REAL_BYTES
+    rows: int, columns: int, accumulate_v: bool, element_bytes: int = REAL_ELEMENT_BYTES
 ) -> dict[str, int]:
     """Bytes of every device buffer of a pointwise run on a ``rows x columns`` factor
     with `element_bytes` per matrix element (8 float64, 16 complex128)."""
     bordered = columns % 2
     r_pad = columns + bordered
-    ldg = _round_up(max(rows + bordered, 1), ROW_ALIGNMENT)
-    ldv = _round_up(r_pad, ROW_ALIGNMENT)
+    ldg = round_up(max(rows + bordered, 1), ROW_ALIGNMENT)
+    ldv = round_up(r_pad, ROW_ALIGNMENT)
     slots = r_pad // 2
     buffers = {"G": element_bytes * ldg * r_pad}
     if accumulate_v:
@@ -51,7 +46,7 @@ def preflight(
     rows: int,
     columns: int,
     accumulate_v: bool,
-    element_bytes: int = _REAL_BYTES,
+    element_bytes: int = REAL_ELEMENT_BYTES,
     single: bool = False,
 ) -> None:
     """Raise before any launch if the device cannot run a ``rows x columns`` problem.
@@ -75,4 +70,4 @@ def preflight(
         device, pointwise_footprint(rows, columns, accumulate_v, element_bytes)
     )
     size = choose_work_group_size(device, rows + columns % 2)
-    check_local_memory(device, 2 * size * _REAL_BYTES, "the pointwise step kernel")
+    check_local_memory(device, 2 * size * REAL_ELEMENT_BYTES, "the pointwise step kernel")

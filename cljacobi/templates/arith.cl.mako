@@ -92,7 +92,7 @@ inline cjac_real cjac_hyp_tangent(const cjac_real a_ii, const cjac_real a_jj,
 
 /* The same tangent from x = |kappa| - 1 computed apart, without the
  * cancellation in a_ii + a_jj - 2 |a_ij|: x = ||g_i - u g_j||^2 / (2 |a_ij|)
- * with u the phase that makes the cross term -2 |a_ij| (DESIGN.md, App. B:
+ * with u the phase that makes the cross term -2 |a_ij| (docs/design.md, App. B:
  * kappa^2 - 1 = (|kappa| - 1)(|kappa| + 1) = x (2 + x)), and
  * t = sign(kappa) / (1 + x + sqrt(x (2 + x))).  As |t| -> 1, ch = cosh phi
  * = 1/sqrt((1 - t)(1 + t)) grows like (8x)^(-1/4), and it is this x, not the
