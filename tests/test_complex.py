@@ -1,7 +1,7 @@
 """Complex Hermitian eig_indefinite, complex kernels and the definite (Cholesky) path.
 
 The complex kernels come from the same templates as the real ones (element
-type and storage layout are KernelSpec parameters); one parallel step is
+type and storage layout are PointwiseSpec parameters); one parallel step is
 checked against cljacobi.reference's phase convention in both layouts, the
 layouts against each other bitwise, and the solver against numpy and a
 50-digit oracle on random, definite, indefinite, singular and graded
@@ -19,7 +19,8 @@ import cljacobi
 from cljacobi.factorization import definite_factorize, j_factorize
 from cljacobi.host.diagonal import DIAG_DTYPE, sort_diagonal
 from cljacobi.host.pointwise import LAYOUT_ENV, complex_layout
-from cljacobi.host.programs import KernelSpec, build_program, render
+from cljacobi.host.pointwise_plan import PointwiseSpec
+from cljacobi.host.programs import build_program, render
 from cljacobi.matrices import graded, paper_spectrum, with_spectrum
 from cljacobi.reference import PairKind, eig_from_factor, pair_rotation
 from cljacobi.strategies import step_table
@@ -54,21 +55,21 @@ def _check_decomposition(M, w, U, *, factor=50):
 
 
 def test_render_complex_specs():
-    inter = render(KernelSpec("pointwise", "complex128", 32, True, "interleaved"))
-    split = render(KernelSpec("pointwise", "complex128", 32, True, "split"))
-    single = render(KernelSpec("pointwise", "complex64", 32, False, "split"))
+    inter = render(PointwiseSpec("complex128", 32, True, "interleaved"))
+    split = render(PointwiseSpec("complex128", 32, True, "split"))
+    single = render(PointwiseSpec("complex64", 32, False, "split"))
     assert "typedef double2 cjac_real2" in inter and "typedef float2 cjac_real2" in single
     assert "__global cjac_real2 *G" in inter and "__global cjac_real2 *V" in inter
     assert "__global cjac_real *G" in split and "(size_t)(c) * 2 * (ld)" in split
-    real = render(KernelSpec("pointwise", "float64", 32, True))
+    real = render(PointwiseSpec("float64", 32, True))
     assert "typedef double2" not in real and "typedef cjac_real cjac_elem" in real
 
 
 def test_kernel_spec_layout_errors():
     with pytest.raises(ValueError, match="layout"):
-        KernelSpec("pointwise", "complex128", 32, False, "planar")
+        PointwiseSpec("complex128", 32, False, "planar")
     with pytest.raises(ValueError, match="complex dtypes only"):
-        KernelSpec("pointwise", "float64", 32, False, "split")
+        PointwiseSpec("float64", 32, False, "split")
 
 
 def test_layout_selection(monkeypatch):
@@ -106,8 +107,8 @@ def test_one_step_against_reference(queue, rng, layout, p):
     G[:, 5] = G[:, 1] * (1e-3 - 2e-3j) + G[:, 5] * 1e-12
     G[:, 6] = 0.0
     G[0, 6] = 1j
-    program = build_program(queue.context, queue.device,
-                            KernelSpec("pointwise", "complex128", wg, True, layout))
+    spec = PointwiseSpec("complex128", wg, True, layout)
+    program = build_program(queue.context, queue.device, spec)
     columns = np.zeros((r, LD), np.complex128)
     columns[:, :m] = G.T
     identity = np.zeros((r, LD), np.complex128)
@@ -122,18 +123,19 @@ def test_one_step_against_reference(queue, rng, layout, p):
     status = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
     rotations = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
     size = ((r // 2) * wg,), (wg,)
-    cl.Kernel(program, "cjac_precompute")(queue, *size, g, np.int32(LD), np.int32(m), d,
-                                          peak, np.int32(0), stepper, np.int32(r),
-                                          np.int32(p))
+    signatures = spec.signatures
+    cl.enqueue_nd_range_kernel(queue, signatures["cjac_precompute"].kernel(
+        program, G=g, ldg=LD, m=m, D=d, peak=peak, keep_peaks=0, stepper=stepper, r=r, p=p),
+        *size)
     diagonal = np.empty(r, DIAG_DTYPE)
     cl.enqueue_copy(queue, diagonal, d)
     np.testing.assert_allclose(np.sort(diagonal["d"]), np.sort(np.sum(abs(G) ** 2, axis=0)),
                                rtol=10 * EPS)
     diagonal = sort_diagonal(diagonal)
     cl.enqueue_copy(queue, d, diagonal)
-    cl.Kernel(program, "cjac_step")(queue, *size, g, np.int32(LD), np.int32(m), v, np.int32(LD),
-                                    np.int32(r), d, peak, np.int32(1), stepper, status, rotations,
-                                    np.int32(r))
+    cl.enqueue_nd_range_kernel(queue, signatures["cjac_step"].kernel(
+        program, G=g, ldg=LD, m=m, V=v, ldv=LD, mv=r, D=d, peak=peak, peak_rounding=1,
+        stepper=stepper, status=status, rotations=rotations, r=r), *size)
 
     expected_G, expected_V = G.copy(), np.eye(r, dtype=np.complex128)
     expected_status = np.zeros(r // 2, np.int32)

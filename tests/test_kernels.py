@@ -8,12 +8,17 @@ over two quasi-sweeps against cljacobi.strategies, and the status reduction.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyopencl as cl
 import pytest
 
-from cljacobi.host.diagonal import DIAG_DTYPE, sort_diagonal
-from cljacobi.host.programs import KernelSpec, build_program, render
+from cljacobi.host.diagonal import DIAG_DTYPE, DIAG_DTYPE_SINGLE, sort_diagonal
+from cljacobi.host.pointwise_plan import PointwiseSpec
+from cljacobi.host.programs import build_program, render
+from cljacobi.host.signatures import c_struct
+from cljacobi.host.status import Status
 from cljacobi.reference import PairKind, pair_rotation
 from cljacobi.strategies import step_table
 
@@ -22,26 +27,57 @@ LD = 64  # leading dimension used by these tests (rows padded with zeros)
 
 
 def test_render_is_specialized():
-    plain = render(KernelSpec("pointwise", "float64", 32, False))
-    with_v = render(KernelSpec("pointwise", "float64", 128, True))
+    plain = render(PointwiseSpec("float64", 32, False))
+    with_v = render(PointwiseSpec("float64", 128, True))
     assert "reqd_work_group_size(WG, 1, 1)" in plain and "#define WG 32" in plain
     assert "#define WG 128" in with_v
     assert "__global cjac_real *V" in with_v and "__global cjac_real *V" not in plain
     assert "typedef double cjac_real" in plain
-    assert "typedef float cjac_real" in render(KernelSpec("pointwise", "float32", 32, False))
+    assert "typedef float cjac_real" in render(PointwiseSpec("float32", 32, False))
+
+
+@dataclass(frozen=True)
+class _NoSuchFamily:
+    family: str = "no-such-family"
+
+    def render_args(self):
+        return {}
 
 
 def test_render_errors_name_the_spec():
     with pytest.raises(RuntimeError, match="no-such-family"):
-        render(KernelSpec("no-such-family", "float64", 32, False))
+        render(_NoSuchFamily())
     with pytest.raises(ValueError, match="power of two"):
-        KernelSpec("pointwise", "float64", 48, False)
+        PointwiseSpec("float64", 48, False)
     with pytest.raises(ValueError, match="dtype"):
-        KernelSpec("pointwise", "int32", 32, False)
+        PointwiseSpec("int32", 32, False)
+
+
+@pytest.mark.parametrize("spec", [
+    PointwiseSpec("float64", 16, False),
+    PointwiseSpec("complex128", 32, True, "split", strategy="table", rotation=3),
+    PointwiseSpec("complex128", 16, True, "interleaved", rotation=2),
+    PointwiseSpec("float32", 16, True, strategy="table"),
+])
+def test_template_declares_the_spec_signatures(queue, spec):
+    """The kernels take exactly the arguments the host binds by name; the status
+    bits and the packed-diagonal struct come from the Python side."""
+    source = render(spec)
+    for sig in spec.signatures.values():
+        assert f"void {sig.name}({sig.parameters})" in source
+    for flag in Status:
+        assert f"#define CJAC_{flag.name} {int(flag)}\n" in source
+    diag = DIAG_DTYPE_SINGLE if spec.dtype == "float32" else DIAG_DTYPE
+    assert spec.diag_dtype == diag
+    assert c_struct("cjac_diag", diag, aligned=16) in source
+    assert f"#define CJAC_DIAG_BYTES {diag.itemsize}\n" in source
+    program = build_program(queue.context, queue.device, spec)
+    for sig in spec.signatures.values():
+        assert cl.Kernel(program, sig.name).num_args == len(sig.args)
 
 
 def test_program_cache(queue):
-    spec = KernelSpec("pointwise", "float64", 16, False)
+    spec = PointwiseSpec("float64", 16, False)
     first = build_program(queue.context, queue.device, spec)
     assert build_program(queue.context, queue.device, spec) is first
 
@@ -54,12 +90,8 @@ class _Pointwise:
         self.m, self.r = G.shape
         assert self.r % 2 == 0 and self.m <= LD
         self.slots = self.r // 2
-        program = build_program(
-            queue.context, queue.device,
-            KernelSpec("pointwise", "float64", work_group_size, accumulate_v),
-        )
-        self.kernels = {name: cl.Kernel(program, name) for name in
-                        ("cjac_precompute", "cjac_step", "cjac_sweep_status")}
+        self.spec = PointwiseSpec("float64", work_group_size, accumulate_v)
+        self.program = build_program(queue.context, queue.device, self.spec)
         columns = np.zeros((self.r, LD))
         columns[:, : self.m] = G.T
         identity = np.zeros((self.r, LD))
@@ -74,15 +106,19 @@ class _Pointwise:
         zeros = np.zeros(self.slots, np.int32)
         self.status = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
         self.rotations = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
-        self.kernels["cjac_precompute"](
-            queue, (self.slots * self.wg,), (self.wg,), self.g, np.int32(LD), np.int32(self.m),
-            self.d, self.peak, np.int32(0), self.stepper, np.int32(self.r), np.int32(p))
+        self.launch("cjac_precompute", (self.slots * self.wg,), G=self.g, ldg=LD, m=self.m,
+                    D=self.d, peak=self.peak, keep_peaks=0, stepper=self.stepper, r=self.r, p=p)
+
+    def launch(self, name, global_size, **values):
+        """Kernel `name` with every argument bound by name (the spec's signature)."""
+        kernel = self.spec.signatures[name].kernel(self.program, **values)
+        cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, (self.wg,))
 
     def step(self):
-        self.kernels["cjac_step"](
-            self.queue, (self.slots * self.wg,), (self.wg,),
-            self.g, np.int32(LD), np.int32(self.m), self.v, np.int32(LD), np.int32(self.r),
-            self.d, self.peak, np.int32(1), self.stepper, self.status, self.rotations, np.int32(self.r))
+        self.launch("cjac_step", (self.slots * self.wg,), G=self.g, ldg=LD, m=self.m, V=self.v,
+                    ldv=LD, mv=self.r, D=self.d, peak=self.peak, peak_rounding=1,
+                    stepper=self.stepper, status=self.status, rotations=self.rotations,
+                    r=self.r)
 
     def read(self, buffer, dtype, count):
         out = np.empty(count, dtype=dtype)
@@ -168,8 +204,8 @@ def test_sweep_status_reduction(queue, rng):
     cl.enqueue_copy(queue, run.status, status)
     cl.enqueue_copy(queue, run.rotations, rotations)
     summary = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 8)
-    run.kernels["cjac_sweep_status"](queue, (16,), (16,), run.status, run.rotations,
-                                     np.int32(32), summary)
+    run.launch("cjac_sweep_status", (16,), status=run.status, rotations=run.rotations,
+               slots=32, summary=summary)
     out = run.read(summary, np.int32, 2)
     assert out[0] == np.bitwise_or.reduce(status) and out[1] == rotations.sum()
     assert not run.read(run.status, np.int32, 32).any()

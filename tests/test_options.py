@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import cljacobi
-from cljacobi.host.programs import KernelSpec, render
+from cljacobi.host.pointwise_plan import PointwiseSpec
+from cljacobi.host.programs import render
 from cljacobi.options import DEFAULTS, STRATEGY_CHOICES, JacobiOptions, resolve_options
 
 
@@ -68,18 +69,19 @@ def test_options_are_checked_before_the_array():
 
 
 def test_render_strategy_and_rotation():
-    mm = render(KernelSpec("pointwise", "float64", 32, False))
-    table = render(KernelSpec("pointwise", "float64", 32, False, strategy="table"))
+    mm = render(PointwiseSpec("float64", 32, False))
+    table = render(PointwiseSpec("float64", 32, False, strategy="table"))
     assert "cjac_stepper_update(s, r)" in mm and "pairs[" not in mm
-    assert "__global const int2 *pairs, const int step" in table
+    step_parameters = table.split("void cjac_step(")[1].split(")")[0]
+    assert "__global const int2 *pairs,\n    const int step," in step_parameters
     assert "stepper[k] =" not in table.split("void cjac_step")[1]
-    plain = render(KernelSpec("pointwise", "float64", 32, True, rotation=1))
-    two = render(KernelSpec("pointwise", "float64", 32, True, rotation=2))
-    three = render(KernelSpec("pointwise", "float64", 32, True, rotation=3))
+    plain = render(PointwiseSpec("float64", 32, True, rotation=1))
+    two = render(PointwiseSpec("float64", 32, True, rotation=2))
+    three = render(PointwiseSpec("float64", 32, True, rotation=3))
     assert "const bool exchange = false;" in plain
     assert "D[i] = new_i;" in two and "D[i] = new_i;" not in three
     assert "yn = -old_xn;" in three and "real_columns" in three and "real_columns" not in two
     with pytest.raises(ValueError, match="strategy"):
-        KernelSpec("pointwise", "float64", 32, False, strategy="ring")
+        PointwiseSpec("float64", 32, False, strategy="ring")
     with pytest.raises(ValueError, match="rotation"):
-        KernelSpec("pointwise", "float64", 32, False, rotation=4)
+        PointwiseSpec("float64", 32, False, rotation=4)

@@ -34,6 +34,7 @@ from .device import require_fp64
 from .limits import check_local_memory, choose_work_group_size
 from .operands import Operands, download, upload
 from .pointwise import STATUS_BIG, STATUS_BROKEN, RunStats, complex_layout
+from .pointwise_plan import PointwiseSpec
 from .programs import KernelSpec, build_program
 from .sizes import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, round_up
 
@@ -486,7 +487,7 @@ class BlockedHSVD:
                           update_micro_cols=self.update_micro_cols)
         program = build_program(self.queue.context, self.device, spec)
         status_program = build_program(
-            self.queue.context, self.device, KernelSpec("pointwise", "float64", wg, False))
+            self.queue.context, self.device, PointwiseSpec("float64", wg, False))
         chunks, chunk_rows = _row_chunks(m_used, slots, self.device)
         # The update has no partial sums to combine: its own, finer chunks.
         g_chunks, g_chunk_rows = _row_chunks(

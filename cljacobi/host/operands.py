@@ -13,24 +13,103 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pyopencl as cl
 
 from .limits import check_global_memory
-from .programs import KernelSpec, build_program
+from .programs import COMPLEX_LAYOUTS, build_program
+from .signatures import KernelSignature, buffer, c_defines, int_arg
 from .sizes import round_up
 
 __all__ = [
-    "ROW_ALIGNMENT", "Operands", "column_max", "download", "gather_factor",
-    "normalized_columns", "upload",
+    "COLUMNS_DTYPES", "COLUMN_WORK_GROUP", "ROW_ALIGNMENT", "ColumnsSpec", "Operands",
+    "column_max", "download", "gather_factor", "leading_dimensions", "normalized_columns",
+    "upload",
 ]
 
 #: Rows of the device arrays are padded to a multiple of this (eq. (4.1)).
 ROW_ALIGNMENT = 32
 
-#: Work-items of the per-column reduction.
-_COLUMN_WORK_GROUP = 64
+#: Work-items of the per-column reductions (cjac_column_max, cjac_normalized_columns).
+COLUMN_WORK_GROUP = 64
+
+#: Rows per work-group of cjac_gather_columns (a launch size, not compiled in).
+_GATHER_ROWS = 64
+
+#: Element types of the column kernels (those of the double precision sweeps).
+COLUMNS_DTYPES = ("float64", "complex128")
+
+
+@dataclass(frozen=True)
+class ColumnsSpec:
+    """Specialization parameters of ``templates/columns.cl.mako``.
+
+    Attributes
+    ----------
+    dtype : str
+        ``"float64"`` or ``"complex128"`` (:data:`COLUMNS_DTYPES`).
+    layout : str
+        The sweeps' storage of complex G: ``"interleaved"`` or ``"split"``
+        (:data:`cljacobi.host.programs.COMPLEX_LAYOUTS`); real data take
+        ``"interleaved"``.  The factor a gather reads and the columns
+        :func:`normalized_columns` writes are interleaved in both.
+    work_group_size : int
+        Work-items of the per-column kernels, a power of two.
+    """
+
+    family: ClassVar[str] = "columns"
+    dtype: str
+    layout: str = "interleaved"
+    work_group_size: int = COLUMN_WORK_GROUP
+
+    def __post_init__(self) -> None:
+        if self.dtype not in COLUMNS_DTYPES:
+            raise ValueError(f"the column kernels handle float64 and complex128, "
+                             f"not {self.dtype}")
+        if self.layout not in COMPLEX_LAYOUTS:
+            raise ValueError(f"layout must be one of {COMPLEX_LAYOUTS}, not {self.layout!r}")
+        if self.dtype == "float64" and self.layout != "interleaved":
+            raise ValueError(f"layout {self.layout!r} applies to complex dtypes only")
+        w = self.work_group_size
+        if w < 1 or w & (w - 1):
+            raise ValueError(f"work_group_size must be a power of two, not {w}")
+
+    @property
+    def store_ctype(self) -> str:
+        """What the sweeps' G holds."""
+        return "cjac_real2" if self.dtype == "complex128" and self.layout == "interleaved" \
+            else "cjac_real"
+
+    @property
+    def signatures(self) -> dict[str, KernelSignature]:
+        """The arguments of the three kernels, declared once."""
+        store = self.store_ctype
+        factor = buffer("src", "__global const cjac_elem *")
+        order = buffer("order", "__global const int *")
+        column_max = KernelSignature("cjac_column_max", (
+            factor, int_arg("lds"), int_arg("m"), buffer("out", "__global cjac_real *"),
+        ))
+        gather = KernelSignature("cjac_gather_columns", (
+            factor, int_arg("lds"), int_arg("m"), order, int_arg("exponent"),
+            buffer("dst", f"__global {store} *"), int_arg("ldd"), int_arg("r"),
+        ))
+        normalized = KernelSignature("cjac_normalized_columns", (
+            buffer("src", f"__global const {store} *"), int_arg("lds"), int_arg("m"), order,
+            buffer("dst", "__global cjac_elem *"), int_arg("ldd"),
+        ))
+        return {sig.name: sig for sig in (column_max, gather, normalized)}
+
+    def render_args(self) -> dict[str, object]:
+        """The keyword arguments the template is rendered with."""
+        return {
+            "real_ctype": "double", "complex_": self.dtype == "complex128",
+            "layout": self.layout, "store_ctype": self.store_ctype,
+            "work_group_size": self.work_group_size,
+            "size_defines": c_defines({"WG": self.work_group_size}),
+            "signatures": self.signatures,
+        }
 
 
 @dataclass
@@ -83,11 +162,18 @@ def _signature(signs: np.ndarray, r: int) -> np.ndarray:
     return signs.astype(np.int32)
 
 
+def leading_dimensions(m: int, r: int, columns: int) -> tuple[int, int, int]:
+    """``(rows, ldg, ldv)`` of an ``m x r`` G bordered to `columns` columns:
+    the rows in use (one new row per border column) and the leading
+    dimensions of G and V."""
+    rows = m + columns - r
+    return rows, round_up(max(rows, 1), ROW_ALIGNMENT), round_up(columns, ROW_ALIGNMENT)
+
+
 def _sizes(m: int, r: int, column_multiple: int) -> tuple[int, int, int, int]:
     """``(columns, rows, ldg, ldv)`` of the bordered problem."""
     columns = round_up(max(r, 1), column_multiple)
-    rows = m + columns - r
-    return columns, rows, round_up(max(rows, 1), ROW_ALIGNMENT), round_up(columns, ROW_ALIGNMENT)
+    return (columns, *leading_dimensions(m, r, columns))
 
 
 def _to_split(columns: np.ndarray) -> np.ndarray:
@@ -173,16 +259,13 @@ def download(queue: cl.CommandQueue, operands: Operands) -> tuple[np.ndarray, np
     return G, V
 
 
-_SWEEP_DTYPES = (np.dtype(np.float64), np.dtype(np.complex128))
-
-
-def _columns_program(queue: cl.CommandQueue, dtype: np.dtype, split: bool = False) -> cl.Program:
-    dtype = np.dtype(dtype)
-    if dtype not in _SWEEP_DTYPES:
-        raise ValueError(f"the column kernels handle float64 and complex128, not {dtype}")
-    layout = "split" if split else "interleaved"
-    spec = KernelSpec("columns", dtype.name, _COLUMN_WORK_GROUP, False, layout)
-    return build_program(queue.context, queue.device, spec)
+def _columns_kernel(queue: cl.CommandQueue, name: str, dtype: np.dtype, split: bool = False,
+                    **values: object) -> tuple[cl.Kernel, ColumnsSpec]:
+    """Kernel `name` of the column program for `dtype` (and the sweeps' layout),
+    its arguments bound by name; and the program's spec."""
+    spec = ColumnsSpec(np.dtype(dtype).name, "split" if split else "interleaved")
+    program = build_program(queue.context, queue.device, spec)
+    return spec.signatures[name].kernel(program, **values), spec
 
 
 def column_max(queue: cl.CommandQueue, source: cl.Buffer, lds: int, m: int,
@@ -190,10 +273,10 @@ def column_max(queue: cl.CommandQueue, source: cl.Buffer, lds: int, m: int,
     """``max_i |a_ic|`` of the first `columns` columns of a column-major buffer
     (float64, or interleaved complex128); NaN where a column holds one."""
     out = cl.Buffer(queue.context, cl.mem_flags.WRITE_ONLY, 8 * max(columns, 1))
-    kernel = cl.Kernel(_columns_program(queue, dtype), "cjac_column_max")
-    kernel.set_args(source, np.int32(lds), np.int32(m), out)
-    cl.enqueue_nd_range_kernel(queue, kernel, (columns * _COLUMN_WORK_GROUP,),
-                               (_COLUMN_WORK_GROUP,))
+    kernel, spec = _columns_kernel(queue, "cjac_column_max", dtype, src=source, lds=lds, m=m,
+                                   out=out)
+    wg = spec.work_group_size
+    cl.enqueue_nd_range_kernel(queue, kernel, (columns * wg,), (wg,))
     result = np.empty(columns)
     cl.enqueue_copy(queue, result, out)
     return result
@@ -230,11 +313,11 @@ def gather_factor(
     g = cl.Buffer(queue.context, mf.READ_WRITE, dtype.itemsize * ldg * columns)
     order_buf = cl.Buffer(queue.context, mf.READ_ONLY | mf.COPY_HOST_PTR,
                           hostbuf=np.ascontiguousarray(order, dtype=np.int32))
-    kernel = cl.Kernel(_columns_program(queue, dtype, split), "cjac_gather_columns")
-    kernel.set_args(source, np.int32(lds), np.int32(m), order_buf, np.int32(exponent), g,
-                    np.int32(ldg), np.int32(r))
-    tile = 64
-    cl.enqueue_nd_range_kernel(queue, kernel, (round_up(ldg, tile), columns), (tile, 1))
+    kernel, _ = _columns_kernel(queue, "cjac_gather_columns", dtype, split, src=source,
+                                lds=lds, m=m, order=order_buf, exponent=exponent, dst=g,
+                                ldd=ldg, r=r)
+    cl.enqueue_nd_range_kernel(queue, kernel, (round_up(ldg, _GATHER_ROWS), columns),
+                               (_GATHER_ROWS, 1))
     v = _identity_buffer(queue, columns, ldv, dtype, split) if accumulate_v else None
     queue.finish()
     signs = np.where(np.arange(r) < p, 1, -1)
@@ -254,10 +337,11 @@ def normalized_columns(queue: cl.CommandQueue, operands: Operands,
                     ops.dtype.itemsize * max(ops.m * count, 1))
     order_buf = cl.Buffer(queue.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                           hostbuf=np.ascontiguousarray(order, dtype=np.int32))
-    kernel = cl.Kernel(_columns_program(queue, ops.dtype, ops.split), "cjac_normalized_columns")
-    kernel.set_args(ops.g, np.int32(ops.ldg), np.int32(ops.m), order_buf, out, np.int32(ops.m))
-    cl.enqueue_nd_range_kernel(queue, kernel, (count * _COLUMN_WORK_GROUP,),
-                               (_COLUMN_WORK_GROUP,))
+    kernel, spec = _columns_kernel(queue, "cjac_normalized_columns", ops.dtype, ops.split,
+                                   src=ops.g, lds=ops.ldg, m=ops.m, order=order_buf, dst=out,
+                                   ldd=ops.m)
+    wg = spec.work_group_size
+    cl.enqueue_nd_range_kernel(queue, kernel, (count * wg,), (wg,))
     host = np.empty((count, ops.m), dtype=ops.dtype)
     cl.enqueue_copy(queue, host, out)
     ops.transfer_seconds += time.perf_counter() - start

@@ -17,13 +17,13 @@ from typing import NamedTuple
 import numpy as np
 import pyopencl as cl
 
-from ..errors import DeviceCapabilityError
 from ..strategies import STRATEGIES, step_table
 from .device import require_fp64
-from .diagonal import DIAG_DTYPE, DIAG_DTYPE_SINGLE, sort_diagonal
-from .limits import check_global_memory, check_local_memory, choose_work_group_size
+from .diagonal import sort_diagonal
 from .operands import Operands, download, upload
-from .programs import COMPLEX_LAYOUTS, KernelSpec, build_program
+from .pointwise_plan import PointwisePlan
+from .programs import COMPLEX_LAYOUTS, build_program
+from .status import Status
 
 __all__ = [
     "BLOCKED_COMPLEX_LAYOUT",
@@ -36,11 +36,11 @@ __all__ = [
     "complex_layout",
 ]
 
-#: Status bits of eq. (4.2), as the kernels set them.
-STATUS_ROTATED = 1
-STATUS_BIG = 2
-STATUS_BROKEN = 4
-STATUS_TINY_COLUMN = 8
+#: Status bits of eq. (4.2), as the kernels set them (:class:`cljacobi.host.status.Status`).
+STATUS_ROTATED = int(Status.ROTATED)
+STATUS_BIG = int(Status.BIG)
+STATUS_BROKEN = int(Status.BROKEN)
+STATUS_TINY_COLUMN = int(Status.TINY_COLUMN)
 
 #: Environment variable that selects the complex storage layout when the
 #: caller passes none: ``interleaved`` or ``split`` (for benchmarking both).
@@ -186,31 +186,6 @@ class PointwiseHSVD:
         self.rotation = int(rotation)
         self.sort_diagonal = bool(sort_diagonal)
 
-    def _program(self, rows: int, dtype: str = "float64") -> tuple[cl.Program, int]:
-        size = choose_work_group_size(
-            self.device, rows, requested=self.requested_work_group_size
-        )
-        while True:
-            check_local_memory(self.device, 2 * size * 8, "the pointwise step kernel")
-            layout = self.layout if dtype.startswith("complex") else "interleaved"
-            spec = KernelSpec(
-                "pointwise", dtype, size, self.accumulate_v, layout,
-                strategy="mm" if self.strategy == "mm" else "table", rotation=self.rotation,
-            )
-            program = build_program(self.queue.context, self.device, spec)
-            kernel_max = min(
-                k.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, self.device)
-                for k in program.all_kernels()
-            )
-            if size <= kernel_max:
-                return program, size
-            if self.requested_work_group_size is not None or size == 1:
-                raise DeviceCapabilityError(
-                    f"the pointwise kernels run with at most {kernel_max} work-items per "
-                    f"work-group on device {self.device.name.strip()!r}; {size} were requested"
-                )
-            size //= 2
-
     def _dtype(self, complex_: bool) -> np.dtype:
         if self.single:
             return np.dtype(np.complex64 if complex_ else np.float32)
@@ -265,34 +240,26 @@ class PointwiseHSVD:
             )
         if np.any(np.diff(ops.column_signs) > 0):
             raise ValueError("the pointwise kernels need the signature sorted, +1 first")
-        diag_dtype = DIAG_DTYPE_SINGLE if self.single else DIAG_DTYPE
-        r_pad, m_used, ldg, ldv, p, r = ops.columns, ops.rows, ops.ldg, ops.ldv, ops.p, ops.r
-        slots = r_pad // 2
-        check_global_memory(
-            self.device,
-            {
-                "packed diagonal": diag_dtype.itemsize * r_pad,
-                "column peaks": diag_dtype["d"].itemsize * r_pad,
-                # int2 position pairs, r_pad/2 per step; two sweeps' worth for the ring
-                **({} if self.strategy == "mm" else {
-                    "step table": 8 * (r_pad // 2) * (r_pad - 1)
-                    * (2 if self.strategy == "ring" else 1)}),
-            },
-        )
-        program, wg = self._program(m_used, dtype.name)
+        plan = PointwisePlan.for_operands(
+            self.device, ops, accumulate_v=self.accumulate_v, layout=self.layout,
+            strategy=self.strategy, rotation=self.rotation,
+            work_group_size=self.requested_work_group_size, context=self.queue.context)
+        program = build_program(self.queue.context, self.device, plan.spec)
+        signatures = plan.spec.signatures
+        diag_dtype, wg, slots = plan.spec.diag_dtype, plan.work_group_size, plan.slots
+        sizes = plan.buffers
+        r_pad, r = plan.columns, plan.r
 
         start = time.perf_counter()
         mf = cl.mem_flags
         ctx = self.queue.context
-        g_buf, v_buf = ops.g, ops.v
-        d_buf = cl.Buffer(ctx, mf.READ_WRITE, diag_dtype.itemsize * r_pad)
+        d_buf = cl.Buffer(ctx, mf.READ_WRITE, sizes["packed diagonal"])
         # the largest squared norm of every physical column so far (cjac_step),
         # continued from a blocked phase that ran before
         keep_peaks = ops.peak is not None
         if not keep_peaks:
-            ops.peak = cl.Buffer(ctx, mf.READ_WRITE, diag_dtype["d"].itemsize * r_pad)
-        peak_buf = ops.peak
-        stepper_buf = cl.Buffer(ctx, mf.READ_WRITE, 16 * slots)
+            ops.peak = cl.Buffer(ctx, mf.READ_WRITE, sizes["column peaks"])
+        stepper_buf = cl.Buffer(ctx, mf.READ_WRITE, sizes["stepper"])
         zeros = np.zeros(slots, dtype=np.int32)
         status_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
         rotations_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
@@ -304,31 +271,27 @@ class PointwiseHSVD:
         self.queue.finish()
         seconds["transfer"] += time.perf_counter() - start
 
+        # Every argument of the three kernels by name; each kernel takes those
+        # its signature declares (V, the stepper or the step table, the real
+        # column count by the specialization).
+        values = {
+            "G": ops.g, "ldg": plan.ldg, "m": plan.rows, "V": ops.v, "ldv": plan.ldv,
+            "mv": r_pad, "D": d_buf, "peak": ops.peak, "keep_peaks": keep_peaks,
+            "peak_rounding": peak_rounding, "stepper": stepper_buf, "pairs": pairs_buf,
+            "step": 0, "status": status_buf, "rotations": rotations_buf, "r": r_pad,
+            "p": ops.p, "real_columns": r,  # columns >= r are the border
+            "slots": slots, "summary": summary_buf,
+        }
+        precompute, step, reduce_status = (
+            sig.kernel(program, **{arg.name: values[arg.name] for arg in sig.args})
+            for sig in (signatures["cjac_precompute"], signatures["cjac_step"],
+                        signatures["cjac_sweep_status"]))
+        step_signature = signatures["cjac_step"]
         global_size = (slots * wg,)
         local_size = (wg,)
-        cl.Kernel(program, "cjac_precompute")(
-            self.queue, global_size, local_size,
-            g_buf, np.int32(ldg), np.int32(m_used), d_buf, peak_buf, np.int32(keep_peaks),
-            stepper_buf, np.int32(r_pad), np.int32(p),
-        )
-        step = cl.Kernel(program, "cjac_step")
-        step_args = [g_buf, np.int32(ldg), np.int32(m_used)]
-        if self.accumulate_v:
-            step_args += [v_buf, np.int32(ldv), np.int32(r_pad)]
-        step_index_arg = None
-        if pairs_buf is None:
-            step_args += [d_buf, peak_buf, np.int32(peak_rounding), stepper_buf]
-        else:
-            step_index_arg = len(step_args) + 4
-            step_args += [d_buf, peak_buf, np.int32(peak_rounding), pairs_buf, np.int32(0)]
-        step_args += [status_buf, rotations_buf, np.int32(r_pad)]
-        if self.rotation == 3:
-            step_args.append(np.int32(r))  # columns >= r are the border
-        step.set_args(*step_args)
+        cl.enqueue_nd_range_kernel(self.queue, precompute, global_size, local_size)
         # Forward and backward ring sweeps alternate (Zhou & Brent 1997, Sect. 4).
         sweep_tables = 1 if tables is None else tables.shape[0] // steps
-        reduce_status = cl.Kernel(program, "cjac_sweep_status")
-        reduce_status.set_args(status_buf, rotations_buf, np.int32(slots), summary_buf)
 
         diagonal = np.empty(r_pad, dtype=diag_dtype)
         summary = np.empty(2, dtype=np.int32)
@@ -341,20 +304,20 @@ class PointwiseHSVD:
         for sweep in range(max_sweeps):
             first = (sweep % sweep_tables) * steps
             for s in range(steps):
-                if step_index_arg is not None:
-                    step.set_arg(step_index_arg, np.int32(first + s))
+                if pairs_buf is not None:
+                    step_signature.bind(step, step=first + s)
                 cl.enqueue_nd_range_kernel(self.queue, step, global_size, local_size)
             cl.enqueue_nd_range_kernel(self.queue, reduce_status, (wg,), (wg,))
             cl.enqueue_copy(self.queue, summary, summary_buf)
             stats.sweeps += 1
             stats.last_status = int(summary[0])
             stats.rotations_per_sweep.append(int(summary[1]))
-            stats.breakdown |= bool(summary[0] & STATUS_BROKEN)
-            stats.tiny_column |= bool(summary[0] & STATUS_TINY_COLUMN)
+            stats.breakdown |= bool(summary[0] & Status.BROKEN)
+            stats.tiny_column |= bool(summary[0] & Status.TINY_COLUMN)
             if self.sort_diagonal:
                 sort_in_sweeps += self._sort(d_buf, diagonal)
             # Stop when no rotation with |t| > sqrt(eps)/2 happened (Sect. 2 and 4).
-            if not summary[0] & STATUS_BIG:
+            if not summary[0] & Status.BIG:
                 stats.converged = True
                 break
         seconds["sweeps"] += time.perf_counter() - sweep_start - sort_in_sweeps

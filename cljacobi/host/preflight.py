@@ -1,43 +1,37 @@
 """Everything a pointwise run needs from the device, checked before any work.
 
-:func:`pointwise_footprint` computes the device buffers of
-:class:`~cljacobi.host.pointwise.PointwiseHSVD` for a given problem size (the
-same bordering and padding, eq. (4.1) of Novaković & Singer 2011), so the
-public functions can refuse a problem that does not fit *before* the
-O(n^3) factorization on the host and before any launch.
+:func:`preflight` asks for the :class:`~cljacobi.host.pointwise_plan.PointwisePlan`
+of the largest factor a call sweeps (the bordering and padding of eq. (4.1)
+of Novaković & Singer 2011, the work-group size, the buffers), the same plan
+:class:`~cljacobi.host.pointwise.PointwiseHSVD` runs with, so the public
+functions refuse a problem that does not fit *before* the O(n^3)
+factorization on the host and before any launch.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pyopencl as cl
 
-from .device import require_fp64
-from .diagonal import DIAG_DTYPE
-from .limits import check_global_memory, check_local_memory, choose_work_group_size
-from .operands import ROW_ALIGNMENT
-from .sizes import REAL_ELEMENT_BYTES, round_up
+from .pointwise_plan import PointwisePlan
+from .sizes import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES
 
 __all__ = ["pointwise_footprint", "preflight"]
+
+
+def _dtype(element_bytes: int) -> np.dtype:
+    """The double precision element type of `element_bytes` bytes."""
+    return np.dtype(np.complex128 if element_bytes == COMPLEX_ELEMENT_BYTES else np.float64)
 
 
 def pointwise_footprint(
     rows: int, columns: int, accumulate_v: bool, element_bytes: int = REAL_ELEMENT_BYTES
 ) -> dict[str, int]:
     """Bytes of every device buffer of a pointwise run on a ``rows x columns`` factor
-    with `element_bytes` per matrix element (8 float64, 16 complex128)."""
-    bordered = columns % 2
-    r_pad = columns + bordered
-    ldg = round_up(max(rows + bordered, 1), ROW_ALIGNMENT)
-    ldv = round_up(r_pad, ROW_ALIGNMENT)
-    slots = r_pad // 2
-    buffers = {"G": element_bytes * ldg * r_pad}
-    if accumulate_v:
-        buffers["V"] = element_bytes * ldv * r_pad
-    buffers["packed diagonal"] = DIAG_DTYPE.itemsize * r_pad
-    buffers["column peaks"] = DIAG_DTYPE["d"].itemsize * r_pad
-    buffers["stepper"] = 16 * slots
-    buffers["status words"] = 2 * 4 * slots + 8
-    return buffers
+    with `element_bytes` per matrix element (8 float64, 16 complex128): the
+    plan's :attr:`~cljacobi.host.pointwise_plan.PointwisePlan.buffers`."""
+    return PointwisePlan.buffers_of(rows, columns, _dtype(element_bytes),
+                                    accumulate_v=accumulate_v)
 
 
 def preflight(
@@ -51,10 +45,24 @@ def preflight(
 ) -> None:
     """Raise before any launch if the device cannot run a ``rows x columns`` problem.
 
+    Parameters
+    ----------
+    queue : pyopencl.CommandQueue
+        Its device is checked.
+    rows, columns : int
+        Shape of the largest factor the call sweeps.
+    accumulate_v : bool
+        Whether the sweeps accumulate V.
+    element_bytes : int
+        8 for real data (float64), 16 for complex (complex128).
+    single : bool
+        The float32/complex64 kernels run (a device without fp64).
+
     Checks fp64 (:func:`~cljacobi.host.device.require_fp64`), global memory
     (every buffer against ``max_mem_alloc_size``, the sum against
     ``global_mem_size``), the work-group size and the local memory of the
-    step kernel.  Each error names the device and the limit.
+    step kernel (:meth:`PointwisePlan.for_device`).  Each error names the
+    device and the limit.
 
     Raises
     ------
@@ -63,11 +71,5 @@ def preflight(
     DeviceMemoryError
         The buffers do not fit (also a :class:`MemoryError`).
     """
-    device = queue.device
-    if not single:  # the single precision kernels run where fp64 is missing
-        require_fp64(device)
-    check_global_memory(
-        device, pointwise_footprint(rows, columns, accumulate_v, element_bytes)
-    )
-    size = choose_work_group_size(device, rows + columns % 2)
-    check_local_memory(device, 2 * size * REAL_ELEMENT_BYTES, "the pointwise step kernel")
+    PointwisePlan.for_device(queue.device, rows, columns, _dtype(element_bytes),
+                             accumulate_v=accumulate_v, single=single)

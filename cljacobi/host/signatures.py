@@ -125,13 +125,15 @@ _FIELD_CTYPES = {np.dtype(np.float64): "double", np.dtype(np.float32): "float",
                  np.dtype(np.int32): "int", np.dtype(np.uint32): "uint"}
 
 
-def c_struct(name: str, dtype: np.dtype) -> str:
+def c_struct(name: str, dtype: np.dtype, *, aligned: int | None = None) -> str:
     """``typedef struct {...} name;`` with the fields of the structured `dtype`.
 
     The numpy dtype is what the host reads the records with; rendering the C
     struct from it keeps the two layouts the same.  Fields are laid out in
     order; the dtype must have no implicit padding (its item size is the sum
-    of its fields', each field aligned to its own size).
+    of its fields', each field aligned to its own size), except, with
+    `aligned`, the tail padding up to a multiple of `aligned` bytes that
+    ``__attribute__((aligned(aligned)))`` gives the C struct.
     """
     fields = []
     offset = 0
@@ -141,6 +143,9 @@ def c_struct(name: str, dtype: np.dtype) -> str:
             raise ValueError(f"{name}: field {field!r} is not packed at offset {offset}")
         fields.append(f"    {_FIELD_CTYPES[field_dtype]} {field};")
         offset += field_dtype.itemsize
-    if offset != dtype.itemsize:
-        raise ValueError(f"{name}: {dtype.itemsize} bytes, fields cover {offset}")
-    return "typedef struct {\n" + "\n".join(fields) + f"\n}} {name};"
+    size = -(-offset // aligned) * aligned if aligned else offset
+    if size != dtype.itemsize:
+        raise ValueError(f"{name}: {dtype.itemsize} bytes, fields cover {offset}"
+                         + (f" ({size} aligned to {aligned})" if aligned else ""))
+    attribute = f"__attribute__((aligned({aligned}))) " if aligned else ""
+    return f"typedef struct {attribute}{{\n" + "\n".join(fields) + f"\n}} {name};"

@@ -2,11 +2,15 @@
 ##
 ## Imported by the other templates with
 ##     <%namespace name="arith" file="arith.cl.mako"/>
-## Every def takes its specialization explicitly; nothing here reads globals.
+## Every def takes its specialization explicitly; the only module-level name
+## is STATUS_DEFINES, the status bits the host declares (not a specialization).
 ##
 ## Render parameters used by the defs:
 ##   real_ctype        "double" (or "float" on devices without fp64)
 ##   work_group_size   threads per work-group (a power of two)
+<%!
+    from cljacobi.host.status import STATUS_DEFINES
+%>
 
 <%def name="prelude(real_ctype)">
 %if real_ctype == "double":
@@ -19,20 +23,9 @@
 %endif
 typedef ${real_ctype} cjac_real;
 
-/* Packed diagonal entry (d, rho, j) of Novakovic & Singer 2011, Fig. 3:
- * the squared column norm, the physical column index, the sign from J. */
-typedef struct __attribute__((aligned(16))) {
-    cjac_real d;
-    int rho;
-    int j;
-} cjac_diag;
-
-/* Convergence status bits per work-group and step, eq. (4.2). */
-#define CJAC_ROTATED 1   /* a rotation was applied (|t| <= sqrt(eps)/2)       */
-#define CJAC_BIG     2   /* a rotation with |t| > sqrt(eps)/2 was applied      */
-#define CJAC_BROKEN  4   /* hyperbolic pair numerically dependent: not rotated */
-#define CJAC_TINY_COLUMN 8  /* a column whose squared norm is below the normal range
-                             * (CJAC_TINY) meets one it is not orthogonal to */
+/* Convergence status bits per work-group and step, eq. (4.2)
+ * (cljacobi.host.status.Status). */
+${STATUS_DEFINES}
 </%def>
 
 <%def name="workgroup_sum(work_group_size)">

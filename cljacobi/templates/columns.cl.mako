@@ -15,16 +15,24 @@
 ##                        ||g_j||, Sect. 2 of the 2011 paper, in the
 ##                        caller's order), dense and interleaved for the host
 ##
-## Render parameters:
+## Render parameters (all explicit, see cljacobi.host.operands.ColumnsSpec):
 ##   real_ctype        "double"
 ##   complex_          complex data (the factor and dst of
 ##                     cjac_normalized_columns interleaved cjac_real2)
 ##   layout            the sweeps' storage of complex G (arith.element)
+##   store_ctype       what the sweeps' G holds: "cjac_real", or "cjac_real2"
+##                     for interleaved complex data
 ##   work_group_size   work-items of the per-column kernels (a power of two)
+##   size_defines      #define WG (work_group_size), as the spec decided it
+##   signatures        every kernel's parameter list (ColumnsSpec.signatures;
+##                     the host binds the arguments by name)
 <%namespace name="arith" file="arith.cl.mako"/>
 ${arith.prelude(real_ctype)}
 
-#define WG ${work_group_size}
+${size_defines}
+#if WG < 1 || (WG & (WG - 1)) != 0
+#error "WG must be a power of two (cljacobi.host.operands.ColumnsSpec)"
+#endif
 ${arith.workgroup_sum(work_group_size)}
 ${arith.element(real_ctype, complex_, layout)}
 
@@ -47,8 +55,7 @@ inline cjac_elem cjac_ldexp(const cjac_elem x, const int e)
 /* One work-group per column c < columns: out[c] = max_i<m |src[c * lds + i]|
  * (a maximum: the result does not depend on the reduction order). */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void cjac_column_max(__global const cjac_elem *src, const int lds, const int m,
-                     __global cjac_real *out)
+void cjac_column_max(${signatures["cjac_column_max"].parameters})
 {
     __local cjac_real scratch[WG];
     const int c = get_group_id(0), lid = get_local_id(0);
@@ -70,9 +77,7 @@ void cjac_column_max(__global const cjac_elem *src, const int lds, const int m,
 /* Grid (rows >= ldd, r_pad): row i of column j of the bordered, sorted and
  * scaled factor.  ldexp is exact (the shift keeps every entry normal, see
  * cljacobi.scaling.factor_shift). */
-__kernel void cjac_gather_columns(__global const cjac_elem *src, const int lds, const int m,
-                                  __global const int *order, const int exponent,
-                                  __global ${store_ctype} *dst, const int ldd, const int r)
+__kernel void cjac_gather_columns(${signatures["cjac_gather_columns"].parameters})
 {
     const int i = get_global_id(0), j = get_global_id(1);
     if (i >= ldd)
@@ -89,9 +94,7 @@ __kernel void cjac_gather_columns(__global const cjac_elem *src, const int lds, 
 /* One work-group per column j: dst[j * ldd + i] = g_i / ||g|| for i < m,
  * g = column order[j] of the sweeps' G; ||g||^2 summed in a fixed order. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void cjac_normalized_columns(__global const ${store_ctype} *src, const int lds, const int m,
-                             __global const int *order, __global cjac_elem *dst,
-                             const int ldd)
+void cjac_normalized_columns(${signatures["cjac_normalized_columns"].parameters})
 {
     __local cjac_real scratch[WG];
     const int j = get_group_id(0), lid = get_local_id(0);

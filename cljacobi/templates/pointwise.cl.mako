@@ -1,6 +1,6 @@
 ## Pointwise one-sided hyperbolic Jacobi: GPUJACH1 of Novakovic & Singer 2011, Sect. 4.
 ##
-## Render parameters (all explicit, see cljacobi.host.programs.KernelSpec):
+## Render parameters (all explicit, see cljacobi.host.pointwise_plan.PointwiseSpec):
 ##   real_ctype        "double" | "float"
 ##   work_group_size   threads per work-group; one work-group per pivot pair
 ##   accumulate_v      whether the step also updates V (V^{-T} of eq. (2.1))
@@ -16,6 +16,12 @@
 ##                     Sect. 2 (1 plain; 2 exchange the packed-diagonal entries,
 ##                     then rotate; 3 Nash's rotation through the complementary
 ##                     angle), see cjac_step
+##   size_defines      #define WG (work_group_size) and CJAC_DIAG_BYTES (the
+##                     host's packed-diagonal entry), as the plan decided them
+##   diag_struct       typedef of cjac_diag, rendered from the host's dtype
+##                     (cljacobi.host.diagonal)
+##   signatures        every kernel's parameter list (PointwiseSpec.signatures;
+##                     the host binds the arguments by name)
 ##
 ## Data layout: G is column-major with leading dimension ldg (rows padded and
 ## bordered as in eq. (4.1)); column c of G starts at G + c*ldg.  V likewise
@@ -30,7 +36,16 @@ ${arith.workgroup_sum(work_group_size)}
 ${arith.element(real_ctype, complex_, layout)}
 ${arith.rotation_functions()}
 
-#define WG ${work_group_size}
+${size_defines}
+#if WG < 1 || (WG & (WG - 1)) != 0
+#error "WG must be a power of two (cljacobi.host.pointwise_plan.PointwiseSpec)"
+#endif
+
+/* Packed diagonal entry (d, rho, j) of Novakovic & Singer 2011, Fig. 3:
+ * the squared column norm, the physical column index, the sign from J. */
+${diag_struct}
+/* The host reads CJAC_DIAG_BYTES per entry: refuse to compile otherwise. */
+typedef char cjac_diag_bytes_check[sizeof(cjac_diag) == CJAC_DIAG_BYTES ? 1 : -1];
 
 /* Algorithm 4.3 (Initialize_Stepper), 0-based: slot k starts on the
  * antidiagonal (k, r-1-k). */
@@ -63,9 +78,7 @@ inline int4 cjac_stepper_update(int4 s, const int r)
  * with keep_peaks those of a blocked phase before, raised to the norms), and
  * initializes its stepper slot. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void cjac_precompute(__global const ${store_ctype} *G, const int ldg, const int m,
-                     __global cjac_diag *D, __global cjac_real *peak, const int keep_peaks,
-                     __global int4 *stepper, const int r, const int p)
+void cjac_precompute(${signatures["cjac_precompute"].parameters})
 {
     __local cjac_real scratch[WG];
     const int k = get_group_id(0);
@@ -97,23 +110,7 @@ void cjac_precompute(__global const ${store_ctype} *G, const int ldg, const int 
  * below its column's peak, and without peak_rounding only an exact
  * dependency is one. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void cjac_step(__global ${store_ctype} *G, const int ldg, const int m,
-%if accumulate_v:
-               __global ${store_ctype} *V, const int ldv, const int mv,
-%endif
-%if strategy == "mm":
-               __global cjac_diag *D, __global cjac_real *peak, const int peak_rounding,
-               __global int4 *stepper,
-%else:
-               __global cjac_diag *D, __global cjac_real *peak, const int peak_rounding,
-               __global const int2 *pairs, const int step,
-%endif
-%if rotation == 3:
-               __global int *status, __global int *rotations, const int r,
-               const int real_columns)
-%else:
-               __global int *status, __global int *rotations, const int r)
-%endif
+void cjac_step(${signatures["cjac_step"].parameters})
 {
     __local cjac_real scratch[WG];
     const int k = get_group_id(0);
@@ -344,8 +341,7 @@ void cjac_step(__global ${store_ctype} *G, const int ldg, const int m,
  * status words and the sum of the rotation counters in a fixed order, by one
  * work-group; both arrays are zeroed for the next sweep. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void cjac_sweep_status(__global int *status, __global int *rotations, const int slots,
-                       __global int *summary)
+void cjac_sweep_status(${signatures["cjac_sweep_status"].parameters})
 {
     __local int or_scratch[WG];
     __local int sum_scratch[WG];
