@@ -6,7 +6,8 @@ import numpy as np
 import pyopencl as cl
 import pytest
 
-from cljacobi.host.operands import column_max, download, gather_factor, upload
+from cljacobi.host.operands import ColumnsSpec, column_max, download, gather_factor, upload
+from cljacobi.host.programs import build_program, render
 
 
 def _device_columns(queue, A):
@@ -105,3 +106,25 @@ def test_complex_gather_and_normalize(queue, rng, split):
     U = normalized_columns(queue, ops, np.arange(r)[::-1])
     expected = G[:, ::-1] / np.linalg.norm(G[:, ::-1], axis=0)
     assert np.max(np.abs(U - expected)) <= 4 * np.finfo(float).eps
+
+
+@pytest.mark.parametrize("spec", [ColumnsSpec("float64"), ColumnsSpec("complex128", "split"),
+                                  ColumnsSpec("complex128", "interleaved", 32)])
+def test_columns_template_declares_the_spec_signatures(queue, spec):
+    """The column kernels take exactly the arguments the host binds by name."""
+    source = render(spec)
+    for sig in spec.signatures.values():
+        assert f"void {sig.name}({sig.parameters})" in source
+    assert f"#define WG {spec.work_group_size}\n" in source
+    program = build_program(queue.context, queue.device, spec)
+    for sig in spec.signatures.values():
+        assert cl.Kernel(program, sig.name).num_args == len(sig.args)
+
+
+def test_columns_spec_errors():
+    with pytest.raises(ValueError, match="float64 and complex128, not float32"):
+        ColumnsSpec("float32")
+    with pytest.raises(ValueError, match="complex dtypes only"):
+        ColumnsSpec("float64", "split")
+    with pytest.raises(ValueError, match="power of two"):
+        ColumnsSpec("complex128", "split", 48)

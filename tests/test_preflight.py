@@ -14,7 +14,9 @@ from cljacobi import eig as eig_module
 from cljacobi import hyperbolic_svd as hsvd_module
 from cljacobi.errors import DeviceCapabilityError, DeviceMemoryError
 from cljacobi.host import pointwise_plan as plan_module
+from cljacobi.host.operands import Operands
 from cljacobi.host.pointwise import PointwiseHSVD
+from cljacobi.host.pointwise_plan import PointwisePlan, PointwiseSpec
 from cljacobi.host.preflight import pointwise_footprint, preflight
 
 
@@ -125,3 +127,67 @@ def test_footprint_matches_the_driver(m, r, accumulate_v, queue, monkeypatch, rn
     footprint = pointwise_footprint(m, r, accumulate_v)
     assert seen == footprint
     preflight(queue, rows=m, columns=r, accumulate_v=accumulate_v)  # the real device: fits
+
+
+# --- the plan the checks and the driver share ---------------------------------------------
+
+
+def test_plan_decides_every_size_once():
+    device = _Device()
+    plan = PointwisePlan.for_device(device, 100, 33, np.float64, accumulate_v=True)
+    # one border column in a new row; leading dimensions rounded up to 32
+    assert (plan.columns, plan.rows, plan.ldg, plan.ldv) == (34, 101, 128, 64)
+    assert plan.work_group_size == 128  # the smallest power of two >= 101 rows (GPU: <= 256)
+    assert plan.spec == PointwiseSpec("float64", 128, True)
+    assert plan.buffers == pointwise_footprint(100, 33, True)
+    ring = PointwisePlan.for_device(device, 100, 33, np.complex128, accumulate_v=False,
+                                    layout="split", strategy="ring", column_multiple=16)
+    assert (ring.columns, ring.rows, ring.slots) == (48, 115, 24)
+    assert ring.spec == PointwiseSpec("complex128", 128, False, "split", strategy="table")
+    assert ring.buffers["G"] == 16 * 128 * 48
+    assert ring.buffers["step table"] == 8 * 24 * 47 * 2  # both ring sweeps' tables
+    no_fp64 = _Device(extensions="", double_fp_config=0)
+    single = PointwisePlan.for_device(no_fp64, 10, 10, np.float64, accumulate_v=False,
+                                      single=True)
+    assert single.spec.dtype == "float32" and single.buffers["G"] == 4 * 32 * 10
+    with pytest.raises(DeviceCapabilityError, match="no double precision"):
+        PointwisePlan.for_device(no_fp64, 10, 10, np.float64, accumulate_v=False)
+    with pytest.raises(DeviceCapabilityError,
+                       match="maximal work-group size 256 of device 'Tiny Test Device'"):
+        PointwisePlan.for_device(device, 10, 10, np.float64, accumulate_v=False,
+                                 work_group_size=512)
+
+
+def test_plan_narrows_the_work_group_to_the_compiled_kernels(monkeypatch):
+    """A kernel that takes fewer work-items than planned (register pressure)
+    halves the planned size; a requested size is refused instead."""
+
+    class _Kernel:
+        def get_work_group_info(self, what, device):
+            return 32
+
+    class _Program:
+        def all_kernels(self):
+            return [_Kernel()]
+
+    built = []
+    monkeypatch.setattr(plan_module, "build_program",
+                        lambda context, device, spec: built.append(spec) or _Program())
+    plan = PointwisePlan.for_device(_Device(), 200, 10, np.float64, accumulate_v=False,
+                                    context=object())
+    assert plan.work_group_size == 32
+    assert [spec.work_group_size for spec in built] == [256, 128, 64, 32]
+    with pytest.raises(DeviceCapabilityError, match="at most 32 work-items per work-group on "
+                       "device 'Tiny Test Device'; 64 were requested"):
+        PointwisePlan.for_device(_Device(), 200, 10, np.float64, accumulate_v=False,
+                                 work_group_size=64, context=object())
+
+
+def test_plan_refuses_operands_of_another_geometry():
+    def operands(ldg):
+        return Operands(None, ldg, 11, 10, None, 32, 10, 9, np.ones(9), np.dtype(np.float64))
+
+    plan = PointwisePlan.for_operands(_Device(), operands(32), accumulate_v=False)
+    assert (plan.columns, plan.rows, plan.ldg, plan.ldv) == (10, 11, 32, 32)
+    with pytest.raises(ValueError, match="ldg"):
+        PointwisePlan.for_operands(_Device(), operands(64), accumulate_v=False)

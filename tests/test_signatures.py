@@ -95,3 +95,16 @@ def test_bunch_parlett_template_declares_the_spec_signatures(queue):
     program = build_program(queue.context, queue.device, spec)
     for sig in spec.signatures.values():
         assert cl.Kernel(program, sig.name).num_args == len(sig.args)
+
+
+def test_struct_aligned_tail_padding():
+    """With `aligned`, the tail padding of an aligned C struct is the dtype's."""
+    record = np.dtype({"names": ["d", "rho", "j"], "formats": [np.float32, np.int32, np.int32],
+                       "offsets": [0, 4, 8], "itemsize": 16})
+    assert c_struct("cjac_probe", record, aligned=16) == (
+        "typedef struct __attribute__((aligned(16))) {\n    float d;\n    int rho;\n"
+        "    int j;\n} cjac_probe;")
+    with pytest.raises(ValueError, match="fields cover 12"):
+        c_struct("cjac_probe", record)
+    with pytest.raises(ValueError, match="12 aligned to 4"):
+        c_struct("cjac_probe", record, aligned=4)

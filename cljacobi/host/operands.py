@@ -25,8 +25,8 @@ from .sizes import round_up
 
 __all__ = [
     "COLUMNS_DTYPES", "COLUMN_WORK_GROUP", "ROW_ALIGNMENT", "ColumnsSpec", "Operands",
-    "column_max", "download", "gather_factor", "leading_dimensions", "normalized_columns",
-    "upload",
+    "bordered_columns", "column_max", "download", "gather_factor", "leading_dimensions",
+    "normalized_columns", "upload",
 ]
 
 #: Rows of the device arrays are padded to a multiple of this (eq. (4.1)).
@@ -162,6 +162,12 @@ def _signature(signs: np.ndarray, r: int) -> np.ndarray:
     return signs.astype(np.int32)
 
 
+def bordered_columns(r: int, column_multiple: int) -> int:
+    """Columns of an r-column G on the device: bordered to a multiple of
+    `column_multiple` (at least one)."""
+    return round_up(max(r, 1), column_multiple)
+
+
 def leading_dimensions(m: int, r: int, columns: int) -> tuple[int, int, int]:
     """``(rows, ldg, ldv)`` of an ``m x r`` G bordered to `columns` columns:
     the rows in use (one new row per border column) and the leading
@@ -172,7 +178,7 @@ def leading_dimensions(m: int, r: int, columns: int) -> tuple[int, int, int]:
 
 def _sizes(m: int, r: int, column_multiple: int) -> tuple[int, int, int, int]:
     """``(columns, rows, ldg, ldv)`` of the bordered problem."""
-    columns = round_up(max(r, 1), column_multiple)
+    columns = bordered_columns(r, column_multiple)
     return (columns, *leading_dimensions(m, r, columns))
 
 

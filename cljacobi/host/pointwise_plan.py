@@ -21,10 +21,10 @@ from ..strategies import STRATEGIES
 from .device import require_fp64
 from .diagonal import DIAG_DTYPE, DIAG_DTYPE_SINGLE
 from .limits import check_global_memory, check_local_memory, choose_work_group_size
-from .operands import Operands, leading_dimensions
+from .operands import Operands, bordered_columns, leading_dimensions
 from .programs import COMPLEX_LAYOUTS, KERNEL_STRATEGIES, build_program
 from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg
-from .sizes import REAL_ELEMENT_BYTES, round_up
+from .sizes import REAL_ELEMENT_BYTES
 
 __all__ = ["POINTWISE_DTYPES", "PointwisePlan", "PointwiseSpec"]
 
@@ -254,9 +254,9 @@ class PointwisePlan:
         DeviceMemoryError
             The buffers do not fit (also a :class:`MemoryError`).
         """
-        padded = round_up(max(columns, 1), column_multiple)
         return cls._decide(
-            device, rows, columns, padded, _run_dtype(dtype, single), accumulate_v=accumulate_v,
+            device, rows, columns, bordered_columns(columns, column_multiple),
+            _run_dtype(dtype, single), accumulate_v=accumulate_v,
             layout=layout, strategy=strategy, rotation=rotation,
             work_group_size=work_group_size, context=context)
 
@@ -266,7 +266,7 @@ class PointwisePlan:
                    column_multiple: int = 2) -> dict[str, int]:
         """:attr:`buffers` of the plan :meth:`for_device` makes of these
         arguments, without a device."""
-        padded = round_up(max(columns, 1), column_multiple)
+        padded = bordered_columns(columns, column_multiple)
         _, ldg, ldv = leading_dimensions(rows, columns, padded)
         return _buffers(np.dtype(_run_dtype(dtype, single)), padded, ldg, ldv,
                         accumulate_v=accumulate_v, strategy=strategy)
@@ -279,16 +279,16 @@ class PointwisePlan:
     ) -> PointwisePlan:
         """The plan for sweeps on `operands` (already bordered, in their
         precision), as :meth:`for_device`; raises ValueError if the operands'
-        leading dimensions are not the plan's."""
-        plan = cls._decide(
-            device, operands.m, operands.r, operands.columns, operands.dtype.name,
-            accumulate_v=accumulate_v, layout=layout, strategy=strategy, rotation=rotation,
+        rows in use and leading dimensions are not those of their shape."""
+        ops = operands
+        expected = leading_dimensions(ops.m, ops.r, ops.columns)
+        if (ops.rows, ops.ldg, ops.ldv) != expected:
+            raise ValueError(f"operands with (rows, ldg, ldv) = {(ops.rows, ops.ldg, ops.ldv)}; "
+                             f"a bordered {ops.m} x {ops.r} factor has {expected}")
+        return cls._decide(
+            device, ops.m, ops.r, ops.columns, ops.dtype.name, accumulate_v=accumulate_v,
+            layout=layout, strategy=strategy, rotation=rotation,
             work_group_size=work_group_size, context=context)
-        found = (operands.rows, operands.ldg, operands.ldv)
-        if found != (plan.rows, plan.ldg, plan.ldv):
-            raise ValueError(f"operands with (rows, ldg, ldv) = {found}; the plan has "
-                             f"{(plan.rows, plan.ldg, plan.ldv)}")
-        return plan
 
     @classmethod
     def _decide(
@@ -322,9 +322,9 @@ class PointwisePlan:
 
     @property
     def local_bytes(self) -> int:
-        """Local memory per work-group, at most: two arrays of 8 bytes per
-        work-item (``cjac_sweep_status``'s two int arrays; ``cjac_step`` and
-        ``cjac_precompute`` use one of reals)."""
+        """Local memory reserved per work-group: 16 bytes per work-item, twice
+        what the largest kernel needs (``cjac_step`` and ``cjac_precompute``
+        hold one real per work-item, ``cjac_sweep_status`` two ints)."""
         return 2 * self.work_group_size * REAL_ELEMENT_BYTES
 
     @property
