@@ -6,7 +6,8 @@ import numpy as np
 
 __all__ = ["DIAG_DTYPE", "DIAG_DTYPE_SINGLE", "sort_diagonal"]
 
-#: Matches ``cjac_diag`` in ``arith.cl.mako``: 16 bytes, aligned.
+#: The packed-diagonal entry; ``cjac_diag`` of ``pointwise.cl.mako`` is rendered
+#: from it (:class:`cljacobi.host.pointwise_plan.PointwiseSpec`): 16 bytes, aligned.
 DIAG_DTYPE = np.dtype([("d", np.float64), ("rho", np.int32), ("j", np.int32)], align=True)
 #: ``cjac_diag`` of the single precision kernels: float d, then padding to 16 bytes.
 DIAG_DTYPE_SINGLE = np.dtype(

@@ -5,6 +5,10 @@ Sect. 4, Algorithm 4.1: the factor G (and V) stay on the device for the whole
 run; every parallel step is one launch of ``cjac_step`` with one work-group per
 pivot pair; after every quasi-sweep the per-work-group status words are
 OR-reduced on the device and the small packed diagonal (d, rho, j) is sorted.
+The program, the work-group size and every buffer size come from one
+:class:`~cljacobi.host.pointwise_plan.PointwisePlan`, decided and checked
+against the device before the first launch; the kernels' arguments are bound
+by name to the signatures its spec declares.
 """
 
 from __future__ import annotations
