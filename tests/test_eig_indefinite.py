@@ -188,24 +188,3 @@ def test_small_cases():
     w, U = cljacobi.eig_indefinite(np.array([[-3.5]]))
     assert w.tolist() == [-3.5] and U.tolist() == [[1.0]]
 
-
-@pytest.mark.parametrize(
-    "bad,error,match",
-    [
-        (np.ones((2, 3)), ValueError, "square"),
-        (np.ones(3), ValueError, "2-D"),
-        (np.array([[1.0, np.nan], [np.nan, 1.0]]), ValueError, "infs or NaNs"),
-        (np.array([[1.0, 2.0], [0.0, 1.0]]), ValueError, "not symmetric"),
-        (np.array([["a", "b"], ["b", "a"]]), TypeError, "dtype"),
-    ],
-)
-def test_wrong_inputs(bad, error, match):
-    with pytest.raises(error, match=match):
-        cljacobi.eig_indefinite(bad)
-
-
-def test_wrong_options():
-    with pytest.raises(ValueError, match="max_sweeps"):
-        cljacobi.eig_indefinite(np.eye(2), max_sweeps=0)
-    with pytest.raises(TypeError, match="queue"):
-        cljacobi.eig_indefinite(np.eye(3), queue="gpu")

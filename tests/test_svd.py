@@ -145,24 +145,6 @@ def test_input_unchanged(rng):
     assert np.array_equal(A, before)
 
 
-@pytest.mark.parametrize(
-    "kwargs,error,match",
-    [
-        ({"A": np.ones(3)}, ValueError, "2-D"),
-        ({"A": np.array([[1.0, np.inf]])}, ValueError, "infs or NaNs"),
-        ({"A": np.array([["a"]])}, TypeError, "dtype"),
-        ({"A": np.eye(2), "full_matrices": "1"}, TypeError, "full_matrices"),
-        ({"A": np.eye(2), "full_matrices": 2}, TypeError, "full_matrices"),
-        ({"A": np.eye(2), "compute_uv": None}, TypeError, "compute_uv"),
-        ({"A": np.eye(2), "max_sweeps": 0}, ValueError, "max_sweeps"),
-        ({"A": np.eye(2), "queue": "gpu"}, TypeError, "queue"),
-    ],
-)
-def test_wrong_inputs(kwargs, error, match):
-    with pytest.raises(error, match=match):
-        cljacobi.svd(**kwargs)
-
-
 def test_flags_by_position_like_numpy(rng):
     """numpy.linalg.svd(a, full_matrices, compute_uv): the two flags may be positional."""
     A = rng.standard_normal((6, 4))
