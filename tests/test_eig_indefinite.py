@@ -1,5 +1,9 @@
 """eig_indefinite end to end: against numpy.linalg.eigh, the numpy reference,
-a high-precision oracle on graded matrices, and its own invariants."""
+a high-precision oracle on graded matrices, and its own invariants.
+
+Real data only: the complex Hermitian twins of these tests are in test_complex.py.
+Wrong inputs are a table in test_inputs.py; non-convergence, zero and singular
+spectra are in test_convergence.py and test_spectrum.py."""
 
 from __future__ import annotations
 
@@ -81,11 +85,6 @@ def test_singular(n, rank, p, rng):
     assert np.linalg.norm(M @ null) <= 200 * n * EPS * np.linalg.norm(M)
 
 
-def test_zero_matrix():
-    w, U = cljacobi.eig_indefinite(np.zeros((4, 4)))
-    assert np.array_equal(w, np.zeros(4)) and np.array_equal(U, np.eye(4))
-
-
 @pytest.mark.parametrize("n,p", [(16, 8), (24, 5), (32, 32), (40, 0)])
 def test_graded_relative_accuracy(n, p, rng):
     """M = D A D with D over 2^-30..1: relative errors <= 1e-12 against a
@@ -162,14 +161,6 @@ def test_info_contents(rng):
     for phase in ("factorization", "transfer", "sweeps", "sort", "total"):
         assert info.seconds[phase] >= 0
     assert info.rotations_per_sweep[-1] <= info.rotations_per_sweep[0]
-
-
-def test_convergence_error(rng):
-    M, _ = _random_with_inertia(40, 20, rng)
-    with pytest.raises(cljacobi.ConvergenceError) as caught:
-        cljacobi.eig_indefinite(M, max_sweeps=1)
-    assert isinstance(caught.value, np.linalg.LinAlgError)
-    assert caught.value.info.sweeps == 1 and not caught.value.info.converged
 
 
 def test_dtypes(rng):
