@@ -1,5 +1,11 @@
 """Input validation of every public function, in scipy's order (options, then
-the arrays), dtype promotion, layouts, stacks and pyopencl arrays."""
+the arrays), dtype promotion, layouts, stacks and pyopencl arrays.
+
+The wrong inputs of each public function are one table (``test_eig_wrong_inputs``,
+``test_hsvd_wrong_inputs``, ``test_svd_wrong_inputs``: the input and keywords, the
+error, a regex of its message); the checks every function shares (options before
+the array, boolean flags, check_finite=False, results beyond float64) are tables
+parametrized by ``function``."""
 
 from __future__ import annotations
 
@@ -29,11 +35,6 @@ def _signature(n, p):
 
 # ----------------------------------------------------------------- wrong inputs
 
-
-# One table per public function, scipy's style: (the bad input and keywords, the
-# error, a regex of its message).  Options checked before the array, non-boolean
-# flags, non-finite data with check_finite=False and results beyond float64 are
-# tables of their own below, shared by the three functions.
 
 #: M[1] of this stack is not symmetric; M[0] is.
 _STACK_ONE_ASYMMETRIC = np.stack([_symmetric(4, np.random.default_rng(4)),
@@ -436,13 +437,14 @@ def test_trivial_inputs_need_no_device(device_nowhere, dtype):
     assert cljacobi.svd(np.empty((0, 3), dtype), compute_uv=False).shape == (0,)
 
 
-def test_trivial_one_by_one_matches_the_device_path(rng):
+@pytest.mark.parametrize("a", [np.array([[-0.75]]), np.array([[3e-300 - 1e-300j]])],
+                         ids=["float64", "complex128"])
+def test_trivial_one_by_one_matches_the_device_path(a):
     """The host answer of a 1 x 1 svd is what the sweeps gave before."""
-    for a in (np.array([[-0.75]]), np.array([[3e-300 - 1e-300j]])):
-        expected_S = np.abs(a[0])
-        U, S, Vh = cljacobi.svd(a)
-        assert np.array_equal(S, expected_S) and np.array_equal(U, a / expected_S)
-        assert np.array_equal(Vh, np.ones((1, 1)))
+    expected_S = np.abs(a[0])
+    U, S, Vh = cljacobi.svd(a)
+    assert np.array_equal(S, expected_S) and np.array_equal(U, a / expected_S)
+    assert np.array_equal(Vh, np.ones((1, 1)))
 
 
 # ----------------------------------------------------------------- layouts
