@@ -1,4 +1,7 @@
-"""hsvd: G = U diag(S) Vh with U orthonormal and Vh J-orthogonal."""
+"""hsvd: G = U diag(S) Vh with U orthonormal and Vh J-orthogonal.
+
+hsvd's wrong inputs are a table in test_inputs.py; the complex twin of
+test_identities is test_complex.py's test_hsvd_complex."""
 
 from __future__ import annotations
 
