@@ -1,5 +1,7 @@
-"""Non-convergence: ConvergenceError (a LinAlgError) with the sweep statistics,
-or the partial result with a ConvergenceWarning when asked."""
+"""Non-convergence of the three public functions: ConvergenceError (a LinAlgError)
+with the sweep statistics, or the partial result with a ConvergenceWarning when
+asked.  The checks that hold for every function are one test parametrized by
+``function``; stacks, tall input and a first sweep without rotations after them."""
 
 from __future__ import annotations
 
@@ -11,49 +13,72 @@ import pytest
 import cljacobi
 from cljacobi.matrices import with_spectrum
 
+FUNCTIONS = ["eig_indefinite", "hsvd", "svd"]
+
 
 def _indefinite(n, rng):
     lam = np.concatenate([rng.uniform(1, 10, n // 2), -rng.uniform(1, 10, n - n // 2)])
     return with_spectrum(lam, rng=rng)
 
 
-def test_max_sweeps_one_raises_with_statistics(rng):
-    M = _indefinite(24, rng)
+def _arguments(function, n, rng):
+    """An indefinite n x n matrix that one sweep does not diagonalize (and J for hsvd)."""
+    M = _indefinite(n, rng)
+    return (M, np.array([1, -1] * (n // 2))) if function == "hsvd" else (M,)
+
+
+def _values_and_vectors(function, result):
+    """(eigenvalues, eigenvectors) of eig_indefinite or (singular values, U), values
+    ascending."""
+    if function == "eig_indefinite":
+        return result.eigenvalues, result.eigenvectors
+    return result.S[::-1], result.U
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_max_sweeps_one_raises_with_statistics(function, rng):
+    args = _arguments(function, 24, rng)
     with pytest.raises(cljacobi.ConvergenceError, match="did not converge in 1 sweeps") as caught:
-        cljacobi.eig_indefinite(M, max_sweeps=1)
+        getattr(cljacobi, function)(*args, max_sweeps=1)
     error = caught.value
     assert isinstance(error, np.linalg.LinAlgError)
     info = error.info
     assert info.sweeps == 1 and not info.converged
     assert info.rotations == info.rotations_per_sweep[0] > 0
     assert str(info.rotations_per_sweep) in str(error)
-    assert info.rank == 24 and info.device
+    assert info.device
+    if function == "eig_indefinite":
+        # The columns of the factor, known before the sweeps.  (svd's and hsvd's rank
+        # counts the nonzero singular values, which an unconverged run does not
+        # extract: their error's info says 0.)
+        assert info.rank == 24
 
 
-def test_partial_result_with_warning(rng):
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_partial_result_with_warning(function, rng):
     n = 24
-    M = _indefinite(n, rng)
+    args = _arguments(function, n, rng)
+    solver = getattr(cljacobi, function)
     with pytest.warns(cljacobi.ConvergenceWarning, match="partial result") as record:
-        (w, U), info = cljacobi.eig_indefinite(
-            M, max_sweeps=1, on_nonconvergence="warn", return_info=True
-        )
+        partial, info = solver(*args, max_sweeps=1, on_nonconvergence="warn", return_info=True)
     assert record[0].filename == __file__, "the warning points at the caller's line"
     assert not info.converged and info.sweeps == 1
-    assert w.shape == (n,) and U.shape == (n, n) and np.all(np.isfinite(U))
-    assert np.all(np.diff(w) >= 0)
+    values, vectors = _values_and_vectors(function, partial)
+    assert values.shape == (n,) and vectors.shape == (n, n) and np.all(np.isfinite(vectors))
+    assert np.all(np.diff(values) >= 0)
     assert issubclass(cljacobi.ConvergenceWarning, RuntimeWarning)
     # The partial result is not the answer yet, but it is on its way.
-    converged = cljacobi.eig_indefinite(M, eigvals_only=True)
-    assert np.max(np.abs(w - converged)) < 0.5 * np.abs(converged).max()
+    converged, _ = _values_and_vectors(function, solver(*args))
+    assert np.max(np.abs(values - converged)) < 0.5 * np.abs(converged).max()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        (w_full, _), info_full = cljacobi.eig_indefinite(
-            M, on_nonconvergence="warn", return_info=True
-        )
-    assert info_full.converged and np.array_equal(w_full, converged)
+        full, info_full = solver(*args, on_nonconvergence="warn", return_info=True)
+    assert info_full.converged
+    assert np.array_equal(_values_and_vectors(function, full)[0], converged)
 
 
-def test_hsvd_nonconvergence(rng):
+def test_hsvd_nonconvergence_tall(rng):
+    """A tall G (shortened by QR before the sweeps)."""
     G = rng.standard_normal((20, 16))
     J = np.array([1, -1] * 8)
     with pytest.raises(cljacobi.ConvergenceError) as caught:

@@ -6,9 +6,12 @@ against a 50-digit oracle (tests/hiprec.py).
   sweep until they underflow;
 * nearly parallel columns with opposite signs (``|t| -> 1`` of a hyperbolic
   rotation): computed from the columns, or ``LinAlgError`` where no hyperbolic
-  rotation exists -- never a warning beside a wrong answer;
+  rotation exists -- never a warning beside a wrong answer (one suite,
+  ``_NearlyParallelColumns``, run by a subclass per variant);
 * clusters of equal eigenvalues: sweeps of the default strategy;
 * the accuracy of the full-block variant ``fb``.
+
+Real and complex data are one test parametrized by ``dtype``.
 
 "Determined by the data" is made explicit where the answer is ill-conditioned:
 the oracle is evaluated again on the data perturbed componentwise by about
@@ -30,6 +33,8 @@ from cljacobi.host.blocked import BlockedHSVD
 from cljacobi.matrices import paper_spectrum, with_spectrum
 
 EPS = np.finfo(np.float64).eps
+DTYPES = [np.float64, np.complex128]
+VARIANTS = ["pointwise", "bo", "fb"]
 #: Relative size of the componentwise perturbation that probes the data.
 PROBE = 1e-15
 
@@ -50,10 +55,10 @@ def _probe(X: np.ndarray, seed: int) -> np.ndarray:
     return X * scale
 
 
-def _sparse(m: int, n: int, density: float, state: int, complex_: bool) -> np.ndarray:
+def _sparse(m: int, n: int, density: float, state: int, dtype=np.float64) -> np.ndarray:
     """scipy.sparse.random's pattern and values; complex: the values turned by random phases."""
     A = scipy.sparse.random(m, n, density=density, random_state=state).toarray()
-    if complex_:
+    if dtype is np.complex128:
         phases = np.random.default_rng(state).uniform(0, 2 * np.pi, A.shape)
         A = A * np.exp(1j * phases)
     return A
@@ -72,11 +77,11 @@ def _singular_values_hiprec(A: np.ndarray) -> np.ndarray:
 #: random_state of scipy.sparse.random(40, 30, density=0.03) that did not
 #: converge (ConvergenceError even with max_sweeps=1000), and two that did.
 NONCONVERGING = [1, 10, 13, 15, 17, 19, 21, 35]
-SPARSE_CASES = ([(40, 30, 0.03, s, False) for s in NONCONVERGING + [0, 2]]
-                + [(30, 30, 0.06, s, False) for s in (3, 4)]
-                + [(50, 24, 0.05, s, False) for s in (5, 6)]
-                + [(40, 30, 0.03, s, True) for s in (1, 10, 35)]
-                + [(24, 24, 0.08, s, True) for s in (7, 8)])
+SPARSE_CASES = ([(40, 30, 0.03, s, np.float64) for s in NONCONVERGING + [0, 2]]
+                + [(30, 30, 0.06, s, np.float64) for s in (3, 4)]
+                + [(50, 24, 0.05, s, np.float64) for s in (5, 6)]
+                + [(40, 30, 0.03, s, np.complex128) for s in (1, 10, 35)]
+                + [(24, 24, 0.08, s, np.complex128) for s in (7, 8)])
 
 
 def _check_svd_against_oracle(A, U, S, Vh, S_exact, *, zero_tol):
@@ -94,9 +99,9 @@ def _check_svd_against_oracle(A, U, S, Vh, S_exact, *, zero_tol):
     return np.abs(S[nonzero] - S_exact[nonzero]) / S_exact[nonzero]
 
 
-@pytest.mark.parametrize("m,n,density,state,complex_", SPARSE_CASES)
-def test_sparse_rank_deficient_svd(m, n, density, state, complex_):
-    A = _sparse(m, n, density, state, complex_)
+@pytest.mark.parametrize("m,n,density,state,dtype", SPARSE_CASES)
+def test_sparse_rank_deficient_svd(m, n, density, state, dtype):
+    A = _sparse(m, n, density, state, dtype)
     (U, S, Vh), info = cljacobi.svd(A, return_info=True)
     assert info.converged and info.sweeps <= 12, info.rotations_per_sweep
     S_exact = _singular_values_hiprec(A)
@@ -113,7 +118,7 @@ def test_sparse_rank_deficient_svd(m, n, density, state, complex_):
 def test_sparse_rank_deficient_svd_blocked(variant, state):
     """The blocked kernels leave what the Gram matrices cannot resolve to the
     pointwise sweeps instead of rotating remainders on and on."""
-    A = _sparse(40, 30, 0.03, state, False)
+    A = _sparse(40, 30, 0.03, state)
     (U, S, Vh), info = cljacobi.svd(A, **_blocks(variant, 4), return_info=True)
     assert info.converged and info.sweeps <= 16, info.rotations_per_sweep
     S_exact = _singular_values_hiprec(A)
@@ -126,21 +131,21 @@ def test_sparse_family_converges():
     """All 40 random states of the report (8 of which did not converge), each in
     a few sweeps; the factors reproduce A."""
     for state in range(40):
-        A = _sparse(40, 30, 0.03, state, False)
+        A = _sparse(40, 30, 0.03, state)
         (U, S, Vh), info = cljacobi.svd(A, return_info=True)
         assert info.converged and info.sweeps <= 10, (state, info.rotations_per_sweep)
         assert np.linalg.norm(U * S @ Vh - A) <= 1000 * EPS * np.linalg.norm(A)
         assert np.count_nonzero(S == 0) >= np.count_nonzero(~A.any(axis=0))
 
 
-@pytest.mark.parametrize("complex_", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("state", [1, 13, 21])
-def test_sparse_rank_deficient_hsvd(state, complex_):
+def test_sparse_rank_deficient_hsvd(state, dtype):
     """A rank-deficient sparse G: a LinAlgError that names the cause (never a
     ConvergenceError or a warning beside a result), or exactly
     rank-deficiency many singular values at the rounding level, and
     U diag(J S^2) U^* reproduces G J G^*."""
-    G = _sparse(40, 30, 0.03, state, complex_)
+    G = _sparse(40, 30, 0.03, state, dtype)
     G = G[:, np.any(G != 0, axis=0)]  # hsvd refuses zero columns up front
     J = np.where(np.arange(G.shape[1]) % 3 == 0, -1, 1)
     rank = np.linalg.matrix_rank(G)
@@ -165,14 +170,14 @@ def test_sparse_rank_deficient_hsvd(state, complex_):
     assert np.linalg.norm((U * (J_S * S**2)) @ U.conj().T - M) <= 1e3 * EPS * np.linalg.norm(G) ** 2
 
 
-@pytest.mark.parametrize("complex_", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("seed", [0, 1])
-def test_sparse_full_rank_hsvd(seed, complex_):
+def test_sparse_full_rank_hsvd(seed, dtype):
     """Sparse G of full column rank with columns in few rows (dependent-looking
     pairs of one sign): J S^2 against the oracle's eigenvalues of G J G^*."""
     rng = np.random.default_rng(seed)
     m, n = 36, 18
-    G = _sparse(m, n, 0.08, seed + 100, complex_)
+    G = _sparse(m, n, 0.08, seed + 100, dtype)
     G[rng.permutation(m)[:n], np.arange(n)] += rng.uniform(0.5, 1.0, n)  # full rank
     J = np.where(rng.random(n) < 0.5, 1, -1)
     (U, S, Vh, J_S), info = cljacobi.hsvd(G, J, return_info=True)
@@ -231,23 +236,9 @@ def _factor_eigenvalues(G, J):
     return np.sort(exact[np.argsort(np.abs(exact))[m - r:]])
 
 
-@pytest.mark.parametrize("variant", ["pointwise", "bo", "fb"])
-@pytest.mark.parametrize("delta", [1e-4, 1e-8, 1e-11])
-def test_two_nearly_parallel_columns(delta, variant):
-    """hsvd([[1, 1], [0, delta]], [1, -1]): J S^2 = -delta^2/2 +- delta sqrt(1 + delta^2/4),
-    where the Gram entries round to coth 2phi = -1 (no rotation) for delta <= 1e-8."""
-    G = np.array([[1.0, 1.0], [0.0, delta]])
-    J = np.array([1, -1])
-    lam, info = _hsvd_eigenvalues(G, J, **_blocks(variant, 4))
-    exact = _factor_eigenvalues(G, J)
-    sensitivity = np.abs(_factor_eigenvalues(_probe(G, 1), J) - exact) / np.abs(exact) / PROBE
-    assert np.all(np.abs(lam - exact) <= 50 * EPS * (1 + sensitivity) * np.abs(exact)), (
-        lam, exact, sensitivity)
-    assert info.converged and not info.breakdown
-
-
-def _nearly_parallel(rng, m, n, delta, complex_):
+def _nearly_parallel(rng, m, n, delta, dtype):
     """G with n/2 pairs of columns of opposite signs, each pair nearly parallel."""
+    complex_ = dtype is np.complex128
     G = rng.standard_normal((m, n))
     if complex_:
         G = G + 1j * rng.standard_normal((m, n))
@@ -259,55 +250,88 @@ def _nearly_parallel(rng, m, n, delta, complex_):
     return G, J
 
 
-@pytest.mark.parametrize("variant", ["pointwise", "bo"])
-@pytest.mark.parametrize("complex_", [False, True])
-@pytest.mark.parametrize("m,n,delta,seed", [(8, 6, 1e-7, 0), (12, 10, 1e-10, 1),
-                                            (20, 16, 1e-6, 2), (24, 12, 1e-12, 3)])
-def test_nearly_parallel_pairs_family(m, n, delta, seed, complex_, variant):
-    rng = np.random.default_rng([seed, complex_])
-    G, J = _nearly_parallel(rng, m, n, delta, complex_)
-    lam, _ = _hsvd_eigenvalues(G, J, **_blocks(variant, 4))
-    exact = _factor_eigenvalues(G, J)
-    probed = _factor_eigenvalues(_probe(G, seed), J)
-    sensitivity = np.abs(probed - exact) / np.abs(exact) / PROBE
-    error = np.abs(lam - exact) / np.abs(exact)
-    assert np.all(error <= 50 * n * EPS * (1 + sensitivity)), (error / EPS, sensitivity)
-    # and eig_indefinite of the product agrees (it factors M afresh)
-    M = (G * J) @ G.conj().T
-    w = cljacobi.eig_indefinite(M, eigvals_only=True)
-    assert np.allclose(np.sort(w[np.argsort(np.abs(w))[m - n:]]), exact,
-                       rtol=1e-6, atol=100 * m * EPS * np.linalg.norm(M, 2))
+class _NearlyParallelColumns:
+    """The checks of this section, run by one subclass per variant (``variant``)."""
+
+    variant: str
+
+    def hsvd_eigenvalues(self, G, J):
+        return _hsvd_eigenvalues(G, J, **_blocks(self.variant, 4))
+
+    @pytest.mark.parametrize("delta", [1e-4, 1e-8, 1e-11])
+    def test_two_nearly_parallel_columns(self, delta):
+        """hsvd([[1, 1], [0, delta]], [1, -1]): J S^2 = -delta^2/2 +- delta sqrt(1 + delta^2/4),
+        where the Gram entries round to coth 2phi = -1 (no rotation) for delta <= 1e-8."""
+        G = np.array([[1.0, 1.0], [0.0, delta]])
+        J = np.array([1, -1])
+        lam, info = self.hsvd_eigenvalues(G, J)
+        exact = _factor_eigenvalues(G, J)
+        sensitivity = (np.abs(_factor_eigenvalues(_probe(G, 1), J) - exact) / np.abs(exact)
+                       / PROBE)
+        assert np.all(np.abs(lam - exact) <= 50 * EPS * (1 + sensitivity) * np.abs(exact)), (
+            lam, exact, sensitivity)
+        assert info.converged and not info.breakdown
+
+    @pytest.mark.parametrize("dtype", DTYPES)
+    @pytest.mark.parametrize("m,n,delta,seed", [(8, 6, 1e-7, 0), (12, 10, 1e-10, 1),
+                                                (20, 16, 1e-6, 2), (24, 12, 1e-12, 3)])
+    def test_nearly_parallel_pairs_family(self, m, n, delta, seed, dtype):
+        rng = np.random.default_rng([seed, dtype is np.complex128])
+        G, J = _nearly_parallel(rng, m, n, delta, dtype)
+        lam, _ = self.hsvd_eigenvalues(G, J)
+        exact = _factor_eigenvalues(G, J)
+        probed = _factor_eigenvalues(_probe(G, seed), J)
+        sensitivity = np.abs(probed - exact) / np.abs(exact) / PROBE
+        error = np.abs(lam - exact) / np.abs(exact)
+        assert np.all(error <= 50 * n * EPS * (1 + sensitivity)), (error / EPS, sensitivity)
+        # and eig_indefinite of the product agrees (it factors M afresh)
+        M = (G * J) @ G.conj().T
+        w = cljacobi.eig_indefinite(M, eigvals_only=True)
+        assert np.allclose(np.sort(w[np.argsort(np.abs(w))[m - n:]]), exact,
+                           rtol=1e-6, atol=100 * m * EPS * np.linalg.norm(M, 2))
+
+    @pytest.mark.parametrize("dtype", DTYPES)
+    def test_parallel_columns_with_opposite_signs(self, dtype):
+        """Columns g and u g (|u| = 1) of opposite signs: no hyperbolic rotation
+        exists (|coth 2phi| = 1 exactly): LinAlgError, and no warning.  (A square
+        G: a tall one is shortened by QR first, whose rounding makes the pair
+        independent at the eps level, which the data cannot tell from exact
+        dependence.)  With a third column the process can go on, shrinking the
+        dependent pair, and the eigenvalues it is near (0 here, in G J G^* =
+        h h^*) are determined by the data only to eps ||G||^2 (a componentwise
+        perturbation makes the pair independent): a LinAlgError or eigenvalues
+        that good."""
+        g = np.array([1.0, 2.0, -1.0, 0.5])
+        h = np.array([0.5, -1.0, 3.0, 1.0])
+        u = 1j if dtype is np.complex128 else -1.0  # exact products
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(np.linalg.LinAlgError, match="parallel to working precision"):
+                cljacobi.hsvd(np.stack([g[:2], u * g[:2]], axis=1), np.array([1, -1]),
+                              **_blocks(self.variant, 4))
+            G = np.stack([g, u * g, h], axis=1)
+            J = np.array([1, -1, 1])
+            try:
+                lam, _ = self.hsvd_eigenvalues(G, J)
+            except np.linalg.LinAlgError as error:
+                assert "parallel to working precision" in str(error)
+                return
+        exact = np.array([0.0, 0.0, h @ h])
+        assert np.max(np.abs(lam - exact)) <= 30 * EPS * np.linalg.norm(G) ** 2
 
 
-@pytest.mark.parametrize("variant", ["pointwise", "bo", "fb"])
-@pytest.mark.parametrize("complex_", [False, True])
-def test_parallel_columns_with_opposite_signs(variant, complex_):
-    """Columns g and u g (|u| = 1) of opposite signs: no hyperbolic rotation
-    exists (|coth 2phi| = 1 exactly): LinAlgError, and no warning.  (A square
-    G: a tall one is shortened by QR first, whose rounding makes the pair
-    independent at the eps level, which the data cannot tell from exact
-    dependence.)  With a third column the process can go on, shrinking the
-    dependent pair, and the eigenvalues it is near (0 here, in G J G^* =
-    h h^*) are determined by the data only to eps ||G||^2 (a componentwise
-    perturbation makes the pair independent): a LinAlgError or eigenvalues
-    that good."""
-    g = np.array([1.0, 2.0, -1.0, 0.5])
-    h = np.array([0.5, -1.0, 3.0, 1.0])
-    u = 1j if complex_ else -1.0  # exact products
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with pytest.raises(np.linalg.LinAlgError, match="parallel to working precision"):
-            cljacobi.hsvd(np.stack([g[:2], u * g[:2]], axis=1), np.array([1, -1]),
-                          **_blocks(variant, 4))
-        G = np.stack([g, u * g, h], axis=1)
-        J = np.array([1, -1, 1])
-        try:
-            lam, _ = _hsvd_eigenvalues(G, J, **_blocks(variant, 4))
-        except np.linalg.LinAlgError as error:
-            assert "parallel to working precision" in str(error)
-            return
-    exact = np.array([0.0, 0.0, h @ h])
-    assert np.max(np.abs(lam - exact)) <= 30 * EPS * np.linalg.norm(G) ** 2
+class TestNearlyParallelColumnsPointwise(_NearlyParallelColumns):
+    variant = "pointwise"
+
+
+class TestNearlyParallelColumnsBO(_NearlyParallelColumns):
+    variant = "bo"
+
+
+class TestNearlyParallelColumnsFB(_NearlyParallelColumns):
+    """The pairs family ran for pointwise and bo only before; fb passes it as well."""
+
+    variant = "fb"
 
 
 def test_blocked_rotate_kernel_flags_dependent_pairs(queue):
@@ -330,15 +354,15 @@ def test_blocked_rotate_kernel_flags_dependent_pairs(queue):
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("complex_", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("n", [64, 100])
-def test_plus_minus_one_clusters_sweeps(n, complex_):
+def test_plus_minus_one_clusters_sweeps(n, dtype):
     """Q diag(+1 x n/2, -1 x n/2) Q^*: 26 sweeps at n = 100 before (the ME base
     of order 50 came from a round-robin-like factorisation, and rounding noise
     in the clusters was rotated as if it were data); now 7."""
-    rng = np.random.default_rng(n + complex_)
+    rng = np.random.default_rng(n + (dtype is np.complex128))
     lam = np.array([1.0] * (n // 2) + [-1.0] * (n - n // 2))
-    M = with_spectrum(lam, rng=rng, dtype=np.complex128 if complex_ else np.float64)
+    M = with_spectrum(lam, rng=rng, dtype=dtype)
     (w, U), info = cljacobi.eig_indefinite(M, return_info=True)
     assert info.strategy == "me" and info.sweeps <= 8, info.rotations_per_sweep
     assert np.max(np.abs(w - np.sort(lam))) <= 20 * n * EPS
@@ -369,17 +393,17 @@ def _residual_ratio(M, w, U):
     return np.linalg.norm(M @ U - U * w) / (n * EPS * np.linalg.norm(M, 2))
 
 
-@pytest.mark.parametrize("n,w,complex_", [(64, 4, False), (64, 4, True), (150, 8, False)])
-def test_full_block_residual(n, w, complex_):
+@pytest.mark.parametrize("n,w,dtype", [(64, 4, np.float64), (64, 4, np.complex128),
+                                       (150, 8, np.float64)])
+def test_full_block_residual(n, w, dtype):
     """fb gave ratios of 54-62 at n = 150 (bo and pointwise: 11-13): the cosine
     of every rotation was rounded to 1 for |t| < sqrt(eps/2), so each of fb's
     2.5x more rotations shrank or grew the accumulated transformation a little,
     always in the same direction."""
-    rng = np.random.default_rng([n, complex_])
-    M = with_spectrum(paper_spectrum(n, rng=rng), rng=rng,
-                      dtype=np.complex128 if complex_ else np.float64)
+    rng = np.random.default_rng([n, dtype is np.complex128])
+    M = with_spectrum(paper_spectrum(n, rng=rng), rng=rng, dtype=dtype)
     ratios = {}
-    for variant in ("pointwise", "bo", "fb"):
+    for variant in VARIANTS:
         (lam, U), info = cljacobi.eig_indefinite(M, **_blocks(variant, w),
                                                   return_info=True)
         ratios[variant] = _residual_ratio(M, lam, U)
@@ -388,16 +412,15 @@ def test_full_block_residual(n, w, complex_):
     assert ratios["fb"] <= 3 * max(ratios["bo"], 1.0), ratios
 
 
-@pytest.mark.parametrize("complex_", [False, True])
-def test_full_block_eigenvalues_against_oracle(complex_):
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_full_block_eigenvalues_against_oracle(dtype):
     n = 48
-    rng = np.random.default_rng([n, complex_, 1])
-    M = with_spectrum(paper_spectrum(n, rng=rng), rng=rng,
-                      dtype=np.complex128 if complex_ else np.float64)
+    rng = np.random.default_rng([n, dtype is np.complex128, 1])
+    M = with_spectrum(paper_spectrum(n, rng=rng), rng=rng, dtype=dtype)
     exact = eigvalsh_hiprec(M)
     norm = np.abs(exact).max()
     errors = {}
-    for variant in ("pointwise", "bo", "fb"):
+    for variant in VARIANTS:
         lam = cljacobi.eig_indefinite(M, eigvals_only=True, **_blocks(variant, 4))
         errors[variant] = np.max(np.abs(lam - exact)) / (n * EPS * norm)
     assert max(errors.values()) <= 5, errors

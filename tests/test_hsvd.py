@@ -1,4 +1,7 @@
-"""hsvd: G = U diag(S) Vh with U orthonormal and Vh J-orthogonal."""
+"""hsvd: G = U diag(S) Vh with U orthonormal and Vh J-orthogonal.
+
+hsvd's wrong inputs are a table in test_inputs.py; the complex twin of
+test_identities is test_complex.py's test_hsvd_complex."""
 
 from __future__ import annotations
 
@@ -58,11 +61,3 @@ def test_j_identity_is_svd(rng):
     assert np.all(J == 1)
     assert np.allclose(S_ours, np.linalg.svd(A, compute_uv=False), rtol=1e-13)
 
-
-def test_wrong_inputs():
-    with pytest.raises(ValueError, match=r"\+1 and -1"):
-        cljacobi.hsvd(np.eye(3), np.array([1, 0, -1]))
-    with pytest.raises(ValueError, match="shape"):
-        cljacobi.hsvd(np.eye(3), np.ones(2))
-    with pytest.raises(ValueError, match="m >= n"):
-        cljacobi.hsvd(np.ones((2, 3)), np.ones(3))

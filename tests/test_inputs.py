@@ -1,5 +1,11 @@
 """Input validation of every public function, in scipy's order (options, then
-the arrays), dtype promotion, layouts, stacks and pyopencl arrays."""
+the arrays), dtype promotion, layouts, stacks and pyopencl arrays.
+
+The wrong inputs of each public function are one table (``test_eig_wrong_inputs``,
+``test_hsvd_wrong_inputs``, ``test_svd_wrong_inputs``: the input and keywords, the
+error, a regex of its message); the checks every function shares (options before
+the array, boolean flags, check_finite=False, results beyond float64) are tables
+parametrized by ``function``."""
 
 from __future__ import annotations
 
@@ -30,24 +36,98 @@ def _signature(n, p):
 # ----------------------------------------------------------------- wrong inputs
 
 
+#: M[1] of this stack is not symmetric; M[0] is.
+_STACK_ONE_ASYMMETRIC = np.stack([_symmetric(4, np.random.default_rng(4)),
+                                  np.triu(np.ones((4, 4)))])
+
+
 @pytest.mark.parametrize(
-    "bad,error,match",
+    "M,kwargs,error,match",
     [
-        (np.ones((2, 3)), ValueError, "square"),
-        (np.ones(3), ValueError, "2-D"),
-        (np.float64(2.0), ValueError, "2-D"),
-        (np.array([[1.0, np.nan], [np.nan, 1.0]]), ValueError, "infs or NaNs"),
-        (np.array([[1.0, np.inf], [np.inf, 1.0]]), ValueError, "infs or NaNs"),
-        (np.array([[1.0, 2.0], [0.0, 1.0]]), ValueError, "not symmetric"),
-        (np.array([["a", "b"], ["b", "a"]]), TypeError, "dtype"),
-        (np.array([[1.0, None], [None, 1.0]], dtype=object), TypeError, "dtype"),
-        (np.zeros((2, 2), dtype="datetime64[s]"), TypeError, "dtype"),
-        (np.ones((3, 2, 3)), ValueError, "square"),
+        (np.ones((2, 3)), {}, ValueError, "square"),
+        (np.ones(3), {}, ValueError, "2-D"),
+        (np.float64(2.0), {}, ValueError, "2-D"),
+        (np.array([[1.0, np.nan], [np.nan, 1.0]]), {}, ValueError, "infs or NaNs"),
+        (np.array([[1.0, np.inf], [np.inf, 1.0]]), {}, ValueError, "infs or NaNs"),
+        (np.array([[1.0, 2.0], [0.0, 1.0]]), {}, ValueError, "not symmetric"),
+        (np.array([["a", "b"], ["b", "a"]]), {}, TypeError, "dtype"),
+        (np.array([[1.0, None], [None, 1.0]], dtype=object), {}, TypeError, "dtype"),
+        (np.zeros((2, 2), dtype="datetime64[s]"), {}, TypeError, "dtype"),
+        (np.ones((3, 2, 3)), {}, ValueError, "square"),
+        (_STACK_ONE_ASYMMETRIC, {}, ValueError, r"M\[1\] is not symmetric"),
+        # Bad options beside a good array.
+        (np.eye(2), {"max_sweeps": 0}, ValueError, "max_sweeps"),
+        (np.eye(3), {"queue": "gpu"}, TypeError, "queue"),
     ],
 )
-def test_eig_wrong_inputs(bad, error, match):
+def test_eig_wrong_inputs(M, kwargs, error, match):
     with pytest.raises(error, match=match):
-        cljacobi.eig_indefinite(bad)
+        cljacobi.eig_indefinite(M, **kwargs)
+
+
+#: Column 0 of G[1] of this stack is zero.
+_STACK_ONE_ZERO_COLUMN = np.random.default_rng(2).standard_normal((2, 3, 2))
+_STACK_ONE_ZERO_COLUMN[1, :, 0] = 0
+
+
+@pytest.mark.parametrize(
+    "G,J,error,match",
+    [
+        (np.eye(3), np.array([1, 0, -1]), ValueError, r"only \+1 and -1, not 0"),
+        (np.eye(3), np.array([1.0, -1.0, 0.5]), ValueError, r"only \+1 and -1, not 0.5"),
+        (np.eye(2), np.array([True, False]), TypeError, "J must hold .* not booleans"),
+        (np.eye(2), np.array([True, True]), TypeError, "not booleans"),
+        (np.eye(2), True, TypeError, "not booleans"),
+        (np.eye(2), np.array([1 + 0j, -1]), TypeError, "J must be .* real .* complex128"),
+        (np.eye(2), np.array(["1", "-1"]), TypeError, "J must be .* real .* <U2"),
+        (np.eye(2), np.array([1, -1], dtype=object), TypeError, "dtype object"),
+        (np.eye(3), np.ones(2), ValueError, r"J must have shape \(3,\)"),
+        (np.eye(3), np.ones((3, 1)), ValueError, "J must have shape"),
+        (np.ones((2, 3)), np.ones(3), ValueError, "m >= n"),
+        (np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 0.0]]), np.array([1, -1]), ValueError,
+         "column 1 of G is zero"),
+        (np.array([[1.0, np.nan], [0.0, 1.0]]), np.array([1, -1]), ValueError,
+         "infs or NaNs"),
+        (np.ones(3), np.ones(3), ValueError, "2-D"),
+        (np.array([["a"]]), np.ones(1), TypeError, "dtype"),
+        # Dependent columns of opposite signs: no J-unitary V orthogonalizes them.
+        (np.array([[1.0, 1.0], [1.0, 1.0]]), np.array([1, -1]), np.linalg.LinAlgError,
+         "G could not be orthogonalized: .* opposite signs"),
+        (np.array([[1.0, 1.0, 0.0], [2.0, 2.0, 1.0], [0.0, 0.0, 3.0]]), np.array([1, -1, 1]),
+         np.linalg.LinAlgError, "could not be orthogonalized"),
+        # Column norms 1e600 apart: their squares cannot share float64's range.
+        (np.diag([1e300, 1e-300]), np.array([1, -1]), np.linalg.LinAlgError,
+         "span more than float64"),
+        # Stacks: the matrix at fault is named; J is one signature or one per matrix.
+        (_STACK_ONE_ZERO_COLUMN, np.array([1, -1]), ValueError, r"column 0 of G\[1\] is zero"),
+        (np.random.default_rng(9).standard_normal((3, 9, 5)), np.ones((2, 5)), ValueError,
+         "one per matrix"),
+    ],
+)
+def test_hsvd_wrong_inputs(G, J, error, match):
+    with pytest.raises(error, match=match):
+        cljacobi.hsvd(G, J)
+
+
+@pytest.mark.parametrize(
+    "A,kwargs,error,match",
+    [
+        (np.ones(3), {}, ValueError, "2-D"),
+        (np.array([[1.0, np.inf]]), {}, ValueError, "infs or NaNs"),
+        (np.array([["a"]]), {}, TypeError, "dtype"),
+        # Singular values 1e600 apart: their squares cannot share float64's range.
+        (np.diag([1e300, 1e-300]), {}, np.linalg.LinAlgError, "span more than float64"),
+        # Bad options beside a good array.
+        (np.eye(2), {"full_matrices": "1"}, TypeError, "full_matrices"),
+        (np.eye(2), {"full_matrices": 2}, TypeError, "full_matrices"),
+        (np.eye(2), {"compute_uv": None}, TypeError, "compute_uv"),
+        (np.eye(2), {"max_sweeps": 0}, ValueError, "max_sweeps"),
+        (np.eye(2), {"queue": "gpu"}, TypeError, "queue"),
+    ],
+)
+def test_svd_wrong_inputs(A, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        cljacobi.svd(A, **kwargs)
 
 
 def test_longdouble_refused_where_wider():
@@ -221,38 +301,6 @@ def test_results_beyond_float64_say_so(function, array, match):
             _call(function, array)
 
 
-@pytest.mark.parametrize(
-    "G,J,error,match",
-    [
-        (np.eye(3), np.array([1, 0, -1]), ValueError, r"only \+1 and -1, not 0"),
-        (np.eye(3), np.array([1.0, -1.0, 0.5]), ValueError, r"only \+1 and -1, not 0.5"),
-        (np.eye(2), np.array([True, False]), TypeError, "J must hold .* not booleans"),
-        (np.eye(2), np.array([True, True]), TypeError, "not booleans"),
-        (np.eye(2), True, TypeError, "not booleans"),
-        (np.eye(2), np.array([1 + 0j, -1]), TypeError, "J must be .* real .* complex128"),
-        (np.eye(2), np.array(["1", "-1"]), TypeError, "J must be .* real .* <U2"),
-        (np.eye(2), np.array([1, -1], dtype=object), TypeError, "dtype object"),
-        (np.eye(3), np.ones(2), ValueError, r"J must have shape \(3,\)"),
-        (np.eye(3), np.ones((3, 1)), ValueError, "J must have shape"),
-        (np.ones((2, 3)), np.ones(3), ValueError, "m >= n"),
-        (np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 0.0]]), np.array([1, -1]), ValueError,
-         "column 1 of G is zero"),
-        (np.array([[1.0, np.nan], [0.0, 1.0]]), np.array([1, -1]), ValueError,
-         "infs or NaNs"),
-        (np.ones(3), np.ones(3), ValueError, "2-D"),
-        (np.array([["a"]]), np.ones(1), TypeError, "dtype"),
-        # Dependent columns of opposite signs: no J-unitary V orthogonalizes them.
-        (np.array([[1.0, 1.0], [1.0, 1.0]]), np.array([1, -1]), np.linalg.LinAlgError,
-         "G could not be orthogonalized: .* opposite signs"),
-        (np.array([[1.0, 1.0, 0.0], [2.0, 2.0, 1.0], [0.0, 0.0, 3.0]]), np.array([1, -1, 1]),
-         np.linalg.LinAlgError, "could not be orthogonalized"),
-    ],
-)
-def test_hsvd_wrong_inputs(G, J, error, match):
-    with pytest.raises(error, match=match):
-        cljacobi.hsvd(G, J)
-
-
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 @pytest.mark.parametrize(
     "G,J",
@@ -389,13 +437,14 @@ def test_trivial_inputs_need_no_device(device_nowhere, dtype):
     assert cljacobi.svd(np.empty((0, 3), dtype), compute_uv=False).shape == (0,)
 
 
-def test_trivial_one_by_one_matches_the_device_path(rng):
+@pytest.mark.parametrize("a", [np.array([[-0.75]]), np.array([[3e-300 - 1e-300j]])],
+                         ids=["float64", "complex128"])
+def test_trivial_one_by_one_matches_the_device_path(a):
     """The host answer of a 1 x 1 svd is what the sweeps gave before."""
-    for a in (np.array([[-0.75]]), np.array([[3e-300 - 1e-300j]])):
-        expected_S = np.abs(a[0])
-        U, S, Vh = cljacobi.svd(a)
-        assert np.array_equal(S, expected_S) and np.array_equal(U, a / expected_S)
-        assert np.array_equal(Vh, np.ones((1, 1)))
+    expected_S = np.abs(a[0])
+    U, S, Vh = cljacobi.svd(a)
+    assert np.array_equal(S, expected_S) and np.array_equal(U, a / expected_S)
+    assert np.array_equal(Vh, np.ones((1, 1)))
 
 
 # ----------------------------------------------------------------- layouts
@@ -446,18 +495,6 @@ def test_stacked_hsvd(rng):
             assert np.array_equal(stacked, alone)
     S_shared, J_shared = cljacobi.hsvd(G, _signature(5, 2), compute_uv=False)
     assert np.array_equal(S_shared[1], S[1]) and np.array_equal(J_shared[1], J[1])
-    with pytest.raises(ValueError, match="one per matrix"):
-        cljacobi.hsvd(G, np.ones((2, 5)))
-
-
-def test_stack_error_names_the_matrix(rng):
-    stack = np.stack([_symmetric(4, rng), np.triu(np.ones((4, 4)))])
-    with pytest.raises(ValueError, match=r"M\[1\] is not symmetric"):
-        cljacobi.eig_indefinite(stack)
-    G = rng.standard_normal((2, 3, 2))
-    G[1, :, 0] = 0
-    with pytest.raises(ValueError, match=r"column 0 of G\[1\] is zero"):
-        cljacobi.hsvd(G, np.array([1, -1]))
 
 
 # ----------------------------------------------------------------- device arrays

@@ -58,7 +58,7 @@ def test_nearly_singular(delta, rng):
     _check(M, w, U)
 
 
-@pytest.mark.parametrize("n", [2, 7, 32])
+@pytest.mark.parametrize("n", [2, 4, 7, 32])
 def test_zero_matrix(n):
     w, U = cljacobi.eig_indefinite(np.zeros((n, n)))
     assert np.array_equal(w, np.zeros(n)) and np.array_equal(U, np.eye(n))
