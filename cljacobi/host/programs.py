@@ -66,36 +66,6 @@ class KernelSpec:
     rotation : {1, 2, 3}
         Rotation algorithm of Zhou & Brent (1997), Sect. 2: 1 plain, 2
         exchange then rotate, 3 Nash's rotation (see ``pointwise.cl.mako``).
-    block_width : int
-        Block width w of the blocked family (0 for the pointwise one).  The
-        blocked family takes ``dtype`` ``"float64"`` or ``"complex128"`` and,
-        for complex data, the ``layout`` of G and V (the pointwise phase that
-        follows works on the same buffers).
-    inner_strategy : str
-        Strategy of the inner sweeps on the 2w x 2w pivot block (blocked family).
-    tile_rows : int
-        Rows of G per Gram tile in local memory (blocked family).
-    transform_in_local : bool
-        Keep the block transformation in local memory (blocked family).
-    gram_micro_tile : int
-        Blocked family: every work-item of the Gram kernel accumulates a
-        ``gram_micro_tile`` x ``gram_micro_tile`` block of the Gram matrix in
-        registers (0 for the other families).
-    gram_row_slices : int
-        Blocked family: groups of work-items of the Gram kernel that share a
-        tile's rows; its work-group size follows from this and the micro-tile
-        (:func:`cljacobi.host.blocked.gram_work_group_size`).
-    rotate_work_group_size : int
-        Blocked family: work-items of the inner-sweep (rotate) kernel, any
-        positive count (``work_group_size`` sizes none of the blocked kernels).
-    update_tile_rows : int
-        Blocked family: rows of G (or V) per tile of the update kernel in
-        local memory, a multiple of ``update_micro_rows``.
-    update_micro_rows, update_micro_cols : int
-        Blocked family: every work-item of the update kernel computes an
-        ``update_micro_rows`` x ``update_micro_cols`` block of a tile's
-        product in registers; its work-group size follows from these and
-        ``update_tile_rows`` (:func:`cljacobi.host.blocked.update_work_group_size`).
     """
 
     family: str
@@ -105,16 +75,6 @@ class KernelSpec:
     layout: str = "interleaved"
     strategy: str = "mm"
     rotation: int = 1
-    block_width: int = 0
-    inner_strategy: str = ""
-    tile_rows: int = 0
-    transform_in_local: bool = True
-    gram_micro_tile: int = 0
-    gram_row_slices: int = 0
-    rotate_work_group_size: int = 0
-    update_tile_rows: int = 0
-    update_micro_rows: int = 0
-    update_micro_cols: int = 0
 
     def __post_init__(self) -> None:
         if self.dtype not in _PART_CTYPES:
@@ -133,22 +93,6 @@ class KernelSpec:
             )
         if self.rotation not in (1, 2, 3):
             raise ValueError(f"rotation must be 1, 2 or 3, not {self.rotation!r}")
-        if self.block_width:
-            if self.dtype not in ("float64", "complex128"):
-                raise ValueError(
-                    f"the blocked family runs float64 or complex128 data, not {self.dtype!r}")
-            for name in ("gram_micro_tile", "gram_row_slices", "rotate_work_group_size",
-                         "tile_rows", "update_tile_rows", "update_micro_rows",
-                         "update_micro_cols"):
-                value = getattr(self, name)
-                if not isinstance(value, int) or value < 1:
-                    raise ValueError(
-                        f"{name} must be a positive integer for the blocked family, "
-                        f"not {value!r}")
-            if self.update_tile_rows % self.update_micro_rows:
-                raise ValueError(
-                    f"update_tile_rows={self.update_tile_rows} must be a multiple of "
-                    f"update_micro_rows={self.update_micro_rows}")
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -164,22 +108,6 @@ class KernelSpec:
             "strategy": self.strategy,
             "rotation": self.rotation,
         }
-        if self.block_width:
-            from ..strategies import step_table
-
-            table = step_table(self.inner_strategy, 2 * self.block_width)
-            args["block_width"] = self.block_width
-            args["tile_rows"] = self.tile_rows
-            args["transform_in_local"] = self.transform_in_local
-            args["gram_micro_tile"] = self.gram_micro_tile
-            args["gram_row_slices"] = self.gram_row_slices
-            args["rotate_work_group_size"] = self.rotate_work_group_size
-            args["update_tile_rows"] = self.update_tile_rows
-            args["update_micro_rows"] = self.update_micro_rows
-            args["update_micro_cols"] = self.update_micro_cols
-            args["inner_pairs"] = tuple(
-                tuple((int(i), int(j)) for i, j in step) for step in table.pairs
-            )
         return args
 
 

@@ -6,7 +6,7 @@ import numbers
 
 import pyopencl as cl
 
-from .blocked import BLOCK_VARIANTS, REAL_ELEMENT_BYTES, blocked_local_bytes
+from .blocked import BLOCK_VARIANTS, REAL_ELEMENT_BYTES, local_memory_fit
 
 __all__ = [
     "AUTO_BLOCKED_MIN_ORDER",
@@ -105,7 +105,9 @@ def choose_variant(
     element_bytes : int, optional
         Bytes of an element of the factor (8 for float64, 16 for
         complex128): what fits the local memory depends on it
-        (:func:`cljacobi.host.blocked.blocked_local_bytes`).
+        (:func:`cljacobi.host.blocked.local_memory_fit` with the default
+        tile sizes, the formula the run's :class:`~cljacobi.host.blocked.BlockedPlan`
+        checks).
 
     Returns
     -------
@@ -123,12 +125,11 @@ def choose_variant(
     check_variant_options(variant, block_width)
     if block_width is not None:
         block_width = int(block_width)
-        need = blocked_local_bytes(block_width, element_bytes=element_bytes)
-        have = int(device.local_mem_size)
-        if need > have:
+        fit = local_memory_fit(device, block_width, element_bytes=element_bytes)
+        if not fit.fits:
             raise ValueError(
-                f"block_width={block_width} needs {need} bytes of local memory per "
-                f"work-group; device {device.name.strip()!r} has {have}"
+                f"block_width={block_width} needs {fit.need} bytes of local memory per "
+                f"work-group; device {device.name.strip()!r} has {fit.have}"
             )
     if variant == "pointwise":
         return "pointwise", 0
@@ -142,8 +143,7 @@ def choose_variant(
             AUTO_BLOCK_WIDTHS
         widths = next(widths for least, widths in rule if order >= least)
         fitting = [w for w in widths
-                   if blocked_local_bytes(w, element_bytes=element_bytes)
-                   <= int(device.local_mem_size)]
+                   if local_memory_fit(device, w, element_bytes=element_bytes).fits]
         if not fitting:
             return "pointwise", 0
         block_width = fitting[0]
