@@ -62,63 +62,44 @@ FULL_BLOCK_INNER_SWEEPS = 30
 #: Inner strategy on the 2w x 2w pivot block (the GSVD paper uses ME at both levels).
 INNER_STRATEGY = "me"
 
-#: Outer strategy over the block columns (a step table of
-#: :mod:`cljacobi.strategies`; both sweep parities are uploaded, so the
-#: alternating tables of "mm" and "ring" work too).  Mantharam-Eberlein, as
-#: the GSVD paper uses at both levels: on the 2011 paper's spectra (PoCL,
-#: n = 256 and 384, w = 8, two matrices each) "bo" needed 41 outer sweeps in
-#: all against 45 with modified modulus, whose sweeps also have one step more.
+# The measurements behind the defaults below are in bench/README.md, "Tuning of
+# the blocked kernels and of variant='auto'"; each line names its results file.
+
+#: Outer strategy over the block columns, a step table of :mod:`cljacobi.strategies`
+#: (both sweep parities are uploaded): ME, the fewest outer sweeps (PoCL, no file).
 OUTER_STRATEGY = "me"
 
-#: Rows of G per Gram tile in local memory (and the granularity of the row
-#: chunks of the Gram and update kernels).  64 rather than 32: on the H200,
-#: n = 4096, seconds of the Gram kernel per blocked sweep 0.0697 -> 0.0597
-#: (w = 8), 0.0369 -> 0.0346 (w = 16), 0.0217 -> 0.0188 (w = 32)
+#: Rows of G per Gram tile in local memory, and the granularity of the row chunks
 #: (bench/results/tune-blocked-H200-2026-11-22-update.json).
 TILE_ROWS = 64
 
-#: Gram kernel: every work-item accumulates a GRAM_MICRO_TILE x
-#: GRAM_MICRO_TILE block of the 2w x 2w Gram matrix in registers, reading
-#: 2 GRAM_MICRO_TILE values from local memory per row for GRAM_MICRO_TILE^2
-#: FMAs (1 would read two values per FMA: bound by local memory bandwidth).
-#: Only the blocks on and above the diagonal are computed.
+#: Gram kernel: each work-item sums a GRAM_MICRO_TILE^2 block of the Gram matrix in
+#: registers, on and above the diagonal (bench/results/tune-blocked-H200-2026-11-22.json).
 GRAM_MICRO_TILE = 4
 
-#: Gram kernel: the rows of a tile are split among this many groups of
-#: work-items at most (row slices, added in a fixed order at the end).  By
-#: default as many slices as keep the work-group within the update kernel's
-#: work-group size; a slice should still get a few rows of every tile
-#: between the barriers.
+#: Gram kernel: row slices (groups of work-items sharing a tile's rows) at most
+#: (bench/results/tune-blocked-H200-2026-11-22.json).
 GRAM_MAX_ROW_SLICES = 8
 
-#: Update kernel ([X_P X_Q] <- [X_P X_Q] W, X = G or V): rows of X per tile in
-#: local memory.  The tile (UPDATE_TILE_ROWS x 2w) shares the 48 KiB of local
-#: memory of a GPU work-group with W (2w x 2w): at w = 32 W alone takes
-#: 32 KiB and 32 rows the other 16 KiB.
+#: Update kernel: rows of X (G or V) per tile in local memory beside W, for 2w > 32
+#: (bench/results/tune-blocked-H200-2026-11-22-update.json).
 UPDATE_TILE_ROWS = 32
 
-#: Update tile rows for narrow blocks (2w <= 32), where W is small: 64 rows
-#: and 4 x 4 micro-tiles gave 0.0249 s per sweep at w = 16 against 0.0285
-#: with 32 rows (H200, n = 4096).
+#: Update tile rows for narrow blocks (2w <= 32), where W is small
+#: (bench/results/tune-blocked-H200-2026-11-22-update.json).
 UPDATE_TILE_ROWS_NARROW = 64
 
-#: The rotate kernel runs min(w^2, ROTATE_MAX_WORK_GROUP) work-items (one per
-#: 2 x 2 block of a step's rotations): at w = 32, 512 items took 0.0212 s per
-#: sweep against 0.0234 with 256 (H200, n = 4096).
+#: The rotate kernel runs min(w^2, ROTATE_MAX_WORK_GROUP) work-items
+#: (bench/results/tune-blocked-H200-2026-11-22.json).
 ROTATE_MAX_WORK_GROUP = 512
 
-#: Update kernel: every work-item computes an RR x RC (UPDATE_MICRO_ROWS x
-#: UPDATE_MICRO_COLS) block of a tile's product in registers, reading RR + RC
-#: values from local memory for RR * RC FMAs (a work-item per row, as before,
-#: read one value of W per FMA: bound by local memory bandwidth).  4 x 4 reads
-#: as much per FMA as the Gram kernel's default micro-tile; the work-group has
-#: UPDATE_TILE_ROWS / RR * ceil(2w / RC) items (32, 64, 128 at w = 8, 16, 32).
+#: Update kernel: each work-item computes a UPDATE_MICRO_ROWS x UPDATE_MICRO_COLS block
+#: of a tile's product in registers (bench/results/tune-blocked-H200-2026-11-22-update.json).
 UPDATE_MICRO_ROWS = 4
 UPDATE_MICRO_COLS = 4
 
-#: Update kernel: row chunks such that a step has this many work-groups per
-#: compute unit (its work-groups are small; the Gram kernel keeps 4, as its
-#: partial sums are added by the rotate kernel).
+#: Update kernel: row chunks for this many work-groups per compute unit and step
+#: (the Gram kernel keeps 4) (bench/results/tune-blocked-H200-2026-11-22-update.json).
 UPDATE_GROUPS_PER_UNIT = 16
 
 
