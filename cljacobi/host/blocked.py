@@ -219,8 +219,9 @@ def blocked_local_bytes(
         (tile_rows x (K' | 1) elements, K' = K rounded up to the micro-tile),
         which its staged K x (K + 1) result reuses; the rotate kernel's Gram
         matrix and transformation (if in local memory), K x (K + 1) elements
-        each, its rotation parameters (c real, s_j and s_i elements) and
-        pairs; the update kernel's copy of W (K x K' elements, K' = K rounded
+        each, its rotation parameters (c - 1 real, s_j and s_i elements),
+        pairs and flags, and the signs and largest norms of its columns; the
+        update kernel's copy of W (K x K' elements, K' = K rounded
         up to its micro-tile's columns) and its tile (update_tile_rows x K
         elements).
 
@@ -228,7 +229,7 @@ def blocked_local_bytes(
     --------
     On a device with 48 KiB (49152 bytes) of local memory, complex w = 16
     fits, with W in local memory (the update kernel's 32 x 32 W and 64-row
-    tile take exactly 49152 bytes, the rotate kernel with W 34948); complex
+    tile take exactly 49152 bytes, the rotate kernel with W 35268); complex
     w = 32 does not (the update kernel takes 98304, the Gram tile 66560):
 
     >>> blocked_local_bytes(16, transform_in_local=True, element_bytes=16)
@@ -239,10 +240,13 @@ def blocked_local_bytes(
     K = 2 * block_width
     e = element_bytes
     gram = e * _gram_local_elements(block_width, gram_micro_tile, tile_rows)
-    # rot_c (8 bytes), rot_s and rot_si (elements), rot_pair (int2) per pair;
-    # for e = 8 the 8 * 4 * w of the real kernel.
-    rotate = e * K * (K + 1) * (2 if transform_in_local else 1) \
-        + (8 + 2 * e + 8) * block_width + 4 * (4 * block_width + K + 1)
+    # The arrays cjac_block_rotate declares: A (K x LDA) and W (K x LDW, if in
+    # local memory) of elements; per pair rot_cm1 (a double), rot_s and rot_si
+    # (elements), rot_pair (int2) and five int flags; per column sgn (int) and
+    # peak0 (double); block_big.
+    rotate = e * K * (K + 1) + (e * K * _transform_stride(block_width, True)
+                                if transform_in_local else 0) \
+        + (8 + 2 * e + 8 + 5 * 4) * block_width + (4 + 8) * K + 4
     if update_tile_rows is None:
         update_tile_rows = default_update_tile_rows(block_width)
     update = e * K * (round_up(K, update_micro_cols) + update_tile_rows)
