@@ -403,7 +403,14 @@ class BlockedSpec:
 
     @property
     def complex_(self) -> bool:
+        """Whether the data are complex Hermitian."""
         return self.dtype == "complex128"
+
+    @property
+    def store_ctype(self) -> str:
+        """What the G and V buffers hold: ``cjac_real2`` pairs for interleaved
+        complex data, else ``cjac_real`` (split complex: re, then im)."""
+        return "cjac_real2" if self.complex_ and self.layout == "interleaved" else "cjac_real"
 
     @property
     def element_bytes(self) -> int:
@@ -449,7 +456,7 @@ class BlockedSpec:
     @property
     def signatures(self) -> dict[str, KernelSignature]:
         """The arguments of the three kernels, declared once."""
-        store = "cjac_real2" if self.complex_ and self.layout == "interleaved" else "cjac_real"
+        store = self.store_ctype
         outer = buffer("outer_pairs", "__global const int2 *")
         gram = KernelSignature("cjac_block_gram", (
             buffer("G", f"__global const {store} *"), int_arg("ldg"), int_arg("m"),
@@ -473,13 +480,11 @@ class BlockedSpec:
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
-        complex_ = self.complex_
         table = step_table(self.inner_strategy, 2 * self.block_width)
         constants = self.constants
         return {
-            "real_ctype": "double", "complex_": complex_, "layout": self.layout,
-            "store_ctype": "cjac_real2" if complex_ and self.layout == "interleaved"
-            else "cjac_real",
+            "real_ctype": "double", "complex_": self.complex_, "layout": self.layout,
+            "store_ctype": self.store_ctype,
             "transform_in_local": self.transform_in_local,
             "inner_pairs": tuple(tuple((int(i), int(j)) for i, j in step)
                                  for step in table.pairs),
