@@ -16,17 +16,25 @@ import cljacobi
 from cljacobi.errors import DeviceCapabilityError
 from cljacobi.host.blocked import (
     COMPLEX_ELEMENT_BYTES,
+    FULL_BLOCK_INNER_SWEEPS,
     GRAM_MICRO_TILE,
+    ROTATE_MAX_WORK_GROUP,
     TILE_ROWS,
     UPDATE_MICRO_COLS,
     UPDATE_MICRO_ROWS,
     UPDATE_TILE_ROWS,
+    UPDATE_TILE_ROWS_NARROW,
     BlockedHSVD,
+    BlockedPlan,
+    BlockedSpec,
     blocked_local_bytes,
     gram_work_group_size,
+    local_memory_fit,
     update_work_group_size,
 )
-from cljacobi.host.programs import KernelSpec, build_program, render
+from cljacobi.host.pointwise import STATUS_BIG, STATUS_BROKEN
+from cljacobi.host.programs import build_program, render
+from cljacobi.host.signatures import c_defines
 from cljacobi.host.variants import choose_variant
 from cljacobi.matrices import graded, with_spectrum
 from cljacobi.reference import PairKind, pair_rotation
@@ -110,24 +118,29 @@ _UPDATE_DEFAULTS = (UPDATE_TILE_ROWS, UPDATE_MICRO_ROWS, UPDATE_MICRO_COLS)
 
 
 def _spec_type(complex_, layout):
-    """(dtype, layout) of the KernelSpec for real or complex data."""
+    """(dtype, layout) of the BlockedSpec for real or complex data."""
     return ("complex128", layout) if complex_ else ("float64", "interleaved")
 
 
-def _blocked_program(queue, w, *, wg=16, in_local=True, micro_tile=GRAM_MICRO_TILE,
-                     slices=1, rotate_wg=16, tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS,
-                     complex_=False, layout="split"):
+def _blocked_spec(w, *, in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
+                  tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, complex_=False, layout="split"):
     update_rows, update_micro_rows, update_micro_cols = update
     dtype, spec_layout = _spec_type(complex_, layout)
-    return build_program(queue.context, queue.device, KernelSpec(
-        "blocked", dtype, wg, False, spec_layout, block_width=w, inner_strategy="me",
+    return BlockedSpec(
+        dtype=dtype, layout=spec_layout, block_width=w, inner_strategy="me",
         tile_rows=tile_rows, transform_in_local=in_local, gram_micro_tile=micro_tile,
         gram_row_slices=slices, rotate_work_group_size=rotate_wg,
         update_tile_rows=update_rows, update_micro_rows=update_micro_rows,
-        update_micro_cols=update_micro_cols))
+        update_micro_cols=update_micro_cols)
 
 
-def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS, wg=16,
+def _blocked_program(queue, w, **sizes):
+    """(program, spec) of the blocked kernels with these sizes (:func:`_blocked_spec`)."""
+    spec = _blocked_spec(w, **sizes)
+    return build_program(queue.context, queue.device, spec), spec
+
+
+def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS,
                 in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
                 tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, layout="split"):
     """One parallel step on the device: (G after the step, partial Gram matrices,
@@ -138,9 +151,9 @@ def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS
     dtype = np.complex128 if complex_ else np.float64
     ld = -(-m // 16) * 16 + 16
     chunks = -(-m // chunk_rows)
-    program = _blocked_program(queue, w, wg=wg, in_local=in_local, micro_tile=micro_tile,
-                               slices=slices, rotate_wg=rotate_wg, tile_rows=tile_rows,
-                               update=update, complex_=complex_, layout=layout)
+    program, spec = _blocked_program(
+        queue, w, in_local=in_local, micro_tile=micro_tile, slices=slices, rotate_wg=rotate_wg,
+        tile_rows=tile_rows, update=update, complex_=complex_, layout=layout)
     gram_wg = gram_work_group_size(w, micro_tile, slices)
     update_wg = update_work_group_size(w, *update)
     columns = np.full((r, ld), complex(np.nan, np.nan) if complex_ else np.nan,
@@ -161,17 +174,20 @@ def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS
     zeros = np.zeros(slots, np.int32)
     status = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
     rotations = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
-    step = np.int32(0)
-    cl.Kernel(program, "cjac_block_gram")(
-        queue, (slots * gram_wg, chunks), (gram_wg, 1), g_buf, np.int32(ld), np.int32(m),
-        np.int32(chunk_rows), p_buf, step, partial)
-    cl.Kernel(program, "cjac_block_rotate")(
-        queue, (slots * rotate_wg,), (rotate_wg,), partial, np.int32(chunks), np.int32(m),
-        s_buf, peak, p_buf, step, np.int32(inner_sweeps), transforms, rotated, status,
-        rotations)
-    cl.Kernel(program, "cjac_block_update")(
-        queue, (slots * update_wg, chunks), (update_wg, 1), g_buf, np.int32(ld), np.int32(m),
-        np.int32(chunk_rows), p_buf, step, transforms, rotated)
+    sigs = spec.signatures
+    step = {"outer_pairs": p_buf, "step": 0}
+    gram = sigs["cjac_block_gram"].kernel(
+        program, G=g_buf, ldg=ld, m=m, chunk_rows=chunk_rows, partial=partial, **step)
+    rotate = sigs["cjac_block_rotate"].kernel(
+        program, partial=partial, chunks=chunks, m=m, signs=s_buf, peak=peak,
+        inner_sweeps=inner_sweeps, transforms=transforms, rotated=rotated, status=status,
+        rotations=rotations, **step)
+    update_kernel = sigs["cjac_block_update"].kernel(
+        program, X=g_buf, ldx=ld, m=m, chunk_rows=chunk_rows, transforms=transforms,
+        rotated=rotated, **step)
+    cl.enqueue_nd_range_kernel(queue, gram, (slots * gram_wg, chunks), (gram_wg, 1))
+    cl.enqueue_nd_range_kernel(queue, rotate, (slots * rotate_wg,), (rotate_wg,))
+    cl.enqueue_nd_range_kernel(queue, update_kernel, (slots * update_wg, chunks), (update_wg, 1))
     cl.enqueue_copy(queue, raw, g_buf)
     columns = _from_device_columns(raw, columns, layout)
     partial_host = np.empty((slots, chunks, K, K), dtype)
@@ -256,7 +272,7 @@ def test_gram_micro_tiles_against_numpy(queue, rng, w, micro_tile, slices):
     scale = np.abs(expected).max()
     np.testing.assert_allclose(partial / scale, expected / scale, rtol=0, atol=1e-14)
     assert np.array_equal(partial, np.swapaxes(partial, -1, -2))
-    program = _blocked_program(queue, w, micro_tile=micro_tile, slices=slices)
+    program, _ = _blocked_program(queue, w, micro_tile=micro_tile, slices=slices)
     kernel = cl.Kernel(program, "cjac_block_gram")
     assert kernel.get_work_group_info(
         cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE, queue.device)[0] == \
@@ -286,7 +302,8 @@ def _update(queue, X, pairs, w, W, rotated, *, chunk_rows, update=_UPDATE_DEFAUL
     dtype = np.complex128 if complex_ else np.float64
     ld = -(-m // 16) * 16 + 16
     chunks = -(-m // chunk_rows)
-    program = _blocked_program(queue, w, update=update, complex_=complex_, layout=layout)
+    program, spec = _blocked_program(queue, w, update=update, complex_=complex_,
+                                     layout=layout)
     update_wg = update_work_group_size(w, *update)
     columns = np.full((r, ld), complex(np.nan, np.nan) if complex_ else np.nan,
                       dtype)  # rows past m must not be read
@@ -301,11 +318,12 @@ def _update(queue, X, pairs, w, W, rotated, *, chunk_rows, update=_UPDATE_DEFAUL
                       hostbuf=np.ascontiguousarray(W, dtype=dtype).reshape(slots, K * K))
     r_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                       hostbuf=np.asarray(rotated, dtype=np.int32))
-    kernel = cl.Kernel(program, "cjac_block_update")
+    kernel = spec.signatures["cjac_block_update"].kernel(
+        program, X=x_buf, ldx=ld, m=m, chunk_rows=chunk_rows, outer_pairs=p_buf, step=0,
+        transforms=w_buf, rotated=r_buf)
     assert kernel.get_work_group_info(
         cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE, queue.device)[0] == update_wg
-    kernel(queue, (slots * update_wg, chunks), (update_wg, 1), x_buf, np.int32(ld),
-           np.int32(m), np.int32(chunk_rows), p_buf, np.int32(0), w_buf, r_buf)
+    cl.enqueue_nd_range_kernel(queue, kernel, (slots * update_wg, chunks), (update_wg, 1))
     cl.enqueue_copy(queue, raw, x_buf)
     columns = _from_device_columns(raw, columns, layout)
     assert np.isnan(columns[:, m:].real).all()  # nothing written past the rows
@@ -498,8 +516,10 @@ def test_blocked_tuning_knob_errors(queue):
         BlockedHSVD(queue, accumulate_v=False, block_width=8, variant="bo",
                     rotate_work_group_size=2.5)
     with pytest.raises(ValueError, match="gram_row_slices must be a positive integer"):
-        KernelSpec("blocked", "float64", 16, False, block_width=8, inner_strategy="me",
-                   tile_rows=TILE_ROWS, gram_micro_tile=4, rotate_work_group_size=16)
+        BlockedSpec(dtype="float64", block_width=8, inner_strategy="me", tile_rows=TILE_ROWS,
+                    transform_in_local=True, gram_micro_tile=4, gram_row_slices=0,
+                    rotate_work_group_size=16, update_tile_rows=64, update_micro_rows=4,
+                    update_micro_cols=4)
     with pytest.raises(ValueError, match="update_micro_cols must be a positive integer"):
         BlockedHSVD(queue, accumulate_v=False, block_width=8, variant="bo",
                     update_micro_cols=-1)
@@ -508,10 +528,10 @@ def test_blocked_tuning_knob_errors(queue):
         BlockedHSVD(queue, accumulate_v=False, block_width=8, variant="bo",
                     update_tile_rows=10, update_micro_rows=4)
     with pytest.raises(ValueError, match="update_tile_rows=10 must be a multiple"):
-        KernelSpec("blocked", "float64", 16, False, block_width=8, inner_strategy="me",
-                   tile_rows=TILE_ROWS, gram_micro_tile=4, gram_row_slices=1,
-                   rotate_work_group_size=16, update_tile_rows=10, update_micro_rows=4,
-                   update_micro_cols=4)
+        BlockedSpec(dtype="float64", block_width=8, inner_strategy="me", tile_rows=TILE_ROWS,
+                    transform_in_local=True, gram_micro_tile=4, gram_row_slices=1,
+                    rotate_work_group_size=16, update_tile_rows=10, update_micro_rows=4,
+                    update_micro_cols=4)
     too_many = int(queue.device.max_work_group_size) + 1
     driver = BlockedHSVD(queue, accumulate_v=False, block_width=8, variant="bo",
                          rotate_work_group_size=too_many)
@@ -603,6 +623,94 @@ def test_variant_choice_and_errors():
         cljacobi.eig_indefinite(np.eye(3), variant="bo", block_width=0)
 
 
+
+@pytest.mark.parametrize("complex_,layout", [(False, "interleaved"), (True, "interleaved"),
+                                             (True, "split")])
+def test_blocked_template_declares_the_spec_signatures(queue, complex_, layout):
+    """The kernels take exactly the arguments the host binds by name; the sizes
+    and the status bits come from the Python side, and the work-groups the
+    program requires are the spec's."""
+    spec = _blocked_spec(8, slices=3, rotate_wg=64, update=(12, 3, 5), complex_=complex_,
+                         layout=layout)
+    source = render(spec)
+    for sig in spec.signatures.values():
+        assert f"void {sig.name}({sig.parameters})" in source
+    assert c_defines(spec.constants) in source
+    assert f"#define CJAC_BIG {STATUS_BIG}" in source
+    assert f"#define CJAC_BROKEN {STATUS_BROKEN}" in source
+    program = build_program(queue.context, queue.device, spec)
+    for name, size in (("cjac_block_gram", spec.gram_work_group_size),
+                       ("cjac_block_rotate", 64),
+                       ("cjac_block_update", spec.update_work_group_size)):
+        kernel = cl.Kernel(program, name)
+        assert kernel.num_args == len(spec.signatures[name].args)
+        assert kernel.get_work_group_info(
+            cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE, queue.device)[0] == size
+    assert spec.gram_work_group_size == gram_work_group_size(8, GRAM_MICRO_TILE, 3)
+    assert spec.update_work_group_size == update_work_group_size(8, 12, 3, 5)
+
+
+class _LocalMemory:
+    """The test device with another local memory size."""
+
+    def __init__(self, device, local_mem_size):
+        self._device = device
+        self.local_mem_size = local_mem_size
+
+    def __getattr__(self, name):
+        return getattr(self._device, name)
+
+
+def test_blocked_plan_decides_the_sizes(queue):
+    """BlockedPlan: the defaults, row chunks and launch sizes, W in local memory
+    where it fits, and the refusals before any launch."""
+    device = queue.device
+    m = 300
+    plan = BlockedPlan.for_device(device, rows=m, columns=64, dtype=np.float64, block_width=8,
+                                  variant="fb", accumulate_v=True)
+    spec = plan.spec
+    assert plan.inner_sweeps == FULL_BLOCK_INNER_SWEEPS and (plan.blocks, plan.slots) == (8, 4)
+    assert (spec.dtype, spec.layout, spec.tile_rows, spec.gram_micro_tile) == \
+        ("float64", "interleaved", TILE_ROWS, GRAM_MICRO_TILE)
+    assert (spec.update_tile_rows, spec.update_micro_rows, spec.update_micro_cols) == \
+        (UPDATE_TILE_ROWS_NARROW, UPDATE_MICRO_ROWS, UPDATE_MICRO_COLS)
+    assert spec.rotate_work_group_size == min(64, ROTATE_MAX_WORK_GROUP,
+                                              device.max_work_group_size)
+    assert spec.transform_in_local == local_memory_fit(device, 8).transform_in_local
+    assert plan.local_bytes == blocked_local_bytes(8, transform_in_local=spec.transform_in_local)
+    for chunks, rows in ((plan.gram_chunks, m), (plan.update_g_chunks, m),
+                         (plan.update_v_chunks, 64)):
+        assert chunks.rows % TILE_ROWS == 0
+        assert (chunks.count - 1) * chunks.rows < rows <= chunks.count * chunks.rows
+    launches = plan.launches()
+    assert launches["gram"] == ((4 * spec.gram_work_group_size, plan.gram_chunks.count),
+                                (spec.gram_work_group_size, 1))
+    assert launches["rotate"] == ((4 * spec.rotate_work_group_size,),
+                                  (spec.rotate_work_group_size,))
+    assert launches["update_v"][1] == (spec.update_work_group_size, 1)
+    # 48 KiB: real w = 32 runs with W in global memory, w = 16 keeps it local;
+    # complex w = 32 does not fit, and the refusal names the device's limit.
+    small = _LocalMemory(device, 48 * 1024)
+    for w, in_local in ((16, True), (32, False)):
+        plan = BlockedPlan.for_device(small, rows=m, columns=4 * w, dtype=np.float64,
+                                      block_width=w, variant="bo", accumulate_v=False)
+        assert plan.spec.transform_in_local == in_local and plan.local_bytes <= 48 * 1024
+    with pytest.raises(DeviceCapabilityError, match=r"the complex blocked kernels with "
+                       r"block_width=32 needs 98304 bytes .* has 49152"):
+        BlockedPlan.for_device(small, rows=m, columns=128, dtype=np.complex128,
+                               layout="split", block_width=32, variant="bo",
+                               accumulate_v=False)
+    with pytest.raises(DeviceCapabilityError, match="rotate kernel .* needs work-groups of"):
+        BlockedPlan.for_device(device, rows=m, columns=64, dtype=np.float64, block_width=8,
+                               variant="bo", accumulate_v=False,
+                               rotate_work_group_size=device.max_work_group_size + 1)
+    with pytest.raises(ValueError, match="multiple of 16"):
+        BlockedPlan.for_device(device, rows=m, columns=40, dtype=np.float64, block_width=8,
+                               variant="bo", accumulate_v=False)
+    with pytest.raises(ValueError, match="tile_rows must be a positive integer"):
+        BlockedPlan.for_device(device, rows=m, columns=64, dtype=np.float64, block_width=8,
+                               variant="bo", accumulate_v=False, tile_rows=0)
+
 # --- complex Hermitian data ------------------------------------------------------------
 
 
@@ -691,15 +799,16 @@ def test_complex_update_kernel_against_numpy(queue, rng, layout, w, update):
 def test_real_blocked_source_has_no_complex_code(queue):
     """The real kernels are rendered with the real element operations only."""
     spec = {"block_width": 8, "inner_strategy": "me", "tile_rows": TILE_ROWS,
-            "gram_micro_tile": 4, "gram_row_slices": 1, "rotate_work_group_size": 16,
-            "update_tile_rows": 64, "update_micro_rows": 4, "update_micro_cols": 4}
-    real = render(KernelSpec("blocked", "float64", 16, False, **spec))
+            "transform_in_local": True, "gram_micro_tile": 4, "gram_row_slices": 1,
+            "rotate_work_group_size": 16, "update_tile_rows": 64, "update_micro_rows": 4,
+            "update_micro_cols": 4}
+    real = render(BlockedSpec(dtype="float64", **spec))
     assert "typedef double2 cjac_real2" not in real and "typedef cjac_real cjac_elem;" in real
     for layout in LAYOUTS:
-        source = render(KernelSpec("blocked", "complex128", 16, False, layout, **spec))
+        source = render(BlockedSpec(dtype="complex128", layout=layout, **spec))
         assert "typedef cjac_real2 cjac_elem;" in source
     with pytest.raises(ValueError, match="float64 or complex128"):
-        KernelSpec("blocked", "complex64", 16, False, "split", **spec)
+        BlockedSpec(dtype="complex64", layout="split", **spec)
 
 
 def _hermitian(n, p, rng):

@@ -19,11 +19,20 @@ the Gram matrices are ``[G_P G_Q]^* [G_P G_Q]`` and the inner rotations carry
 the phase of ``a_ij`` as the pointwise kernel's do.  Complex elements take 16
 bytes of local memory, so narrower blocks fit a device
 (:func:`blocked_local_bytes`).
+
+:class:`BlockedSpec` holds exactly the template's specialization parameters
+and declares the kernels' arguments once (:mod:`cljacobi.host.signatures`);
+:meth:`BlockedPlan.for_device` decides every size of a run (work-groups,
+local memory, W in local memory or not, row chunks) and checks them against
+the device before any launch (docs/design.md, "Kernel families and their
+specialization").
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 import pyopencl as cl
@@ -33,14 +42,18 @@ from ..strategies import step_table
 from .device import require_fp64
 from .limits import check_local_memory, choose_work_group_size
 from .operands import Operands, download, upload
-from .pointwise import STATUS_BIG, STATUS_BROKEN, RunStats, complex_layout
+from .pointwise import RunStats, complex_layout
 from .pointwise_plan import PointwiseSpec
-from .programs import KernelSpec, build_program
+from .programs import COMPLEX_LAYOUTS, build_program
+from .signatures import KernelSignature, buffer, c_defines, int_arg
 from .sizes import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, round_up
+from .status import Status
 
 __all__ = [
     "BLOCK_VARIANTS", "COMPLEX_ELEMENT_BYTES", "FULL_BLOCK_INNER_SWEEPS", "REAL_ELEMENT_BYTES",
-    "BlockedHSVD", "blocked_local_bytes", "gram_work_group_size", "update_work_group_size",
+    "BlockedHSVD", "BlockedPlan", "BlockedSpec", "LocalMemoryFit", "RowChunks",
+    "blocked_local_bytes", "blocked_tuning", "gram_work_group_size", "local_memory_fit",
+    "update_work_group_size",
 ]
 
 BLOCK_VARIANTS = ("bo", "fb")
@@ -51,63 +64,44 @@ FULL_BLOCK_INNER_SWEEPS = 30
 #: Inner strategy on the 2w x 2w pivot block (the GSVD paper uses ME at both levels).
 INNER_STRATEGY = "me"
 
-#: Outer strategy over the block columns (a step table of
-#: :mod:`cljacobi.strategies`; both sweep parities are uploaded, so the
-#: alternating tables of "mm" and "ring" work too).  Mantharam-Eberlein, as
-#: the GSVD paper uses at both levels: on the 2011 paper's spectra (PoCL,
-#: n = 256 and 384, w = 8, two matrices each) "bo" needed 41 outer sweeps in
-#: all against 45 with modified modulus, whose sweeps also have one step more.
+# The measurements behind the defaults below are in bench/README.md, "Tuning of
+# the blocked kernels and of variant='auto'"; each line names its results file.
+
+#: Outer strategy over the block columns, a step table of :mod:`cljacobi.strategies`
+#: (both sweep parities are uploaded): ME, the fewest outer sweeps (PoCL, no file).
 OUTER_STRATEGY = "me"
 
-#: Rows of G per Gram tile in local memory (and the granularity of the row
-#: chunks of the Gram and update kernels).  64 rather than 32: on the H200,
-#: n = 4096, seconds of the Gram kernel per blocked sweep 0.0697 -> 0.0597
-#: (w = 8), 0.0369 -> 0.0346 (w = 16), 0.0217 -> 0.0188 (w = 32)
+#: Rows of G per Gram tile in local memory, and the granularity of the row chunks
 #: (bench/results/tune-blocked-H200-2026-11-22-update.json).
 TILE_ROWS = 64
 
-#: Gram kernel: every work-item accumulates a GRAM_MICRO_TILE x
-#: GRAM_MICRO_TILE block of the 2w x 2w Gram matrix in registers, reading
-#: 2 GRAM_MICRO_TILE values from local memory per row for GRAM_MICRO_TILE^2
-#: FMAs (1 would read two values per FMA: bound by local memory bandwidth).
-#: Only the blocks on and above the diagonal are computed.
+#: Gram kernel: each work-item sums a GRAM_MICRO_TILE^2 block of the Gram matrix in
+#: registers, on and above the diagonal (bench/results/tune-blocked-H200-2026-11-22.json).
 GRAM_MICRO_TILE = 4
 
-#: Gram kernel: the rows of a tile are split among this many groups of
-#: work-items at most (row slices, added in a fixed order at the end).  By
-#: default as many slices as keep the work-group within the update kernel's
-#: work-group size; a slice should still get a few rows of every tile
-#: between the barriers.
+#: Gram kernel: row slices (groups of work-items sharing a tile's rows) at most
+#: (bench/results/tune-blocked-H200-2026-11-22.json).
 GRAM_MAX_ROW_SLICES = 8
 
-#: Update kernel ([X_P X_Q] <- [X_P X_Q] W, X = G or V): rows of X per tile in
-#: local memory.  The tile (UPDATE_TILE_ROWS x 2w) shares the 48 KiB of local
-#: memory of a GPU work-group with W (2w x 2w): at w = 32 W alone takes
-#: 32 KiB and 32 rows the other 16 KiB.
+#: Update kernel: rows of X (G or V) per tile in local memory beside W, for 2w > 32
+#: (bench/results/tune-blocked-H200-2026-11-22-update.json).
 UPDATE_TILE_ROWS = 32
 
-#: Update tile rows for narrow blocks (2w <= 32), where W is small: 64 rows
-#: and 4 x 4 micro-tiles gave 0.0249 s per sweep at w = 16 against 0.0285
-#: with 32 rows (H200, n = 4096).
+#: Update tile rows for narrow blocks (2w <= 32), where W is small
+#: (bench/results/tune-blocked-H200-2026-11-22-update.json).
 UPDATE_TILE_ROWS_NARROW = 64
 
-#: The rotate kernel runs min(w^2, ROTATE_MAX_WORK_GROUP) work-items (one per
-#: 2 x 2 block of a step's rotations): at w = 32, 512 items took 0.0212 s per
-#: sweep against 0.0234 with 256 (H200, n = 4096).
+#: The rotate kernel runs min(w^2, ROTATE_MAX_WORK_GROUP) work-items
+#: (bench/results/tune-blocked-H200-2026-11-22.json).
 ROTATE_MAX_WORK_GROUP = 512
 
-#: Update kernel: every work-item computes an RR x RC (UPDATE_MICRO_ROWS x
-#: UPDATE_MICRO_COLS) block of a tile's product in registers, reading RR + RC
-#: values from local memory for RR * RC FMAs (a work-item per row, as before,
-#: read one value of W per FMA: bound by local memory bandwidth).  4 x 4 reads
-#: as much per FMA as the Gram kernel's default micro-tile; the work-group has
-#: UPDATE_TILE_ROWS / RR * ceil(2w / RC) items (32, 64, 128 at w = 8, 16, 32).
+#: Update kernel: each work-item computes a UPDATE_MICRO_ROWS x UPDATE_MICRO_COLS block
+#: of a tile's product in registers (bench/results/tune-blocked-H200-2026-11-22-update.json).
 UPDATE_MICRO_ROWS = 4
 UPDATE_MICRO_COLS = 4
 
-#: Update kernel: row chunks such that a step has this many work-groups per
-#: compute unit (its work-groups are small; the Gram kernel keeps 4, as its
-#: partial sums are added by the rotate kernel).
+#: Update kernel: row chunks for this many work-groups per compute unit and step
+#: (the Gram kernel keeps 4) (bench/results/tune-blocked-H200-2026-11-22-update.json).
 UPDATE_GROUPS_PER_UNIT = 16
 
 
@@ -120,8 +114,9 @@ def _gram_micro_tiles(block_width: int, micro_tile: int) -> int:
 def gram_work_group_size(block_width: int, micro_tile: int, row_slices: int) -> int:
     """Work-items per work-group of the Gram kernel.
 
-    One per micro-tile on and above the diagonal and row slice (the
-    template computes the same number for its ``reqd_work_group_size``).
+    One per micro-tile on and above the diagonal and row slice
+    (:attr:`BlockedSpec.gram_work_group_size`; the template renders it as its
+    ``reqd_work_group_size``).
 
     Parameters
     ----------
@@ -144,8 +139,9 @@ def update_work_group_size(block_width: int, tile_rows: int, micro_rows: int,
     """Work-items per work-group of the update kernel.
 
     One per register micro-tile of a tile's product: ``tile_rows //
-    micro_rows`` micro-tiles down, ``ceil(2w / micro_cols)`` across (the
-    template computes the same number for its ``reqd_work_group_size``).
+    micro_rows`` micro-tiles down, ``ceil(2w / micro_cols)`` across
+    (:attr:`BlockedSpec.update_work_group_size`; the template renders it as
+    its ``reqd_work_group_size``).
 
     Parameters
     ----------
@@ -169,12 +165,32 @@ def default_update_tile_rows(block_width: int) -> int:
     return UPDATE_TILE_ROWS_NARROW if 2 * block_width <= 32 else UPDATE_TILE_ROWS
 
 
+def _gram_local_elements(block_width: int, micro_tile: int, tile_rows: int) -> int:
+    """Elements of the Gram kernel's local array: the tile (`tile_rows` rows of
+    2w columns padded to the micro-tile, odd row stride), which the staged
+    2w x (2w + 1) sums reuse."""
+    K = 2 * block_width
+    return max(tile_rows * (round_up(K, micro_tile) | 1), K * (K + 1))
+
+
+def _transform_stride(block_width: int, transform_in_local: bool) -> int:
+    """Row stride of W in the rotate kernel: odd (2w + 1) in local memory; 2w
+    in its global slot, the layout the update kernel reads."""
+    return 2 * block_width + 1 if transform_in_local else 2 * block_width
+
+
 def blocked_local_bytes(
     block_width: int, *, transform_in_local: bool = False, tile_rows: int = TILE_ROWS,
     gram_micro_tile: int = GRAM_MICRO_TILE, update_tile_rows: int | None = None,
     update_micro_cols: int = UPDATE_MICRO_COLS, element_bytes: int = REAL_ELEMENT_BYTES,
 ) -> int:
     """Local memory per work-group of the largest blocked kernel, in bytes.
+
+    The one formula of the blocked family's local memory: the plan
+    (:meth:`BlockedPlan.for_device`) and the block widths of
+    :func:`cljacobi.host.variants.choose_variant` both go through
+    :func:`local_memory_fit`, which calls this; the array lengths are those
+    :class:`BlockedSpec` renders into the template.
 
     Parameters
     ----------
@@ -205,8 +221,9 @@ def blocked_local_bytes(
         (tile_rows x (K' | 1) elements, K' = K rounded up to the micro-tile),
         which its staged K x (K + 1) result reuses; the rotate kernel's Gram
         matrix and transformation (if in local memory), K x (K + 1) elements
-        each, its rotation parameters (c real, s_j and s_i elements) and
-        pairs; the update kernel's copy of W (K x K' elements, K' = K rounded
+        each, its rotation parameters (c - 1 real, s_j and s_i elements),
+        pairs and flags, and the signs and largest norms of its columns; the
+        update kernel's copy of W (K x K' elements, K' = K rounded
         up to its micro-tile's columns) and its tile (update_tile_rows x K
         elements).
 
@@ -214,7 +231,7 @@ def blocked_local_bytes(
     --------
     On a device with 48 KiB (49152 bytes) of local memory, complex w = 16
     fits, with W in local memory (the update kernel's 32 x 32 W and 64-row
-    tile take exactly 49152 bytes, the rotate kernel with W 34948); complex
+    tile take exactly 49152 bytes, the rotate kernel with W 35268); complex
     w = 32 does not (the update kernel takes 98304, the Gram tile 66560):
 
     >>> blocked_local_bytes(16, transform_in_local=True, element_bytes=16)
@@ -224,28 +241,495 @@ def blocked_local_bytes(
     """
     K = 2 * block_width
     e = element_bytes
-    padded = round_up(K, gram_micro_tile)
-    gram = e * max(tile_rows * (padded | 1), K * (K + 1))
-    # rot_c (8 bytes), rot_s and rot_si (elements), rot_pair (int2) per pair;
-    # for e = 8 the 8 * 4 * w of the real kernel.
-    rotate = e * K * (K + 1) * (2 if transform_in_local else 1) \
-        + (8 + 2 * e + 8) * block_width + 4 * (4 * block_width + K + 1)
+    gram = e * _gram_local_elements(block_width, gram_micro_tile, tile_rows)
+    # The arrays cjac_block_rotate declares: A (K x LDA) and W (K x LDW, if in
+    # local memory) of elements; per pair rot_cm1 (a double), rot_s and rot_si
+    # (elements), rot_pair (int2) and five int flags; per column sgn (int) and
+    # peak0 (double); block_big.
+    rotate = e * K * (K + 1) + (e * K * _transform_stride(block_width, True)
+                                if transform_in_local else 0) \
+        + (8 + 2 * e + 8 + 5 * 4) * block_width + (4 + 8) * K + 4
     if update_tile_rows is None:
         update_tile_rows = default_update_tile_rows(block_width)
     update = e * K * (round_up(K, update_micro_cols) + update_tile_rows)
     return max(gram, rotate, update)
 
 
+class LocalMemoryFit(NamedTuple):
+    """How the blocked kernels of one block width fit a device's local memory.
+
+    Attributes
+    ----------
+    need : int
+        Bytes per work-group with the transformation W in global memory.
+    need_in_local : int
+        Bytes per work-group with W in local memory.
+    have : int
+        The device's local memory per work-group.
+    """
+
+    need: int
+    need_in_local: int
+    have: int
+
+    @property
+    def fits(self) -> bool:
+        """Whether the kernels run at all (W in global memory)."""
+        return self.need <= self.have
+
+    @property
+    def transform_in_local(self) -> bool:
+        """Whether W fits in local memory beside the rest."""
+        return self.need_in_local <= self.have
+
+
+def local_memory_fit(device: cl.Device, block_width: int, *,
+                     element_bytes: int = REAL_ELEMENT_BYTES, **sizes: int) -> LocalMemoryFit:
+    """:func:`blocked_local_bytes` of width `block_width` against `device`'s local memory.
+
+    Parameters
+    ----------
+    device : pyopencl.Device
+        Only its ``local_mem_size`` is read.
+    block_width : int
+        Block width w.
+    element_bytes : int, optional
+        8 (float64) or 16 (complex128).
+    **sizes
+        The tile sizes :func:`blocked_local_bytes` takes (``tile_rows``,
+        ``gram_micro_tile``, ``update_tile_rows``, ``update_micro_cols``);
+        the defaults where left out.
+
+    Returns
+    -------
+    LocalMemoryFit
+    """
+    return LocalMemoryFit(
+        blocked_local_bytes(block_width, element_bytes=element_bytes, **sizes),
+        blocked_local_bytes(block_width, transform_in_local=True, element_bytes=element_bytes,
+                            **sizes),
+        int(device.local_mem_size))
+
+
+@dataclass(frozen=True, kw_only=True)
+class BlockedSpec:
+    """Specialization parameters of ``templates/blocked.cl.mako``.
+
+    Every field is rendered into the program, so two specs give the same
+    source exactly when they are equal (the program cache's key).  The sizes
+    derived from the fields (work-groups, padded tiles, strides, local array
+    lengths) are computed here once, rendered as ``#define`` lines
+    (:attr:`constants`) and only checked by the template.
+
+    Attributes
+    ----------
+    dtype : {"float64", "complex128"}
+        Element type of G and V.
+    layout : {"interleaved", "split"}
+        Storage of complex G and V (:data:`cljacobi.host.programs.COMPLEX_LAYOUTS`);
+        ``"interleaved"`` for real data.  The partial Gram matrices and the
+        transformations are whole elements in either layout.
+    block_width : int
+        Block width w; the pivot block is K x K with K = 2w.
+    inner_strategy : str
+        Strategy of the inner sweeps on the pivot block (a step table of
+        :mod:`cljacobi.strategies` of order K, rendered as constants); every
+        step must cover the indices 0..K-1.
+    tile_rows : int
+        Rows of G per tile of the Gram kernel in local memory.
+    transform_in_local : bool
+        Whether the rotate kernel keeps W in local memory (else in its global
+        slot).
+    gram_micro_tile : int
+        RB: every work-item of the Gram kernel accumulates an RB x RB block
+        of the Gram matrix in registers.
+    gram_row_slices : int
+        Groups of work-items of the Gram kernel that share a tile's rows.
+    rotate_work_group_size : int
+        Work-items of the rotate kernel (any positive count).
+    update_tile_rows : int
+        Rows of X (G or V) per tile of the update kernel in local memory, a
+        multiple of `update_micro_rows`.
+    update_micro_rows, update_micro_cols : int
+        Every work-item of the update kernel computes an ``update_micro_rows``
+        x ``update_micro_cols`` block of a tile's product in registers.
+    """
+
+    family: ClassVar[str] = "blocked"
+    dtype: str
+    layout: str = "interleaved"
+    block_width: int
+    inner_strategy: str = INNER_STRATEGY
+    tile_rows: int
+    transform_in_local: bool
+    gram_micro_tile: int
+    gram_row_slices: int
+    rotate_work_group_size: int
+    update_tile_rows: int
+    update_micro_rows: int
+    update_micro_cols: int
+
+    def __post_init__(self) -> None:
+        if self.dtype not in ("float64", "complex128"):
+            raise ValueError(
+                f"the blocked family runs float64 or complex128 data, not {self.dtype!r}")
+        if self.layout not in COMPLEX_LAYOUTS:
+            raise ValueError(f"layout must be one of {COMPLEX_LAYOUTS}, not {self.layout!r}")
+        if self.dtype == "float64" and self.layout != "interleaved":
+            raise ValueError(f"layout {self.layout!r} applies to complex dtypes only")
+        for name in ("block_width", "gram_micro_tile", "gram_row_slices",
+                     "rotate_work_group_size", "tile_rows", "update_tile_rows",
+                     "update_micro_rows", "update_micro_cols"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(
+                    f"{name} must be a positive integer for the blocked family, not {value!r}")
+        if not isinstance(self.transform_in_local, bool):
+            raise TypeError(
+                f"transform_in_local must be a bool, not {self.transform_in_local!r}")
+        if self.update_tile_rows % self.update_micro_rows:
+            raise ValueError(
+                f"update_tile_rows={self.update_tile_rows} must be a multiple of "
+                f"update_micro_rows={self.update_micro_rows}")
+        K = 2 * self.block_width
+        # The fused row and column update of cjac_block_rotate relies on this.
+        for step in step_table(self.inner_strategy, K).pairs:
+            if sorted(int(i) for pair in step for i in pair) != list(range(K)):
+                raise ValueError(f"inner strategy {self.inner_strategy!r}: a step of order "
+                                 f"{K} does not cover 0..{K - 1}")
+
+    @property
+    def complex_(self) -> bool:
+        """Whether the data are complex Hermitian."""
+        return self.dtype == "complex128"
+
+    @property
+    def store_ctype(self) -> str:
+        """What the G and V buffers hold: ``cjac_real2`` pairs for interleaved
+        complex data, else ``cjac_real`` (split complex: re, then im)."""
+        return "cjac_real2" if self.complex_ and self.layout == "interleaved" else "cjac_real"
+
+    @property
+    def element_bytes(self) -> int:
+        """Bytes of an element (in local memory, and of the internal buffers)."""
+        return COMPLEX_ELEMENT_BYTES if self.complex_ else REAL_ELEMENT_BYTES
+
+    @property
+    def gram_work_group_size(self) -> int:
+        """Work-items of the Gram kernel (:func:`gram_work_group_size`)."""
+        return gram_work_group_size(self.block_width, self.gram_micro_tile,
+                                    self.gram_row_slices)
+
+    @property
+    def update_work_group_size(self) -> int:
+        """Work-items of the update kernel (:func:`update_work_group_size`)."""
+        return update_work_group_size(self.block_width, self.update_tile_rows,
+                                      self.update_micro_rows, self.update_micro_cols)
+
+    @property
+    def constants(self) -> dict[str, int]:
+        """The sizes the template is written in, as its ``#define`` names."""
+        w = self.block_width
+        K = 2 * w
+        RB, UR, UC = self.gram_micro_tile, self.update_micro_rows, self.update_micro_cols
+        NB = -(-K // RB)  # micro-tiles per side
+        update_nc = -(-K // UC)
+        return {
+            "BW": w, "K": K, "TILE_ROWS": self.tile_rows,
+            "INNER_STEPS": len(step_table(self.inner_strategy, K).pairs),
+            "GRAM_RB": RB, "GRAM_NB": NB, "GRAM_KP": NB * RB,
+            "GRAM_TILES": _gram_micro_tiles(w, RB), "GRAM_SLICES": self.gram_row_slices,
+            "GRAM_WG": self.gram_work_group_size,
+            # Odd strides against bank conflicts (see the comments at the kernels).
+            "GRAM_TILE_STRIDE": (NB * RB) | 1, "GRAM_RESULT_STRIDE": K + 1,
+            "GRAM_LOCAL": _gram_local_elements(w, RB, self.tile_rows),
+            "ROTATE_WG": self.rotate_work_group_size,
+            "LDA": K + 1, "LDW": _transform_stride(w, self.transform_in_local),
+            "UPDATE_TR": self.update_tile_rows, "UPDATE_RR": UR, "UPDATE_RC": UC,
+            "UPDATE_NR": self.update_tile_rows // UR, "UPDATE_NC": update_nc,
+            "UPDATE_KP": update_nc * UC, "UPDATE_WG": self.update_work_group_size,
+        }
+
+    @property
+    def signatures(self) -> dict[str, KernelSignature]:
+        """The arguments of the three kernels, declared once."""
+        store = self.store_ctype
+        outer = buffer("outer_pairs", "__global const int2 *")
+        gram = KernelSignature("cjac_block_gram", (
+            buffer("G", f"__global const {store} *"), int_arg("ldg"), int_arg("m"),
+            int_arg("chunk_rows"), outer, int_arg("step"),
+            buffer("partial", "__global cjac_elem *"),
+        ))
+        rotate = KernelSignature("cjac_block_rotate", (
+            buffer("partial", "__global const cjac_elem *"), int_arg("chunks"), int_arg("m"),
+            buffer("signs", "__global const int *"), buffer("peak", "__global cjac_real *"),
+            outer, int_arg("step"), int_arg("inner_sweeps"),
+            buffer("transforms", "__global cjac_elem *"), buffer("rotated", "__global int *"),
+            buffer("status", "__global int *"), buffer("rotations", "__global int *"),
+        ))
+        update = KernelSignature("cjac_block_update", (
+            buffer("X", f"__global {store} *"), int_arg("ldx"), int_arg("m"),
+            int_arg("chunk_rows"), outer, int_arg("step"),
+            buffer("transforms", "__global const cjac_elem *"),
+            buffer("rotated", "__global const int *"),
+        ))
+        return {sig.name: sig for sig in (gram, rotate, update)}
+
+    def render_args(self) -> dict[str, object]:
+        """The keyword arguments the template is rendered with."""
+        table = step_table(self.inner_strategy, 2 * self.block_width)
+        constants = self.constants
+        return {
+            "real_ctype": "double", "complex_": self.complex_, "layout": self.layout,
+            "store_ctype": self.store_ctype,
+            "transform_in_local": self.transform_in_local,
+            "inner_pairs": tuple(tuple((int(i), int(j)) for i, j in step)
+                                 for step in table.pairs),
+            # what the Mako loops unroll
+            "gram_micro_tile": constants["GRAM_RB"], "gram_nb": constants["GRAM_NB"],
+            "update_micro_rows": constants["UPDATE_RR"],
+            "update_micro_cols": constants["UPDATE_RC"],
+            "size_defines": c_defines(constants),
+            "signatures": self.signatures,
+        }
+
+
+def _positive(name: str, value: object) -> int | None:
+    """`value` as an int, None for None; ValueError if not a positive integer."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, not {value!r}")
+    return int(value)
+
+
+def blocked_tuning(
+    block_width: int, *, gram_micro_tile: int | None = None,
+    gram_row_slices: int | None = None, rotate_work_group_size: int | None = None,
+    tile_rows: int | None = None, update_tile_rows: int | None = None,
+    update_micro_rows: int | None = None, update_micro_cols: int | None = None,
+    update_groups_per_unit: int | None = None,
+) -> dict[str, int | None]:
+    """The tuning knobs of :class:`BlockedHSVD`, checked, with the defaults
+    that do not depend on the device filled in.
+
+    ``gram_row_slices`` and ``rotate_work_group_size`` stay None unless given:
+    their defaults depend on the device and the rows
+    (:meth:`BlockedPlan.for_device`).
+
+    Raises
+    ------
+    ValueError
+        A knob that is not a positive integer, or update tile rows that are
+        no multiple of the micro-tile's rows.
+    """
+    given = {"gram_micro_tile": gram_micro_tile,
+             "update_groups_per_unit": update_groups_per_unit,
+             "gram_row_slices": gram_row_slices,
+             "rotate_work_group_size": rotate_work_group_size,
+             "tile_rows": tile_rows, "update_tile_rows": update_tile_rows,
+             "update_micro_rows": update_micro_rows, "update_micro_cols": update_micro_cols}
+    values = {name: _positive(name, value) for name, value in given.items()}
+    defaults = {"gram_micro_tile": GRAM_MICRO_TILE, "tile_rows": TILE_ROWS,
+                "update_groups_per_unit": UPDATE_GROUPS_PER_UNIT,
+                "update_tile_rows": default_update_tile_rows(block_width),
+                "update_micro_rows": UPDATE_MICRO_ROWS, "update_micro_cols": UPDATE_MICRO_COLS}
+    for name, default in defaults.items():
+        if values[name] is None:
+            values[name] = default
+    if values["update_tile_rows"] % values["update_micro_rows"]:
+        raise ValueError(
+            f"update_tile_rows={values['update_tile_rows']} must be a multiple of "
+            f"update_micro_rows={values['update_micro_rows']}")
+    return values
+
+
+class RowChunks(NamedTuple):
+    """The rows of a kernel's launch split into `count` chunks of `rows` rows
+    (the last one partial), one work-group row each."""
+
+    count: int
+    rows: int
+
+
 def _row_chunks(
     rows: int, slots: int, device: cl.Device, groups_per_unit: int = 4
-) -> tuple[int, int]:
-    """(chunks, chunk_rows): split the rows so that each step has
-    `groups_per_unit` work-groups per compute unit (or chunks of
-    4 TILE_ROWS rows at least); chunk_rows a multiple of TILE_ROWS."""
+) -> RowChunks:
+    """Split the rows so that each step has `groups_per_unit` work-groups per
+    compute unit (or chunks of 4 TILE_ROWS rows at least); chunk rows a
+    multiple of TILE_ROWS."""
     target = groups_per_unit * int(device.max_compute_units)
     chunks = max(1, min(-(-target // slots), -(-rows // (4 * TILE_ROWS))))
     chunk_rows = round_up(-(-rows // chunks), TILE_ROWS)
-    return -(-rows // chunk_rows), chunk_rows
+    return RowChunks(-(-rows // chunk_rows), chunk_rows)
+
+
+@dataclass(frozen=True)
+class BlockedPlan:
+    """Every size of one blocked run, decided once (:meth:`for_device`).
+
+    Attributes
+    ----------
+    spec : BlockedSpec
+        The program.
+    rows, columns : int
+        Rows of G and (bordered) columns of G, a multiple of 2w.
+    accumulate_v : bool
+        Whether the update kernel also runs on V (``columns`` rows).
+    inner_sweeps : int
+        Inner sweeps at most: 1 ("bo") or :data:`FULL_BLOCK_INNER_SWEEPS` ("fb").
+    work_group_size : int
+        Work-items of the sweep status reduction; it also bounds the default
+        Gram row slices.
+    local_bytes : int
+        Local memory per work-group of the largest kernel, as specialized.
+    gram_chunks : RowChunks
+        Row chunks of the Gram kernel (partial Gram matrices the rotate
+        kernel adds).
+    update_g_chunks, update_v_chunks : RowChunks
+        Row chunks of the update of G and of V (their own, finer chunks: no
+        partial sums to add).
+    """
+
+    spec: BlockedSpec
+    rows: int
+    columns: int
+    accumulate_v: bool
+    inner_sweeps: int
+    work_group_size: int
+    local_bytes: int
+    gram_chunks: RowChunks
+    update_g_chunks: RowChunks
+    update_v_chunks: RowChunks
+
+    @classmethod
+    def for_device(
+        cls, device: cl.Device, *, rows: int, columns: int, dtype: object,
+        layout: str = "interleaved", block_width: int, variant: str, accumulate_v: bool,
+        work_group_size: int | None = None, **tuning: int | None,
+    ) -> BlockedPlan:
+        """The plan for a ``rows x columns`` factor on `device`, after checking
+        that the device has fp64, the local memory and the work-group sizes
+        the kernels need (before any launch).
+
+        Parameters
+        ----------
+        device : pyopencl.Device
+        rows, columns : int
+            Rows of G and its columns, a multiple of ``2 * block_width``.
+        dtype : numpy.dtype or str
+            float64 or complex128.
+        layout : {"interleaved", "split"}
+            Storage of complex G and V ("interleaved" for real data).
+        block_width : int
+            Block width w.
+        variant : {"bo", "fb"}
+            One inner sweep per block pair, or up to
+            :data:`FULL_BLOCK_INNER_SWEEPS`.
+        accumulate_v : bool
+            Whether V is updated too.
+        work_group_size : int, optional
+            Work-items of the status reduction (a power of two; default from
+            the device and the rows, :func:`~cljacobi.host.limits.choose_work_group_size`).
+        **tuning
+            The knobs of :func:`blocked_tuning` (None or left out: default).
+
+        Raises
+        ------
+        ValueError
+            Unknown variant or dtype, columns no multiple of 2w, a knob that
+            is not a positive integer.
+        DeviceCapabilityError
+            No fp64; the kernels need more local memory per work-group than
+            the device has (checked first), or larger work-groups than it
+            allows.  The message names the device's limit.
+        """
+        require_fp64(device)
+        if variant not in BLOCK_VARIANTS:
+            raise ValueError(f"variant must be one of {BLOCK_VARIANTS}, not {variant!r}")
+        w = block_width
+        if columns % (2 * w):
+            raise ValueError(f"blocked columns must be a multiple of {2 * w}, not {columns}")
+        sizes = blocked_tuning(w, **tuning)
+        dtype = np.dtype(dtype).name
+        complex_ = dtype == "complex128"
+        fit = local_memory_fit(
+            device, w, element_bytes=COMPLEX_ELEMENT_BYTES if complex_ else REAL_ELEMENT_BYTES,
+            tile_rows=sizes["tile_rows"], gram_micro_tile=sizes["gram_micro_tile"],
+            update_tile_rows=sizes["update_tile_rows"],
+            update_micro_cols=sizes["update_micro_cols"])
+        check_local_memory(device, fit.need, f"the {'complex ' if complex_ else ''}blocked "
+                                             f"kernels with block_width={w}")
+        wg = choose_work_group_size(device, rows, requested=work_group_size)
+        device_max = int(device.max_work_group_size)
+        slices = sizes["gram_row_slices"]
+        if slices is None:
+            slices = max(1, min(GRAM_MAX_ROW_SLICES, wg // _gram_micro_tiles(w, sizes[
+                "gram_micro_tile"])))
+        rotate_wg = sizes["rotate_work_group_size"] or min(w * w, ROTATE_MAX_WORK_GROUP,
+                                                           device_max)
+        spec = BlockedSpec(
+            dtype=dtype, layout=layout, block_width=w, tile_rows=sizes["tile_rows"],
+            transform_in_local=fit.transform_in_local, gram_micro_tile=sizes["gram_micro_tile"],
+            gram_row_slices=slices, rotate_work_group_size=rotate_wg,
+            update_tile_rows=sizes["update_tile_rows"],
+            update_micro_rows=sizes["update_micro_rows"],
+            update_micro_cols=sizes["update_micro_cols"])
+        for what, size in (("Gram", spec.gram_work_group_size), ("rotate", rotate_wg),
+                           ("update", spec.update_work_group_size)):
+            if size > device_max:
+                raise DeviceCapabilityError(
+                    f"the blocked {what} kernel with block_width={w} needs work-groups of "
+                    f"{size} work-items; device {device.name.strip()!r} allows "
+                    f"{device_max} (gram_micro_tile={spec.gram_micro_tile}, "
+                    f"gram_row_slices={slices}, rotate_work_group_size={rotate_wg}, "
+                    f"update_tile_rows={spec.update_tile_rows}, "
+                    f"update_micro_rows={spec.update_micro_rows}, "
+                    f"update_micro_cols={spec.update_micro_cols})"
+                )
+        slots = columns // (2 * w)
+        per_unit = sizes["update_groups_per_unit"]
+        return cls(
+            spec, rows, columns, accumulate_v,
+            1 if variant == "bo" else FULL_BLOCK_INNER_SWEEPS, wg,
+            fit.need_in_local if fit.transform_in_local else fit.need,
+            _row_chunks(rows, slots, device), _row_chunks(rows, slots, device, per_unit),
+            _row_chunks(columns, slots, device, per_unit))
+
+    @property
+    def blocks(self) -> int:
+        """Block columns of width w."""
+        return self.columns // self.spec.block_width
+
+    @property
+    def slots(self) -> int:
+        """Block pairs per parallel step (one work-group row each)."""
+        return self.blocks // 2
+
+    @property
+    def partial_bytes(self) -> int:
+        """The partial Gram matrices: one K x K matrix per pair and row chunk."""
+        K = 2 * self.spec.block_width
+        return self.spec.element_bytes * self.slots * self.gram_chunks.count * K * K
+
+    @property
+    def transforms_bytes(self) -> int:
+        """The transformations W: one K x K matrix per pair."""
+        K = 2 * self.spec.block_width
+        return self.spec.element_bytes * self.slots * K * K
+
+    def launches(self) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
+        """(global size, local size) of the Gram, rotate and update launches
+        (the update of V as ``"update_v"``)."""
+        spec, slots = self.spec, self.slots
+        gram_wg, rotate_wg = spec.gram_work_group_size, spec.rotate_work_group_size
+        update_wg = spec.update_work_group_size
+        return {
+            "gram": ((slots * gram_wg, self.gram_chunks.count), (gram_wg, 1)),
+            "rotate": ((slots * rotate_wg,), (rotate_wg,)),
+            "update_g": ((slots * update_wg, self.update_g_chunks.count), (update_wg, 1)),
+            "update_v": ((slots * update_wg, self.update_v_chunks.count), (update_wg, 1)),
+        }
 
 
 class BlockedHSVD:
@@ -294,17 +778,19 @@ class BlockedHSVD:
 
     These tuning parameters exist to compare kernel variants; every choice
     gives the same rotations up to the rounding of the Gram sums (the
-    update kernel's results do not depend on its tile and micro-tile).
+    update kernel's results do not depend on its tile and micro-tile).  The
+    sizes of a run are decided by :meth:`BlockedPlan.for_device` when it
+    starts (:attr:`plan`: the last run's).
 
     Raises
     ------
     ValueError
-        A tuning parameter that is not a positive integer, or update tile
-        rows that are no multiple of the micro-tile's rows.
+        An unknown variant, a tuning parameter that is not a positive
+        integer, or update tile rows that are no multiple of the
+        micro-tile's rows.
     DeviceCapabilityError
-        The kernels need more local memory than the device has (here for
-        real data; for complex data, whose elements take 16 bytes, when run),
-        or larger work-groups than it allows (when run).
+        No fp64; when run (before any launch): the kernels need more local
+        memory than the device has, or larger work-groups than it allows.
     """
 
     def __init__(
@@ -331,75 +817,20 @@ class BlockedHSVD:
         require_fp64(self.device)
         self.accumulate_v = accumulate_v
         self.block_width = block_width
+        self.variant = variant
         self.inner_sweeps = 1 if variant == "bo" else FULL_BLOCK_INNER_SWEEPS
-        for name, value in (("gram_micro_tile", gram_micro_tile),
-                            ("update_groups_per_unit", update_groups_per_unit),
-                            ("gram_row_slices", gram_row_slices),
-                            ("rotate_work_group_size", rotate_work_group_size),
-                            ("tile_rows", tile_rows),
-                            ("update_tile_rows", update_tile_rows),
-                            ("update_micro_rows", update_micro_rows),
-                            ("update_micro_cols", update_micro_cols)):
-            if value is not None and (
-                    isinstance(value, bool) or not isinstance(value, (int, np.integer))
-                    or value < 1):
-                raise ValueError(f"{name} must be a positive integer, not {value!r}")
-        self.gram_micro_tile = GRAM_MICRO_TILE if gram_micro_tile is None else int(gram_micro_tile)
-        self.gram_row_slices = None if gram_row_slices is None else int(gram_row_slices)
-        self.rotate_work_group_size = (
-            None if rotate_work_group_size is None else int(rotate_work_group_size))
-        self.tile_rows = TILE_ROWS if tile_rows is None else int(tile_rows)
-        self.update_groups_per_unit = (
-            UPDATE_GROUPS_PER_UNIT if update_groups_per_unit is None
-            else int(update_groups_per_unit))
-        if update_tile_rows is None:
-            update_tile_rows = default_update_tile_rows(block_width)
-        self.update_tile_rows = int(update_tile_rows)
-        self.update_micro_rows = (
-            UPDATE_MICRO_ROWS if update_micro_rows is None else int(update_micro_rows))
-        self.update_micro_cols = (
-            UPDATE_MICRO_COLS if update_micro_cols is None else int(update_micro_cols))
-        if self.update_tile_rows % self.update_micro_rows:
-            raise ValueError(
-                f"update_tile_rows={self.update_tile_rows} must be a multiple of "
-                f"update_micro_rows={self.update_micro_rows}")
-        sizes = {"tile_rows": self.tile_rows, "gram_micro_tile": self.gram_micro_tile,
-                 "update_tile_rows": self.update_tile_rows,
-                 "update_micro_cols": self.update_micro_cols}
-        check_local_memory(
-            self.device, blocked_local_bytes(block_width, **sizes),
-            f"the blocked kernels with block_width={block_width}",
-        )
-        self.transform_in_local = blocked_local_bytes(
-            block_width, transform_in_local=True, **sizes) <= int(self.device.local_mem_size)
         self.requested_work_group_size = work_group_size
-
-    def _kernel_sizes(self, wg: int) -> tuple[int, int, int, int]:
-        """``(gram_row_slices, gram_work_group, rotate_work_group,
-        update_work_group)`` for a base work-group size `wg`, the defaults
-        resolved and checked against the device's maximal work-group size."""
-        w, tile = self.block_width, self.gram_micro_tile
-        slices = self.gram_row_slices
-        if slices is None:
-            slices = max(1, min(GRAM_MAX_ROW_SLICES, wg // _gram_micro_tiles(w, tile)))
-        gram_wg = gram_work_group_size(w, tile, slices)
-        rotate_wg = self.rotate_work_group_size or min(
-            w * w, ROTATE_MAX_WORK_GROUP, int(self.device.max_work_group_size))
-        update_wg = update_work_group_size(
-            w, self.update_tile_rows, self.update_micro_rows, self.update_micro_cols)
-        device_max = int(self.device.max_work_group_size)
-        for what, size in (("Gram", gram_wg), ("rotate", rotate_wg), ("update", update_wg)):
-            if size > device_max:
-                raise DeviceCapabilityError(
-                    f"the blocked {what} kernel with block_width={w} needs work-groups of "
-                    f"{size} work-items; device {self.device.name.strip()!r} allows "
-                    f"{device_max} (gram_micro_tile={tile}, gram_row_slices={slices}, "
-                    f"rotate_work_group_size={rotate_wg}, "
-                    f"update_tile_rows={self.update_tile_rows}, "
-                    f"update_micro_rows={self.update_micro_rows}, "
-                    f"update_micro_cols={self.update_micro_cols})"
-                )
-        return slices, gram_wg, rotate_wg, update_wg
+        #: The tuning knobs (:func:`blocked_tuning`), for :meth:`BlockedPlan.for_device`.
+        self.tuning = blocked_tuning(
+            block_width, gram_micro_tile=gram_micro_tile, gram_row_slices=gram_row_slices,
+            rotate_work_group_size=rotate_work_group_size, tile_rows=tile_rows,
+            update_tile_rows=update_tile_rows, update_micro_rows=update_micro_rows,
+            update_micro_cols=update_micro_cols, update_groups_per_unit=update_groups_per_unit)
+        # The knobs as attributes (bench/tune_blocked.py records them; the
+        # device-dependent defaults stay None until a run's plan).
+        for name, value in self.tuning.items():
+            setattr(self, name, value)
+        self.plan: BlockedPlan | None = None
 
     def run(self, G: np.ndarray, signs: np.ndarray, *, max_sweeps: int,
             layout: str | None = None):
@@ -435,23 +866,6 @@ class BlockedHSVD:
         stats.seconds["transfer"] = operands.transfer_seconds
         return G, V, stats
 
-    def _transform_in_local(self, element_bytes: int) -> bool:
-        """Whether W fits local memory beside the rest, for this element size;
-        DeviceCapabilityError if even the kernels without it do not fit."""
-        if element_bytes == REAL_ELEMENT_BYTES:
-            return self.transform_in_local  # checked when the driver was made
-        sizes = {"tile_rows": self.tile_rows, "gram_micro_tile": self.gram_micro_tile,
-                 "update_tile_rows": self.update_tile_rows,
-                 "update_micro_cols": self.update_micro_cols,
-                 "element_bytes": element_bytes}
-        w = self.block_width
-        check_local_memory(
-            self.device, blocked_local_bytes(w, **sizes),
-            f"the complex blocked kernels with block_width={w}",
-        )
-        return blocked_local_bytes(w, transform_in_local=True, **sizes) <= \
-            int(self.device.local_mem_size)
-
     def run_operands(self, operands: Operands, *, max_sweeps: int) -> RunStats:
         """Blocked sweeps on the device operands, in place.
 
@@ -469,78 +883,67 @@ class BlockedHSVD:
                 f"of {2 * w}" + (" and V" if self.accumulate_v else "")
             )
         complex_ = ops.dtype == np.complex128
-        element_bytes = COMPLEX_ELEMENT_BYTES if complex_ else REAL_ELEMENT_BYTES
-        transform_in_local = self._transform_in_local(element_bytes)
-        r_pad, m_used, ldg, ldv = ops.columns, ops.rows, ops.ldg, ops.ldv
-        blocks = r_pad // w
-        slots = blocks // 2
-        wg = choose_work_group_size(self.device, m_used, requested=self.requested_work_group_size)
-        gram_slices, gram_wg, rotate_wg, update_wg = self._kernel_sizes(wg)
-        spec = KernelSpec("blocked", "complex128" if complex_ else "float64", wg, False,
-                          "split" if complex_ and ops.split else "interleaved",
-                          block_width=w, inner_strategy=INNER_STRATEGY,
-                          tile_rows=self.tile_rows, transform_in_local=transform_in_local,
-                          gram_micro_tile=self.gram_micro_tile,
-                          gram_row_slices=gram_slices, rotate_work_group_size=rotate_wg,
-                          update_tile_rows=self.update_tile_rows,
-                          update_micro_rows=self.update_micro_rows,
-                          update_micro_cols=self.update_micro_cols)
-        program = build_program(self.queue.context, self.device, spec)
-        status_program = build_program(
-            self.queue.context, self.device, PointwiseSpec("float64", wg, False))
-        chunks, chunk_rows = _row_chunks(m_used, slots, self.device)
-        # The update has no partial sums to combine: its own, finer chunks.
-        g_chunks, g_chunk_rows = _row_chunks(
-            m_used, slots, self.device, self.update_groups_per_unit)
-        v_chunks, v_chunk_rows = _row_chunks(
-            r_pad, slots, self.device, self.update_groups_per_unit)
-        K = 2 * w
+        plan = self.plan = BlockedPlan.for_device(
+            self.device, rows=ops.rows, columns=ops.columns, dtype=ops.dtype,
+            layout="split" if complex_ and ops.split else "interleaved", block_width=w,
+            variant=self.variant, accumulate_v=self.accumulate_v,
+            work_group_size=self.requested_work_group_size, **self.tuning)
+        wg = plan.work_group_size
+        program = build_program(self.queue.context, self.device, plan.spec)
+        status_spec = PointwiseSpec("float64", wg, False)
+        status_program = build_program(self.queue.context, self.device, status_spec)
 
-        outer_tables = [step_table(OUTER_STRATEGY, blocks, sweep=s) for s in (0, 1)]
+        outer_tables = [step_table(OUTER_STRATEGY, plan.blocks, sweep=s) for s in (0, 1)]
         outer_steps = outer_tables[0].steps
         outer = np.ascontiguousarray(
             np.concatenate([table.pairs for table in outer_tables]), dtype=np.int32
         )
         mf = cl.mem_flags
         ctx = self.queue.context
-        g_buf, v_buf = ops.g, ops.v
+        slots = plan.slots
         signs_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=ops.signs())
         outer_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=outer)
         # Partial Gram matrices and transformations: elements (double2 for
         # complex data whatever the layout of G).
-        partial_buf = cl.Buffer(ctx, mf.READ_WRITE, element_bytes * slots * chunks * K * K)
-        transforms_buf = cl.Buffer(ctx, mf.READ_WRITE, element_bytes * slots * K * K)
+        partial_buf = cl.Buffer(ctx, mf.READ_WRITE, plan.partial_bytes)
+        transforms_buf = cl.Buffer(ctx, mf.READ_WRITE, plan.transforms_bytes)
         rotated_buf = cl.Buffer(ctx, mf.READ_WRITE, 4 * slots)
         # the largest squared norm of every column so far (cjac_block_rotate),
         # handed on to the pointwise sweeps
         if ops.peak is None:
-            ops.peak = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(r_pad))
-        peak_buf = ops.peak
+            ops.peak = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR,
+                                 hostbuf=np.zeros(ops.columns))
         zeros = np.zeros(slots, np.int32)
         status_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
         rotations_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
         summary_buf = cl.Buffer(ctx, mf.READ_WRITE, 8)
 
-        gram = cl.Kernel(program, "cjac_block_gram")
-        gram.set_args(g_buf, np.int32(ldg), np.int32(m_used), np.int32(chunk_rows), outer_buf,
-                      np.int32(0), partial_buf)
-        rotate = cl.Kernel(program, "cjac_block_rotate")
-        rotate.set_args(partial_buf, np.int32(chunks), np.int32(m_used), signs_buf, peak_buf,
-                        outer_buf, np.int32(0), np.int32(self.inner_sweeps), transforms_buf,
-                        rotated_buf, status_buf, rotations_buf)
-        update_g = cl.Kernel(program, "cjac_block_update")
-        update_g.set_args(g_buf, np.int32(ldg), np.int32(m_used), np.int32(g_chunk_rows),
-                          outer_buf, np.int32(0), transforms_buf, rotated_buf)
-        launches = [(gram, 5, (slots * gram_wg, chunks), (gram_wg, 1)),
-                    (rotate, 6, (slots * rotate_wg,), (rotate_wg,)),
-                    (update_g, 5, (slots * update_wg, g_chunks), (update_wg, 1))]
+        gram_sig, rotate_sig, update_sig = (
+            plan.spec.signatures[f"cjac_block_{name}"] for name in ("gram", "rotate", "update"))
+        step = {"outer_pairs": outer_buf, "step": 0}
+        gram = gram_sig.kernel(program, G=ops.g, ldg=ops.ldg, m=ops.rows,
+                               chunk_rows=plan.gram_chunks.rows, partial=partial_buf, **step)
+        rotate = rotate_sig.kernel(
+            program, partial=partial_buf, chunks=plan.gram_chunks.count, m=ops.rows,
+            signs=signs_buf, peak=ops.peak, inner_sweeps=plan.inner_sweeps,
+            transforms=transforms_buf, rotated=rotated_buf, status=status_buf,
+            rotations=rotations_buf, **step)
+        update = {"transforms": transforms_buf, "rotated": rotated_buf, **step}
+        update_g = update_sig.kernel(program, X=ops.g, ldx=ops.ldg, m=ops.rows,
+                                     chunk_rows=plan.update_g_chunks.rows, **update)
+        ranges = plan.launches()
+        launches = [(gram, gram_sig, ranges["gram"]), (rotate, rotate_sig, ranges["rotate"]),
+                    (update_g, update_sig, ranges["update_g"])]
         if self.accumulate_v:
-            update_v = cl.Kernel(program, "cjac_block_update")
-            update_v.set_args(v_buf, np.int32(ldv), np.int32(r_pad), np.int32(v_chunk_rows),
-                              outer_buf, np.int32(0), transforms_buf, rotated_buf)
-            launches.append((update_v, 5, (slots * update_wg, v_chunks), (update_wg, 1)))
-        reduce_status = cl.Kernel(status_program, "cjac_sweep_status")
-        reduce_status.set_args(status_buf, rotations_buf, np.int32(slots), summary_buf)
+            update_v = update_sig.kernel(program, X=ops.v, ldx=ops.ldv, m=ops.columns,
+                                         chunk_rows=plan.update_v_chunks.rows, **update)
+            launches.append((update_v, update_sig, ranges["update_v"]))
+        # The step is set before every launch, at its position found by name
+        # once (KernelSignature.bind per launch would look it up every time).
+        launches = [(kernel, sig.position("step"), *sizes) for kernel, sig, sizes in launches]
+        reduce_status = status_spec.signatures["cjac_sweep_status"].kernel(
+            status_program, status=status_buf, rotations=rotations_buf, slots=slots,
+            summary=summary_buf)
 
         stats = RunStats(work_group_size=wg)
         summary = np.empty(2, np.int32)
@@ -557,8 +960,8 @@ class BlockedHSVD:
             stats.last_status = int(summary[0])
             stats.rotations_per_sweep.append(int(summary[1]))
             # Pairs the Gram matrices cannot resolve wait for the pointwise sweeps.
-            stats.breakdown |= bool(summary[0] & STATUS_BROKEN)
-            if not summary[0] & STATUS_BIG:
+            stats.breakdown |= bool(summary[0] & Status.BROKEN)
+            if not summary[0] & Status.BIG:
                 stats.converged = True
                 break
         seconds["sweeps"] += time.perf_counter() - sweep_start

@@ -6,7 +6,7 @@ import numbers
 
 import pyopencl as cl
 
-from .blocked import BLOCK_VARIANTS, REAL_ELEMENT_BYTES, blocked_local_bytes
+from .blocked import BLOCK_VARIANTS, REAL_ELEMENT_BYTES, local_memory_fit
 
 __all__ = [
     "AUTO_BLOCKED_MIN_ORDER",
@@ -19,41 +19,21 @@ __all__ = [
 
 VARIANTS = ("auto", "pointwise", *BLOCK_VARIANTS)
 
-#: ``variant="auto"`` takes the blocked "bo" variant on a GPU from this order of
-#: the factor on; below it (and on CPU devices) the pointwise kernel.
-#: Measured on an NVIDIA H200 through NVIDIA's OpenCL, the 2011 paper's
-#: spectra, seconds of eig_indefinite (warm runs; factorization on the
-#: device; bench/results/eig-H200-2026-11-22-variants3.json):
-#:
-#: ======  =========  =====  =====  =====
-#:    n    pointwise  bo:8   bo:16  bo:32
-#: ======  =========  =====  =====  =====
-#:   1024    0.317    0.165  0.124  0.148
-#:   2048    0.738    0.469  0.405  0.369
-#:   4096    5.00     2.50   1.84   1.59
-#: ======  =========  =====  =====  =====
-#:
-#: (The blocked sweeps: 14 at n = 4096, block kernels at 9.8 TFLOP/s for
-#: bo:32 counting 8 n^3 flops per sweep; the pointwise run 12 sweeps.)
-#: On CPU devices the pointwise kernel stays: PoCL on 2 cores of the CI
-#: machine, same family, seconds of the sweeps: n = 256 pointwise 1.15, bo:8
-#: 1.11, bo:16 1.08, fb:8 1.24; n = 512 pointwise 6.09, bo:8 9.28, bo:16 9.48,
-#: fb:8 9.83 (a CPU work-group runs on one core, so the blocked kernels'
-#: shorter streams buy nothing and their Gram and update work costs).
+# The measurements behind these rules are in bench/README.md, "Tuning of the
+# blocked kernels and of variant='auto'"; each line names its results file.
+
+#: ``variant="auto"`` takes the blocked "bo" variant on a GPU from this order of the
+#: factor on, else pointwise (bench/results/eig-H200-2026-11-22-variants3.json).
 AUTO_BLOCKED_MIN_ORDER = 1024
 
-#: Block widths the blocked variants try without ``block_width``, by order
-#: (the first entry whose order the factor reaches; within it the first
-#: width whose kernels fit the device's local memory), for real data: from
-#: the table above, 32 from n = 2048 on, 16 below (and 8 where local memory
-#: is short).
+#: Block widths the blocked variants try without ``block_width``, by order (the
+#: first entry whose order the factor reaches; within it the first width whose
+#: kernels fit the device's local memory), for real data
+#: (bench/results/eig-H200-2026-11-22-variants3.json).
 AUTO_BLOCK_WIDTHS = ((2048, (32, 16, 8)), (0, (16, 8)))
 
-#: The same for complex data (16-byte elements: on a device with 48 KiB of
-#: local memory w = 32 does not fit, w = 16 does).  Measured on the H200,
-#: complex Hermitian matrices with the paper's spectra, interleaved storage,
-#: seconds of eig_indefinite (bench/results/eig-complex-H200-2026-11-22-blocked.json):
-#: n = 2048: bo:8 0.747, bo:16 0.837; n = 4096: bo:8 4.21, bo:16 3.23.
+#: The same for complex data, whose 16-byte elements need more local memory
+#: (bench/results/eig-complex-H200-2026-11-22-blocked.json).
 AUTO_COMPLEX_BLOCK_WIDTHS = ((4096, (16, 8)), (0, (8,)))
 
 
@@ -105,7 +85,9 @@ def choose_variant(
     element_bytes : int, optional
         Bytes of an element of the factor (8 for float64, 16 for
         complex128): what fits the local memory depends on it
-        (:func:`cljacobi.host.blocked.blocked_local_bytes`).
+        (:func:`cljacobi.host.blocked.local_memory_fit` with the default
+        tile sizes, the formula the run's :class:`~cljacobi.host.blocked.BlockedPlan`
+        checks).
 
     Returns
     -------
@@ -123,12 +105,11 @@ def choose_variant(
     check_variant_options(variant, block_width)
     if block_width is not None:
         block_width = int(block_width)
-        need = blocked_local_bytes(block_width, element_bytes=element_bytes)
-        have = int(device.local_mem_size)
-        if need > have:
+        fit = local_memory_fit(device, block_width, element_bytes=element_bytes)
+        if not fit.fits:
             raise ValueError(
-                f"block_width={block_width} needs {need} bytes of local memory per "
-                f"work-group; device {device.name.strip()!r} has {have}"
+                f"block_width={block_width} needs {fit.need} bytes of local memory per "
+                f"work-group; device {device.name.strip()!r} has {fit.have}"
             )
     if variant == "pointwise":
         return "pointwise", 0
@@ -142,8 +123,7 @@ def choose_variant(
             AUTO_BLOCK_WIDTHS
         widths = next(widths for least, widths in rule if order >= least)
         fitting = [w for w in widths
-                   if blocked_local_bytes(w, element_bytes=element_bytes)
-                   <= int(device.local_mem_size)]
+                   if local_memory_fit(device, w, element_bytes=element_bytes).fits]
         if not fitting:
             return "pointwise", 0
         block_width = fitting[0]

@@ -178,7 +178,7 @@ inline cjac_real cjac_rotation_cosine_m1(const cjac_real t, const bool hyperboli
  * of the GSVD paper, Sect. 3.1, kept per column so one leading dimension
  * addresses both): every load is an 8-byte, unit-stride, fully coalesced
  * access, as for real data.  Which one is faster on a given GPU is measured
- * (bench/bench_eig.py --layout); the host picks it by KernelSpec.layout. */
+ * (bench/bench_eig.py --layout); the host picks it by the family spec's layout. */
 %if not complex_:
 typedef cjac_real cjac_elem;
 #define CJAC_COLUMN(base, c, ld) ((base) + (size_t)(c) * (ld))

@@ -28,8 +28,9 @@
 ## both element sizes.  Planes would double the local loads and stores and
 ## need other index arithmetic for complex data only.
 ##
-## Render parameters (all explicit, see cljacobi.host.programs.KernelSpec):
-##   real_ctype        "double" | "float"
+## Render parameters (all explicit, see cljacobi.host.blocked.BlockedSpec; the
+## host's BlockedPlan decides every size, this template only checks them):
+##   real_ctype        "double"
 ##   complex_          complex Hermitian data (element type cjac_real2)
 ##   layout            complex storage of G and V in global memory,
 ##                     "interleaved" | "split" (arith.element); the partial
@@ -37,77 +38,78 @@
 ##                     buffers of cjac_elem (double2 for complex) either way
 ##   store_ctype       what the G and V buffers hold: "cjac_real", or
 ##                     "cjac_real2" for interleaved complex data
-##   work_group_size   not used by these kernels (the host bounds the default
-##                     sizes of the Gram and rotate work-groups by it)
-##   block_width       w; the pivot block is K x K with K = 2w
 ##   transform_in_local  keep the 2w x 2w transformation W in local memory
 ##                     (else in its global slot, when local memory is short)
 ##   inner_pairs       the inner strategy's step table for order K, a tuple of
 ##                     steps, each a tuple of w (i, j) pairs covering 0..K-1
-##   tile_rows         rows of G per Gram tile in local memory
 ##   gram_micro_tile   RB: every work-item of cjac_block_gram accumulates an
 ##                     RB x RB block of the Gram matrix in registers
-##   gram_row_slices   S: cjac_block_gram splits the rows of each tile among S
-##                     groups of work-items; its work-group has T * S items,
-##                     T = NB (NB + 1) / 2 the micro-tiles on and above the
-##                     diagonal, NB = ceil(K / RB) (the host computes the same
-##                     number: cljacobi.host.blocked.gram_work_group_size)
-##   rotate_work_group_size  work-items of cjac_block_rotate (any count; w^2
-##                     maps one 2 x 2 block of A and W to every item)
-##   update_tile_rows  TR: rows of X per tile of cjac_block_update in local
-##                     memory (a multiple of update_micro_rows)
+##   gram_nb           NB = ceil(K / RB), the micro-tiles per side
 ##   update_micro_rows RR, update_micro_cols RC: every work-item of
 ##                     cjac_block_update computes an RR x RC block of the
-##                     tile's product in registers; its work-group has
-##                     (TR / RR) * ceil(K / RC) items (the host computes the
-##                     same number: cljacobi.host.blocked.update_work_group_size)
+##                     tile's product in registers
+##   size_defines      the #define lines of the sizes (BlockedSpec.constants):
+##                     BW = w, K = 2w; TILE_ROWS rows of G per Gram tile in
+##                     local memory; INNER_STEPS; GRAM_RB, GRAM_NB,
+##                     GRAM_KP = NB RB (K padded), GRAM_TILES = NB (NB + 1) / 2
+##                     (micro-tiles on and above the diagonal), GRAM_SLICES
+##                     (S: cjac_block_gram splits the rows of each tile among S
+##                     groups of work-items), GRAM_WG = GRAM_TILES * S,
+##                     GRAM_TILE_STRIDE and GRAM_RESULT_STRIDE (odd),
+##                     GRAM_LOCAL (its local array); ROTATE_WG (work-items of
+##                     cjac_block_rotate, any count; w^2 maps one 2 x 2 block
+##                     of A and W to every item), LDA and LDW (row strides of
+##                     A and W); UPDATE_TR (TR: rows of X per tile of
+##                     cjac_block_update, a multiple of RR), UPDATE_RR,
+##                     UPDATE_RC, UPDATE_NR = TR / RR, UPDATE_NC = ceil(K / RC),
+##                     UPDATE_KP = NC RC, UPDATE_WG = NR NC
+##   signatures        the kernels' arguments (cljacobi.host.signatures)
 <%namespace name="arith" file="arith.cl.mako"/>
 ${arith.prelude(real_ctype)}
 ${arith.element(real_ctype, complex_, layout, with_workgroup_sum=False)}
 ${arith.rotation_functions()}
 <%
-    w = block_width
-    K = 2 * w
-    inner_steps = len(inner_pairs)
-    for step in inner_pairs:  # the fused update of cjac_block_rotate relies on this
-        assert sorted(i for pair in step for i in pair) == list(range(K)), step
     RB = gram_micro_tile
-    NB = (K + RB - 1) // RB          # micro-tiles per side
-    KP = NB * RB                     # tile columns, K padded to a multiple of RB
-    gram_tiles = NB * (NB + 1) // 2  # micro-tiles on and above the diagonal
-    gram_wg = gram_tiles * gram_row_slices
-    # Odd strides against bank conflicts (see the comments at the kernels).
-    tile_stride = KP | 1
-    gram_result_stride = K + 1
-    gram_local = max(tile_rows * tile_stride, K * gram_result_stride)
-    ld_a = K + 1
-    ld_w = K + 1 if transform_in_local else K  # global W keeps the layout update reads
+    NB = gram_nb
     UR = update_micro_rows
     UC = update_micro_cols
-    assert update_tile_rows % UR == 0, (update_tile_rows, UR)
-    update_nr = update_tile_rows // UR  # micro-tiles per tile column
-    update_nc = (K + UC - 1) // UC      # micro-tiles per tile row
 %>
-#define BW ${w}
-#define K ${K}
-#define TILE_ROWS ${tile_rows}
-#define INNER_STEPS ${inner_steps}
-#define GRAM_RB ${RB}
-#define GRAM_NB ${NB}
-#define GRAM_KP ${KP}
-#define GRAM_TILES ${gram_tiles}
-#define GRAM_SLICES ${gram_row_slices}
-#define GRAM_WG ${gram_wg}
-#define GRAM_TILE_STRIDE ${tile_stride}
-#define GRAM_RESULT_STRIDE ${gram_result_stride}
-#define ROTATE_WG ${rotate_work_group_size}
-#define LDA ${ld_a}
-#define LDW ${ld_w}
-#define UPDATE_TR ${update_tile_rows}
-#define UPDATE_NR ${update_nr}
-#define UPDATE_NC ${update_nc}
-#define UPDATE_KP ${update_nc * UC}
-#define UPDATE_WG ${update_nr * update_nc}
+${size_defines}
+/* The sizes are the host's (BlockedPlan); what the kernels rely on: */
+#if K != 2 * BW || GRAM_RB != ${RB} || GRAM_NB != ${NB} || GRAM_KP != GRAM_NB * GRAM_RB
+#error "cjac_block_gram: the micro-tiles do not match the block"
+#endif
+#if GRAM_KP < K || GRAM_KP - GRAM_RB >= K || GRAM_TILES != GRAM_NB * (GRAM_NB + 1) / 2
+#error "cjac_block_gram: K is not padded to the micro-tiles"
+#endif
+#if GRAM_WG != GRAM_TILES * GRAM_SLICES
+#error "cjac_block_gram: the work-group is not one item per micro-tile and slice"
+#endif
+#if GRAM_TILE_STRIDE < GRAM_KP || GRAM_RESULT_STRIDE < K
+#error "cjac_block_gram: the strides do not hold the (padded) columns"
+#endif
+#if GRAM_TILE_STRIDE % 2 == 0 || GRAM_RESULT_STRIDE % 2 == 0
+#error "cjac_block_gram: even strides (bank conflicts)"
+#endif
+#if GRAM_LOCAL < TILE_ROWS * GRAM_TILE_STRIDE || GRAM_LOCAL < K * GRAM_RESULT_STRIDE
+#error "cjac_block_gram: the local array is too small for the tile or the sums"
+#endif
+%if transform_in_local:
+#if LDA < K || LDA % 2 == 0 || LDW < K || LDW % 2 == 0
+%else:
+#if LDA < K || LDA % 2 == 0 || LDW != K  /* W's global slot: the layout the update reads */
+%endif
+#error "cjac_block_rotate: the row strides of A and W do not match"
+#endif
+#if UPDATE_RR != ${UR} || UPDATE_RC != ${UC} || UPDATE_TR != UPDATE_NR * UPDATE_RR
+#error "cjac_block_update: the tile rows are not a multiple of the micro-tile's"
+#endif
+#if UPDATE_KP != UPDATE_NC * UPDATE_RC || UPDATE_KP < K || UPDATE_KP - UPDATE_RC >= K
+#error "cjac_block_update: K is not padded to the micro-tiles"
+#endif
+#if UPDATE_WG != UPDATE_NR * UPDATE_NC
+#error "cjac_block_update: the work-group is not one item per micro-tile"
+#endif
 /* Pairs dependent to within this many orthogonality tolerances are left to
  * the pointwise sweeps (cjac_block_rotate). */
 #define GRAM_RESOLUTION 16
@@ -159,11 +161,9 @@ inline int cjac_block_column(const int2 blocks, const int a)
  * micro-tile are the same fma chains with commuted factors: equal bitwise,
  * as before.) */
 __kernel __attribute__((reqd_work_group_size(GRAM_WG, 1, 1)))
-void cjac_block_gram(__global const ${store_ctype} *G, const int ldg, const int m,
-                     const int chunk_rows, __global const int2 *outer_pairs,
-                     const int step, __global cjac_elem *partial)
+void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
 {
-    __local cjac_elem lmem[${gram_local}];  /* the tile, then the staged sums */
+    __local cjac_elem lmem[GRAM_LOCAL];  /* the tile, then the staged sums */
     const int k = get_group_id(0), c = get_group_id(1);
     const int slots = get_num_groups(0), chunks = get_num_groups(1);
     const int lid = get_local_id(0);
@@ -286,12 +286,7 @@ void cjac_block_gram(__global const ${store_ctype} *G, const int ldg, const int 
  * The pairs are copied to local memory: work-items reading different
  * entries of a __constant table may be serialized. */
 __kernel __attribute__((reqd_work_group_size(ROTATE_WG, 1, 1)))
-void cjac_block_rotate(__global const cjac_elem *partial, const int chunks, const int m,
-                       __global const int *signs, __global cjac_real *peak,
-                       __global const int2 *outer_pairs,
-                       const int step, const int inner_sweeps,
-                       __global cjac_elem *transforms, __global int *rotated,
-                       __global int *status, __global int *rotations)
+void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
 {
     __local cjac_elem A[K * LDA];      /* Gram matrix, then R^* A R */
 %if transform_in_local:
@@ -530,10 +525,7 @@ void cjac_block_rotate(__global const cjac_elem *partial, const int chunks, cons
  * work-item has finished reading this one.  Both barriers are reached by
  * all work-items: partial tiles guard the loads (zeros) and the stores. */
 __kernel __attribute__((reqd_work_group_size(UPDATE_WG, 1, 1)))
-void cjac_block_update(__global ${store_ctype} *X, const int ldx, const int m,
-                       const int chunk_rows, __global const int2 *outer_pairs,
-                       const int step, __global const cjac_elem *transforms,
-                       __global const int *rotated)
+void cjac_block_update(${signatures["cjac_block_update"].parameters})
 {
     __local cjac_elem W[K * UPDATE_KP];
     __local cjac_elem tile[K * UPDATE_TR];
