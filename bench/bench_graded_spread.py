@@ -63,17 +63,17 @@ def main() -> None:
     parser.add_argument("--out")
     args = parser.parse_args()
     records = []
+    device = cljacobi.host.device.resolve_queue(None).device.name.strip()
     for n in args.sizes:
         record = measure(n, seed=args.seed, probe=args.probe, trials=args.trials,
                          factorization=args.factorization)
-        print(json.dumps(record))
+        print(json.dumps(record), flush=True)
         records.append(record)
-    if args.out:
-        device = cljacobi.host.device.resolve_queue(None).device.name.strip()
-        Path(args.out).write_text(json.dumps({
-            "benchmark": "graded D A D: data spread beside cljacobi's error",
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "device": device, "records": records}, indent=1))
+        if args.out:  # after every size: a run cut short keeps what it measured
+            Path(args.out).write_text(json.dumps({
+                "benchmark": "graded D A D: data spread beside cljacobi's error",
+                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                "device": device, "records": records}, indent=1))
 
 
 if __name__ == "__main__":
