@@ -42,12 +42,12 @@ from ..strategies import step_table
 from .device import require_fp64
 from .limits import check_local_memory, choose_work_group_size
 from .operands import Operands, download, upload
-from .pointwise import RunStats, complex_layout
+from .pointwise import complex_layout
 from .pointwise_plan import PointwiseSpec
 from .programs import COMPLEX_LAYOUTS, build_program
 from .signatures import KernelSignature, buffer, c_defines, int_arg
 from .sizes import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, round_up
-from .status import Status
+from .sweeps import RunStats, sweep_until_converged
 
 __all__ = [
     "BLOCK_VARIANTS", "COMPLEX_ELEMENT_BYTES", "FULL_BLOCK_INNER_SWEEPS", "REAL_ELEMENT_BYTES",
@@ -945,27 +945,20 @@ class BlockedHSVD:
             status_program, status=status_buf, rotations=rotations_buf, slots=slots,
             summary=summary_buf)
 
-        stats = RunStats(work_group_size=wg)
-        summary = np.empty(2, np.int32)
-        sweep_start = time.perf_counter()
-        for sweep in range(max_sweeps):
+        def enqueue_sweep(sweep: int) -> None:
             for s in range(outer_steps):
                 step_index = np.int32((sweep % 2) * outer_steps + s)
                 for kernel, step_arg, global_size, local_size in launches:
                     kernel.set_arg(step_arg, step_index)
                     cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
-            cl.enqueue_nd_range_kernel(self.queue, reduce_status, (wg,), (wg,))
-            cl.enqueue_copy(self.queue, summary, summary_buf)
-            stats.sweeps += 1
-            stats.last_status = int(summary[0])
-            stats.rotations_per_sweep.append(int(summary[1]))
-            # Pairs the Gram matrices cannot resolve wait for the pointwise sweeps.
-            stats.breakdown |= bool(summary[0] & Status.BROKEN)
-            if not summary[0] & Status.BIG:
-                stats.converged = True
-                break
+
+        # Pairs the Gram matrices cannot resolve (stats.breakdown) wait for
+        # the pointwise sweeps.
+        sweep_start = time.perf_counter()
+        stats = sweep_until_converged(
+            self.queue, max_sweeps=max_sweeps, enqueue_sweep=enqueue_sweep,
+            reduce_status=reduce_status, work_group_size=wg, summary_buf=summary_buf)
         seconds["sweeps"] += time.perf_counter() - sweep_start
-        stats.rotations = sum(stats.rotations_per_sweep)
 
         stats.seconds = seconds
         return stats

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -28,6 +27,7 @@ from .operands import Operands, download, upload
 from .pointwise_plan import PointwisePlan
 from .programs import COMPLEX_LAYOUTS, build_program
 from .status import Status
+from .sweeps import RunStats, sweep_until_converged
 
 __all__ = [
     "BLOCKED_COMPLEX_LAYOUT",
@@ -90,25 +90,6 @@ def complex_layout(layout: str | None = None, *, blocked: bool = False) -> str:
     if layout not in COMPLEX_LAYOUTS:
         raise ValueError(f"complex layout must be one of {COMPLEX_LAYOUTS}, not {layout!r}")
     return layout
-
-
-@dataclass
-class RunStats:
-    """What one run of the sweep loop did."""
-
-    sweeps: int = 0
-    rotations: int = 0
-    rotations_per_sweep: list[int] = field(default_factory=list)
-    converged: bool = False
-    #: OR of the status words of the last sweep (bits of eq. (4.2)).
-    last_status: int = 0
-    #: Some hyperbolic pair was numerically dependent (never rotated).
-    breakdown: bool = False
-    #: Some column with a squared norm below the normal floating-point range
-    #: met a column it is not orthogonal to (never rotated).
-    tiny_column: bool = False
-    work_group_size: int = 0
-    seconds: dict[str, float] = field(default_factory=dict)
 
 
 class HSVDState(NamedTuple):
@@ -298,35 +279,29 @@ class PointwiseHSVD:
         sweep_tables = 1 if tables is None else tables.shape[0] // steps
 
         diagonal = np.empty(r_pad, dtype=diag_dtype)
-        summary = np.empty(2, dtype=np.int32)
-        stats = RunStats(work_group_size=wg)
-
         if self.sort_diagonal:
             seconds["sort"] += self._sort(d_buf, diagonal)
-        sort_in_sweeps = 0.0
-        sweep_start = time.perf_counter()
-        for sweep in range(max_sweeps):
+
+        def enqueue_sweep(sweep: int) -> None:
             first = (sweep % sweep_tables) * steps
             for s in range(steps):
                 if pairs_buf is not None:
                     step_signature.bind(step, step=first + s)
                 cl.enqueue_nd_range_kernel(self.queue, step, global_size, local_size)
-            cl.enqueue_nd_range_kernel(self.queue, reduce_status, (wg,), (wg,))
-            cl.enqueue_copy(self.queue, summary, summary_buf)
-            stats.sweeps += 1
-            stats.last_status = int(summary[0])
-            stats.rotations_per_sweep.append(int(summary[1]))
-            stats.breakdown |= bool(summary[0] & Status.BROKEN)
-            stats.tiny_column |= bool(summary[0] & Status.TINY_COLUMN)
-            if self.sort_diagonal:
-                sort_in_sweeps += self._sort(d_buf, diagonal)
-            # Stop when no rotation with |t| > sqrt(eps)/2 happened (Sect. 2 and 4).
-            if not summary[0] & Status.BIG:
-                stats.converged = True
-                break
+
+        sort_in_sweeps = 0.0
+
+        def sort_after_sweep() -> None:
+            nonlocal sort_in_sweeps
+            sort_in_sweeps += self._sort(d_buf, diagonal)
+
+        sweep_start = time.perf_counter()
+        stats = sweep_until_converged(
+            self.queue, max_sweeps=max_sweeps, enqueue_sweep=enqueue_sweep,
+            reduce_status=reduce_status, work_group_size=wg, summary_buf=summary_buf,
+            after_sweep=sort_after_sweep if self.sort_diagonal else None)
         seconds["sweeps"] += time.perf_counter() - sweep_start - sort_in_sweeps
         seconds["sort"] += sort_in_sweeps
-        stats.rotations = sum(stats.rotations_per_sweep)
 
         cl.enqueue_copy(self.queue, diagonal, d_buf)
         G, V = download(self.queue, ops) if fetch else (None, None)
