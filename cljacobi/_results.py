@@ -66,7 +66,9 @@ class SolveInfo:
     converged : bool
     rank : int
         ``eig_indefinite``: columns of the factor G (the numerical rank of
-        M); ``svd``, ``hsvd``: the number of nonzero singular values.
+        M); ``svd``, ``hsvd``: the number of nonzero singular values (in the
+        ``info`` of a :class:`~cljacobi.ConvergenceError`: of the partial
+        result, the columns of the factor whose norms are nonzero).
     positive : int
         Positive signs in J (the number of positive eigenvalues).
     breakdown : bool

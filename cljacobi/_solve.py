@@ -427,6 +427,8 @@ def run_sweeps(
     for phase, seconds in stats.seconds.items():
         info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
     if not info.converged and plan.on_nonconvergence == "raise":
+        if plan.caller != "eig_indefinite":  # the extraction that counts them will not run
+            info.rank = int(np.count_nonzero(state.d))
         raise ConvergenceError(
             f"{plan.caller} did not converge in {max_sweeps} sweeps"
             f"{where(index)} (rotations per sweep: {info.rotations_per_sweep}); pass a "
