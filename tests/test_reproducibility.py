@@ -74,13 +74,12 @@ def test_bitwise_identical_across_processes():
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
     env["PYTHONHASHSEED"] = "12345"  # a different salt than ours, on purpose
-    children = [
-        subprocess.run(
-            [sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True,
-            timeout=300, check=True,
-        ).stdout
-        for _ in range(2)
-    ]
+    children = []
+    for _ in range(2):
+        child = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True,
+                               text=True, timeout=300)
+        assert child.returncode == 0, f"the child process failed:\n{child.stderr}"
+        children.append(child.stdout)
     assert len(here) == 64
     assert children == [here, here]
 
