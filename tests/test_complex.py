@@ -1,11 +1,14 @@
-"""Complex Hermitian eig_indefinite, complex kernels and the definite (Cholesky) path.
+"""What only complex input has: the complex kernels, their storage layouts,
+the unitary diagonal similarity, and the definite (Cholesky) path, real and complex.
 
 The complex kernels come from the same templates as the real ones (element
 type and storage layout are PointwiseSpec parameters); one parallel step is
 checked against cljacobi.reference's phase convention in both layouts, the
-layouts against each other bitwise, and the solver against numpy and a
-50-digit oracle on random, definite, indefinite, singular and graded
-matrices.
+layouts against each other bitwise, and the single-precision kernels in both.
+The tests that have a real and a complex case (against numpy and the oracle on
+random, paper, singular and graded matrices, single precision, small cases) are
+in test_eig_indefinite.py and test_hsvd.py, parametrized by ``dtype``; the
+"not Hermitian" inputs are rows of test_inputs.py's table.
 """
 
 from __future__ import annotations
@@ -16,13 +19,13 @@ import pytest
 from hiprec import eigvalsh_hiprec
 
 import cljacobi
-from cljacobi.factorization import definite_factorize, j_factorize
+from cljacobi.factorization import definite_factorize
 from cljacobi.host.diagonal import DIAG_DTYPE, sort_diagonal
 from cljacobi.host.pointwise import LAYOUT_ENV, complex_layout
 from cljacobi.host.pointwise_plan import PointwiseSpec
 from cljacobi.host.programs import build_program, render
 from cljacobi.matrices import graded, paper_spectrum, with_spectrum
-from cljacobi.reference import PairKind, eig_from_factor, pair_rotation
+from cljacobi.reference import PairKind, pair_rotation
 from cljacobi.strategies import step_table
 
 EPS = np.finfo(np.float64).eps
@@ -38,17 +41,6 @@ def _hermitian_with_inertia(n, p, rng, dtype=np.complex128):
     magnitudes = rng.uniform(0.1, 10.0, n)
     lam = np.concatenate([magnitudes[:p], -magnitudes[p:]])
     return with_spectrum(lam, rng=rng, dtype=dtype), np.sort(lam)
-
-
-def _check_decomposition(M, w, U, *, factor=50):
-    n = M.shape[0]
-    assert w.shape == (n,) and U.shape == (n, n)
-    assert w.dtype.kind == "f" and U.dtype.kind == "c"
-    assert np.all(np.diff(w) >= 0)
-    scale = max(n, 1) * EPS * factor
-    norm = np.linalg.norm(M) or 1.0
-    assert np.linalg.norm(M @ U - U * w) / norm <= scale
-    assert np.linalg.norm(np.eye(n) - U.conj().T @ U) <= scale
 
 
 # --- rendering -------------------------------------------------------------------------
@@ -174,25 +166,7 @@ def test_one_step_against_reference(queue, rng, layout, p):
                                rtol=20 * EPS)
 
 
-# --- eig_indefinite on complex Hermitian matrices --------------------------------------------
-
-
-@pytest.mark.parametrize("n", [1, 2, 5, 33, 64])
-@pytest.mark.parametrize("kind", ["indefinite", "positive", "negative", "one-positive"])
-def test_against_numpy(n, kind, rng):
-    p = {"indefinite": n // 2, "positive": n, "negative": 0, "one-positive": min(1, n)}[kind]
-    M, lam = _hermitian_with_inertia(n, p, rng)
-    (w, U), info = cljacobi.eig_indefinite(M, return_info=True)
-    w_np = np.linalg.eigvalsh(M)
-    assert np.max(np.abs(w - w_np)) <= 50 * n * EPS * np.max(np.abs(w_np))
-    assert np.count_nonzero(w > 0) == p
-    _check_decomposition(M, w, U)
-    if n > 1:
-        definite = kind in ("positive", "negative") or (kind == "one-positive" and n == 1)
-        assert info.factorization == ("cholesky" if definite else "bunch-parlett")
-    if n <= 33:
-        exact = eigvalsh_hiprec(M)
-        assert np.max(np.abs(w - exact) / np.abs(exact)) <= 1e-12
+# --- eig_indefinite: layouts and unitary similarity --------------------------------------------
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -210,57 +184,6 @@ def test_layouts_bitwise_identical(layout, rng):
     A = _complex_normal(rng, (17, 11))
     ours, reference = cljacobi.svd(A, _layout=layout), cljacobi.svd(A, _layout="interleaved")
     assert all(np.array_equal(a, b) for a, b in zip(ours, reference))
-
-
-@pytest.mark.parametrize("n", [5, 32])
-def test_against_numpy_reference(n, rng):
-    M, _ = _hermitian_with_inertia(n, n // 3, rng)
-    factor = j_factorize(M)
-    w_ref, _ = eig_from_factor(factor.G, factor.signs)
-    w = cljacobi.eig_indefinite(M, eigvals_only=True)
-    assert np.max(np.abs(w - w_ref) / np.abs(w_ref)) <= 100 * n * EPS
-
-
-@pytest.mark.parametrize("n,p", [(3, 2), (33, 16), (40, 0), (40, 40)])
-def test_paper_family(n, p, rng):
-    lam = paper_spectrum(n, p=p, rng=rng)
-    M = with_spectrum(lam, rng=rng, dtype=np.complex128)
-    w, U = cljacobi.eig_indefinite(M)
-    _check_decomposition(M, w, U)
-    assert np.max(np.abs(w - np.sort(lam)) / np.abs(np.sort(lam))) <= 1e5 * 100 * n * EPS
-
-
-@pytest.mark.parametrize("n,rank,p", [(5, 3, 1), (33, 10, 5), (40, 25, 25), (40, 20, 0)])
-def test_singular(n, rank, p, rng):
-    X = _complex_normal(rng, (n, rank))
-    signs = np.array([1.0] * p + [-1.0] * (rank - p))
-    M = (X * signs) @ X.conj().T
-    M = np.tril(M) + np.tril(M, -1).conj().T
-    np.fill_diagonal(M, M.diagonal().real)
-    (w, U), info = cljacobi.eig_indefinite(M, return_info=True)
-    assert info.rank == rank and info.positive == p
-    assert info.factorization == "bunch-parlett"
-    assert np.count_nonzero(w == 0) == n - rank
-    _check_decomposition(M, w, U, factor=200)
-    if n <= 33:
-        # The rank nonzero eigenvalues against the oracle (the other n - rank eigenvalues
-        # of the rounded M are rounding noise that the rank decision set to 0).
-        exact = eigvalsh_hiprec(M)
-        exact = np.sort(exact[np.argsort(-np.abs(exact))[:rank]])
-        ours = w[w != 0]
-        assert np.max(np.abs(ours - exact) / np.abs(exact)) <= 1e-12
-
-
-@pytest.mark.parametrize("n,p", [(16, 8), (24, 5), (24, 24), (24, 0)])
-def test_graded_complex_relative_accuracy(n, p, rng):
-    """Complex M = D A D (exact): relative errors <= 1e-12 against the 50-digit oracle."""
-    M, _, _ = graded(n, p=p, low_exponent=-30, rng=rng, dtype=np.complex128)
-    exact = eigvalsh_hiprec(M)
-    w = cljacobi.eig_indefinite(M, eigvals_only=True)
-    ours = np.max(np.abs(w - exact) / np.abs(exact))
-    lapack = np.max(np.abs(np.linalg.eigvalsh(M) - exact) / np.abs(exact))
-    assert ours <= 1e-12
-    assert lapack >= 1e4 * max(ours, EPS), (ours, lapack)
 
 
 @pytest.mark.parametrize("n,p", [(20, 9), (32, 32), (32, 0)])
@@ -341,58 +264,12 @@ def test_nearly_semidefinite_falls_back(rng):
     assert np.count_nonzero(w == 0) == 8
 
 
-# --- precision, small cases and errors ---------------------------------------------------------
-
-
-def test_single_precision(rng):
-    M, _ = _hermitian_with_inertia(9, 4, rng)
-    w64, U64 = cljacobi.eig_indefinite(M)
-    w32, U32 = cljacobi.eig_indefinite(M.astype(np.complex64))
-    assert w32.dtype == np.float32 and U32.dtype == np.complex64
-    assert np.allclose(w32, w64, rtol=1e-5, atol=1e-6 * np.abs(w64).max())
-    assert np.linalg.norm(U32.conj().T @ U32 - np.eye(9)) <= 1e-5
-
-
-def test_small_complex_cases():
-    w, U = cljacobi.eig_indefinite(np.array([[2.5 + 0j]]))
-    assert w.tolist() == [2.5] and w.dtype == np.float64 and U.dtype == np.complex128
-    w, U = cljacobi.eig_indefinite(np.zeros((0, 0), np.complex64))
-    assert w.dtype == np.float32 and U.dtype == np.complex64 and U.shape == (0, 0)
-    # [[0, i], [-i, 0]] has eigenvalues -1, 1: a complex 2x2 pivot.
-    w, U = cljacobi.eig_indefinite(np.array([[0, 1j], [-1j, 0]]))
-    assert np.allclose(w, [-1, 1], rtol=0, atol=4 * EPS)
-    assert np.allclose(np.array([[0, 1j], [-1j, 0]]) @ U, U * w, atol=8 * EPS)
-
-
-@pytest.mark.parametrize(
-    "bad,match",
-    [
-        (np.array([[1.0, 2j], [2j, 1.0]]), "not Hermitian"),
-        (np.array([[1.0 + 1j, 0], [0, 1.0]]), "not Hermitian"),
-    ],
-)
-def test_not_hermitian(bad, match):
-    with pytest.raises(ValueError, match=match):
-        cljacobi.eig_indefinite(bad)
+# --- private layout option and single-precision kernels --------------------------------------------------
 
 
 def test_private_layout_is_checked():
     with pytest.raises(ValueError, match="layout"):
         cljacobi.eig_indefinite(np.array([[1.0, 1j], [-1j, -1.0]]), _layout="planar")
-
-
-@pytest.mark.parametrize("m,n,p", [(2, 2, 1), (33, 33, 10), (64, 31, 31)])
-def test_hsvd_complex(m, n, p, rng):
-    G = _complex_normal(rng, (m, n))
-    J = np.array([1] * p + [-1] * (n - p))
-    rng.shuffle(J)
-    U, S, Vh, J_S = cljacobi.hsvd(G, J)
-    tol = 100 * max(m, n) * EPS
-    assert U.dtype == np.complex128 and S.dtype == np.float64
-    assert np.linalg.norm(U * S @ Vh - G) <= tol * np.linalg.norm(G)
-    assert np.linalg.norm(U.conj().T @ U - np.eye(n)) <= tol
-    VJ = Vh @ np.diag(J) @ Vh.conj().T
-    assert np.linalg.norm(VJ - np.diag(J_S)) <= tol * np.linalg.norm(Vh) ** 2
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.complex64])

@@ -1,7 +1,8 @@
-"""hsvd: G = U diag(S) Vh with U orthonormal and Vh J-orthogonal.
+"""hsvd: G = U diag(S) Vh with U orthonormal (unitary columns) and Vh J-orthogonal
+(J-unitary), real and complex G (parametrized by ``dtype``).
 
-hsvd's wrong inputs are a table in test_inputs.py; the complex twin of
-test_identities is test_complex.py's test_hsvd_complex."""
+hsvd's wrong inputs are a table in test_inputs.py; the storage layouts of complex
+G are compared in test_complex.py."""
 
 from __future__ import annotations
 
@@ -13,23 +14,31 @@ import cljacobi
 EPS = np.finfo(np.float64).eps
 
 
-@pytest.mark.parametrize("m,n,p", [(1, 1, 1), (2, 2, 1), (5, 3, 0), (33, 33, 10), (64, 31, 31), (100, 64, 20)])
-def test_identities(m, n, p, rng):
+@pytest.mark.parametrize(
+    "dtype,m,n,p",
+    [(np.float64, *case) for case in
+     [(1, 1, 1), (2, 2, 1), (5, 3, 0), (33, 33, 10), (64, 31, 31), (100, 64, 20)]]
+    + [(np.complex128, *case) for case in [(2, 2, 1), (33, 33, 10), (64, 31, 31)]],
+)
+def test_identities(dtype, m, n, p, rng):
     G = rng.standard_normal((m, n))
+    if dtype == np.complex128:
+        G = G + 1j * rng.standard_normal((m, n))
     J = np.array([1] * p + [-1] * (n - p))
     rng.shuffle(J)
     (U, S, Vh, J_S), info = cljacobi.hsvd(G, J, return_info=True)
     tol = 100 * max(m, n) * EPS
     assert U.shape == (m, n) and S.shape == (n,) and Vh.shape == (n, n)
+    assert U.dtype == dtype and Vh.dtype == dtype and S.dtype == np.float64
     assert np.all(np.diff(S) <= 0), "S descending"
     assert np.linalg.norm(U * S @ Vh - G) <= tol * np.linalg.norm(G)
-    assert np.linalg.norm(U.T @ U - np.eye(n)) <= tol
-    VJ = Vh @ np.diag(J) @ Vh.T
+    assert np.linalg.norm(U.conj().T @ U - np.eye(n)) <= tol
+    VJ = Vh @ np.diag(J) @ Vh.conj().T
     assert np.linalg.norm(VJ - np.diag(J_S)) <= tol * np.linalg.norm(Vh) ** 2
     assert sorted(J_S.tolist()) == sorted(J.tolist())
-    # The eigenvalues of G J G^T are J_S * S^2.
+    # The eigenvalues of G J G^* are J_S * S^2.
     w = np.sort(J_S * S**2)
-    M = (G * J) @ G.T
+    M = (G * J) @ G.conj().T
     w_np = np.linalg.eigvalsh(M)
     nonzero = np.sort(np.concatenate([w, np.zeros(m - n)]))
     assert np.max(np.abs(nonzero - w_np)) <= tol * np.abs(w_np).max()
