@@ -300,7 +300,7 @@ class _EigIndefinite:
             return self._result(np.zeros(n), np.eye(n, dtype=M.dtype))
         if not isinstance(source, OnDevice):
             # A tall G (singular M) is shortened by a row-sorted, column-pivoted QR.
-            kept["Q"], R, columns = shorten(source, signs)
+            kept["Q"], R, columns = shorten(source, signs, compute_q=not self.eigvals_only)
             signs = signs[columns]
             # Center the squared column norms (the eigenvalue magnitudes) in float64's range.
             exponent = factor_shift(R, f"the factor G of {name_of('M', index)}")

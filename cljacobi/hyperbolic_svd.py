@@ -192,9 +192,9 @@ class _HSVD:
         # shortened by a row-sorted, column-pivoted QR, G[:, perm] = Q R, with
         # J[perm] sorted +1 first.
         exponent = factor_shift(G, name_of("G", index))
-        Q, R, perm = shorten(ldexp(G, exponent), signs)
+        Q, R, perm = shorten(ldexp(G, exponent), signs, compute_q=self.compute_uv)
         signs_sorted = signs[perm].astype(np.int8)
-        if Q is not None:
+        if m > n:  # shortened
             info.factorization = "qr"
         info.seconds["factorization"] = time.perf_counter() - start
         return Factored(R, signs_sorted, accumulate_v=self.compute_uv,

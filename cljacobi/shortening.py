@@ -72,7 +72,8 @@ class Shortened(NamedTuple):
     ----------
     Q : numpy.ndarray or None
         ``m x n`` orthonormal columns with ``G[:, columns] = Q @ R``; None
-        when ``G`` was not tall (then ``R = G[:, columns]``).
+        when ``G`` was not tall (then ``R = G[:, columns]``) or Q was not
+        asked for.
     R : numpy.ndarray
         The factor the sweeps run on: ``n x n`` for a tall ``m x n`` G, else
         ``G[:, columns]`` (`G` itself when its signs are sorted already).
@@ -133,7 +134,7 @@ def pivoted_qr(A: np.ndarray, *, compute_q: bool = True) -> PivotedQR:
     return PivotedQR(None, R[:k], columns)
 
 
-def shorten(G: np.ndarray, signs: np.ndarray) -> Shortened:
+def shorten(G: np.ndarray, signs: np.ndarray, *, compute_q: bool = True) -> Shortened:
     """Reduce a tall factor to a square one for the hyperbolic sweeps.
 
     If ``G`` is ``m x n`` with ``m > n``, :func:`pivoted_qr` factors
@@ -157,6 +158,9 @@ def shorten(G: np.ndarray, signs: np.ndarray) -> Shortened:
         Two-dimensional factor, real or complex; not modified.
     signs : numpy.ndarray
         The diagonal of ``J``, +1 and -1, one per column of ``G``.
+    compute_q : bool, optional
+        Form Q of a tall G (default); False when only the values are wanted
+        (the same R, bitwise, for less work: Q is None then).
 
     Returns
     -------
@@ -180,6 +184,6 @@ def shorten(G: np.ndarray, signs: np.ndarray) -> Shortened:
         columns = np.argsort(-signs, kind="stable")
         unchanged = np.array_equal(columns, np.arange(n))
         return Shortened(None, G if unchanged else G[:, columns], columns)
-    Q, R, pivots = pivoted_qr(G)
+    Q, R, pivots = pivoted_qr(G, compute_q=compute_q)
     by_sign = np.argsort(-signs[pivots], kind="stable")
     return Shortened(Q, R[:, by_sign], pivots[by_sign])

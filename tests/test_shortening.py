@@ -84,6 +84,11 @@ def test_shorten_tall(shape, dtype, rng) -> None:
     np.testing.assert_allclose(q @ r, g[:, columns], rtol=0,
                                atol=4 * n * EPS * np.abs(g).max(initial=1.0))
     assert np.all(np.diff(signs[columns]) <= 0), "+1 first, then -1"
+    # Without Q (values only): no Q, the same R and order, bitwise.
+    no_q, r_alone, columns_alone = shorten(g, signs, compute_q=False)
+    assert no_q is None
+    np.testing.assert_array_equal(r_alone, r)
+    np.testing.assert_array_equal(columns_alone, columns)
 
 
 @pytest.mark.parametrize("shape", [(3, 3), (3, 5), (0, 0), (0, 2)])
