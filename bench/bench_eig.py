@@ -86,8 +86,8 @@ class Problem:
         return {**out, **_vector_accuracy(self.M, w, U)}
 
 
-def _issue_graded(n, rng):
-    """The issue's family: A = B + B^T + 30 diag(+-1) and D from 2^-k, k in [0, 40] sorted."""
+def graded_family(n, rng):
+    """The graded family: A = B + B^T + 30 diag(+-1) and D from 2^-k, k in [0, 40] sorted."""
     B = rng.standard_normal((n, n))
     A = B + B.T + 30 * np.diag(rng.choice([-1.0, 1.0], n))
     d = 2.0 ** -np.sort(rng.integers(0, 41, n))
@@ -99,10 +99,10 @@ def _problems(family, n, rng, dtype):
         lam = paper_spectrum(n, rng=rng)
         return [Problem("paper", with_spectrum(lam, rng=rng, dtype=dtype), spectrum=np.sort(lam))]
     if family == "graded":
-        A, d = _issue_graded(n, rng)
+        A, d = graded_family(n, rng)
         return [Problem("A", A), Problem("DAD", d[:, None] * A * d[None, :])]
     problems = []
-    _, d = _issue_graded(n, rng)
+    _, d = graded_family(n, rng)
     for r in sorted({n // 2, max(n // 10, 1), 1}, reverse=True):
         G = rng.standard_normal((n, r))
         GJ = G * rng.choice([-1.0, 1.0], r)

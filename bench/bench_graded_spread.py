@@ -32,7 +32,7 @@ import cljacobi  # noqa: E402
 
 def measure(n: int, *, seed: int, probe: float, trials: int, factorization: str) -> dict:
     rng = np.random.default_rng(seed)
-    A, d = bench_eig._issue_graded(n, rng)
+    A, d = bench_eig.graded_family(n, rng)
     M = d[:, None] * A * d[None, :]
     reference = bench_eig._magnitudes(M)
     spread = np.zeros(n)

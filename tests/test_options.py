@@ -11,7 +11,7 @@ from cljacobi.host.programs import render
 from cljacobi.options import DEFAULTS, STRATEGY_CHOICES, JacobiOptions, resolve_options
 
 
-def test_choices_are_exactly_the_issue_names():
+def test_strategy_choices_are_exactly_the_documented_names():
     assert STRATEGY_CHOICES == ("mm", "me", "ring", "round-robin", "auto")
 
 
