@@ -44,7 +44,7 @@ from .limits import check_local_memory, choose_work_group_size
 from .operands import Operands, download, upload
 from .pointwise import complex_layout
 from .pointwise_plan import PointwiseSpec
-from .programs import COMPLEX_LAYOUTS, build_program
+from .programs import build_program, check_layout
 from .signatures import KernelSignature, buffer, c_defines, int_arg
 from .sizes import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, round_up
 from .sweeps import RunStats, sweep_until_converged
@@ -373,10 +373,7 @@ class BlockedSpec:
         if self.dtype not in ("float64", "complex128"):
             raise ValueError(
                 f"the blocked family runs float64 or complex128 data, not {self.dtype!r}")
-        if self.layout not in COMPLEX_LAYOUTS:
-            raise ValueError(f"layout must be one of {COMPLEX_LAYOUTS}, not {self.layout!r}")
-        if self.dtype == "float64" and self.layout != "interleaved":
-            raise ValueError(f"layout {self.layout!r} applies to complex dtypes only")
+        check_layout(self.layout, self.dtype == "complex128")
         for name in ("block_width", "gram_micro_tile", "gram_row_slices",
                      "rotate_work_group_size", "tile_rows", "update_tile_rows",
                      "update_micro_rows", "update_micro_cols"):

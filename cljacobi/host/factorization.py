@@ -32,7 +32,7 @@ from .device import require_fp64
 from .limits import check_global_memory
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg, real_arg
-from .sizes import round_up
+from .sizes import check_power_of_two, round_up
 
 __all__ = ["BunchParlettPlan", "BunchParlettSpec", "DeviceJFactor", "factor_on_device",
            "j_factorize_device"]
@@ -103,9 +103,7 @@ class BunchParlettSpec:
         if self.dtype not in ("float64", "complex128"):
             raise ValueError(f"the device factorization takes float64 or complex128, "
                              f"not {self.dtype!r}")
-        w = self.pivot_work_group
-        if w < 1 or w & (w - 1):
-            raise ValueError(f"pivot_work_group must be a power of two, not {w}")
+        check_power_of_two("pivot_work_group", self.pivot_work_group)
 
     @property
     def signatures(self) -> dict[str, KernelSignature]:

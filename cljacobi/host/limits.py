@@ -9,6 +9,7 @@ from __future__ import annotations
 import pyopencl as cl
 
 from ..errors import DeviceCapabilityError, DeviceMemoryError
+from .sizes import check_power_of_two
 
 __all__ = [
     "MIN_WORK_GROUP_SIZE",
@@ -42,8 +43,7 @@ def choose_work_group_size(device: cl.Device, rows: int, *, requested: int | Non
     """
     device_max = int(device.max_work_group_size)
     if requested is not None:
-        if requested < 1 or requested & (requested - 1):
-            raise ValueError(f"work_group_size must be a power of two, not {requested}")
+        check_power_of_two("work_group_size", requested)
         if requested > device_max:
             raise DeviceCapabilityError(
                 f"work_group_size={requested} exceeds the maximal work-group size "

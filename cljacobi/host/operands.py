@@ -19,9 +19,9 @@ import numpy as np
 import pyopencl as cl
 
 from .limits import check_global_memory
-from .programs import COMPLEX_LAYOUTS, build_program
+from .programs import build_program, check_layout
 from .signatures import KernelSignature, buffer, c_defines, int_arg
-from .sizes import round_up
+from .sizes import check_power_of_two, round_up
 
 __all__ = [
     "COLUMNS_DTYPES", "COLUMN_WORK_GROUP", "ROW_ALIGNMENT", "ColumnsSpec", "Operands",
@@ -68,13 +68,8 @@ class ColumnsSpec:
         if self.dtype not in COLUMNS_DTYPES:
             raise ValueError(f"the column kernels handle float64 and complex128, "
                              f"not {self.dtype}")
-        if self.layout not in COMPLEX_LAYOUTS:
-            raise ValueError(f"layout must be one of {COMPLEX_LAYOUTS}, not {self.layout!r}")
-        if self.dtype == "float64" and self.layout != "interleaved":
-            raise ValueError(f"layout {self.layout!r} applies to complex dtypes only")
-        w = self.work_group_size
-        if w < 1 or w & (w - 1):
-            raise ValueError(f"work_group_size must be a power of two, not {w}")
+        check_layout(self.layout, self.dtype == "complex128")
+        check_power_of_two("work_group_size", self.work_group_size)
 
     @property
     def store_ctype(self) -> str:

@@ -22,9 +22,9 @@ from .device import require_fp64
 from .diagonal import DIAG_DTYPE, DIAG_DTYPE_SINGLE
 from .limits import check_global_memory, check_local_memory, choose_work_group_size
 from .operands import Operands, bordered_columns, leading_dimensions
-from .programs import COMPLEX_LAYOUTS, KERNEL_STRATEGIES, build_program
+from .programs import KERNEL_STRATEGIES, build_program, check_layout
 from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg
-from .sizes import REAL_ELEMENT_BYTES
+from .sizes import REAL_ELEMENT_BYTES, check_power_of_two
 
 __all__ = ["POINTWISE_DTYPES", "PointwisePlan", "PointwiseSpec"]
 
@@ -77,13 +77,8 @@ class PointwiseSpec:
         if self.dtype not in POINTWISE_DTYPES:
             raise ValueError(f"dtype must be one of {sorted(POINTWISE_DTYPES)}, "
                              f"not {self.dtype!r}")
-        if self.layout not in COMPLEX_LAYOUTS:
-            raise ValueError(f"layout must be one of {COMPLEX_LAYOUTS}, not {self.layout!r}")
-        if not self.complex_ and self.layout != "interleaved":
-            raise ValueError(f"layout {self.layout!r} applies to complex dtypes only")
-        w = self.work_group_size
-        if w < 1 or w & (w - 1):
-            raise ValueError(f"work_group_size must be a power of two, not {w}")
+        check_layout(self.layout, self.complex_)
+        check_power_of_two("work_group_size", self.work_group_size)
         if self.strategy not in KERNEL_STRATEGIES:
             raise ValueError(
                 f"strategy must be one of {KERNEL_STRATEGIES} (the table strategies share "

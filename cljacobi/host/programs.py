@@ -24,13 +24,24 @@ from mako.exceptions import MakoException
 from mako.lookup import TemplateLookup
 
 __all__ = ["COMPLEX_LAYOUTS", "KERNEL_STRATEGIES", "KernelFamilySpec", "build_program",
-           "clear_cache", "render"]
+           "check_layout", "clear_cache", "render"]
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
 
 #: Storage of complex columns (see arith.cl.mako, def element): interleaved
 #: (re, im) pairs, or split (a column's real parts, then its imaginary parts).
 COMPLEX_LAYOUTS = ("interleaved", "split")
+
+
+
+def check_layout(layout: str, complex_: bool) -> None:
+    """Raise ValueError unless `layout` is one of :data:`COMPLEX_LAYOUTS`, and
+    ``"interleaved"`` for real data (the layouts are of complex columns)."""
+    if layout not in COMPLEX_LAYOUTS:
+        raise ValueError(f"layout must be one of {COMPLEX_LAYOUTS}, not {layout!r}")
+    if not complex_ and layout != "interleaved":
+        raise ValueError(f"layout {layout!r} applies to complex dtypes only")
+
 
 #: How a kernel finds its pivot pairs: the MM stepper or an uploaded table.
 KERNEL_STRATEGIES = ("mm", "table")
