@@ -32,7 +32,7 @@ from cljacobi.host.blocked import (
     local_memory_fit,
     update_work_group_size,
 )
-from cljacobi.host.pointwise import STATUS_BIG, STATUS_BROKEN
+from cljacobi.host.status import Status
 from cljacobi.host.programs import build_program, render
 from cljacobi.host.signatures import c_defines
 from cljacobi.host.variants import choose_variant
@@ -636,8 +636,8 @@ def test_blocked_template_declares_the_spec_signatures(queue, complex_, layout):
     for sig in spec.signatures.values():
         assert f"void {sig.name}({sig.parameters})" in source
     assert c_defines(spec.constants) in source
-    assert f"#define CJAC_BIG {STATUS_BIG}" in source
-    assert f"#define CJAC_BROKEN {STATUS_BROKEN}" in source
+    assert f"#define CJAC_BIG {int(Status.BIG)}" in source
+    assert f"#define CJAC_BROKEN {int(Status.BROKEN)}" in source
     program = build_program(queue.context, queue.device, spec)
     for name, size in (("cjac_block_gram", spec.gram_work_group_size),
                        ("cjac_block_rotate", 64),

@@ -26,25 +26,15 @@ from .diagonal import sort_diagonal
 from .operands import Operands, download, upload
 from .pointwise_plan import PointwisePlan
 from .programs import COMPLEX_LAYOUTS, build_program
-from .status import Status
 from .sweeps import RunStats, sweep_until_converged
 
 __all__ = [
     "BLOCKED_COMPLEX_LAYOUT",
-    "STATUS_BIG",
-    "STATUS_BROKEN",
-    "STATUS_TINY_COLUMN",
     "HSVDState",
     "PointwiseHSVD",
     "RunStats",
     "complex_layout",
 ]
-
-#: Status bits of eq. (4.2), as the kernels set them (:class:`cljacobi.host.status.Status`).
-STATUS_ROTATED = int(Status.ROTATED)
-STATUS_BIG = int(Status.BIG)
-STATUS_BROKEN = int(Status.BROKEN)
-STATUS_TINY_COLUMN = int(Status.TINY_COLUMN)
 
 #: Environment variable that selects the complex storage layout when the
 #: caller passes none: ``interleaved`` or ``split`` (for benchmarking both).
@@ -282,11 +272,15 @@ class PointwiseHSVD:
         if self.sort_diagonal:
             seconds["sort"] += self._sort(d_buf, diagonal)
 
+        # The table step is set before every launch, at its position found by
+        # name once (as the blocked driver does).
+        step_position = step_signature.position("step") if pairs_buf is not None else None
+
         def enqueue_sweep(sweep: int) -> None:
             first = (sweep % sweep_tables) * steps
             for s in range(steps):
-                if pairs_buf is not None:
-                    step_signature.bind(step, step=first + s)
+                if step_position is not None:
+                    step.set_arg(step_position, np.int32(first + s))
                 cl.enqueue_nd_range_kernel(self.queue, step, global_size, local_size)
 
         sort_in_sweeps = 0.0
