@@ -32,9 +32,9 @@ from cljacobi.host.blocked import (
     local_memory_fit,
     update_work_group_size,
 )
-from cljacobi.host.status import Status
 from cljacobi.host.programs import build_program, render
 from cljacobi.host.signatures import c_defines
+from cljacobi.host.status import Status
 from cljacobi.host.variants import choose_variant
 from cljacobi.matrices import graded, with_spectrum
 from cljacobi.reference import PairKind, pair_rotation
