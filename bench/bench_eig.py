@@ -27,7 +27,11 @@ Hard inputs (real), each beside its easy counterpart of the same order
   ``M = D A D``, ``d_i = 2^-k_i`` with ``k_i`` random integers in [0, 40],
   sorted;
 * ``rank``: ``G J G^T`` with ``G`` n x r standard normal, r = n/2, n/10 and 1,
-  J random signs, plain and graded (``D G J G^T D``, D as above).
+  J random signs, plain and graded (``D G J G^T D``, D as above);
+* ``cluster``: the paper's spectra beside two clustered ones,
+  ``Q diag(+1 (n/2 times), -1 (n/2 times)) Q^T`` and the same with every
+  eigenvalue moved by a relative ``1e-10 u``, u uniform in [-1, 1] (tight but
+  distinct); their reference is the prescribed spectrum.
 
 Their reference is the singular values of the matrix by LAPACK ``dgejsv``
 (preconditioned one-sided Jacobi, relatively accurate on such data): the
@@ -101,6 +105,17 @@ def _problems(family, n, rng, dtype):
     if family == "graded":
         A, d = graded_family(n, rng)
         return [Problem("A", A), Problem("DAD", d[:, None] * A * d[None, :])]
+    if family == "cluster":
+        lam = paper_spectrum(n, rng=rng)
+        problems = [Problem("paper", with_spectrum(lam, rng=rng, dtype=dtype),
+                            spectrum=np.sort(lam))]
+        signs = np.repeat([1.0, -1.0], [n - n // 2, n // 2])
+        for label, spectrum in (("+-1 clusters", signs),
+                                ("+-1 clusters, 1e-10 apart",
+                                 signs * (1 + 1e-10 * rng.uniform(-1, 1, n)))):
+            problems.append(Problem(label, with_spectrum(spectrum, rng=rng, dtype=dtype),
+                                    spectrum=np.sort(spectrum)))
+        return problems
     problems = []
     _, d = graded_family(n, rng)
     for r in sorted({n // 2, max(n // 10, 1), 1}, reverse=True):
@@ -153,14 +168,14 @@ def main() -> None:
     parser.add_argument("--layout", nargs="+", choices=["interleaved", "split"],
                         default=[None], help="complex storage layout(s) on the device; each "
                         "is timed as its own solver (default: the library's choice)")
-    parser.add_argument("--family", choices=["paper", "graded", "rank"], default="paper",
+    parser.add_argument("--family", choices=["paper", "graded", "rank", "cluster"], default="paper",
                         help="test matrices (see the module docstring)")
     parser.add_argument("--factorization", nargs="+", default=["auto"],
                         choices=["auto", "host", "device"],
                         help="eig_indefinite's factorization= values to time")
     args = parser.parse_args()
     dtype = np.dtype(args.dtype)
-    if args.family != "paper" and dtype.kind == "c":
+    if args.family in ("graded", "rank") and dtype.kind == "c":
         parser.error("--family graded and rank are real")
     layouts = args.layout if dtype.kind == "c" else [None]
 
@@ -218,7 +233,8 @@ def main() -> None:
                   f"{r.get('residual', float('nan')):.1e} |")
 
     titles = {"paper": "Novakovic-Singer 2011 spectra", "graded": "graded D A D beside A",
-              "rank": "rank-deficient G J G^T, plain and graded"}
+              "rank": "rank-deficient G J G^T, plain and graded",
+              "cluster": "clustered spectra beside the paper's"}
     write_results(args.out, f"eig_indefinite, {titles[args.family]}, {dtype.name}",
                   device, records)
 
