@@ -27,7 +27,8 @@ Hard inputs (real), each beside its easy counterpart of the same order
   ``M = D A D``, ``d_i = 2^-k_i`` with ``k_i`` random integers in [0, 40],
   sorted;
 * ``rank``: ``G J G^T`` with ``G`` n x r standard normal, r = n/2, n/10 and 1,
-  J random signs, plain and graded (``D G J G^T D``, D as above);
+  J random signs, plain and graded (``D G J G^T D``, D as above), after the
+  full-rank ``A`` of the graded family, the time they are held to;
 * ``cluster``: the paper's spectra beside two clustered ones,
   ``Q diag(+1 (n/2 times), -1 (n/2 times)) Q^T`` and the same with every
   eigenvalue moved by a relative ``1e-10 u``, u uniform in [-1, 1] (tight but
@@ -116,8 +117,8 @@ def _problems(family, n, rng, dtype):
             problems.append(Problem(label, with_spectrum(spectrum, rng=rng, dtype=dtype),
                                     spectrum=np.sort(spectrum)))
         return problems
-    problems = []
-    _, d = graded_family(n, rng)
+    A, d = graded_family(n, rng)
+    problems = [Problem("A (full rank, for scale)", A)]
     for r in sorted({n // 2, max(n // 10, 1), 1}, reverse=True):
         G = rng.standard_normal((n, r))
         GJ = G * rng.choice([-1.0, 1.0], r)

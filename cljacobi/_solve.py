@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -51,8 +52,9 @@ from .validation import (
 )
 
 __all__ = [
-    "DEFAULT_MAX_SWEEPS", "Factored", "Method", "OnDevice", "SweepPlan", "complete", "ldexp", "name_of",
-    "real_dtype", "single_precision", "solve", "sweep_plan", "unit_columns", "where",
+    "COMPLEMENT_DRIFT", "DEFAULT_MAX_SWEEPS", "Factored", "Method", "OnDevice", "SweepPlan",
+    "complement_in_background", "complete", "complete_with", "ldexp", "name_of",
+    "orthogonal_complement", "real_dtype", "single_precision", "solve", "sweep_plan", "unit_columns", "where",
 ]
 
 
@@ -106,16 +108,83 @@ def complete(U: np.ndarray, valid: np.ndarray, columns: int) -> np.ndarray:
 
     The valid columns keep their positions; the others (zero singular values,
     or the extra columns of ``full_matrices=True``) are filled with an
-    orthonormal basis of the orthogonal complement of the valid ones.
+    orthonormal basis of the orthogonal complement of the valid ones
+    (:func:`orthogonal_complement`).
     """
     m = U.shape[0]
     out = np.zeros((m, columns), dtype=U.dtype)
     out[:, : U.shape[1]][:, valid] = U[:, valid]
     missing = np.flatnonzero(~np.concatenate([valid, np.zeros(columns - U.shape[1], bool)]))
     if missing.size:
-        Q, _ = np.linalg.qr(U[:, valid], mode="complete")
-        out[:, missing] = Q[:, int(np.count_nonzero(valid)) :][:, : missing.size]
+        out[:, missing] = orthogonal_complement(U[:, valid], missing.size)
     return out
+
+
+def orthogonal_complement(U: np.ndarray, count: int) -> np.ndarray:
+    """`count` orthonormal columns orthogonal to the columns of the ``m x r`` `U`.
+
+    `U` has full column rank (orthonormal columns, or a factor whose range
+    is wanted).  The result is columns ``r, r+1, ...`` of the Householder Q
+    of ``U = Q R`` (what ``numpy.linalg.qr(U, mode="complete")`` returns
+    there), formed from the compact WY form ``Q = I - V T V^*`` (Schreiber
+    & Van Loan 1989) instead of all ``m x m`` of Q: column ``r + j`` of Q is
+    ``e_(r+j) - V T (row r + j of V)^*``.  T comes from the UT transform
+    ``T^-1 = diag(1/tau) + striu(V^* V)`` (Joffrain, Low, Quintana-Orti, van
+    de Geijn & Van Zee 2006, eq. (4)), so that the work is one QR and a few
+    products, all in numpy calls that release the GIL (the complement can
+    be formed in a thread while the device sweeps).
+    """
+    m, r = U.shape
+    if r == 0:
+        return np.eye(m, count, dtype=U.dtype)
+    raw, tau = np.linalg.qr(U, mode="raw")  # raw.T holds R and the reflectors
+    if not np.all(tau):  # a reflector H = I: T is singular, take the explicit Q
+        return np.linalg.qr(U, mode="complete")[0][:, r : r + count]
+    V = np.tril(raw.T, -1)  # unit lower trapezoidal
+    diagonal = np.arange(r)
+    V[diagonal, diagonal] = 1
+    T_inverse = np.triu(V.conj().T @ V, 1)
+    T_inverse[diagonal, diagonal] = 1 / tau
+    complement = -(V @ np.linalg.solve(T_inverse, V[r : r + count].conj().T))
+    complement[r + np.arange(count), np.arange(count)] += 1
+    return complement
+
+
+def _complement_pool() -> ThreadPoolExecutor:
+    global _COMPLEMENT_POOL
+    if _COMPLEMENT_POOL is None:
+        _COMPLEMENT_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cljacobi")
+    return _COMPLEMENT_POOL
+
+
+_COMPLEMENT_POOL: ThreadPoolExecutor | None = None
+
+
+def complement_in_background(G: np.ndarray) -> Future:
+    """Start forming an orthonormal basis of the orthogonal complement of
+    ``range(G)`` (:func:`orthogonal_complement`) in a host thread; the
+    sweeps, which keep the range of G, run meanwhile."""
+    return _complement_pool().submit(orthogonal_complement, G, G.shape[0] - G.shape[1])
+
+
+#: Largest ``|u_i^* n_j|`` between the final columns and a complement formed
+#: from the factor before the sweeps that one projection repairs (the error
+#: it leaves in ``N^* N`` is the square, below eps).
+COMPLEMENT_DRIFT = 1e-8
+
+
+def complete_with(U: np.ndarray, complement: np.ndarray) -> np.ndarray:
+    """The columns of `complement` made orthogonal to the orthonormal `U`.
+
+    `complement` is orthonormal and orthogonal to the range of the factor
+    before the sweeps; the sweeps keep that range only to rounding, so it
+    is projected once, ``N - U (U^* N)``; if the two drifted further apart
+    than :data:`COMPLEMENT_DRIFT` the complement of `U` itself is formed.
+    """
+    drift = U.conj().T @ complement
+    if not np.abs(drift).max(initial=0.0) <= COMPLEMENT_DRIFT:
+        return orthogonal_complement(U, complement.shape[1])
+    return complement - U @ drift
 
 
 def unit_columns(
@@ -378,7 +447,7 @@ def run_sweeps(
         variant = "pointwise"
     element_bytes = COMPLEX_ELEMENT_BYTES if np.iscomplexobj(G) else REAL_ELEMENT_BYTES
     variant, block_width = choose_variant(queue.device, G.shape[1], variant, block_width,
-                                          element_bytes=element_bytes)
+                                          element_bytes=element_bytes, rows=G.shape[0])
     info.variant, info.block_width = variant, block_width
     info.device = queue.device.name.strip()
     layout = complex_layout(plan.layout, blocked=variant != "pointwise")

@@ -24,6 +24,8 @@ from ._solve import (
     Factored,
     OnDevice,
     SweepPlan,
+    complement_in_background,
+    complete_with,
     ldexp,
     name_of,
     single_precision,
@@ -36,7 +38,6 @@ from .host.operands import column_max, normalized_columns
 from .host.pointwise import HSVDState
 from .hyperbolic_svd import hsvd
 from .scaling import factor_shift, factor_shift_from_maxima, matrix_shift_from_range, unshift
-from .shortening import shorten
 from .validation import check_flag, symmetric_part
 
 __all__ = ["DEFAULT_MAX_SWEEPS", "FACTORIZATIONS", "eig_indefinite", "hsvd"]
@@ -73,9 +74,8 @@ def eig_indefinite(
     revealing, 2x2 pivots diagonalized; complex 2x2 pivots give a +/- pair),
     or, when that proves M positive or negative definite with a margin (see
     Notes), by Cholesky with diagonal pivoting (``J = +-I``, only
-    trigonometric rotations follow), shortens a tall G (singular M) by a
-    row-sorted, column-pivoted QR, and
-    orthogonalizes the columns of G by one-sided hyperbolic Jacobi rotations on
+    trigonometric rotations follow), and orthogonalizes the columns of G
+    (``n x r`` for M of rank r) by one-sided hyperbolic Jacobi rotations on
     an OpenCL device (Novaković & Singer 2011, Sect. 2 and 4).  The
     eigenvalues are ``lambda_i = j_i ||g_i||^2`` and the eigenvectors the
     normalized columns of the final G; small eigenvalues are as accurate as
@@ -294,23 +294,31 @@ class _EigIndefinite:
         scaled = ldexp(symmetric, shift, out=symmetric)
         source, signs, positive = self._factor_scaled(scaled, index, plan, info)
         info.rank, info.positive = len(signs), int(positive)
-        kept = {"n": n, "dtype": M.dtype, "shift": shift, "Q": None}
+        kept = {"n": n, "dtype": M.dtype, "shift": shift}
         if len(signs) == 0:
             info.seconds["factorization"] = time.perf_counter() - start
             return self._result(np.zeros(n), np.eye(n, dtype=M.dtype))
         if not isinstance(source, OnDevice):
-            # A tall G (singular M) is shortened by a row-sorted, column-pivoted QR.
-            kept["Q"], R, columns = shorten(source, signs, compute_q=not self.eigvals_only)
-            signs = signs[columns]
-            # Center the squared column norms (the eigenvalue magnitudes) in float64's range.
-            exponent = factor_shift(R, f"the factor G of {name_of('M', index)}")
-            source = ldexp(R, exponent)
+            # A tall G (singular M) is swept as it is: the sweeps depend on
+            # G^* G only, so they are those of a QR-shortened R, without the
+            # QR; the columns of a factor from complete pivoting carry its
+            # scale, and the rotations treat every row alike (no row grading
+            # is lost).  Center the squared column norms (the eigenvalue
+            # magnitudes) in float64's range.
+            exponent = factor_shift(source, f"the factor G of {name_of('M', index)}")
+            source = ldexp(source, exponent)
         else:
             exponent = source.exponent
         kept["exponent"] = exponent
+        if len(signs) < n and not self.eigvals_only:
+            # The eigenvectors of the zero eigenvalues span the orthogonal
+            # complement of range(G), which the sweeps keep: it is formed on
+            # the host while they run.
+            factor = source.factor.to_host().G if isinstance(source, OnDevice) else source
+            kept["complement"] = complement_in_background(factor)
         info.seconds["factorization"] = time.perf_counter() - start
-        # G stays on the device when only the eigenvalues are wanted, or when
-        # the eigenvectors can be normalized and ordered there (full rank).
+        # A factor on the device stays there: its eigenvectors are normalized
+        # there; so does a host factor when only the eigenvalues are wanted.
         on_device = isinstance(source, OnDevice)
         return Factored(source, signs, fetch=not (self.eigvals_only or on_device), kept=kept)
 
@@ -337,9 +345,9 @@ class _EigIndefinite:
             device_factor = factor_on_device(scaled.conj().T, plan.queue)
             info.factorization = "bunch-parlett-device"
             single = single_precision(plan.queue, plan.result_dtype, plan.single)
-            if device_factor.rank == n and not single:
-                # Square G: nothing to shorten, so G stays on the device; the
-                # power-of-two shift comes from its column maxima.
+            if not single:
+                # G (n x rank) stays on the device; the power-of-two shift
+                # comes from its column maxima.
                 maxima = column_max(plan.queue, device_factor.buffer, device_factor.ld, n,
                                     device_factor.rank, device_factor.dtype)
                 exponent = factor_shift_from_maxima(
@@ -363,11 +371,24 @@ class _EigIndefinite:
         order = np.argsort(w, kind="stable")
         if self.eigvals_only:
             return w[order]
-        if isinstance(factored.source, OnDevice):  # rank == n, nothing shortened
+        if isinstance(factored.source, OnDevice):
             start = time.perf_counter()
-            U = normalized_columns(plan.queue, state.operands, order)
+            columns = order if rank == n else np.arange(rank)
+            U = normalized_columns(plan.queue, state.operands, columns)
             info.seconds["transfer"] += time.perf_counter() - start
-            return EighResult(w[order], U)
+            if rank == n:
+                return EighResult(w[order], U)
+        else:
+            norms = np.linalg.norm(state.G, axis=0)
+            if rank == n or not np.all(norms):
+                U = unit_columns(state.G, norms, None, n)
+                return EighResult(w[order], U[:, order])
+            U = state.G / norms
         # For rank < n the basis is completed by the null space of M.
-        U = unit_columns(state.G, np.linalg.norm(state.G, axis=0), kept["Q"], n)
-        return EighResult(w[order], U[:, order])
+        null_space = complete_with(U, kept["complement"].result())
+        position = np.empty(n, dtype=np.intp)
+        position[order] = np.arange(n)
+        eigenvectors = np.empty((n, n), dtype=np.result_type(U, null_space))
+        eigenvectors[:, position[:rank]] = U
+        eigenvectors[:, position[rank:]] = null_space
+        return EighResult(w[order], eigenvectors)

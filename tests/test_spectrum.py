@@ -8,6 +8,7 @@ import pytest
 from hiprec import eigvalsh_hiprec
 
 import cljacobi
+from cljacobi._solve import COMPLEMENT_DRIFT, complete_with, orthogonal_complement
 from cljacobi.matrices import with_spectrum
 
 EPS = np.finfo(np.float64).eps
@@ -22,17 +23,19 @@ def _check(M, w, U, factor=100, scale=1.0):
     assert np.linalg.norm(U.T @ U - np.eye(n)) <= factor * n * EPS
 
 
+@pytest.mark.parametrize("factorization", ["host", "device"])
 @pytest.mark.parametrize(
     "n,rank,p", [(6, 1, 1), (6, 1, 0), (9, 8, 4), (20, 7, 3), (33, 16, 16), (40, 39, 0)]
 )
-def test_exactly_singular(n, rank, p, rng):
-    """Integer factors make M exactly of rank r: n - r exact zeros, null space orthonormal."""
+def test_exactly_singular(n, rank, p, factorization, rng):
+    """Integer factors make M exactly of rank r: n - r exact zeros, null space
+    orthonormal; the n x r factor is swept as it is, wherever it was made."""
     X = rng.integers(-3, 4, size=(n, rank)).astype(float)
     while np.linalg.matrix_rank(X) < rank:
         X = rng.integers(-3, 4, size=(n, rank)).astype(float)
     signs = np.array([1.0] * p + [-1.0] * (rank - p))
     M = (X * signs) @ X.T  # small integers: exact
-    (w, U), info = cljacobi.eig_indefinite(M, return_info=True)
+    (w, U), info = cljacobi.eig_indefinite(M, factorization=factorization, return_info=True)
     assert info.rank == rank and info.positive == p
     assert np.count_nonzero(w == 0) == n - rank
     assert np.count_nonzero(w > 0) == p
@@ -114,3 +117,41 @@ def test_repeated_eigenvalues(rng):
     assert set(np.abs(U).ravel().tolist()) <= {0.0, 1.0}
     assert np.array_equal(np.abs(U).sum(axis=0), np.ones(12))
     _check(M, w, U, factor=1)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("m,r", [(7, 0), (7, 1), (30, 12), (40, 39)])
+def test_orthogonal_complement(m, r, dtype, rng):
+    """The complement of the columns of any full-rank factor: orthonormal,
+    orthogonal to its range, as many columns as asked for."""
+    G = rng.standard_normal((m, r)) * np.logspace(0, -12, r)  # graded columns
+    if dtype == np.complex128:
+        G = G + 1j * rng.standard_normal((m, r)) * np.logspace(0, -12, r)
+    Q = np.linalg.qr(G)[0]
+    for count in {m - r, (m - r) // 2}:
+        N = orthogonal_complement(G, count)
+        assert N.shape == (m, count) and N.dtype == dtype
+        assert np.linalg.norm(N.conj().T @ N - np.eye(count)) <= 10 * m * EPS
+        assert np.linalg.norm(Q.conj().T @ N) <= 10 * m * EPS
+
+
+def test_orthogonal_complement_of_unit_columns():
+    """A reflector that is the identity (tau = 0: the column is a unit vector
+    already) makes the compact form singular; the explicit Q is taken then."""
+    U = np.eye(6)[:, [0, 2]]
+    N = orthogonal_complement(U, 4)
+    assert np.linalg.norm(N.T @ N - np.eye(4)) <= 10 * EPS
+    assert np.linalg.norm(U.T @ N) <= 10 * EPS
+
+
+def test_complete_with_repairs_or_replaces(rng):
+    """A complement formed before the sweeps is projected once if it drifted by
+    rounding, and replaced by U's own complement if it drifted further."""
+    U = np.linalg.qr(rng.standard_normal((20, 8)))[0]
+    N = orthogonal_complement(U, 12)
+    for drift in (1e-12, 1e-3):
+        tilted = np.linalg.qr(U + drift * rng.standard_normal(U.shape))[0]
+        repaired = complete_with(tilted, N)
+        assert (drift <= COMPLEMENT_DRIFT) == np.allclose(repaired, N, atol=1e-9)
+        assert np.linalg.norm(tilted.T @ repaired) <= 100 * EPS
+        assert np.linalg.norm(repaired.T @ repaired - np.eye(12)) <= 100 * EPS

@@ -64,7 +64,7 @@ def check_variant_options(variant: object, block_width: object) -> None:
 
 def choose_variant(
     device: cl.Device, order: int, variant: str, block_width: int | None, *,
-    element_bytes: int = REAL_ELEMENT_BYTES,
+    element_bytes: int = REAL_ELEMENT_BYTES, rows: int | None = None,
 ) -> tuple[str, int]:
     """Validate ``variant``/``block_width`` and resolve ``"auto"``.
 
@@ -88,6 +88,11 @@ def choose_variant(
         (:func:`cljacobi.host.blocked.local_memory_fit` with the default
         tile sizes, the formula the run's :class:`~cljacobi.host.blocked.BlockedPlan`
         checks).
+    rows : int, optional
+        Rows of the factor (default `order`).  A tall factor (the ``n x r``
+        G of a singular M) makes every pointwise step read ``rows`` entries a
+        column, so "auto" takes the blocked kernels when the rows reach
+        :data:`AUTO_BLOCKED_MIN_ORDER`, whatever the columns.
 
     Returns
     -------
@@ -115,7 +120,8 @@ def choose_variant(
         return "pointwise", 0
     if variant == "auto":
         is_gpu = bool(device.type & cl.device_type.GPU)
-        if block_width is None and (not is_gpu or order < AUTO_BLOCKED_MIN_ORDER):
+        size = max(order, rows or 0)
+        if block_width is None and (not is_gpu or size < AUTO_BLOCKED_MIN_ORDER):
             return "pointwise", 0
         variant = "bo"
     if block_width is None:
