@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import time
 import warnings
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -52,9 +51,8 @@ from .validation import (
 )
 
 __all__ = [
-    "COMPLEMENT_DRIFT", "DEFAULT_MAX_SWEEPS", "Factored", "Method", "OnDevice", "SweepPlan",
-    "complement_in_background", "complete", "complete_with", "ldexp", "name_of",
-    "orthogonal_complement", "real_dtype", "single_precision", "solve", "sweep_plan", "unit_columns", "where",
+    "DEFAULT_MAX_SWEEPS", "Factored", "Method", "OnDevice", "SweepPlan", "complete", "ldexp",
+    "name_of", "orthogonal_complement", "real_dtype", "single_precision", "solve", "sweep_plan", "unit_columns", "where",
 ]
 
 
@@ -131,8 +129,7 @@ def orthogonal_complement(U: np.ndarray, count: int) -> np.ndarray:
     ``e_(r+j) - V T (row r + j of V)^*``.  T comes from the UT transform
     ``T^-1 = diag(1/tau) + striu(V^* V)`` (Joffrain, Low, Quintana-Orti, van
     de Geijn & Van Zee 2006, eq. (4)), so that the work is one QR and a few
-    products, all in numpy calls that release the GIL (the complement can
-    be formed in a thread while the device sweeps).
+    products.
     """
     m, r = U.shape
     if r == 0:
@@ -148,43 +145,6 @@ def orthogonal_complement(U: np.ndarray, count: int) -> np.ndarray:
     complement = -(V @ np.linalg.solve(T_inverse, V[r : r + count].conj().T))
     complement[r + np.arange(count), np.arange(count)] += 1
     return complement
-
-
-def _complement_pool() -> ThreadPoolExecutor:
-    global _COMPLEMENT_POOL
-    if _COMPLEMENT_POOL is None:
-        _COMPLEMENT_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cljacobi")
-    return _COMPLEMENT_POOL
-
-
-_COMPLEMENT_POOL: ThreadPoolExecutor | None = None
-
-
-def complement_in_background(G: np.ndarray) -> Future:
-    """Start forming an orthonormal basis of the orthogonal complement of
-    ``range(G)`` (:func:`orthogonal_complement`) in a host thread; the
-    sweeps, which keep the range of G, run meanwhile."""
-    return _complement_pool().submit(orthogonal_complement, G, G.shape[0] - G.shape[1])
-
-
-#: Largest ``|u_i^* n_j|`` between the final columns and a complement formed
-#: from the factor before the sweeps that one projection repairs (the error
-#: it leaves in ``N^* N`` is the square, below eps).
-COMPLEMENT_DRIFT = 1e-8
-
-
-def complete_with(U: np.ndarray, complement: np.ndarray) -> np.ndarray:
-    """The columns of `complement` made orthogonal to the orthonormal `U`.
-
-    `complement` is orthonormal and orthogonal to the range of the factor
-    before the sweeps; the sweeps keep that range only to rounding, so it
-    is projected once, ``N - U (U^* N)``; if the two drifted further apart
-    than :data:`COMPLEMENT_DRIFT` the complement of `U` itself is formed.
-    """
-    drift = U.conj().T @ complement
-    if not np.abs(drift).max(initial=0.0) <= COMPLEMENT_DRIFT:
-        return orthogonal_complement(U, complement.shape[1])
-    return complement - U @ drift
 
 
 def unit_columns(

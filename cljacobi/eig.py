@@ -24,10 +24,9 @@ from ._solve import (
     Factored,
     OnDevice,
     SweepPlan,
-    complement_in_background,
-    complete_with,
     ldexp,
     name_of,
+    orthogonal_complement,
     single_precision,
     unit_columns,
 )
@@ -310,12 +309,6 @@ class _EigIndefinite:
         else:
             exponent = source.exponent
         kept["exponent"] = exponent
-        if len(signs) < n and not self.eigvals_only:
-            # The eigenvectors of the zero eigenvalues span the orthogonal
-            # complement of range(G), which the sweeps keep: it is formed on
-            # the host while they run.
-            factor = source.factor.to_host().G if isinstance(source, OnDevice) else source
-            kept["complement"] = complement_in_background(factor)
         info.seconds["factorization"] = time.perf_counter() - start
         # A factor on the device stays there: its eigenvectors are normalized
         # there; so does a host factor when only the eigenvalues are wanted.
@@ -384,11 +377,12 @@ class _EigIndefinite:
                 U = unit_columns(state.G, norms, None, n)
                 return EighResult(w[order], U[:, order])
             U = state.G / norms
-        # For rank < n the basis is completed by the null space of M.
-        null_space = complete_with(U, kept["complement"].result())
+        # For rank < n the basis is completed by the null space of M, the
+        # orthogonal complement of the eigenvectors of the nonzero eigenvalues.
+        null_space = orthogonal_complement(U, n - rank)
         position = np.empty(n, dtype=np.intp)
         position[order] = np.arange(n)
-        eigenvectors = np.empty((n, n), dtype=np.result_type(U, null_space))
+        eigenvectors = np.empty((n, n), dtype=np.result_type(U, null_space), order="F")
         eigenvectors[:, position[:rank]] = U
         eigenvectors[:, position[rank:]] = null_space
         return EighResult(w[order], eigenvectors)

@@ -8,7 +8,7 @@ import pytest
 from hiprec import eigvalsh_hiprec
 
 import cljacobi
-from cljacobi._solve import COMPLEMENT_DRIFT, complete_with, orthogonal_complement
+from cljacobi._solve import orthogonal_complement
 from cljacobi.matrices import with_spectrum
 
 EPS = np.finfo(np.float64).eps
@@ -142,16 +142,3 @@ def test_orthogonal_complement_of_unit_columns():
     N = orthogonal_complement(U, 4)
     assert np.linalg.norm(N.T @ N - np.eye(4)) <= 10 * EPS
     assert np.linalg.norm(U.T @ N) <= 10 * EPS
-
-
-def test_complete_with_repairs_or_replaces(rng):
-    """A complement formed before the sweeps is projected once if it drifted by
-    rounding, and replaced by U's own complement if it drifted further."""
-    U = np.linalg.qr(rng.standard_normal((20, 8)))[0]
-    N = orthogonal_complement(U, 12)
-    for drift in (1e-12, 1e-3):
-        tilted = np.linalg.qr(U + drift * rng.standard_normal(U.shape))[0]
-        repaired = complete_with(tilted, N)
-        assert (drift <= COMPLEMENT_DRIFT) == np.allclose(repaired, N, atol=1e-9)
-        assert np.linalg.norm(tilted.T @ repaired) <= 100 * EPS
-        assert np.linalg.norm(repaired.T @ repaired - np.eye(12)) <= 100 * EPS
