@@ -54,7 +54,6 @@ def fake_device(monkeypatch):
 
         monkeypatch.setattr(eig_module, "j_factorize", refuse)
         monkeypatch.setattr(pipeline, "PointwiseHSVD", refuse)
-        monkeypatch.setattr(eig_module, "shorten", refuse)
         monkeypatch.setattr(hsvd_module, "shorten", refuse)
         return device
 

@@ -160,10 +160,16 @@ def test_unshift_is_exact_or_an_error():
 
 
 def test_eigenvalue_beyond_float64_is_an_error_not_inf():
-    """A matrix whose eigenvalue exceeds the largest float64 cannot be answered."""
-    big = np.finfo(np.float64).max / 2
+    """A matrix whose eigenvalue exceeds the largest float64 cannot be answered;
+    one whose eigenvalue is the largest float64 itself is."""
+    largest = np.finfo(np.float64).max
+    big = largest / 1.5  # eigenvalues 0 and 2 big = 1.33 x largest
     with pytest.raises(np.linalg.LinAlgError, match="exceeds the largest float64"):
         cljacobi.eig_indefinite(np.array([[big, big], [big, big]]))
+    big = largest / 2  # exact: the eigenvalue 2 big is the largest float64
+    w, U = cljacobi.eig_indefinite(np.array([[big, big], [big, big]]))
+    assert w[0] == 0 and abs(w[1] - largest) <= 4 * EPS * largest
+    assert np.abs(U.T @ U - np.eye(2)).max() <= 4 * EPS
 
 
 @pytest.mark.parametrize("cosine", [2.0**-30, 2.0**-45])
