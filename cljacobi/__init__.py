@@ -5,7 +5,8 @@ symmetric or complex Hermitian, possibly indefinite, matrix with high relative
 accuracy: factor ``M = G J G^*`` with complete pivoting (pivoted Cholesky when
 that proves M definite with a margin), then orthogonalize the columns of G by one-sided hyperbolic
 Jacobi rotations on the device ``CLJACOBI_DEVICE`` names (Novaković & Singer,
-BIT 51, 2011).  :func:`svd` is the same method with ``J = I``.
+BIT 51, 2011).  :func:`svd` is the same method with ``J = I``;
+:func:`gsvd` the generalized SVD by the implicit Hari-Zimmermann method.
 """
 
 from ._results import EighResult, HSVDResult, SolveInfo
@@ -17,6 +18,7 @@ from .errors import (
     DeviceMemoryError,
     DeviceNotFoundError,
 )
+from .gsvd import GSVDResult, gsvd, gsvdvals
 from .svd import SVDResult, svd
 
 __all__ = [
@@ -26,10 +28,13 @@ __all__ = [
     "DeviceMemoryError",
     "DeviceNotFoundError",
     "EighResult",
+    "GSVDResult",
     "HSVDResult",
     "SVDResult",
     "SolveInfo",
     "eig_indefinite",
+    "gsvd",
+    "gsvdvals",
     "hsvd",
     "svd",
 ]

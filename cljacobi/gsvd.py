@@ -1,0 +1,326 @@
+"""The generalized SVD by the implicit Hari-Zimmermann method.
+
+``gsvd(A, B)`` computes ``A = U diag(C) X^H``, ``B = V diag(S) X^H`` as
+LAPACK ``xGGSVD3`` (and its Python wrapper ``gsvd4py``) define it, by the
+method of V. Novaković and S. Singer, "Implicit Hari-Zimmermann algorithm
+for the generalized SVD on the GPUs" (cited as [NS]): tall ``A`` and ``B``
+are shortened to square factors by column-pivoted QR (Sect. 2), pairs of
+columns of ``F`` and ``G`` are transformed by the same nonsingular 2x2
+matrix until all pairs are relatively orthogonal (Sect. 2.1, the kernel of
+``templates/hz.cl.mako``), and the GSVD is read off the final ``F Z``,
+``G Z`` and ``Z`` (Sect. 2.4).  ``cljacobi.hz_reference`` is the numpy
+reference of the same method.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any, NamedTuple
+
+import numpy as np
+import pyopencl as cl
+import scipy.linalg
+
+from ._results import SolveInfo
+from ._solve import DEFAULT_MAX_SWEEPS, orthogonal_complement
+from .errors import ConvergenceError, ConvergenceWarning
+from .host.device import has_fp64, resolve_queue
+from .host.hz import CRITERIA, hz_sweeps
+from .strategies import STRATEGIES
+from .validation import as_float_matrix, check_flag, check_max_sweeps, check_on_nonconvergence
+
+__all__ = ["GSVDResult", "gsvd", "gsvdvals"]
+
+#: The parallel strategy of ``strategy="auto"``: the generalized
+#: Mantharam-Eberlein ordering, [NS] Sect. 2.2's choice for the pointwise level.
+AUTO_STRATEGY = "me"
+
+
+class _GSVDFields(NamedTuple):
+    U: np.ndarray | None
+    V: np.ndarray | None
+    C: np.ndarray
+    S: np.ndarray
+    X: np.ndarray | None
+
+
+class GSVDResult(_GSVDFields):
+    """``A = U @ diag(C) @ X^H`` and ``B = V @ diag(S) @ X^H`` (``X^H = X.conj().T``).
+
+    Unpacks as ``U, V, C, S, X`` (``gsvd4py``'s order); ``Z`` is an attribute.
+
+    Attributes
+    ----------
+    U : ndarray, shape (m, n), or None
+        Orthonormal columns (None with ``compute_uv=False``).
+    V : ndarray, shape (p, n), or None
+        Orthonormal columns (None with ``compute_uv=False``).
+    C, S : ndarray, shape (n,)
+        ``C`` descending, ``C**2 + S**2 == 1`` (to rounding), both >= 0; the
+        generalized singular values are ``C / S``.
+    X : ndarray, shape (n, n), or None
+        Nonsingular (None with ``compute_x=False``).
+    Z : ndarray, shape (n, n)
+        ``X^{-H}``, the method's own output ([NS] Sect. 2.4): ``A Z = U
+        diag(C)``, ``B Z = V diag(S)``; available without inverting anything.
+    """
+
+    Z: np.ndarray
+
+    def __new__(cls, U, V, C, S, X, Z):
+        result = super().__new__(cls, U, V, C, S, X)
+        result.Z = Z
+        return result
+
+
+def gsvd(
+    A: Any,
+    B: Any,
+    *,
+    compute_uv: bool = True,
+    compute_x: bool = True,
+    check_finite: bool = True,
+    prescale: bool = False,
+    criterion: str = "C1",
+    strategy: str = "auto",
+    max_sweeps: int = DEFAULT_MAX_SWEEPS,
+    on_nonconvergence: str = "raise",
+    queue: cl.CommandQueue | cl.Context | None = None,
+    return_info: bool = False,
+) -> GSVDResult | tuple[GSVDResult, SolveInfo]:
+    """Generalized singular value decomposition of the pair ``(A, B)``.
+
+    ``A = U diag(C) X^H`` and ``B = V diag(S) X^H`` with orthonormal
+    columns in ``U`` and ``V``, ``C**2 + S**2 = 1`` and ``X`` nonsingular,
+    the economy form of LAPACK ``xGGSVD3`` (``gsvd4py.gsvd(A, B,
+    mode="econ")``) for ``B`` of full column rank.  Computed by the implicit
+    Hari-Zimmermann method on an OpenCL device (see the module notes).
+
+    Parameters
+    ----------
+    A : (m, n) array_like
+        Real or complex, ``m >= n``; not modified.
+    B : (p, n) array_like
+        Real or complex, ``p >= n``, of full column rank; not modified.
+    compute_uv : bool, optional
+        Return U and V (default); otherwise they are None (the columns of
+        ``F Z`` and ``G Z`` are still formed, the products with the QR
+        factors are skipped).
+    compute_x : bool, optional
+        Return X, which takes one ``n x n`` solve with ``Z^H``; otherwise X
+        is None and ``Z = X^{-H}`` is there as computed.
+    check_finite : bool, optional
+        Raise ValueError for NaN or inf entries (default).
+    prescale : bool, optional
+        False (default): the not-scaled version, which rescales every pivot
+        pair by ``D_k`` ([NS] Sect. 2.1, IDs 2, 3, 6, 7 of its Table 1);
+        True: the standard version, with the columns of B normalized once and
+        ``diag(B^H B) = I`` assumed afterwards (IDs 0, 1, 4, 5), which can
+        meet a pivot submatrix that is not positive definite when B's
+        columns are nearly dependent (LinAlgError).
+    criterion : {"C1", "C2"}, optional
+        Which transformations count as small; the sweeps stop after one
+        without a big transformation ([NS] Sect. 2.5).
+    strategy : {"auto", "me", "mm", "ring", "round-robin"}, optional
+        Parallel pivot strategy (:mod:`cljacobi.strategies`); "auto" is the
+        Mantharam-Eberlein ordering.
+    max_sweeps : int, optional
+        Sweeps before the method counts as not converged.
+    on_nonconvergence : {"raise", "warn"}, optional
+        As in :func:`cljacobi.eig_indefinite`.
+    queue : pyopencl.CommandQueue or pyopencl.Context, optional
+        Where to run; default: the device ``CLJACOBI_DEVICE`` names.
+    return_info : bool, optional
+        Also return a :class:`~cljacobi.SolveInfo` (``rotations_per_sweep``
+        counts the transformations of each sweep).
+
+    Returns
+    -------
+    GSVDResult
+        ``(U, V, C, S, X)`` with ``Z`` as an attribute; with
+        ``return_info=True`` the pair ``(result, info)``.
+
+    Raises
+    ------
+    ValueError
+        Not 2-D, different column counts, fewer rows than columns in A or B
+        (not supported yet), NaN or inf, unknown options.
+    numpy.linalg.LinAlgError
+        B not of full column rank (its pivoted QR has a zero pivot, or a
+        pivot submatrix of ``B^H B`` is not positive definite in floating
+        point during the sweeps); a result beyond float64's range.
+    ConvergenceError
+        No convergence within `max_sweeps` (unless ``on_nonconvergence="warn"``).
+    DeviceCapabilityError
+        The device lacks fp64.
+    """
+    compute_uv, compute_x = check_flag(compute_uv, "compute_uv"), check_flag(compute_x, "compute_x")
+    check_finite = check_flag(check_finite, "check_finite")
+    prescale, return_info = check_flag(prescale, "prescale"), check_flag(return_info, "return_info")
+    if criterion not in CRITERIA:
+        raise ValueError(f"criterion must be one of {CRITERIA}, not {criterion!r}")
+    strategy = AUTO_STRATEGY if strategy == "auto" else strategy
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be 'auto' or one of {STRATEGIES}, not {strategy!r}")
+    check_max_sweeps(max_sweeps)
+    check_on_nonconvergence(on_nonconvergence)
+    F, G, result_dtype = _pair(A, B, check_finite=check_finite)
+    m, n = F.shape
+    p = G.shape[0]
+    run_queue = resolve_queue(queue)
+    if not has_fp64(run_queue.device):
+        from .errors import DeviceCapabilityError
+
+        raise DeviceCapabilityError(
+            f"gsvd needs a device with fp64; {run_queue.device.name.strip()!r} has none")
+    start = time.perf_counter()
+    info = SolveInfo(seconds={}, strategy=strategy, device=run_queue.device.name.strip(),
+                     factorization="qr", precision="double")
+    if n == 0:
+        empty = np.empty((0, 0), dtype=F.dtype)
+        result = GSVDResult(np.empty((m, 0), F.dtype) if compute_uv else None,
+                            np.empty((p, 0), F.dtype) if compute_uv else None,
+                            np.empty(0), np.empty(0), empty if compute_x else None, empty)
+        return (result, info) if return_info else result
+    # Sect. 2: A P_1 = Q_F R_F, (B P_1) P_2 = Q_G R_G; F = R_F P_2, G = R_G.
+    shortened = _shorten(F, G, compute_q=compute_uv)
+    info.seconds["factorization"] = time.perf_counter() - start
+    if prescale:  # Sect. 2 (Z_0)_jj := 1/||g_j|| (the paper's 1/sqrt(||g_j||) is a slip)
+        norms = np.linalg.norm(shortened.G, axis=0)
+        F0, G0, Z0 = shortened.F / norms, shortened.G / norms, np.diag(1 / norms)
+    else:
+        F0, G0, Z0 = shortened.F, shortened.G, np.eye(n)
+    run = hz_sweeps(run_queue, F0, G0, Z0.astype(F.dtype), prescaled=prescale,
+                    criterion=criterion, strategy=strategy, max_sweeps=max_sweeps)
+    info.sweeps, info.converged = run.sweeps, run.converged
+    info.rotations_per_sweep = run.transformations
+    info.rotations = sum(run.transformations)
+    info.seconds["sweeps"] = run.seconds
+    if not run.converged:
+        if on_nonconvergence == "raise":
+            raise ConvergenceError(
+                f"gsvd did not converge in {max_sweeps} sweeps (transformations per sweep: "
+                f"{run.transformations}); pass a larger max_sweeps, or "
+                "on_nonconvergence='warn' for the partial result", info)
+        warnings.warn("gsvd did not converge in max_sweeps sweeps; the partial result is "
+                      "returned (info.converged is False)", ConvergenceWarning, stacklevel=2)
+    result = _extract(run.F, run.G, run.Z, shortened, compute_uv=compute_uv,
+                      compute_x=compute_x, dtype=result_dtype)
+    info.seconds["total"] = time.perf_counter() - start
+    return (result, info) if return_info else result
+
+
+def gsvdvals(A: Any, B: Any, **options: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(C, S)`` of :func:`gsvd` (descending ``C``, ``C**2 + S**2 = 1``),
+    without U, V and X; `options` as there."""
+    result = gsvd(A, B, compute_uv=False, compute_x=False, **options)
+    if options.get("return_info"):
+        result, info = result
+        return (result.C, result.S), info
+    return result.C, result.S
+
+
+def _pair(A: Any, B: Any, *, check_finite: bool) -> tuple[np.ndarray, np.ndarray, np.dtype]:
+    """Validated copies of A and B in one dtype (complex if either is), and the result dtype."""
+    F, a_dtype = as_float_matrix(A, "A", check_finite=check_finite, square=False)
+    G, b_dtype = as_float_matrix(B, "B", check_finite=check_finite, square=False)
+    if F.shape[1] != G.shape[1]:
+        raise ValueError(f"A and B must have the same number of columns, got A {F.shape} "
+                         f"and B {G.shape}")
+    for name, array in (("A", F), ("B", G)):
+        if array.shape[0] < array.shape[1]:
+            raise ValueError(
+                f"{name} has fewer rows than columns ({array.shape}); gsvd handles m >= n "
+                "and p >= n (stack zero rows under it only if that is the problem you mean)")
+        if not check_finite and not np.isfinite(array).all():
+            raise np.linalg.LinAlgError(f"{name} contains infs or NaNs")
+    dtype = np.result_type(F, G)
+    result_dtype = np.result_type(a_dtype, b_dtype)
+    return F.astype(dtype, copy=True), G.astype(dtype, copy=True), result_dtype
+
+
+class _Shortened(NamedTuple):
+    """``A[:, q] = Q_F F`` and ``B[:, q] = Q_G G`` with square F, G ([NS] Sect. 2)."""
+
+    F: np.ndarray
+    G: np.ndarray
+    Q_F: np.ndarray | None
+    Q_G: np.ndarray | None
+    q: np.ndarray
+
+
+def _shorten(A: np.ndarray, B: np.ndarray, *, compute_q: bool) -> _Shortened:
+    """[NS] Sect. 2: ``A P_1 = Q_F R_F``, ``(B P_1) P_2 = Q_G R_G`` by
+    column-pivoted QR; ``F = R_F P_2``, ``G = R_G``, ``q`` the index form of
+    ``P_1 P_2``.  B of less than full column rank is a LinAlgError (a zero
+    pivot of its QR)."""
+    mode = "economic" if compute_q else "r"
+    first = scipy.linalg.qr(A, mode=mode, pivoting=True, check_finite=False)
+    R_F, p_1 = first[-2], first[-1]
+    second = scipy.linalg.qr(B[:, p_1], mode=mode, pivoting=True, check_finite=False)
+    R_G, p_2 = second[-2], second[-1]
+    n = A.shape[1]
+    R_F, R_G = R_F[:n], R_G[:n]
+    pivots = np.abs(np.diagonal(R_G))
+    if not pivots[-1] > n * np.finfo(np.float64).eps * pivots[0]:
+        raise np.linalg.LinAlgError(
+            f"B is not of full column rank (its pivoted QR has |r_nn| = {pivots[-1]:.3g} "
+            f"against |r_11| = {pivots[0]:.3g}): the GSVD by the implicit Hari-Zimmermann "
+            "method needs B^H B positive definite")
+    return _Shortened(np.asfortranarray(R_F[:, p_2]), np.asfortranarray(R_G),
+                      first[0] if compute_q else None, second[0] if compute_q else None,
+                      p_1[p_2])
+
+
+def _unit_columns(Y: np.ndarray, norms: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """``Y diag(norms)^-1``; a column at rounding level (`noise`: a zero C or
+    S, or one below what the data determine) becomes a unit vector orthogonal
+    to the others, as LAPACK completes it: its direction is rounding, and it
+    enters ``U diag(C)`` times a C at rounding level."""
+    zero = noise
+    Q = np.empty_like(Y)
+    Q[:, ~zero] = Y[:, ~zero] / norms[~zero]
+    if zero.any():
+        Q[:, zero] = orthogonal_complement(Q[:, ~zero], int(zero.sum()))
+    return Q
+
+
+def _extract(F: np.ndarray, G: np.ndarray, Z: np.ndarray, shortened: _Shortened, *,
+             compute_uv: bool, compute_x: bool, dtype: np.dtype) -> GSVDResult:
+    """[NS] Sect. 2.4, the post-iterative rescaling: ``(Sigma~_F)_jj = ||f_j||``,
+    ``(Sigma~_G)_jj = ||g_j||``, ``Theta_jj = ((Sigma~_F)_jj^2 + (Sigma~_G)_jj^2)^(-1/2)``,
+    ``C = Sigma~_F Theta``, ``S = Sigma~_G Theta``, ``U = F Sigma~_F^-1``,
+    ``V = G Sigma~_G^-1``, ``Z := Z Theta``; then ``P_0`` sorts ``C`` descending
+    (Sect. 1) and the shortening is undone (``Z := P'' Z``, ``U := Q_F U``)."""
+    norm_f, norm_g = np.linalg.norm(F, axis=0), np.linalg.norm(G, axis=0)
+    # f_j = F_0 z_j: a column no larger than the rounding of that product
+    # (max(m, n) eps ||F_0|| ||z_j||, LAPACK xGGSVD3's TOLA per column) has no
+    # direction of its own.
+    z_norms = np.linalg.norm(Z, axis=0)
+    eps = np.finfo(np.float64).eps
+    noise_f = norm_f <= max(F.shape) * eps * np.linalg.norm(shortened.F) * z_norms
+    noise_g = norm_g <= max(G.shape) * eps * np.linalg.norm(shortened.G) * z_norms
+    theta = 1 / np.hypot(norm_f, norm_g)
+    C, S = norm_f * theta, norm_g * theta
+    order = np.argsort(-C, kind="stable")
+    Z = (Z * theta)[:, order]
+    Z_original = np.empty_like(Z)
+    Z_original[shortened.q] = Z
+    U = V = X = None
+    if compute_uv:
+        U = shortened.Q_F @ _unit_columns(F, norm_f, noise_f)[:, order]
+        V = shortened.Q_G @ _unit_columns(G, norm_g, noise_g)[:, order]
+    if compute_x:  # X^H = Z^-1
+        X = np.linalg.solve(Z_original.conj().T, np.eye(Z.shape[0], dtype=Z.dtype))
+    arrays = [U, V, X, Z_original]
+    for array in arrays:
+        if array is not None and not np.isfinite(array).all():
+            raise np.linalg.LinAlgError("a result of gsvd exceeds the largest float64")
+    real = np.finfo(dtype).dtype
+
+    def cast(array: np.ndarray | None) -> np.ndarray | None:
+        return None if array is None else array.astype(dtype, copy=False)
+
+    return GSVDResult(cast(U), cast(V), C[order].astype(real), S[order].astype(real),
+                      cast(X), cast(Z_original))

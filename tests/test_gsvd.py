@@ -1,0 +1,192 @@
+"""gsvd: the implicit Hari-Zimmermann kernels against LAPACK ggsvd3 (gsvd4py),
+the numpy reference, and the GSVD's own identities."""
+
+from __future__ import annotations
+
+import gsvd4py
+import numpy as np
+import pytest
+
+import cljacobi
+from cljacobi import hz_reference
+from cljacobi.host.hz import hz_sweeps
+
+EPS = np.finfo(np.float64).eps
+DTYPES = [np.float64, np.complex128]
+
+
+def _random(shape, dtype, rng):
+    X = rng.standard_normal(shape)
+    return X + 1j * rng.standard_normal(shape) if dtype == np.complex128 else X
+
+
+def _unitary(n, dtype, rng):
+    return np.linalg.qr(_random((n, n), dtype, rng))[0]
+
+
+def _check_identities(A, B, result, factor=30):
+    U, V, C, S, X = result
+    n = A.shape[1]
+    tol = factor * n * EPS
+    assert np.linalg.norm(A - U * C @ X.conj().T) <= tol * np.linalg.norm(A)
+    assert np.linalg.norm(B - V * S @ X.conj().T) <= tol * np.linalg.norm(B)
+    assert np.linalg.norm(U.conj().T @ U - np.eye(n)) <= tol
+    assert np.linalg.norm(V.conj().T @ V - np.eye(n)) <= tol
+    assert np.abs(C**2 + S**2 - 1).max() <= 4 * EPS
+    assert np.all(np.diff(C) <= 0) and np.all(C >= 0) and np.all(S >= 0)
+    assert np.linalg.norm(result.Z.conj().T @ X - np.eye(n)) <= tol * np.linalg.cond(X)
+
+
+def _ggsvd3_sigma(A, B):
+    _, _, C, S, _ = gsvd4py.gsvd(A, B, mode="econ")
+    return np.diag(C) / np.diag(S)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("m,p,n", [(8, 8, 8), (30, 20, 12), (9, 15, 9), (7, 7, 1), (40, 33, 33)])
+@pytest.mark.parametrize("prescale", [False, True])
+def test_against_ggsvd3(m, p, n, prescale, dtype, rng):
+    A, B = _random((m, n), dtype, rng), _random((p, n), dtype, rng)
+    A_copy, B_copy = A.copy(), B.copy()
+    result, info = cljacobi.gsvd(A, B, prescale=prescale, return_info=True)
+    assert np.array_equal(A, A_copy) and np.array_equal(B, B_copy)
+    assert info.converged and result.U.dtype == dtype and result.C.dtype == np.float64
+    _check_identities(A, B, result)
+    sigma = result.C / result.S
+    assert np.max(np.abs(sigma - _ggsvd3_sigma(A, B)) / sigma) <= 100 * n * EPS
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kappa", [1e3, 1e7])
+def test_paper_pairs(kappa, dtype, rng):
+    """[NS] Sect. 5.1.2: A = U_F Sigma_F W, B = U_G Sigma_G W with unitary
+    U_F, U_G, prescribed Sigma_F in (1e-10, 1) and Sigma_G, and a random W,
+    B of condition about kappa (Sigma_G and W each sqrt(kappa)): the
+    generalized singular values are Sigma_F / Sigma_G; cljacobi's errors are
+    no worse than ggsvd3's on the same data."""
+    n = 24
+    sigma_f = np.exp(rng.uniform(np.log(1e-10), 0, n))
+    sigma_g = np.exp(rng.uniform(-np.log(kappa) / 2, 0, n))
+    W = _unitary(n, dtype, rng) @ np.diag(np.logspace(0, -np.log10(kappa) / 2, n)) \
+        @ _unitary(n, dtype, rng)
+    A = _unitary(n, dtype, rng) @ (sigma_f[:, None] * W)
+    B = _unitary(n, dtype, rng) @ (sigma_g[:, None] * W)
+    exact = np.sort(sigma_f / sigma_g)[::-1]
+    for criterion in ("C1", "C2"):
+        C, S = cljacobi.gsvdvals(A, B, criterion=criterion)
+        ours = np.max(np.abs(C / S - exact) / exact)
+        lapack = np.max(np.abs(np.sort(_ggsvd3_sigma(A, B))[::-1] - exact) / exact)
+        assert ours <= 10 * lapack + 1e3 * EPS, (ours, lapack)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("prescaled", [False, True])
+@pytest.mark.parametrize("criterion", ["C1", "C2"])
+def test_kernel_against_reference(prescaled, criterion, dtype, queue, rng):
+    """The device's parallel sweeps are the reference's (same strategy, same
+    formulas): the same number of sweeps and transformations, and the same
+    GSVD to rounding."""
+    n = 13
+    A, B = _random((n + 2, n), dtype, rng), _random((n, n), dtype, rng)
+    if prescaled:
+        F, G, Z, _ = hz_reference.prescale(A, B)
+    else:
+        F, G, Z = A, B, np.eye(n, dtype=dtype)
+    run = hz_sweeps(queue, F, G, Z, prescaled=prescaled, criterion=criterion, strategy="me")
+    expected = hz_reference.hz_gsvd_parallel(A, B, strategy="me", prescale=prescaled,
+                                             criterion=criterion)
+    # The sorting P_k reads the 2x2 algebra on the device and recomputed norms
+    # in the reference: near ties may order (and so count) one pair apart.
+    assert run.converged and run.sweeps == expected.sweeps
+    assert abs(sum(run.transformations) - expected.transformations) <= n
+    ours = hz_reference.gsvd_from_hz(run.F, run.G, run.Z)
+    theirs = hz_reference.gsvd_from_hz(expected.F, expected.G, expected.Z)
+    assert np.max(np.abs(ours.sigma - theirs.sigma) / theirs.sigma) <= 100 * n * EPS
+
+
+@pytest.mark.parametrize("strategy", ["me", "mm", "ring", "round-robin"])
+def test_strategies(strategy, rng):
+    A, B = rng.standard_normal((20, 15)), rng.standard_normal((17, 15))
+    result = cljacobi.gsvd(A, B, strategy=strategy)
+    _check_identities(A, B, result)
+
+
+def test_values_only_and_z_without_x(rng):
+    """gsvdvals and compute_x=False: the same C and S (bitwise), Z = X^{-H} as computed."""
+    A, B = rng.standard_normal((12, 10)), rng.standard_normal((11, 10))
+    full = cljacobi.gsvd(A, B)
+    C, S = cljacobi.gsvdvals(A, B)
+    assert np.array_equal(C, full.C) and np.array_equal(S, full.S)
+    no_x = cljacobi.gsvd(A, B, compute_x=False)
+    assert no_x.X is None and np.array_equal(no_x.Z, full.Z)
+    assert np.linalg.norm(A @ no_x.Z - no_x.U * no_x.C) <= 100 * EPS * np.linalg.norm(A @ no_x.Z)
+    none = cljacobi.gsvd(A, B, compute_uv=False)
+    assert none.U is None and none.V is None and np.array_equal(none.X, full.X)
+
+
+def test_bitwise_repeatable(rng):
+    A, B = _random((20, 16), np.complex128, rng), _random((18, 16), np.complex128, rng)
+    first, second = cljacobi.gsvd(A, B), cljacobi.gsvd(A, B)
+    for x, y in zip(first, second):
+        assert np.array_equal(x, y)
+
+
+def test_integer_and_single_precision_input(rng):
+    """Integers are computed as float64 (numpy's promotion); float32 pairs in
+    float64 and returned in float32."""
+    A = rng.integers(-5, 6, (9, 6))
+    B = np.eye(6) + 0.1 * rng.standard_normal((6, 6))
+    result = cljacobi.gsvd(A, B)
+    assert result.U.dtype == np.float64
+    _check_identities(A.astype(float), B, result)
+    single = cljacobi.gsvd(A.astype(np.float32), B.astype(np.float32))
+    assert all(x.dtype == np.float32 for x in single)
+    assert np.abs(single.C - result.C).max() <= 1e-6
+
+
+@pytest.mark.parametrize("A,B,error,message", [
+    (np.ones((4, 3)), np.ones((4, 2)), ValueError, "same number of columns"),
+    (np.ones(4), np.ones((4, 4)), ValueError, "A must be a 2-D array"),
+    (np.ones((2, 3)), np.eye(3), ValueError, "A has fewer rows than columns"),
+    (np.eye(3), np.ones((2, 3)), ValueError, "B has fewer rows than columns"),
+    (np.full((3, 3), np.nan), np.eye(3), ValueError, "infs or NaNs"),
+    (np.eye(3), np.ones((3, 3)), np.linalg.LinAlgError, "B is not of full column rank"),
+    (np.eye(3), np.zeros((3, 3)), np.linalg.LinAlgError, "B is not of full column rank"),
+    (np.array([["a"]]), np.eye(1), TypeError, "unsupported dtype"),
+])
+def test_wrong_inputs(A, B, error, message):
+    with pytest.raises(error, match=message):
+        cljacobi.gsvd(A, B)
+
+
+@pytest.mark.parametrize("options,error,message", [
+    ({"criterion": "C3"}, ValueError, "criterion must be one of"),
+    ({"strategy": "zigzag"}, ValueError, "strategy must be 'auto' or one of"),
+    ({"max_sweeps": 0}, ValueError, "max_sweeps"),
+    ({"compute_uv": "yes"}, TypeError, "compute_uv"),
+    ({"on_nonconvergence": "ignore"}, ValueError, "raise"),
+])
+def test_wrong_options(options, error, message):
+    with pytest.raises(error, match=message):
+        cljacobi.gsvd(np.eye(3), np.eye(3), **options)
+
+
+def test_nonconvergence(rng):
+    A, B = rng.standard_normal((12, 12)), rng.standard_normal((12, 12))
+    with pytest.raises(cljacobi.ConvergenceError, match="did not converge in 1 sweeps"):
+        cljacobi.gsvd(A, B, max_sweeps=1)
+    with pytest.warns(cljacobi.ConvergenceWarning):
+        _, info = cljacobi.gsvd(A, B, max_sweeps=1, on_nonconvergence="warn",
+                                return_info=True)
+    assert not info.converged and info.sweeps == 1
+
+
+def test_zero_generalized_singular_value(rng):
+    """A rank-deficient A: a zero C, S = 1, U still orthonormal (completed)."""
+    A = rng.standard_normal((8, 5))
+    A[:, 2] = 0
+    B = rng.standard_normal((6, 5))
+    result = cljacobi.gsvd(A, B)
+    assert result.C[-1] <= 10 * EPS and abs(result.S[-1] - 1) <= EPS
+    U = result.U
+    assert np.linalg.norm(U.T @ U - np.eye(5)) <= 100 * EPS
