@@ -162,6 +162,76 @@ inline cjac_real hz_new_diagonal(const cjac_elem p, const cjac_elem q, const cja
     return cjac_abs2_acc(p, 0) * a_ii + 2 * cross + cjac_abs2_acc(q, 0) * a_jj;
 }
 
+/* What one pivot pair gets from its A_k, B_k: Z_k = D_k Z'_k P_k (the identity,
+ * or only P_k, for a relatively orthogonal pair), and whether it was a
+ * transformation, a big one, a pair to touch at all, or one whose B'_k is not
+ * positive definite (|b'_ij| >= 1: no real t_k). */
+typedef struct { hz_transform z; int transformed, big, apply, not_definite; } hz_decision;
+
+inline hz_decision hz_decide(const cjac_real a_ii, const cjac_elem a_ij, const cjac_real a_jj,
+                             const cjac_real b_ii, const cjac_elem b_ij, const cjac_real b_jj,
+                             const int n)
+{
+    hz_decision out;
+    out.transformed = out.big = out.not_definite = 0;
+%if prescaled:
+    /* The standard version assumes diag(B) = I ([NS] Sect. 2). */
+    const cjac_real d_i = 1, d_j = 1;
+    const cjac_real ra_ii = a_ii, ra_jj = a_jj;
+    const cjac_elem ra_ij = a_ij, rb_ij = b_ij;
+%else:
+    /* D_k = diag(1/sqrt(b_ii), 1/sqrt(b_jj)), A'_k = D_k A_k D_k, B'_k = D_k B_k D_k ([NS] Sect. 2.1). */
+    const cjac_real d_i = 1 / sqrt(b_ii), d_j = 1 / sqrt(b_jj);
+    const cjac_real ra_ii = a_ii / b_ii, ra_jj = a_jj / b_jj;
+    const cjac_elem ra_ij = cjac_scale(d_i * d_j, a_ij), rb_ij = cjac_scale(d_i * d_j, b_ij);
+%endif
+    /* Relative orthogonality: |b'_ij| < eps sqrt(n), |a'_ij| < sqrt(a'_ii a'_jj) eps sqrt(n)
+     * (before [NS] Sect. 2.1.1); both off-diagonals exactly zero count too. */
+    const cjac_real tol = CJAC_EPS * sqrt((cjac_real)n);
+    const cjac_real abs_a = cjac_elem_abs(ra_ij), abs_b = cjac_elem_abs(rb_ij);
+    const bool orthogonal = (abs_a == 0 && abs_b == 0)
+        || (abs_b < tol && abs_a < sqrt(ra_ii) * sqrt(ra_jj) * tol);
+    hz_transform z;
+    z.z11 = z.z22 = cjac_from_real(1);
+    z.z12 = z.z21 = CJAC_ELEM_ZERO;
+    cjac_real new_ii = ra_ii, new_jj = ra_jj;
+    if (!orthogonal && abs_b >= 1) {
+        out.not_definite = 1;
+    } else if (!orthogonal) {
+        bool exceptional;
+        cjac_real cos_phi, cos_psi, t;
+        z = hz_pair_transform(ra_ii, ra_ij, ra_jj, rb_ij, &exceptional, &cos_phi, &cos_psi, &t);
+%if criterion == "C1":
+        /* C1: small when (cos phi_k)/t_k = (cos psi_k)/t_k = 1. */
+        const bool small = !exceptional && cos_phi / t == 1 && cos_psi / t == 1;
+%else:
+        /* C2: small when cos phi_k = cos psi_k = 1. */
+        const bool small = !exceptional && cos_phi == 1 && cos_psi == 1;
+%endif
+        new_ii = hz_new_diagonal(z.z11, z.z21, ra_ii, ra_ij, ra_jj);
+        new_jj = hz_new_diagonal(z.z12, z.z22, ra_ii, ra_ij, ra_jj);
+        /* Z_k := D_k Z'_k: the rows scaled. */
+        z.z11 = cjac_scale(d_i, z.z11);
+        z.z12 = cjac_scale(d_i, z.z12);
+        z.z21 = cjac_scale(d_j, z.z21);
+        z.z22 = cjac_scale(d_j, z.z22);
+        out.transformed = 1;
+        out.big = !small;
+    }
+    /* P_k: the larger diagonal element of Z_k^* A_k Z_k (the ratio ||f||^2 / ||g||^2
+     * after the step) first ([NS] Sect. 2.1; from the 2x2 algebra, not from norms
+     * recomputed over the columns as Sect. 3.5.3 does: it orders, nothing more). */
+    const int swap = new_ii < new_jj;
+    if (swap) {
+        const cjac_elem p = z.z11, q = z.z21;
+        z.z11 = z.z12; z.z21 = z.z22;
+        z.z12 = p; z.z22 = q;
+    }
+    out.z = z;
+    out.apply = out.transformed || swap;
+    return out;
+}
+
 /* [y_i y_j] := [y_i y_j] Z over `rows` rows, the work-group's items striding. */
 inline void hz_update(__global cjac_elem *y_i, __global cjac_elem *y_j, const int rows,
                       const hz_transform z)
@@ -216,65 +286,15 @@ void cjac_hz_step(${signatures["cjac_hz_step"].parameters})
 %endif
 
     if (lid == 0) {
-%if prescaled:
-        /* The standard version assumes diag(B) = I ([NS] Sect. 2). */
-        const cjac_real d_i = 1, d_j = 1;
-        const cjac_real ra_ii = a_ii, ra_jj = a_jj;
-        const cjac_elem ra_ij = a_ij, rb_ij = b_ij;
-%else:
-        /* D_k = diag(1/sqrt(b_ii), 1/sqrt(b_jj)), A'_k = D_k A_k D_k, B'_k = D_k B_k D_k ([NS] Sect. 2.1). */
-        const cjac_real d_i = 1 / sqrt(b_ii), d_j = 1 / sqrt(b_jj);
-        const cjac_real ra_ii = a_ii / b_ii, ra_jj = a_jj / b_jj;
-        const cjac_elem ra_ij = cjac_scale(d_i * d_j, a_ij), rb_ij = cjac_scale(d_i * d_j, b_ij);
-%endif
-        /* Relative orthogonality: |b'_ij| < eps sqrt(n), |a'_ij| < sqrt(a'_ii a'_jj) eps sqrt(n)
-         * (before [NS] Sect. 2.1.1); both off-diagonals exactly zero count too. */
-        const cjac_real tol = CJAC_EPS * sqrt((cjac_real)n);
-        const cjac_real abs_a = cjac_elem_abs(ra_ij), abs_b = cjac_elem_abs(rb_ij);
-        const bool orthogonal = (abs_a == 0 && abs_b == 0)
-            || (abs_b < tol && abs_a < sqrt(ra_ii) * sqrt(ra_jj) * tol);
-        hz_transform z;
-        z.z11 = z.z22 = cjac_from_real(1);
-        z.z12 = z.z21 = CJAC_ELEM_ZERO;
-        cjac_real new_ii = ra_ii, new_jj = ra_jj;
-        int transformed = 0;
-        if (!orthogonal && abs_b >= 1) {
-            /* B'_k not positive definite in floating point: no real t_k. */
+        const hz_decision d = hz_decide(a_ii, a_ij, a_jj, b_ii, b_ij, b_jj, n);
+        if (d.not_definite)
             atomic_inc(&counters[HZ_NOT_DEFINITE]);
-        } else if (!orthogonal) {
-            bool exceptional;
-            cjac_real cos_phi, cos_psi, t;
-            z = hz_pair_transform(ra_ii, ra_ij, ra_jj, rb_ij, &exceptional, &cos_phi, &cos_psi, &t);
-%if criterion == "C1":
-            /* C1: small when (cos phi_k)/t_k = (cos psi_k)/t_k = 1. */
-            const bool small = !exceptional && cos_phi / t == 1 && cos_psi / t == 1;
-%else:
-            /* C2: small when cos phi_k = cos psi_k = 1. */
-            const bool small = !exceptional && cos_phi == 1 && cos_psi == 1;
-%endif
-            new_ii = hz_new_diagonal(z.z11, z.z21, ra_ii, ra_ij, ra_jj);
-            new_jj = hz_new_diagonal(z.z12, z.z22, ra_ii, ra_ij, ra_jj);
-            /* Z_k := D_k Z'_k: the rows scaled. */
-            z.z11 = cjac_scale(d_i, z.z11);
-            z.z12 = cjac_scale(d_i, z.z12);
-            z.z21 = cjac_scale(d_j, z.z21);
-            z.z22 = cjac_scale(d_j, z.z22);
-            transformed = 1;
+        if (d.transformed)
             atomic_inc(&counters[HZ_TRANSFORMED]);
-            if (!small)
-                atomic_inc(&counters[HZ_BIG]);
-        }
-        /* P_k: the larger diagonal element of Z_k^* A_k Z_k (the ratio ||f||^2 / ||g||^2
-         * after the step) first ([NS] Sect. 2.1; from the 2x2 algebra, not from norms
-         * recomputed over the columns as Sect. 3.5.3 does: it orders, nothing more). */
-        const int swap = new_ii < new_jj;
-        if (swap) {
-            const cjac_elem p = z.z11, q = z.z21;
-            z.z11 = z.z12; z.z21 = z.z22;
-            z.z12 = p; z.z22 = q;
-        }
-        shared_z = z;
-        apply = transformed || swap;
+        if (d.big)
+            atomic_inc(&counters[HZ_BIG]);
+        shared_z = d.z;
+        apply = d.apply;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (!apply)
