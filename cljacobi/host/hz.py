@@ -24,7 +24,7 @@ from ..strategies import step_table
 from .limits import check_global_memory
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, int_arg
-from .sizes import check_power_of_two
+from .sizes import check_power_of_two, round_up
 
 __all__ = ["CRITERIA", "HZ_DTYPES", "HZ_WORK_GROUP", "HZRun", "HZSpec", "hz_sweeps"]
 
@@ -57,6 +57,10 @@ class HZSpec:
         ``"C1"`` or ``"C2"``, which transformations are small (Sect. 2.5).
     work_group_size : int
         Work-items per pivot pair, a power of two.
+    block_width : int
+        0: the pointwise kernel alone; w > 0: also ``cjac_hz_block``, the
+        inner sweeps of the block-oriented level on the Gram matrices of
+        2w-column block pairs (Sect. 2.3), one work-group of w^2 items each.
     """
 
     family: ClassVar[str] = "hz"
@@ -64,6 +68,7 @@ class HZSpec:
     prescaled: bool = False
     criterion: str = "C1"
     work_group_size: int = HZ_WORK_GROUP
+    block_width: int = 0
 
     def __post_init__(self) -> None:
         if self.dtype not in HZ_DTYPES:
@@ -71,6 +76,16 @@ class HZSpec:
         if self.criterion not in CRITERIA:
             raise ValueError(f"criterion must be one of {CRITERIA}, not {self.criterion!r}")
         check_power_of_two("work_group_size", self.work_group_size)
+        if self.block_width:
+            check_power_of_two("block_width", self.block_width)
+
+    @property
+    def inner_pairs(self) -> tuple[tuple[tuple[int, int], ...], ...]:
+        """The inner strategy's steps for order 2w (the generalized ME ordering)."""
+        if not self.block_width:
+            return ()
+        table = step_table("me", 2 * self.block_width).pairs
+        return tuple(tuple((int(i), int(j)) for i, j in step) for step in table)
 
     @property
     def signatures(self) -> dict[str, KernelSignature]:
@@ -83,7 +98,25 @@ class HZSpec:
             buffer("pairs", "__global const int *"), int_arg("first"),
             buffer("counters", "__global int *"),
         ))
-        return {step.name: step}
+        if not self.block_width:
+            return {step.name: step}
+        partial = "__global const cjac_elem *"
+        block = KernelSignature("cjac_hz_block", (
+            buffer("partial_f", partial), buffer("partial_g", partial), int_arg("chunks"),
+            int_arg("n"), int_arg("inner_sweeps"),
+            buffer("transforms", "__global cjac_elem *"), buffer("rotated", "__global int *"),
+            buffer("counters", "__global int *"),
+        ))
+        return {step.name: step, block.name: block}
+
+    @property
+    def constants(self) -> dict[str, int]:
+        """The sizes rendered as ``#define`` lines."""
+        sizes = {"WG": self.work_group_size}
+        if self.block_width:
+            sizes.update(BW=self.block_width, HZ_INNER_STEPS=len(self.inner_pairs),
+                         HZ_BLOCK_WG=self.block_width ** 2)
+        return sizes
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -91,7 +124,8 @@ class HZSpec:
             "real_ctype": "double", "complex_": self.dtype == "complex128",
             "prescaled": self.prescaled, "criterion": self.criterion,
             "work_group_size": self.work_group_size,
-            "size_defines": c_defines({"WG": self.work_group_size}),
+            "size_defines": c_defines(self.constants),
+            "block_width": self.block_width, "inner_pairs": self.inner_pairs,
             "signatures": self.signatures,
         }
 
@@ -109,6 +143,38 @@ class HZRun(NamedTuple):
     seconds: float
 
 
+class _Pair(NamedTuple):
+    """F, G and Z on the device (column-major, leading dimension = rows)."""
+
+    f: cl.Buffer
+    g: cl.Buffer
+    z: cl.Buffer
+    rows_f: int
+    rows_g: int
+    rows_z: int
+    columns: int
+
+
+def _bordered(F: np.ndarray, G: np.ndarray, Z: np.ndarray, columns: int) -> tuple[np.ndarray, ...]:
+    """F, G, Z bordered to `columns` columns (a multiple of 2w; [NS] Sect. 3.1):
+    zero columns in F, unit columns e_(m_G + j) in G, e_(n + j) in Z, so that a
+    border column is relatively orthogonal to every other and never
+    transformed (a sorting P_k may move it; its G column tells it apart).
+    F and G get the same rows, for one Gram and update plan."""
+    (mf, n), mg = F.shape, G.shape[0]
+    extra = columns - n
+    rows = max(mf, mg + extra)
+    F_b = np.zeros((rows, columns), dtype=F.dtype, order="F")
+    F_b[:mf, :n] = F
+    G_b = np.zeros((rows, columns), dtype=F.dtype, order="F")
+    G_b[:mg, :n] = G
+    G_b[mg + np.arange(extra), n + np.arange(extra)] = 1
+    Z_b = np.zeros((columns, columns), dtype=F.dtype, order="F")
+    Z_b[:n, :n] = Z
+    Z_b[n + np.arange(extra), n + np.arange(extra)] = 1
+    return F_b, G_b, Z_b
+
+
 def hz_sweeps(
     queue: cl.CommandQueue,
     F: np.ndarray,
@@ -119,8 +185,15 @@ def hz_sweeps(
     criterion: str = "C1",
     strategy: str = "me",
     max_sweeps: int = 30,
+    block_width: int = 0,
 ) -> HZRun:
-    """Pointwise implicit Hari-Zimmermann sweeps on the device until convergence.
+    """Implicit Hari-Zimmermann sweeps on the device until convergence.
+
+    With a `block_width` w the block-oriented sweeps of [NS] Sect. 2.3 run
+    first (block pairs of 2w columns, one inner sweep on their Gram
+    matrices, the transformation applied to F, G and Z by the blocked
+    family's GEMM) until one of them has no big transformation; pointwise
+    sweeps then finish and decide convergence, as for the other solvers.
 
     Parameters
     ----------
@@ -133,12 +206,15 @@ def hz_sweeps(
     prescaled, criterion : optional
         As :class:`HZSpec`.
     strategy : str, optional
-        Parallel strategy of :func:`cljacobi.strategies.step_table` (the
-        generalized Mantharam-Eberlein ordering by default, the paper's
-        choice, Sect. 2.2); an odd ``n`` gets a virtual column that the
-        kernel skips.
+        Parallel strategy of the pointwise sweeps
+        (:func:`cljacobi.strategies.step_table`; the generalized
+        Mantharam-Eberlein ordering by default, the paper's choice, Sect.
+        2.2); an odd ``n`` gets a virtual column that the kernel skips.
     max_sweeps : int, optional
-        Sweeps before giving up (``converged`` False).
+        Sweeps (blocked and pointwise together) before giving up
+        (``converged`` False).
+    block_width : int, optional
+        0 (pointwise only) or the block width w.
 
     Returns
     -------
@@ -148,49 +224,131 @@ def hz_sweeps(
     """
     start = time.perf_counter()
     dtype = np.dtype(F.dtype)
-    spec = HZSpec(dtype.name, prescaled=prescaled, criterion=criterion)
-    program = build_program(queue.context, queue.device, spec)
     (mf, n), mg = F.shape, G.shape[0]
-    check_global_memory(queue.device, {name: dtype.itemsize * rows * n
-                                       for name, rows in (("F", mf), ("G", mg), ("Z", n))})
-    mf_buffer = cl.mem_flags
-    columns = [cl.Buffer(queue.context, mf_buffer.READ_WRITE | mf_buffer.COPY_HOST_PTR,
+    columns = round_up(n, 2 * block_width) if block_width else n
+    if block_width:
+        F, G, Z = _bordered(F, G, Z, columns)
+    check_global_memory(queue.device, {name: dtype.itemsize * Y.size
+                                       for name, Y in (("F", F), ("G", G), ("Z", Z))})
+    flags = cl.mem_flags
+    buffers = [cl.Buffer(queue.context, flags.READ_WRITE | flags.COPY_HOST_PTR,
                          hostbuf=np.asfortranarray(Y)) for Y in (F, G, Z)]
-    counters = cl.Buffer(queue.context, mf_buffer.READ_WRITE, 3 * 4)
-    zero = np.zeros(3, dtype=np.int32)
-    signature = spec.signatures["cjac_hz_step"]
-    order = n + n % 2
-    wg = spec.work_group_size
+    pair = _Pair(*buffers, F.shape[0], G.shape[0], Z.shape[0], columns)
+    counters = cl.Buffer(queue.context, flags.READ_WRITE, 3 * 4)
+    spec = HZSpec(dtype.name, prescaled=prescaled, criterion=criterion, block_width=block_width)
+    program = build_program(queue.context, queue.device, spec)
     transformations: list[int] = []
     big: list[int] = []
     converged = n < 2
-    for sweep in range(0 if converged else max_sweeps):
-        table = step_table(strategy, order, sweep=sweep).pairs.astype(np.int32)
-        steps, per_step = table.shape[:2]
-        pairs = cl.Buffer(queue.context, mf_buffer.READ_ONLY | mf_buffer.COPY_HOST_PTR,
-                          hostbuf=np.ascontiguousarray(table))
-        kernel = signature.kernel(
-            program, f=columns[0], ldf=mf, mf=mf, g=columns[1], ldg=mg, mg=mg, zz=columns[2],
-            ldz=n, n=n, pairs=pairs, first=0, counters=counters)
-        cl.enqueue_copy(queue, counters, zero)
-        for step in range(steps):
-            signature.bind(kernel, first=step * per_step)
-            cl.enqueue_nd_range_kernel(queue, kernel, (per_step * wg,), (wg,))
-        counts = np.empty(3, dtype=np.int32)
-        cl.enqueue_copy(queue, counts, counters)
-        if counts[_NOT_DEFINITE]:
-            raise np.linalg.LinAlgError(
-                f"{int(counts[_NOT_DEFINITE])} pivot submatrices of B^* B were not positive "
-                "definite in floating point: the columns of B are numerically dependent"
-                + (" (prescaled: the column norms of B drifted from 1)" if prescaled else ""))
-        transformations.append(int(counts[_TRANSFORMED]))
-        big.append(int(counts[_BIG]))
-        if big[-1] == 0:  # Sect. 2.5: a sweep without big transformations
-            converged = True
-            break
-    results = [np.empty((rows, n), dtype=dtype, order="F") for rows in (mf, mg, n)]
-    for host, device in zip(results, columns):
+    if block_width and not converged:
+        _blocked_sweeps(queue, program, spec, pair, counters, max_sweeps, transformations, big)
+    if not converged:
+        converged = _pointwise_sweeps(queue, program, spec, pair, counters, strategy,
+                                      max_sweeps - len(transformations), transformations, big)
+    results = [np.empty((rows, columns), dtype=dtype, order="F")
+               for rows in (pair.rows_f, pair.rows_g, pair.rows_z)]
+    for host, device in zip(results, buffers):
         cl.enqueue_copy(queue, host, device)
     queue.finish()
-    return HZRun(*results, len(transformations), converged, transformations, big,
+    F_out, G_out, Z_out = results
+    if block_width:  # the border columns are those with a nonzero in G's border rows
+        real = ~np.any(G_out[mg:], axis=0)
+        F_out, G_out, Z_out = F_out[:mf, real], G_out[:mg, real], Z_out[:n, real]
+    return HZRun(F_out, G_out, Z_out, len(transformations), converged, transformations, big,
                  time.perf_counter() - start)
+
+
+def _read_counters(queue: cl.CommandQueue, counters: cl.Buffer, prescaled: bool,
+                   transformations: list[int], big: list[int]) -> None:
+    counts = np.empty(3, dtype=np.int32)
+    cl.enqueue_copy(queue, counts, counters)
+    if counts[_NOT_DEFINITE]:
+        raise np.linalg.LinAlgError(
+            f"{int(counts[_NOT_DEFINITE])} pivot submatrices of B^* B were not positive "
+            "definite in floating point: the columns of B are numerically dependent"
+            + (" (prescaled: the column norms of B drifted from 1)" if prescaled else ""))
+    transformations.append(int(counts[_TRANSFORMED]))
+    big.append(int(counts[_BIG]))
+
+
+def _pointwise_sweeps(queue, program, spec, pair, counters, strategy, max_sweeps,
+                      transformations, big) -> bool:
+    """Pointwise sweeps until one has no big transformation (Sect. 2.5)."""
+    signature = spec.signatures["cjac_hz_step"]
+    n = pair.columns
+    order = n + n % 2
+    wg = spec.work_group_size
+    zero = np.zeros(3, dtype=np.int32)
+    for sweep in range(max(max_sweeps, 0)):
+        table = step_table(strategy, order, sweep=sweep).pairs.astype(np.int32)
+        steps, per_step = table.shape[:2]
+        pairs = cl.Buffer(queue.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                          hostbuf=np.ascontiguousarray(table))
+        kernel = signature.kernel(
+            program, f=pair.f, ldf=pair.rows_f, mf=pair.rows_f, g=pair.g, ldg=pair.rows_g,
+            mg=pair.rows_g, zz=pair.z, ldz=pair.rows_z, n=n, pairs=pairs, first=0,
+            counters=counters)
+        first = signature.position("first")
+        cl.enqueue_copy(queue, counters, zero)
+        for step in range(steps):
+            kernel.set_arg(first, np.int32(step * per_step))
+            cl.enqueue_nd_range_kernel(queue, kernel, (per_step * wg,), (wg,))
+        _read_counters(queue, counters, spec.prescaled, transformations, big)
+        if big[-1] == 0:
+            return True
+    return False
+
+
+def _blocked_sweeps(queue, program, spec, pair, counters, max_sweeps, transformations,
+                    big) -> None:
+    """Block-oriented sweeps ([NS] Sect. 2.3) until one has no big transformation."""
+    from .blocked import OUTER_STRATEGY, BlockedPlan  # the Gram and update kernels
+
+    w = spec.block_width
+    plans = [BlockedPlan.for_device(queue.device, rows=rows, columns=pair.columns,
+                                    dtype=spec.dtype, block_width=w, variant="bo",
+                                    accumulate_v=False)
+             for rows in (pair.rows_f, pair.rows_z)]
+    fg_plan, z_plan = plans
+    programs = [build_program(queue.context, queue.device, plan.spec) for plan in plans]
+    outer_tables = [step_table(OUTER_STRATEGY, fg_plan.blocks, sweep=s) for s in (0, 1)]
+    outer_steps = outer_tables[0].steps
+    outer = np.ascontiguousarray(np.concatenate([t.pairs for t in outer_tables]), np.int32)
+    ctx, flags = queue.context, cl.mem_flags
+    outer_buf = cl.Buffer(ctx, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=outer)
+    partials = [cl.Buffer(ctx, flags.READ_WRITE, fg_plan.partial_bytes) for _ in range(2)]
+    transforms = cl.Buffer(ctx, flags.READ_WRITE, fg_plan.transforms_bytes)
+    rotated = cl.Buffer(ctx, flags.READ_WRITE, 4 * fg_plan.slots)
+    step = {"outer_pairs": outer_buf, "step": 0}
+    launches = []
+    gram_sig = fg_plan.spec.signatures["cjac_block_gram"]
+    ranges = fg_plan.launches()
+    for data, partial in ((pair.f, partials[0]), (pair.g, partials[1])):
+        kernel = gram_sig.kernel(programs[0], G=data, ldg=pair.rows_f, m=pair.rows_f,
+                                 chunk_rows=fg_plan.gram_chunks.rows, partial=partial, **step)
+        launches.append((kernel, gram_sig, ranges["gram"]))
+    block_sig = spec.signatures["cjac_hz_block"]
+    block = block_sig.kernel(program, partial_f=partials[0], partial_g=partials[1],
+                             chunks=fg_plan.gram_chunks.count, n=pair.columns, inner_sweeps=1,
+                             transforms=transforms, rotated=rotated, counters=counters)
+    for plan, prog, data, rows in ((fg_plan, programs[0], pair.f, pair.rows_f),
+                                   (fg_plan, programs[0], pair.g, pair.rows_g),
+                                   (z_plan, programs[1], pair.z, pair.rows_z)):
+        update_sig = plan.spec.signatures["cjac_block_update"]
+        kernel = update_sig.kernel(prog, X=data, ldx=rows, m=rows,
+                                   chunk_rows=plan.update_g_chunks.rows, transforms=transforms,
+                                   rotated=rotated, **step)
+        launches.append((kernel, update_sig, plan.launches()["update_g"]))
+    zero = np.zeros(3, dtype=np.int32)
+    for sweep in range(max_sweeps):
+        cl.enqueue_copy(queue, counters, zero)
+        for s in range(outer_steps):
+            index = np.int32((sweep % 2) * outer_steps + s)
+            for number, (kernel, sig, (global_size, local_size)) in enumerate(launches):
+                kernel.set_arg(sig.position("step"), index)
+                cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size)
+                if number == 1:  # after both Gram matrices: the inner sweeps
+                    cl.enqueue_nd_range_kernel(queue, block, (fg_plan.slots * w * w,), (w * w,))
+        _read_counters(queue, counters, spec.prescaled, transformations, big)
+        if big[-1] == 0:
+            return

@@ -20,8 +20,12 @@
 ##                     not-scaled one (D_k in every step, Sect. 2.1)
 ##   criterion         "C1" or "C2": which transformations are small (Sect. 2.5)
 ##   work_group_size   work-items per pair (a power of two)
-##   size_defines      #define WG (work_group_size)
-##   signatures        the kernel's parameter list (HZSpec.signatures)
+##   size_defines      #define WG (work_group_size); with a block width also BW,
+##                     HZ_INNER_STEPS and HZ_BLOCK_WG (work-items of cjac_hz_block)
+##   block_width       0: the pointwise kernel only; w: also cjac_hz_block, the
+##                     inner sweeps of the block-oriented level (Sect. 2.3)
+##   inner_pairs       the inner strategy's step table of order 2w (with a block width)
+##   signatures        the kernels' parameter lists (HZSpec.signatures)
 <%namespace name="arith" file="arith.cl.mako"/>
 ${arith.prelude(real_ctype)}
 
@@ -304,3 +308,137 @@ void cjac_hz_step(${signatures["cjac_hz_step"].parameters})
     hz_update(g_i, g_j, mg, z);
     hz_update(zz + (size_t)i * ldz, zz + (size_t)j * ldz, n, z);
 }
+%if block_width:
+
+/* ------------------------------------------------------------------------
+ * The block-oriented level ([NS] Sect. 2.3): one work-group per pair of block
+ * columns (P, Q) of width BW.  The Gram matrices of [F_P F_Q] and [G_P G_Q]
+ * come from the blocked family's cjac_block_gram (partial sums per row chunk,
+ * added here in a fixed order); the inner sweeps run the same pair decision
+ * on them two-sided, A <- Z_k^* A Z_k, B <- Z_k^* B Z_k, W <- W Z_k, and W
+ * goes to the slot cjac_block_update reads, which applies it to F, G and Z.
+ * ------------------------------------------------------------------------ */
+#define HZ_K (2 * BW)
+#define HZ_LD (HZ_K + 1)  /* odd row stride against bank conflicts */
+
+/* The inner strategy (pairs of local columns 0..HZ_K-1), one row per step. */
+__constant int2 hz_inner_pairs[HZ_INNER_STEPS * BW] = {
+%for step in inner_pairs:
+    ${", ".join(f"(int2)({i}, {j})" for i, j in step)},
+%endfor
+};
+
+/* The 2x2 block (rows r, columns c) of M <- X^* M Y, X and Y applied where flagged. */
+inline void hz_two_sided(__local cjac_elem *M, const int2 r, const int2 c,
+                         const int rows, const hz_transform x, const int cols,
+                         const hz_transform y)
+{
+    cjac_elem m11 = M[r.x * HZ_LD + c.x], m12 = M[r.x * HZ_LD + c.y];
+    cjac_elem m21 = M[r.y * HZ_LD + c.x], m22 = M[r.y * HZ_LD + c.y];
+    if (cols) {  /* M Y */
+        const cjac_elem n11 = cjac_axpy(m11, y.z11, cjac_mul(m12, y.z21));
+        const cjac_elem n12 = cjac_axpy(m11, y.z12, cjac_mul(m12, y.z22));
+        const cjac_elem n21 = cjac_axpy(m21, y.z11, cjac_mul(m22, y.z21));
+        const cjac_elem n22 = cjac_axpy(m21, y.z12, cjac_mul(m22, y.z22));
+        m11 = n11; m12 = n12; m21 = n21; m22 = n22;
+    }
+    if (rows) {  /* X^* M */
+        const cjac_elem n11 = cjac_axpy(cjac_conj(x.z11), m11, cjac_mul(cjac_conj(x.z21), m21));
+        const cjac_elem n12 = cjac_axpy(cjac_conj(x.z11), m12, cjac_mul(cjac_conj(x.z21), m22));
+        const cjac_elem n21 = cjac_axpy(cjac_conj(x.z12), m11, cjac_mul(cjac_conj(x.z22), m21));
+        const cjac_elem n22 = cjac_axpy(cjac_conj(x.z12), m12, cjac_mul(cjac_conj(x.z22), m22));
+        m11 = n11; m12 = n12; m21 = n21; m22 = n22;
+    }
+    M[r.x * HZ_LD + c.x] = m11; M[r.x * HZ_LD + c.y] = m12;
+    M[r.y * HZ_LD + c.x] = m21; M[r.y * HZ_LD + c.y] = m22;
+}
+
+__kernel __attribute__((reqd_work_group_size(HZ_BLOCK_WG, 1, 1)))
+void cjac_hz_block(${signatures["cjac_hz_block"].parameters})
+{
+    __local cjac_elem A[HZ_K * HZ_LD], B[HZ_K * HZ_LD], W[HZ_K * HZ_LD];
+    __local hz_transform zs[BW];
+    __local int flag[BW], transformed_q[BW], big_q[BW], not_definite_q[BW];
+    __local int2 pair[BW];
+    __local int sweep_big;
+    const int k = get_group_id(0), lid = get_local_id(0);
+    const size_t base = (size_t)k * chunks * (HZ_K * HZ_K);
+    for (int e = lid; e < HZ_K * HZ_K; e += HZ_BLOCK_WG) {
+        cjac_elem a = CJAC_ELEM_ZERO, b = CJAC_ELEM_ZERO;
+        for (int c = 0; c < chunks; ++c) {  /* fixed order: reproducible */
+            a += partial_f[base + (size_t)c * (HZ_K * HZ_K) + e];
+            b += partial_g[base + (size_t)c * (HZ_K * HZ_K) + e];
+        }
+        const int row = e / HZ_K, col = e % HZ_K;
+        A[row * HZ_LD + col] = a;
+        B[row * HZ_LD + col] = b;
+        W[row * HZ_LD + col] = cjac_from_real(row == col ? 1 : 0);
+    }
+    for (int q = lid; q < BW; q += HZ_BLOCK_WG)
+        transformed_q[q] = big_q[q] = not_definite_q[q] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int sweep = 0; sweep < inner_sweeps; ++sweep) {
+        if (lid == 0)
+            sweep_big = 0;
+        for (int inner = 0; inner < HZ_INNER_STEPS; ++inner) {
+            for (int q = lid; q < BW; q += HZ_BLOCK_WG) {
+                const int2 p = hz_inner_pairs[inner * BW + q];
+                const hz_decision d = hz_decide(
+                    cjac_real_part(A[p.x * HZ_LD + p.x]), A[p.x * HZ_LD + p.y],
+                    cjac_real_part(A[p.y * HZ_LD + p.y]), cjac_real_part(B[p.x * HZ_LD + p.x]),
+                    B[p.x * HZ_LD + p.y], cjac_real_part(B[p.y * HZ_LD + p.y]), n);
+                pair[q] = p;
+                zs[q] = d.z;
+                flag[q] = d.apply;
+                transformed_q[q] += d.transformed;
+                big_q[q] += d.big;
+                not_definite_q[q] |= d.not_definite;
+                if (d.big)
+                    sweep_big = 1;  /* a benign race: every writer writes 1 */
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (int x = lid; x < BW * BW; x += HZ_BLOCK_WG) {
+                const int q1 = x / BW, q2 = x % BW;
+                const int rows = flag[q1], cols = flag[q2];
+                if (rows | cols) {
+                    const int2 r = pair[q1], c = pair[q2];
+                    hz_two_sided(A, r, c, rows, zs[q1], cols, zs[q2]);
+                    hz_two_sided(B, r, c, rows, zs[q1], cols, zs[q2]);
+                    if (cols) {  /* rows r.x, r.y of W Z */
+                        const hz_transform y = zs[q2];
+%for row in ("x", "y"):
+                        {
+                            __local cjac_elem *w = W + r.${row} * HZ_LD;
+                            const cjac_elem wi = w[c.x], wj = w[c.y];
+                            w[c.x] = cjac_axpy(wi, y.z11, cjac_mul(wj, y.z21));
+                            w[c.y] = cjac_axpy(wi, y.z12, cjac_mul(wj, y.z22));
+                        }
+%endfor
+                    }
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        const int any_big = sweep_big;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (!any_big)
+            break;  /* uniform over the work-group */
+    }
+    __global cjac_elem *out = transforms + (size_t)k * (HZ_K * HZ_K);
+    for (int e = lid; e < HZ_K * HZ_K; e += HZ_BLOCK_WG)
+        out[e] = W[(e / HZ_K) * HZ_LD + e % HZ_K];
+    if (lid == 0) {
+        int count = 0, big = 0, not_definite = 0;
+        for (int q = 0; q < BW; ++q) {
+            count += transformed_q[q];
+            big += big_q[q];
+            not_definite |= not_definite_q[q];
+        }
+        rotated[k] = 1;  /* W may hold a permutation alone: always applied */
+        atomic_add(&counters[HZ_TRANSFORMED], count);
+        atomic_add(&counters[HZ_BIG], big);
+        if (not_definite)
+            atomic_inc(&counters[HZ_NOT_DEFINITE]);
+    }
+}
+%endif
