@@ -49,10 +49,18 @@ def paper_pair(n, dtype, rng):
     return A, B, np.sort(sigma_f / sigma_g)[::-1]
 
 
-def _solvers(max_lapack):
-    def ours(A, B):
-        (U, V, C, S, X), info = cljacobi.gsvd(A, B, return_info=True)
+def _ours(variant):
+    name, _, width = variant.partition(":")
+    options = {"variant": name, "block_width": int(width) if width else None}
+
+    def solve(A, B):
+        (U, V, C, S, X), info = cljacobi.gsvd(A, B, return_info=True, **options)
         return U, V, C, S, X, info
+
+    return solve
+
+
+def _solvers(max_lapack, variants):
 
     def lapack(A, B):
         import gsvd4py
@@ -67,8 +75,10 @@ def _solvers(max_lapack):
         sigma = np.sqrt(np.abs(w))[::-1]
         return None, None, sigma / np.hypot(sigma, 1), 1 / np.hypot(sigma, 1), None, None
 
-    return {"cljacobi.gsvd": (ours, None), "gsvd4py (ggsvd3)": (lapack, max_lapack),
-            "scipy eigh(A^H A, B^H B)": (eigh_route, None)}
+    solvers = {f"cljacobi.gsvd[{v}]": (_ours(v), None) for v in variants}
+    solvers.update({"gsvd4py (ggsvd3)": (lapack, max_lapack),
+                    "scipy eigh(A^H A, B^H B)": (eigh_route, None)})
+    return solvers
 
 
 def main():
@@ -78,6 +88,8 @@ def main():
     parser.add_argument("--dtype", choices=["float64", "complex128"], default="float64")
     parser.add_argument("--lapack-max", type=int, default=1024, help="largest n for ggsvd3")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--variants", nargs="+", default=["auto"],
+                        help="cljacobi variants: auto, pointwise, bo:W")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
@@ -86,7 +98,7 @@ def main():
     records = []
     for n in args.sizes:
         A, B, exact = paper_pair(n, args.dtype, rng)
-        for name, (solve, largest) in _solvers(args.lapack_max).items():
+        for name, (solve, largest) in _solvers(args.lapack_max, args.variants).items():
             if largest is not None and n > largest:
                 continue
             repeat = args.repeat if n < 4096 else 1
@@ -103,6 +115,7 @@ def main():
                                              / np.linalg.norm(B))
             if info is not None:
                 record.update(sweeps=info.sweeps, transformations=info.rotations_per_sweep,
+                              variant=f"{info.variant}:{info.block_width}",
                               split={k: round(v, 4) for k, v in info.seconds.items()})
             records.append(record)
             print(n, name, f"{seconds:.3f} s", {k: v for k, v in record.items()

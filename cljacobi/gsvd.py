@@ -27,10 +27,22 @@ from ._solve import DEFAULT_MAX_SWEEPS, orthogonal_complement
 from .errors import ConvergenceError, ConvergenceWarning
 from .host.device import has_fp64, resolve_queue
 from .host.hz import CRITERIA, hz_sweeps
+from .host.sizes import check_power_of_two
 from .strategies import STRATEGIES
 from .validation import as_float_matrix, check_flag, check_max_sweeps, check_on_nonconvergence
 
 __all__ = ["GSVDResult", "gsvd", "gsvdvals"]
+
+#: What ``variant`` takes.
+VARIANTS = ("auto", "pointwise", "bo")
+
+#: ``variant="auto"`` runs the blocked level on GPUs from this order on.
+AUTO_BLOCKED_MIN_ORDER = 512
+
+#: Default block widths of the blocked level (the inner kernel holds three
+#: 2w x 2w matrices in local memory: 25 KiB for real w = 16, 13 KiB for complex w = 8).
+AUTO_BLOCK_WIDTH = 16
+AUTO_COMPLEX_BLOCK_WIDTH = 8
 
 #: The parallel strategy of ``strategy="auto"``: the generalized
 #: Mantharam-Eberlein ordering, [NS] Sect. 2.2's choice for the pointwise level.
@@ -84,6 +96,8 @@ def gsvd(
     prescale: bool = False,
     criterion: str = "C1",
     strategy: str = "auto",
+    variant: str = "auto",
+    block_width: int | None = None,
     max_sweeps: int = DEFAULT_MAX_SWEEPS,
     on_nonconvergence: str = "raise",
     queue: cl.CommandQueue | cl.Context | None = None,
@@ -125,8 +139,20 @@ def gsvd(
     strategy : {"auto", "me", "mm", "ring", "round-robin"}, optional
         Parallel pivot strategy (:mod:`cljacobi.strategies`); "auto" is the
         Mantharam-Eberlein ordering.
+    variant : {"auto", "pointwise", "bo"}, optional
+        The pointwise kernel alone, or the block-oriented level of [NS]
+        Sect. 2.3 first ("bo": block pairs of ``2 * block_width`` columns,
+        one inner sweep on their two Gram matrices, the 2w x 2w
+        transformation applied to F, G and Z as one GEMM each) until a sweep
+        has no big transformation, then pointwise sweeps that finish and
+        decide convergence.  "auto": "bo" on GPUs from n =
+        :data:`AUTO_BLOCKED_MIN_ORDER` on, else pointwise.
+    block_width : int, optional
+        w of "bo" (a power of two); default :data:`AUTO_BLOCK_WIDTH` real,
+        :data:`AUTO_COMPLEX_BLOCK_WIDTH` complex.
     max_sweeps : int, optional
-        Sweeps before the method counts as not converged.
+        Sweeps (blocked and pointwise together) before the method counts as
+        not converged.
     on_nonconvergence : {"raise", "warn"}, optional
         As in :func:`cljacobi.eig_indefinite`.
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
@@ -165,6 +191,13 @@ def gsvd(
         raise ValueError(f"strategy must be 'auto' or one of {STRATEGIES}, not {strategy!r}")
     check_max_sweeps(max_sweeps)
     check_on_nonconvergence(on_nonconvergence)
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, not {variant!r}")
+    if block_width is not None:
+        if variant == "pointwise":
+            raise ValueError("block_width asks for the blocked level; variant='pointwise' "
+                             "has no blocks")
+        check_power_of_two("block_width", block_width)
     F, G, result_dtype = _pair(A, B, check_finite=check_finite)
     m, n = F.shape
     p = G.shape[0]
@@ -191,8 +224,11 @@ def gsvd(
         F0, G0, Z0 = shortened.F / norms, shortened.G / norms, np.diag(1 / norms)
     else:
         F0, G0, Z0 = shortened.F, shortened.G, np.eye(n)
+    width = _block_width(run_queue.device, n, F.dtype, variant, block_width)
+    info.variant, info.block_width = ("bo", width) if width else ("pointwise", 0)
     run = hz_sweeps(run_queue, F0, G0, Z0.astype(F.dtype), prescaled=prescale,
-                    criterion=criterion, strategy=strategy, max_sweeps=max_sweeps)
+                    criterion=criterion, strategy=strategy, max_sweeps=max_sweeps,
+                    block_width=width)
     info.sweeps, info.converged = run.sweeps, run.converged
     info.rotations_per_sweep = run.transformations
     info.rotations = sum(run.transformations)
@@ -209,6 +245,19 @@ def gsvd(
                       compute_x=compute_x, dtype=result_dtype)
     info.seconds["total"] = time.perf_counter() - start
     return (result, info) if return_info else result
+
+
+def _block_width(device: cl.Device, n: int, dtype: np.dtype, variant: str,
+                 block_width: int | None) -> int:
+    """The block width of the run, 0 for pointwise only."""
+    if variant == "pointwise":
+        return 0
+    if variant == "auto" and block_width is None and not (
+            bool(device.type & cl.device_type.GPU) and n >= AUTO_BLOCKED_MIN_ORDER):
+        return 0
+    if block_width is not None:
+        return block_width
+    return AUTO_COMPLEX_BLOCK_WIDTH if np.dtype(dtype).kind == "c" else AUTO_BLOCK_WIDTH
 
 
 def gsvdvals(A: Any, B: Any, **options: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -45,10 +45,13 @@ def _ggsvd3_sigma(A, B):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("m,p,n", [(8, 8, 8), (30, 20, 12), (9, 15, 9), (7, 7, 1), (40, 33, 33)])
 @pytest.mark.parametrize("prescale", [False, True])
-def test_against_ggsvd3(m, p, n, prescale, dtype, rng):
+@pytest.mark.parametrize("variant,block_width", [("pointwise", None), ("bo", 4)])
+def test_against_ggsvd3(m, p, n, prescale, variant, block_width, dtype, rng):
     A, B = _random((m, n), dtype, rng), _random((p, n), dtype, rng)
     A_copy, B_copy = A.copy(), B.copy()
-    result, info = cljacobi.gsvd(A, B, prescale=prescale, return_info=True)
+    result, info = cljacobi.gsvd(A, B, prescale=prescale, variant=variant,
+                                 block_width=block_width, return_info=True)
+    assert info.variant == variant and info.block_width == (block_width or 0)
     assert np.array_equal(A, A_copy) and np.array_equal(B, B_copy)
     assert info.converged and result.U.dtype == dtype and result.C.dtype == np.float64
     _check_identities(A, B, result)
@@ -72,8 +75,9 @@ def test_paper_pairs(kappa, dtype, rng):
     A = _unitary(n, dtype, rng) @ (sigma_f[:, None] * W)
     B = _unitary(n, dtype, rng) @ (sigma_g[:, None] * W)
     exact = np.sort(sigma_f / sigma_g)[::-1]
-    for criterion in ("C1", "C2"):
-        C, S = cljacobi.gsvdvals(A, B, criterion=criterion)
+    for criterion, variant in (("C1", "pointwise"), ("C2", "pointwise"), ("C1", "bo")):
+        C, S = cljacobi.gsvdvals(A, B, criterion=criterion, variant=variant, block_width=4
+                                 if variant == "bo" else None)
         ours = np.max(np.abs(C / S - exact) / exact)
         lapack = np.max(np.abs(np.sort(_ggsvd3_sigma(A, B))[::-1] - exact) / exact)
         assert ours <= 10 * lapack + 1e3 * EPS, (ours, lapack)
@@ -104,6 +108,20 @@ def test_kernel_against_reference(prescaled, criterion, dtype, queue, rng):
     assert np.max(np.abs(ours.sigma - theirs.sigma) / theirs.sigma) <= 100 * n * EPS
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n,block_width", [(8, 4), (13, 4), (40, 8)])
+def test_blocked_level_against_reference(n, block_width, dtype, queue, rng):
+    """The block-oriented level (bordered to a multiple of 2w, the border
+    columns dropped afterwards) ends in the reference's GSVD."""
+    A, B = _random((n, n), dtype, rng), _random((n, n), dtype, rng)
+    run = hz_sweeps(queue, A, B, np.eye(n, dtype=dtype), prescaled=False,
+                    block_width=block_width)
+    assert run.converged and run.F.shape == (n, n) and run.Z.shape == (n, n)
+    ours = hz_reference.gsvd_from_hz(run.F, run.G, run.Z)
+    theirs = hz_reference.gsvd_reference(A, B, parallel=True, prescale=False)
+    assert np.max(np.abs(ours.sigma - theirs.sigma) / theirs.sigma) <= 100 * n * EPS
+
+
 @pytest.mark.parametrize("strategy", ["me", "mm", "ring", "round-robin"])
 def test_strategies(strategy, rng):
     A, B = rng.standard_normal((20, 15)), rng.standard_normal((17, 15))
@@ -124,9 +142,11 @@ def test_values_only_and_z_without_x(rng):
     assert none.U is None and none.V is None and np.array_equal(none.X, full.X)
 
 
-def test_bitwise_repeatable(rng):
+@pytest.mark.parametrize("variant", ["pointwise", "bo"])
+def test_bitwise_repeatable(variant, rng):
     A, B = _random((20, 16), np.complex128, rng), _random((18, 16), np.complex128, rng)
-    first, second = cljacobi.gsvd(A, B), cljacobi.gsvd(A, B)
+    options = {"variant": variant, "block_width": 4 if variant == "bo" else None}
+    first, second = cljacobi.gsvd(A, B, **options), cljacobi.gsvd(A, B, **options)
     for x, y in zip(first, second):
         assert np.array_equal(x, y)
 
@@ -161,6 +181,9 @@ def test_wrong_inputs(A, B, error, message):
 
 @pytest.mark.parametrize("options,error,message", [
     ({"criterion": "C3"}, ValueError, "criterion must be one of"),
+    ({"variant": "fb"}, ValueError, "variant must be one of"),
+    ({"variant": "pointwise", "block_width": 8}, ValueError, "has no blocks"),
+    ({"block_width": 6}, ValueError, "power of two"),
     ({"strategy": "zigzag"}, ValueError, "strategy must be 'auto' or one of"),
     ({"max_sweeps": 0}, ValueError, "max_sweeps"),
     ({"compute_uv": "yes"}, TypeError, "compute_uv"),
