@@ -4,7 +4,8 @@
 LAPACK ``xGGSVD3`` (and its Python wrapper ``gsvd4py``) define it, by the
 method of V. Novaković and S. Singer, "Implicit Hari-Zimmermann algorithm
 for the generalized SVD on the GPUs" (cited as [NS]): tall ``A`` and ``B``
-are shortened to square factors by column-pivoted QR (Sect. 2), pairs of
+are shortened to square factors by column-pivoted QR (Sect. 2; a square
+pair is taken as it is), pairs of
 columns of ``F`` and ``G`` are transformed by the same nonsingular 2x2
 matrix until all pairs are relatively orthogonal (Sect. 2.1, the kernel of
 ``templates/hz.cl.mako``), and the GSVD is read off the final ``F Z``,
@@ -173,9 +174,12 @@ def gsvd(
         Not 2-D, different column counts, fewer rows than columns in A or B
         (not supported yet), NaN or inf, unknown options.
     numpy.linalg.LinAlgError
-        B not of full column rank (its pivoted QR has a zero pivot, or a
-        pivot submatrix of ``B^H B`` is not positive definite in floating
-        point during the sweeps); a result beyond float64's range.
+        B not of full column rank: a zero column, a zero pivot of the
+        pivoted QR that shortens a tall pair, a pivot submatrix of ``B^H B``
+        not positive definite in floating point during the sweeps, or a
+        column of the final ``B Z`` at the rounding level of that product
+        (``max(p, n) eps ||B|| ||z_j||``, LAPACK's ``TOLB`` per column); a
+        result beyond float64's range.
     ConvergenceError
         No convergence within `max_sweeps` (unless ``on_nonconvergence="warn"``).
     DeviceCapabilityError
@@ -216,8 +220,9 @@ def gsvd(
                             np.empty((p, 0), F.dtype) if compute_uv else None,
                             np.empty(0), np.empty(0), empty if compute_x else None, empty)
         return (result, info) if return_info else result
-    # Sect. 2: A P_1 = Q_F R_F, (B P_1) P_2 = Q_G R_G; F = R_F P_2, G = R_G.
-    shortened = _shorten(F, G, compute_q=compute_uv)
+    # Sect. 2: a tall A or B is shortened, A P_1 = Q_F R_F, (B P_1) P_2 = Q_G R_G;
+    # F = R_F P_2, G = R_G.  Square pairs go to the sweeps as they are.
+    shortened = _shorten(F, G, compute_q=compute_uv) if max(m, p) > n else _as_is(F, G)
     info.seconds["factorization"] = time.perf_counter() - start
     if prescale:  # Sect. 2 (Z_0)_jj := 1/||g_j|| (the paper's 1/sqrt(||g_j||) is a slip)
         norms = np.linalg.norm(shortened.G, axis=0)
@@ -322,6 +327,19 @@ def _shorten(A: np.ndarray, B: np.ndarray, *, compute_q: bool) -> _Shortened:
                       p_1[p_2])
 
 
+def _as_is(A: np.ndarray, B: np.ndarray) -> _Shortened:
+    """A square pair, not shortened (``F = A``, ``G = B``); a zero column of B
+    is refused here (the not-scaled version divides by its norm), a
+    numerically dependent B by the sweeps or the extraction."""
+    zero = np.flatnonzero(~np.any(B, axis=0))
+    if zero.size:
+        raise np.linalg.LinAlgError(
+            f"B is not of full column rank (column {int(zero[0])} is zero): the GSVD by the "
+            "implicit Hari-Zimmermann method needs B^H B positive definite")
+    return _Shortened(np.asfortranarray(A), np.asfortranarray(B), None, None,
+                      np.arange(A.shape[1]))
+
+
 def _unit_columns(Y: np.ndarray, norms: np.ndarray, noise: np.ndarray) -> np.ndarray:
     """``Y diag(norms)^-1``; a column at rounding level (`noise`: a zero C or
     S, or one below what the data determine) becomes a unit vector orthogonal
@@ -357,9 +375,16 @@ def _extract(F: np.ndarray, G: np.ndarray, Z: np.ndarray, shortened: _Shortened,
     Z_original = np.empty_like(Z)
     Z_original[shortened.q] = Z
     U = V = X = None
+    if np.any(noise_g):
+        raise np.linalg.LinAlgError(
+            f"B is not of full column rank: {int(noise_g.sum())} column(s) of B Z are at the "
+            "rounding level of the product (the GSVD by the implicit Hari-Zimmermann method "
+            "needs B^H B positive definite)")
     if compute_uv:
-        U = shortened.Q_F @ _unit_columns(F, norm_f, noise_f)[:, order]
-        V = shortened.Q_G @ _unit_columns(G, norm_g, noise_g)[:, order]
+        U, V = _unit_columns(F, norm_f, noise_f)[:, order], _unit_columns(G, norm_g, noise_g)[
+            :, order]
+        if shortened.Q_F is not None:
+            U, V = shortened.Q_F @ U, shortened.Q_G @ V
     if compute_x:  # X^H = Z^-1
         X = np.linalg.solve(Z_original.conj().T, np.eye(Z.shape[0], dtype=Z.dtype))
     arrays = [U, V, X, Z_original]

@@ -264,8 +264,9 @@ def _read_counters(queue: cl.CommandQueue, counters: cl.Buffer, prescaled: bool,
     cl.enqueue_copy(queue, counts, counters)
     if counts[_NOT_DEFINITE]:
         raise np.linalg.LinAlgError(
-            f"{int(counts[_NOT_DEFINITE])} pivot submatrices of B^* B were not positive "
-            "definite in floating point: the columns of B are numerically dependent"
+            f"B is not of full column rank: {int(counts[_NOT_DEFINITE])} pivot submatrices "
+            "of B^* B were not positive definite in floating point (numerically dependent "
+            "columns)"
             + (" (prescaled: the column norms of B drifted from 1)" if prescaled else ""))
     transformations.append(int(counts[_TRANSFORMED]))
     big.append(int(counts[_BIG]))
