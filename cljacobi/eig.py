@@ -31,6 +31,7 @@ from ._solve import (
     unit_columns,
 )
 from .factorization import definite_factorize, j_factorize
+from .generalized import eig_generalized
 from .host.device import has_fp64
 from .host.factorization import factor_on_device
 from .host.operands import column_max, normalized_columns
@@ -49,6 +50,7 @@ AUTO_DEVICE_FACTORIZATION_MIN_ORDER = 256
 
 def eig_indefinite(
     M: np.ndarray,
+    B: np.ndarray | None = None,
     *,
     eigvals_only: bool = False,
     check_finite: bool = True,
@@ -98,6 +100,15 @@ def eig_indefinite(
         Any memory layout (C, Fortran, strided views) is accepted.  A
         pyopencl array is copied to the host and the results come back as
         pyopencl arrays on its queue.
+    B : (n, n) array_like, optional
+        Hermitian positive definite: solve ``M x = lambda B x`` instead
+        (``scipy.linalg.eigh(M, B)``'s problem; one matrix pair, numpy
+        arrays).  ``M = G J G^*`` and ``B = L L^*`` (pivoted Cholesky) are
+        factored on the host, and the implicit Hari-Zimmermann method of the
+        GSVD runs on ``(G^*, L^*)`` with the J-weighted scalar product
+        (pointwise kernel; :mod:`cljacobi.generalized`).  Eigenvalues
+        ascending, eigenvectors B-orthonormal (``X^* B X = I``), as scipy
+        returns them.  B not positive definite is a LinAlgError.
     eigvals_only : bool, optional
         Return only the eigenvalues.  This and every other flag take a bool,
         a numpy bool, or the integer 0 or 1, like numpy; anything else
@@ -240,6 +251,17 @@ def eig_indefinite(
         block_width=block_width, queue=queue, layout=_layout, single=_single)
     if factorization not in FACTORIZATIONS:
         raise ValueError(f"factorization must be one of {FACTORIZATIONS}, not {factorization!r}")
+    if B is not None:
+        if variant not in ("auto", "pointwise") or block_width is not None:
+            raise ValueError("eig_indefinite(M, B) runs the pointwise kernel only: variant "
+                             "'auto' or 'pointwise', no block_width")
+        if factorization == "device":
+            raise ValueError("eig_indefinite(M, B) factors M on the host: factorization "
+                             "'auto' or 'host'")
+        return eig_generalized(
+            M, B, eigvals_only=eigvals_only, check_finite=check_finite,
+            strategy=plan.options.strategy, max_sweeps=plan.max_sweeps,
+            on_nonconvergence=plan.on_nonconvergence, queue=queue, return_info=return_info)
     method = _EigIndefinite(eigvals_only=eigvals_only, factorization=factorization)
     return _solve.solve(method, M, plan, queue=queue, check_finite=check_finite,
                         return_info=return_info)

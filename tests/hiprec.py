@@ -262,3 +262,23 @@ def eigvals_factor_hiprec(G: np.ndarray, signs: np.ndarray, dps: int = 50) -> np
                     A[i, j] = acc
                     A[j, i] = mpmath.conj(acc) if cplx else acc
         return _eig_mp(A, cplx)
+
+
+def eigvalsh_pencil_hiprec(M: np.ndarray, B: np.ndarray, dps: int = 50) -> np.ndarray:
+    """Eigenvalues of ``M x = lambda B x`` (B Hermitian positive definite), high precision.
+
+    ``B = L L^*`` by mpmath's Cholesky, then the eigenvalues of ``L^{-1} M
+    L^{-*}``, all at ``dps`` digits; each rounded once to float64, ascending.
+    """
+    with mpmath.workdps(dps):
+        A, cplx = _to_mp_matrix(M)
+        C, cplx_b = _to_mp_matrix(B)
+        L = mpmath.cholesky(C)
+        L_inverse = mpmath.inverse(L)
+        H = L_inverse * A * L_inverse.transpose_conj()
+        n = H.rows
+        for i in range(n):  # exactly Hermitian again after the rounding of the products
+            for j in range(i + 1, n):
+                H[j, i] = mpmath.conj(H[i, j])
+            H[i, i] = mpmath.re(H[i, i])
+        return _eig_mp(H, cplx or cplx_b)

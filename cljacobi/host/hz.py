@@ -57,6 +57,10 @@ class HZSpec:
         ``"C1"`` or ``"C2"``, which transformations are small (Sect. 2.5).
     work_group_size : int
         Work-items per pivot pair, a power of two.
+    indefinite : bool
+        ``A = F^* J F`` with ``J = diag(I_p, -I)`` over the rows of F (the
+        kernel takes p): the definite pencil of ``eig_indefinite(M, B)``;
+        pointwise only.
     block_width : int
         0: the pointwise kernel alone; w > 0: also ``cjac_hz_block``, the
         inner sweeps of the block-oriented level on the Gram matrices of
@@ -69,6 +73,7 @@ class HZSpec:
     criterion: str = "C1"
     work_group_size: int = HZ_WORK_GROUP
     block_width: int = 0
+    indefinite: bool = False
 
     def __post_init__(self) -> None:
         if self.dtype not in HZ_DTYPES:
@@ -78,6 +83,9 @@ class HZSpec:
         check_power_of_two("work_group_size", self.work_group_size)
         if self.block_width:
             check_power_of_two("block_width", self.block_width)
+            if self.indefinite:
+                raise ValueError("the blocked level forms F^* F unweighted: the indefinite "
+                                 "pencil runs pointwise")
 
     @property
     def inner_pairs(self) -> tuple[tuple[tuple[int, int], ...], ...]:
@@ -97,7 +105,7 @@ class HZSpec:
             buffer("zz", column), int_arg("ldz"), int_arg("n"),
             buffer("pairs", "__global const int *"), int_arg("first"),
             buffer("counters", "__global int *"),
-        ))
+        ) + ((int_arg("positive_rows"),) if self.indefinite else ()))
         if not self.block_width:
             return {step.name: step}
         partial = "__global const cjac_elem *"
@@ -123,6 +131,7 @@ class HZSpec:
         return {
             "real_ctype": "double", "complex_": self.dtype == "complex128",
             "prescaled": self.prescaled, "criterion": self.criterion,
+            "indefinite": self.indefinite,
             "work_group_size": self.work_group_size,
             "size_defines": c_defines(self.constants),
             "block_width": self.block_width, "inner_pairs": self.inner_pairs,
@@ -186,6 +195,7 @@ def hz_sweeps(
     strategy: str = "me",
     max_sweeps: int = 30,
     block_width: int = 0,
+    positive_rows: int | None = None,
 ) -> HZRun:
     """Implicit Hari-Zimmermann sweeps on the device until convergence.
 
@@ -215,6 +225,10 @@ def hz_sweeps(
         (``converged`` False).
     block_width : int, optional
         0 (pointwise only) or the block width w.
+    positive_rows : int, optional
+        The indefinite pencil ``A = F^* J F``, ``J = diag(I_p, -I)`` with
+        p = `positive_rows` over the rows of F (pointwise only); None: ``A =
+        F^* F``.
 
     Returns
     -------
@@ -235,7 +249,8 @@ def hz_sweeps(
                          hostbuf=np.asfortranarray(Y)) for Y in (F, G, Z)]
     pair = _Pair(*buffers, F.shape[0], G.shape[0], Z.shape[0], columns)
     counters = cl.Buffer(queue.context, flags.READ_WRITE, 3 * 4)
-    spec = HZSpec(dtype.name, prescaled=prescaled, criterion=criterion, block_width=block_width)
+    spec = HZSpec(dtype.name, prescaled=prescaled, criterion=criterion, block_width=block_width,
+                  indefinite=positive_rows is not None)
     program = build_program(queue.context, queue.device, spec)
     transformations: list[int] = []
     big: list[int] = []
@@ -244,7 +259,8 @@ def hz_sweeps(
         _blocked_sweeps(queue, program, spec, pair, counters, max_sweeps, transformations, big)
     if not converged:
         converged = _pointwise_sweeps(queue, program, spec, pair, counters, strategy,
-                                      max_sweeps - len(transformations), transformations, big)
+                                      max_sweeps - len(transformations), transformations, big,
+                                      positive_rows)
     results = [np.empty((rows, columns), dtype=dtype, order="F")
                for rows in (pair.rows_f, pair.rows_g, pair.rows_z)]
     for host, device in zip(results, buffers):
@@ -273,7 +289,7 @@ def _read_counters(queue: cl.CommandQueue, counters: cl.Buffer, prescaled: bool,
 
 
 def _pointwise_sweeps(queue, program, spec, pair, counters, strategy, max_sweeps,
-                      transformations, big) -> bool:
+                      transformations, big, positive_rows=None) -> bool:
     """Pointwise sweeps until one has no big transformation (Sect. 2.5)."""
     signature = spec.signatures["cjac_hz_step"]
     n = pair.columns
@@ -288,7 +304,8 @@ def _pointwise_sweeps(queue, program, spec, pair, counters, strategy, max_sweeps
         kernel = signature.kernel(
             program, f=pair.f, ldf=pair.rows_f, mf=pair.rows_f, g=pair.g, ldg=pair.rows_g,
             mg=pair.rows_g, zz=pair.z, ldz=pair.rows_z, n=n, pairs=pairs, first=0,
-            counters=counters)
+            counters=counters,
+            **({"positive_rows": positive_rows} if spec.indefinite else {}))
         first = signature.position("first")
         cl.enqueue_copy(queue, counters, zero)
         for step in range(steps):

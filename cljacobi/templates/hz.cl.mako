@@ -19,6 +19,10 @@
 ##   prescaled         the standard version (diag(B) = I assumed, Sect. 2) or the
 ##                     not-scaled one (D_k in every step, Sect. 2.1)
 ##   criterion         "C1" or "C2": which transformations are small (Sect. 2.5)
+##   indefinite        A = F^* J F, J = diag(I_p, -I) by the rows of F (argument
+##                     positive_rows = p): the definite pencil (A indefinite, B
+##                     positive definite) of the generalized eigenproblem; the
+##                     relative orthogonality test takes |a'_ii| (pointwise only)
 ##   work_group_size   work-items per pair (a power of two)
 ##   size_defines      #define WG (work_group_size); with a block width also BW,
 ##                     HZ_INNER_STEPS and HZ_BLOCK_WG (work-items of cjac_hz_block)
@@ -194,7 +198,7 @@ inline hz_decision hz_decide(const cjac_real a_ii, const cjac_elem a_ij, const c
     const cjac_real tol = CJAC_EPS * sqrt((cjac_real)n);
     const cjac_real abs_a = cjac_elem_abs(ra_ij), abs_b = cjac_elem_abs(rb_ij);
     const bool orthogonal = (abs_a == 0 && abs_b == 0)
-        || (abs_b < tol && abs_a < sqrt(ra_ii) * sqrt(ra_jj) * tol);
+        || (abs_b < tol && abs_a < sqrt(fabs(ra_ii)) * sqrt(fabs(ra_jj)) * tol);
     hz_transform z;
     z.z11 = z.z22 = cjac_from_real(1);
     z.z12 = z.z21 = CJAC_ELEM_ZERO;
@@ -266,8 +270,22 @@ void cjac_hz_step(${signatures["cjac_hz_step"].parameters})
     /* The pivot submatrices A_k and B_k ([NS] Sect. 2.1), in a fixed order. */
     cjac_real a_ii = 0, a_jj = 0, b_ii = 0, b_jj = 0;
     cjac_elem a_ij = CJAC_ELEM_ZERO, b_ij = CJAC_ELEM_ZERO;
+%if indefinite:
+    /* A = F^* J F with J = diag(I_p, -I): the rows r >= p count negatively
+     * (the definite pencil of eig_indefinite(M, B), M = F^* J F). */
+    cjac_real a_ii_neg = 0, a_jj_neg = 0;
+    cjac_elem a_ij_neg = CJAC_ELEM_ZERO;
+%endif
     for (int r = lid; r < mf; r += WG) {
         const cjac_elem x = f_i[r], y = f_j[r];
+%if indefinite:
+        if (r >= positive_rows) {
+            a_ii_neg = cjac_abs2_acc(x, a_ii_neg);
+            a_jj_neg = cjac_abs2_acc(y, a_jj_neg);
+            a_ij_neg = cjac_dot_acc(x, y, a_ij_neg);
+            continue;
+        }
+%endif
         a_ii = cjac_abs2_acc(x, a_ii);
         a_jj = cjac_abs2_acc(y, a_jj);
         a_ij = cjac_dot_acc(x, y, a_ij);
@@ -283,6 +301,11 @@ void cjac_hz_step(${signatures["cjac_hz_step"].parameters})
     a_ii = cjac_workgroup_sum(scratch, a_ii);
     a_jj = cjac_workgroup_sum(scratch, a_jj);
     a_ij = cjac_elem_workgroup_sum(scratch, a_ij);
+%if indefinite:
+    a_ii -= cjac_workgroup_sum(scratch, a_ii_neg);
+    a_jj -= cjac_workgroup_sum(scratch, a_jj_neg);
+    a_ij -= cjac_elem_workgroup_sum(scratch, a_ij_neg);
+%endif
     b_ij = cjac_elem_workgroup_sum(scratch, b_ij);
 %if not prescaled:
     b_ii = cjac_workgroup_sum(scratch, b_ii);

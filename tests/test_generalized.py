@@ -1,0 +1,111 @@
+"""eig_indefinite(M, B): the definite pencil M x = lambda B x by the implicit
+Hari-Zimmermann kernel with the J-weighted scalar product."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg
+from hiprec import eigvalsh_pencil_hiprec
+
+import cljacobi
+
+EPS = np.finfo(np.float64).eps
+DTYPES = [np.float64, np.complex128]
+
+
+def _pencil(n, dtype, rng, *, rank=None):
+    X = rng.standard_normal((n, rank or n))
+    if dtype == np.complex128:
+        X = X + 1j * rng.standard_normal(X.shape)
+    signs = rng.choice([-1.0, 1.0], X.shape[1])
+    M = (X * signs) @ X.conj().T
+    C = rng.standard_normal((n, n))
+    B = C @ C.T + n * np.eye(n)
+    return (M + M.conj().T) / 2, B
+
+
+def _check(M, B, w, X, factor=50):
+    n = M.shape[0]
+    assert np.all(np.diff(w) >= 0)
+    assert np.linalg.norm(X.conj().T @ B @ X - np.eye(n)) <= factor * n * EPS
+    scale = np.linalg.norm(M) + np.abs(w).max() * np.linalg.norm(B)
+    assert np.linalg.norm(M @ X - B @ X * w) <= factor * n * EPS * scale * np.abs(X).max()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 2, 7, 30])
+def test_against_scipy(n, dtype, rng):
+    M, B = _pencil(n, dtype, rng)
+    M_copy, B_copy = M.copy(), B.copy()
+    (w, X), info = cljacobi.eig_indefinite(M, B, return_info=True)
+    assert np.array_equal(M, M_copy) and np.array_equal(B, B_copy)
+    assert info.converged and X.dtype == dtype
+    expected = scipy.linalg.eigh(M, B, eigvals_only=True)
+    assert np.max(np.abs(w - expected)) <= 100 * n * EPS * np.abs(expected).max()
+    _check(M, B, w, X)
+    values = cljacobi.eig_indefinite(M, B, eigvals_only=True)
+    assert np.array_equal(values, w)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_graded_pencil_keeps_its_small_eigenvalues(dtype, rng):
+    """(D M D, D B D) has the eigenvalues of (M, B) for any nonsingular diagonal
+    D: graded over 2^-45 (entries over 2^-90) they come out as accurately as
+    those of the plain pencil (its eigenvalues spread over four orders)."""
+    n = 16
+    M, B = _pencil(n, dtype, rng)
+    d = 2.0 ** -np.arange(0, 3 * n, 3.0)[:n] * 2.0 ** (n // 2)
+    M_d, B_d = d[:, None] * M * d, d[:, None] * B * d
+    exact = eigvalsh_pencil_hiprec(M, B)
+    w, X = cljacobi.eig_indefinite(M_d, B_d)
+    assert np.max(np.abs(w - exact) / np.abs(exact)) <= 1e-12
+    _check(M_d, B_d, w, X)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_against_mpmath(dtype, rng):
+    n = 9
+    M, B = _pencil(n, dtype, rng)
+    exact = eigvalsh_pencil_hiprec(M, B)
+    w = cljacobi.eig_indefinite(M, B, eigvals_only=True)
+    # |d lambda| <= eps (||M|| + |lambda| ||B||) ||B^-1|| for backward errors of eps
+    bound = EPS * (np.linalg.norm(M, 2) + np.abs(exact) * np.linalg.norm(B, 2)) \
+        * np.linalg.norm(np.linalg.inv(B), 2)
+    assert np.all(np.abs(w - exact) <= 10 * n * bound)
+
+
+def test_singular_m(rng):
+    """M of rank r: n - r eigenvalues at the rounding level of M, the rest accurate."""
+    n, r = 12, 5
+    M, B = _pencil(n, np.float64, rng, rank=r)
+    (w, X), info = cljacobi.eig_indefinite(M, B, return_info=True)
+    assert info.rank == r
+    expected = scipy.linalg.eigh(M, B, eigvals_only=True)
+    small = np.argsort(np.abs(w))[: n - r]
+    assert np.abs(w[small]).max() <= 100 * n * EPS * np.abs(expected).max()
+    big = np.setdiff1d(np.arange(n), small)
+    assert np.max(np.abs(w[big] - expected[big]) / np.abs(expected[big])) <= 1e-12
+    _check(M, B, w, X)
+
+
+def test_bitwise_repeatable(rng):
+    M, B = _pencil(20, np.complex128, rng)
+    first, second = cljacobi.eig_indefinite(M, B), cljacobi.eig_indefinite(M, B)
+    assert np.array_equal(first[0], second[0]) and np.array_equal(first[1], second[1])
+
+
+@pytest.mark.parametrize("B,options,error,message", [
+    (-np.eye(3), {}, np.linalg.LinAlgError, "B is not positive definite"),
+    (np.diag([1.0, -1.0, 1.0]), {}, np.linalg.LinAlgError, "B is not positive definite"),
+    (np.eye(4), {}, ValueError, "same shape"),
+    (np.triu(np.ones((3, 3))), {}, ValueError, "B is not symmetric"),
+    (np.zeros((3, 3)), {}, np.linalg.LinAlgError, "B is the zero matrix"),
+    (np.eye(3), {"variant": "bo"}, ValueError, "pointwise kernel only"),
+    (np.eye(3), {"block_width": 8}, ValueError, "pointwise kernel only"),
+    (np.eye(3), {"factorization": "device"}, ValueError, "factors M on the host"),
+])
+def test_wrong_inputs(B, options, error, message):
+    M = np.diag([1.0, -2.0, 3.0])
+    with pytest.raises(error, match=message):
+        cljacobi.eig_indefinite(M, B, **options)
