@@ -2,12 +2,18 @@
 eigenproblem route (scipy.linalg.eigh(A^H A, B^H B)), on the same pairs, in one
 process.
 
-Pairs as in Novaković & Singer, "Implicit Hari-Zimmermann algorithm for the
-generalized SVD on the GPUs", Sect. 5.1.2: ``A = U_F Sigma_F W``, ``B = U_G
-Sigma_G W`` with random unitary ``U_F``, ``U_G``, ``Sigma_F`` log-uniform in
-(1e-10, 1), ``Sigma_G`` log-uniform in (1e-3, 1) and ``W`` a random matrix of
-condition 1e3, so that ``kappa(B)`` is about 1e6; the reference is the
-prescribed ``Sigma_F / Sigma_G``.  Errors: the largest relative error of
+Pairs (``--family``) as in Novaković & Singer, "Implicit Hari-Zimmermann
+algorithm for the generalized SVD on the GPUs", Sect. 5.1.2, ``A = U_F
+Sigma_F X``, ``B = U_G Sigma_G X`` with random unitary ``U_F``, ``U_G``:
+
+* ``paper``: the diagonals of ``Sigma_F``, ``Sigma_G`` and of the eigenvalues
+  ``Lambda_X`` of a random symmetric (Hermitian) ``X`` uniform in (1e-10, 1),
+  as the paper's generator draws them;
+* ``graded``: ``Sigma_F`` log-uniform in (1e-10, 1), ``Sigma_G`` log-uniform
+  in (1e-3, 1) and X of condition 1e3 (``kappa(B)`` about 1e6), the
+  generalized singular values over 13 orders of magnitude.
+
+The reference is the prescribed ``Sigma_F / Sigma_G``.  Errors: the largest relative error of
 the generalized singular values, and the paper's residuals ``||A - U C
 X^H|| / ||A||``, ``||B - V S X^H|| / ||B||``.  The paper's V100 times
 (DHZ0-(ME-FB-ME)) are printed beside for orientation only.
@@ -40,7 +46,27 @@ def _unitary(n, dtype, rng):
     return np.linalg.qr(_random((n, n), dtype, rng))[0]
 
 
+def _uniform(n, rng):
+    """n values uniform in (0, 1), those below 1e-10 drawn again ([NS] Sect. 5.1.2)."""
+    values = rng.uniform(0, 1, n)
+    while np.any(values <= 1e-10):
+        small = values <= 1e-10
+        values[small] = rng.uniform(0, 1, int(small.sum()))
+    return values
+
+
 def paper_pair(n, dtype, rng):
+    """The paper's generator: Sigma_F, Sigma_G, Lambda_X uniform in (1e-10, 1)."""
+    sigma_f, sigma_g = _uniform(n, rng), _uniform(n, rng)
+    Q = _unitary(n, dtype, rng)
+    X = (Q * _uniform(n, rng)) @ Q.conj().T
+    A = _unitary(n, dtype, rng) @ (sigma_f[:, None] * X)
+    B = _unitary(n, dtype, rng) @ (sigma_g[:, None] * X)
+    return A, B, np.sort(sigma_f / sigma_g)[::-1]
+
+
+def graded_pair(n, dtype, rng):
+    """Generalized singular values over 13 orders of magnitude."""
     sigma_f = np.exp(rng.uniform(np.log(1e-10), 0, n))
     sigma_g = np.exp(rng.uniform(np.log(1e-3), 0, n))
     W = _unitary(n, dtype, rng) @ np.diag(np.logspace(0, -3, n)) @ _unitary(n, dtype, rng)
@@ -88,6 +114,7 @@ def main():
     parser.add_argument("--dtype", choices=["float64", "complex128"], default="float64")
     parser.add_argument("--lapack-max", type=int, default=1024, help="largest n for ggsvd3")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--family", choices=["paper", "graded"], default="paper")
     parser.add_argument("--variants", nargs="+", default=["auto"],
                         help="cljacobi variants: auto, pointwise, bo:W")
     parser.add_argument("--out", type=Path)
@@ -97,7 +124,8 @@ def main():
     print(f"# cljacobi device: {device}")
     records = []
     for n in args.sizes:
-        A, B, exact = paper_pair(n, args.dtype, rng)
+        A, B, exact = {"paper": paper_pair, "graded": graded_pair}[args.family](
+            n, args.dtype, rng)
         for name, (solve, largest) in _solvers(args.lapack_max, args.variants).items():
             if largest is not None and n > largest:
                 continue
@@ -128,7 +156,7 @@ def main():
         print(f"| {r['n']} | {r['solver']} | {r['seconds']:.3g} | {r.get('sweeps', '')} | "
               f"{r['sigma_error']:.2e} | {r.get('residual_A', float('nan')):.1e} | "
               f"{r.get('residual_B', float('nan')):.1e} | {PAPER_V100.get(r['n'], '')} |")
-    write_results(args.out, f"gsvd, {args.dtype}", device, records)
+    write_results(args.out, f"gsvd, {args.family} pairs, {args.dtype}", device, records)
 
 
 if __name__ == "__main__":
