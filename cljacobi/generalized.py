@@ -67,6 +67,14 @@ def eig_generalized(
             "B is not positive definite (its pivoted Cholesky factorization does not "
             "complete with positive pivots above their rounding level)")
     m_factor = j_factorize(M_s.astype(dtype))
+    rank = len(m_factor.signs)
+    if rank < n:
+        # The columns of F Z of the zero eigenvalues are rounding noise, which the
+        # relative orthogonality test cannot tell from data: measured, the sweeps
+        # then rotate that noise on and on (no convergence on an NVIDIA GPU).
+        raise np.linalg.LinAlgError(
+            f"M is singular (numerical rank {rank} < n = {n}): eig_indefinite(M, B) handles "
+            "a nonsingular M only so far; eig_indefinite(M) handles singular ones")
     info = SolveInfo(seconds={"factorization": time.perf_counter() - start},
                      rank=len(m_factor.signs), positive=m_factor.p, strategy=strategy,
                      device=run_queue.device.name.strip(), factorization="bunch-parlett",

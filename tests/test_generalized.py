@@ -75,18 +75,12 @@ def test_against_mpmath(dtype, rng):
     assert np.all(np.abs(w - exact) <= 10 * n * bound)
 
 
-def test_singular_m(rng):
-    """M of rank r: n - r eigenvalues at the rounding level of M, the rest accurate."""
-    n, r = 12, 5
-    M, B = _pencil(n, np.float64, rng, rank=r)
-    (w, X), info = cljacobi.eig_indefinite(M, B, return_info=True)
-    assert info.rank == r
-    expected = scipy.linalg.eigh(M, B, eigvals_only=True)
-    small = np.argsort(np.abs(w))[: n - r]
-    assert np.abs(w[small]).max() <= 100 * n * EPS * np.abs(expected).max()
-    big = np.setdiff1d(np.arange(n), small)
-    assert np.max(np.abs(w[big] - expected[big]) / np.abs(expected[big])) <= 1e-12
-    _check(M, B, w, X)
+def test_singular_m_is_refused(rng):
+    """A singular M is a LinAlgError naming its rank (not supported yet: the
+    columns of the zero eigenvalues are rounding noise the sweeps rotate on)."""
+    M, B = _pencil(12, np.float64, rng, rank=5)
+    with pytest.raises(np.linalg.LinAlgError, match=r"M is singular \(numerical rank 5 < n = 12\)"):
+        cljacobi.eig_indefinite(M, B)
 
 
 def test_bitwise_repeatable(rng):
