@@ -34,7 +34,7 @@ from .validation import as_float_matrix, check_flag, check_max_sweeps, check_on_
 __all__ = ["GSVDResult", "gsvd", "gsvdvals"]
 
 #: What ``variant`` takes.
-VARIANTS = ("auto", "pointwise", "bo")
+VARIANTS = ("auto", "pointwise", "bo", "fb")
 
 #: ``variant="auto"`` runs the blocked level on GPUs from this order on.
 AUTO_BLOCKED_MIN_ORDER = 512
@@ -139,13 +139,14 @@ def gsvd(
     strategy : {"auto", "me", "mm", "ring", "round-robin"}, optional
         Parallel pivot strategy (:mod:`cljacobi.strategies`); "auto" is the
         Mantharam-Eberlein ordering.
-    variant : {"auto", "pointwise", "bo"}, optional
+    variant : {"auto", "pointwise", "bo", "fb"}, optional
         The pointwise kernel alone, or the block-oriented level of [NS]
         Sect. 2.3 first ("bo": block pairs of ``2 * block_width`` columns,
         one inner sweep on their two Gram matrices, the 2w x 2w
         transformation applied to F, G and Z as one GEMM each) until a sweep
         has no big transformation, then pointwise sweeps that finish and
-        decide convergence.  "auto": "bo" on GPUs from n =
+        decide convergence; "fb" (full block) runs the inner sweeps until
+        one transforms nothing (at most 30).  "auto": "bo" on GPUs from n =
         :data:`AUTO_BLOCKED_MIN_ORDER` on, else pointwise.
     block_width : int, optional
         w of "bo" (a power of two); default :data:`AUTO_BLOCK_WIDTH` real,
@@ -230,10 +231,11 @@ def gsvd(
     else:
         F0, G0, Z0 = shortened.F, shortened.G, np.eye(n)
     width = _block_width(run_queue.device, n, F.dtype, variant, block_width)
-    info.variant, info.block_width = ("bo", width) if width else ("pointwise", 0)
+    blocked = "fb" if variant == "fb" else "bo"
+    info.variant, info.block_width = (blocked, width) if width else ("pointwise", 0)
     run = hz_sweeps(run_queue, F0, G0, Z0.astype(F.dtype), prescaled=prescale,
                     criterion=criterion, strategy=strategy, max_sweeps=max_sweeps,
-                    block_width=width)
+                    block_width=width, variant=blocked)
     info.sweeps, info.converged = run.sweeps, run.converged
     info.rotations_per_sweep = run.transformations
     info.rotations = sum(run.transformations)

@@ -195,6 +195,7 @@ def hz_sweeps(
     strategy: str = "me",
     max_sweeps: int = 30,
     block_width: int = 0,
+    variant: str = "bo",
     positive_rows: int | None = None,
 ) -> HZRun:
     """Implicit Hari-Zimmermann sweeps on the device until convergence.
@@ -225,6 +226,10 @@ def hz_sweeps(
         (``converged`` False).
     block_width : int, optional
         0 (pointwise only) or the block width w.
+    variant : {"bo", "fb"}, optional
+        With a block width: one inner sweep per block pair (BO), or inner
+        sweeps until one transforms nothing, at most
+        :data:`cljacobi.host.blocked.FULL_BLOCK_INNER_SWEEPS` (FB).
     positive_rows : int, optional
         The indefinite pencil ``A = F^* J F``, ``J = diag(I_p, -I)`` with
         p = `positive_rows` over the rows of F (pointwise only); None: ``A =
@@ -256,7 +261,8 @@ def hz_sweeps(
     big: list[int] = []
     converged = n < 2
     if block_width and not converged:
-        _blocked_sweeps(queue, program, spec, pair, counters, max_sweeps, transformations, big)
+        _blocked_sweeps(queue, program, spec, pair, counters, max_sweeps, transformations, big,
+                        variant)
     if not converged:
         converged = _pointwise_sweeps(queue, program, spec, pair, counters, strategy,
                                       max_sweeps - len(transformations), transformations, big,
@@ -318,9 +324,9 @@ def _pointwise_sweeps(queue, program, spec, pair, counters, strategy, max_sweeps
 
 
 def _blocked_sweeps(queue, program, spec, pair, counters, max_sweeps, transformations,
-                    big) -> None:
-    """Block-oriented sweeps ([NS] Sect. 2.3) until one has no big transformation."""
-    from .blocked import OUTER_STRATEGY, BlockedPlan  # the Gram and update kernels
+                    big, variant) -> None:
+    """Block sweeps ([NS] Sect. 2.3, BO or FB) until one has no big transformation."""
+    from .blocked import FULL_BLOCK_INNER_SWEEPS, OUTER_STRATEGY, BlockedPlan
 
     w = spec.block_width
     plans = [BlockedPlan.for_device(queue.device, rows=rows, columns=pair.columns,
@@ -347,7 +353,8 @@ def _blocked_sweeps(queue, program, spec, pair, counters, max_sweeps, transforma
         launches.append((kernel, gram_sig, ranges["gram"]))
     block_sig = spec.signatures["cjac_hz_block"]
     block = block_sig.kernel(program, partial_f=partials[0], partial_g=partials[1],
-                             chunks=fg_plan.gram_chunks.count, n=pair.columns, inner_sweeps=1,
+                             chunks=fg_plan.gram_chunks.count, n=pair.columns,
+                             inner_sweeps=1 if variant == "bo" else FULL_BLOCK_INNER_SWEEPS,
                              transforms=transforms, rotated=rotated, counters=counters)
     for plan, prog, data, rows in ((fg_plan, programs[0], pair.f, pair.rows_f),
                                    (fg_plan, programs[0], pair.g, pair.rows_g),

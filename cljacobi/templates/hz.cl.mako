@@ -340,6 +340,8 @@ void cjac_hz_step(${signatures["cjac_hz_step"].parameters})
  * added here in a fixed order); the inner sweeps run the same pair decision
  * on them two-sided, A <- Z_k^* A Z_k, B <- Z_k^* B Z_k, W <- W Z_k, and W
  * goes to the slot cjac_block_update reads, which applies it to F, G and Z.
+ * inner_sweeps: 1 for the block-oriented variant (BO), up to 30 for the
+ * full-block one (FB, Sect. 2.3).
  * ------------------------------------------------------------------------ */
 #define HZ_K (2 * BW)
 #define HZ_LD (HZ_K + 1)  /* odd row stride against bank conflicts */
@@ -383,7 +385,7 @@ void cjac_hz_block(${signatures["cjac_hz_block"].parameters})
     __local hz_transform zs[BW];
     __local int flag[BW], transformed_q[BW], big_q[BW], not_definite_q[BW];
     __local int2 pair[BW];
-    __local int sweep_big;
+    __local int sweep_transformed;
     const int k = get_group_id(0), lid = get_local_id(0);
     const size_t base = (size_t)k * chunks * (HZ_K * HZ_K);
     for (int e = lid; e < HZ_K * HZ_K; e += HZ_BLOCK_WG) {
@@ -402,7 +404,7 @@ void cjac_hz_block(${signatures["cjac_hz_block"].parameters})
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int sweep = 0; sweep < inner_sweeps; ++sweep) {
         if (lid == 0)
-            sweep_big = 0;
+            sweep_transformed = 0;
         for (int inner = 0; inner < HZ_INNER_STEPS; ++inner) {
             for (int q = lid; q < BW; q += HZ_BLOCK_WG) {
                 const int2 p = hz_inner_pairs[inner * BW + q];
@@ -416,8 +418,8 @@ void cjac_hz_block(${signatures["cjac_hz_block"].parameters})
                 transformed_q[q] += d.transformed;
                 big_q[q] += d.big;
                 not_definite_q[q] |= d.not_definite;
-                if (d.big)
-                    sweep_big = 1;  /* a benign race: every writer writes 1 */
+                if (d.transformed)
+                    sweep_transformed = 1;  /* a benign race: every writer writes 1 */
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             for (int x = lid; x < BW * BW; x += HZ_BLOCK_WG) {
@@ -442,9 +444,11 @@ void cjac_hz_block(${signatures["cjac_hz_block"].parameters})
             }
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-        const int any_big = sweep_big;
+        /* The inner level stops after a sweep without transformations (apart
+         * from the sortings P_k; [NS] Sect. 2.5), or after inner_sweeps. */
+        const int any = sweep_transformed;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (!any_big)
+        if (!any)
             break;  /* uniform over the work-group */
     }
     __global cjac_elem *out = transforms + (size_t)k * (HZ_K * HZ_K);
