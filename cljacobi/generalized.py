@@ -15,13 +15,14 @@ so graded pencils keep their small eigenvalues (tests:
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 import numpy as np
 
 from ._results import EighResult, SolveInfo
 from ._solve import ldexp
-from .errors import ConvergenceError
+from .errors import ConvergenceError, ConvergenceWarning, DeviceCapabilityError
 from .factorization import definite_factorize, j_factorize
 from .host.device import has_fp64, resolve_queue
 from .host.hz import hz_sweeps
@@ -57,8 +58,6 @@ def eig_generalized(
     result_dtype = np.result_type(dtype_m, dtype_b)
     run_queue = resolve_queue(queue)
     if not has_fp64(run_queue.device):
-        from .errors import DeviceCapabilityError
-
         raise DeviceCapabilityError(f"eig_indefinite(M, B) needs a device with fp64; "
                                     f"{run_queue.device.name.strip()!r} has none")
     b_factor = definite_factorize(B_s.astype(dtype))
@@ -109,10 +108,6 @@ def eig_generalized(
     if not np.all(np.isfinite(result if eigvals_only else result.eigenvectors)):
         raise np.linalg.LinAlgError("a result of eig_indefinite(M, B) exceeds float64's range")
     if not run.converged:
-        import warnings
-
-        from .errors import ConvergenceWarning
-
         warnings.warn("eig_indefinite(M, B) did not converge in max_sweeps sweeps; the partial "
                       "result is returned (info.converged is False)", ConvergenceWarning,
                       stacklevel=3)

@@ -24,7 +24,7 @@ import scipy.linalg
 
 from ._results import SolveInfo
 from ._solve import DEFAULT_MAX_SWEEPS, orthogonal_complement
-from .errors import ConvergenceError, ConvergenceWarning
+from .errors import ConvergenceError, ConvergenceWarning, DeviceCapabilityError
 from .host.device import has_fp64, resolve_queue
 from .host.hz import CRITERIA, hz_sweeps
 from .host.sizes import check_power_of_two
@@ -207,8 +207,6 @@ def gsvd(
     p = G.shape[0]
     run_queue = resolve_queue(queue)
     if not has_fp64(run_queue.device):
-        from .errors import DeviceCapabilityError
-
         raise DeviceCapabilityError(
             f"gsvd needs a device with fp64; {run_queue.device.name.strip()!r} has none")
     start = time.perf_counter()

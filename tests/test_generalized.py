@@ -103,3 +103,13 @@ def test_wrong_inputs(B, options, error, message):
     M = np.diag([1.0, -2.0, 3.0])
     with pytest.raises(error, match=message):
         cljacobi.eig_indefinite(M, B, **options)
+
+
+def test_nonconvergence(rng):
+    M, B = _pencil(12, np.float64, rng)
+    with pytest.raises(cljacobi.ConvergenceError, match=r"eig_indefinite\(M, B\) did not"):
+        cljacobi.eig_indefinite(M, B, max_sweeps=1)
+    with pytest.warns(cljacobi.ConvergenceWarning):
+        (w, X), info = cljacobi.eig_indefinite(M, B, max_sweeps=1, on_nonconvergence="warn",
+                                              return_info=True)
+    assert not info.converged and info.sweeps == 1 and w.shape == (12,)
