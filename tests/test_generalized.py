@@ -110,6 +110,6 @@ def test_nonconvergence(rng):
     with pytest.raises(cljacobi.ConvergenceError, match=r"eig_indefinite\(M, B\) did not"):
         cljacobi.eig_indefinite(M, B, max_sweeps=1)
     with pytest.warns(cljacobi.ConvergenceWarning):
-        (w, X), info = cljacobi.eig_indefinite(M, B, max_sweeps=1, on_nonconvergence="warn",
+        (w, _), info = cljacobi.eig_indefinite(M, B, max_sweeps=1, on_nonconvergence="warn",
                                               return_info=True)
     assert not info.converged and info.sweeps == 1 and w.shape == (12,)
