@@ -9,7 +9,7 @@ what they read off the orthogonalized factor; everything else is here, once:
 2. the device: chosen and checked for every limit before the first
    factorization and launch (:func:`cljacobi.host.preflight.preflight`);
 3. per matrix, the method's :meth:`Method.factor` (scaling, J-factorization
-   or QR shortening; trivial inputs are answered there, on the host);
+   or QR shortening (hsvd, svd); trivial inputs are answered there, on the host);
 4. the sweeps (:func:`run_sweeps`): blocked sweeps when the variant asks for
    them, then pointwise sweeps that finish and decide convergence, one set
    of device buffers for both;

@@ -1,4 +1,4 @@
-"""Hermitian indefinite J-factorization ``M = G J G^*`` and QR shortening.
+"""Hermitian indefinite J-factorization ``M = G J G^*``.
 
 Step 2 of ``eig_indefinite`` (see docs/design.md, "Data flow of eig_indefinite"):
 a real symmetric or complex Hermitian, possibly indefinite and singular, ``M``
@@ -9,10 +9,10 @@ signature matrix::
 
     M = G J G^*,    J = diag(I_p, -I_{r-p}),    r = rank(M).
 
-A tall ``G`` (``n > r``) is then shortened by a QR factorization, ``G = Q R``
-(:func:`cljacobi.shortening.shorten`, imported here), and the one-sided
-hyperbolic Jacobi method runs on the square ``R``; the eigenvectors are
-multiplied by ``Q`` afterwards [4]_.
+``eig_indefinite`` sweeps a tall ``G`` (``n > r``) as it is: one-sided Jacobi
+depends on ``G^* G`` only, so the sweeps are those of the QR-shortened ``R``
+of [4]_ without the QR.  (:func:`cljacobi.shortening.shorten`, which ``hsvd``
+uses for tall factors, is re-exported here.)
 
 This module is pure numpy/scipy (no OpenCL). Exact complete pivoting needs
 the whole updated Schur complement at every step, so the factorization is
@@ -37,9 +37,8 @@ References
    symmetric and Hermitian matrices", Linear Algebra Appl. 272, 227-275
    (1998).
 .. [4] V. Novaković and S. Singer, "A GPU-based hyperbolic SVD algorithm",
-   BIT Numer. Math. 51(4), 1009-1030 (2011), Sect. 1: a tall ``G`` is
-   shortened by the QR factorization, the singular vectors are premultiplied
-   by ``Q``.
+   BIT Numer. Math. 51(4), 1009-1030 (2011), Sect. 1: the shortening of a
+   tall ``G`` by the QR factorization.
 """
 
 from __future__ import annotations
