@@ -23,7 +23,7 @@ import pyopencl as cl
 import scipy.linalg
 
 from ._results import SolveInfo
-from ._solve import DEFAULT_MAX_SWEEPS, orthogonal_complement
+from ._solve import DEFAULT_MAX_SWEEPS, ldexp, orthogonal_complement
 from .errors import ConvergenceError, ConvergenceWarning, DeviceCapabilityError
 from .host.device import has_fp64, resolve_queue
 from .host.hz import CRITERIA, hz_sweeps
@@ -218,6 +218,11 @@ def gsvd(
                             np.empty((p, 0), F.dtype) if compute_uv else None,
                             np.empty(0), np.empty(0), empty if compute_x else None, empty)
         return (result, info) if return_info else result
+    # Exact powers of two bring the largest entries of A and B near 1, so that no
+    # squared norm or dot product of the sweeps overflows or underflows; the
+    # extraction puts them back into C, S and Z.
+    shifts = (_unit_shift(F), _unit_shift(G))
+    F, G = ldexp(F, shifts[0], out=F), ldexp(G, shifts[1], out=G)
     # Sect. 2: A P_1 = Q_F R_F, (B P_1) P_2 = Q_G R_G; F = R_F P_2, G = R_G.  Square
     # pairs too: without the pivoted QRs the errors of C/S grew 5x on the paper's
     # pairs at n = 2048 and 4096 (bench/results/gsvd-large-no-qr-H200-2026-11-25.json).
@@ -246,7 +251,7 @@ def gsvd(
                 "on_nonconvergence='warn' for the partial result", info)
         warnings.warn("gsvd did not converge in max_sweeps sweeps; the partial result is "
                       "returned (info.converged is False)", ConvergenceWarning, stacklevel=2)
-    result = _extract(run.F, run.G, run.Z, shortened, compute_uv=compute_uv,
+    result = _extract(run.F, run.G, run.Z, shortened, shifts, compute_uv=compute_uv,
                       compute_x=compute_x, dtype=result_dtype)
     info.seconds["total"] = time.perf_counter() - start
     return (result, info) if return_info else result
@@ -340,13 +345,29 @@ def _unit_columns(Y: np.ndarray, norms: np.ndarray, noise: np.ndarray) -> np.nda
     return Q
 
 
-def _extract(F: np.ndarray, G: np.ndarray, Z: np.ndarray, shortened: _Shortened, *,
-             compute_uv: bool, compute_x: bool, dtype: np.dtype) -> GSVDResult:
+def _unit_shift(A: np.ndarray) -> int:
+    """``-e`` with ``2^(e-1) <= max|a_ij| < 2^e``: ``2^-e A`` has its largest entry
+    in [1/2, 1), exactly (0 for the zero matrix)."""
+    largest = float(np.abs(A).max(initial=0.0))
+    return -int(np.frexp(largest)[1]) if largest else 0
+
+
+def _extract(F: np.ndarray, G: np.ndarray, Z: np.ndarray, shortened: _Shortened,
+             shifts: tuple[int, int], *, compute_uv: bool, compute_x: bool,
+             dtype: np.dtype) -> GSVDResult:
     """[NS] Sect. 2.4, the post-iterative rescaling: ``(Sigma~_F)_jj = ||f_j||``,
     ``(Sigma~_G)_jj = ||g_j||``, ``Theta_jj = ((Sigma~_F)_jj^2 + (Sigma~_G)_jj^2)^(-1/2)``,
     ``C = Sigma~_F Theta``, ``S = Sigma~_G Theta``, ``U = F Sigma~_F^-1``,
     ``V = G Sigma~_G^-1``, ``Z := Z Theta``; then ``P_0`` sorts ``C`` descending
-    (Sect. 1) and the shortening is undone (``Z := P'' Z``, ``U := Q_F U``)."""
+    (Sect. 1) and the shortening is undone (``Z := P'' Z``, ``U := Q_F U``).
+
+    F and G are those of ``2^a A`` and ``2^b B`` (``shifts = (a, b)``): the
+    true norms are ``2^-a ||f_j||`` and ``2^-b ||g_j||``, which may be
+    beyond float64 where their ratio, the generalized singular value
+    ``sigma_j``, is not; so ``C = 1/sqrt(1 + sigma^-2)``, ``S = 1/sqrt(1 +
+    sigma^2)`` and ``Theta_jj = C_j / ||A z_j|| = S_j / ||B z_j||``, each
+    from the larger of the two."""
+    shift_a, shift_b = shifts
     norm_f, norm_g = np.linalg.norm(F, axis=0), np.linalg.norm(G, axis=0)
     # f_j = F_0 z_j: a column no larger than the rounding of that product
     # (max(m, n) eps ||F_0|| ||z_j||, LAPACK xGGSVD3's TOLA per column) has no
@@ -355,8 +376,10 @@ def _extract(F: np.ndarray, G: np.ndarray, Z: np.ndarray, shortened: _Shortened,
     eps = np.finfo(np.float64).eps
     noise_f = norm_f <= max(F.shape) * eps * np.linalg.norm(shortened.F) * z_norms
     noise_g = norm_g <= max(G.shape) * eps * np.linalg.norm(shortened.G) * z_norms
-    theta = 1 / np.hypot(norm_f, norm_g)
-    C, S = norm_f * theta, norm_g * theta
+    with np.errstate(divide="ignore", over="ignore", under="ignore"):
+        sigma = np.ldexp(norm_f / norm_g, shift_b - shift_a)  # B of full rank: norm_g > 0
+        C, S = 1 / np.hypot(1, 1 / sigma), 1 / np.hypot(1, sigma)
+        theta = np.where(C >= S, np.ldexp(C / norm_f, shift_a), np.ldexp(S / norm_g, shift_b))
     order = np.argsort(-C, kind="stable")
     Z = (Z * theta)[:, order]
     Z_original = np.empty_like(Z)
@@ -374,7 +397,7 @@ def _extract(F: np.ndarray, G: np.ndarray, Z: np.ndarray, shortened: _Shortened,
             U, V = shortened.Q_F @ U, shortened.Q_G @ V
     if compute_x:  # X^H = Z^-1
         X = np.linalg.solve(Z_original.conj().T, np.eye(Z.shape[0], dtype=Z.dtype))
-    arrays = [U, V, X, Z_original]
+    arrays = [C, S, U, V, X, Z_original]
     for array in arrays:
         if array is not None and not np.isfinite(array).all():
             raise np.linalg.LinAlgError("a result of gsvd exceeds the largest float64")

@@ -213,3 +213,20 @@ def test_zero_generalized_singular_value(rng):
     assert result.C[-1] <= 10 * EPS and abs(result.S[-1] - 1) <= EPS
     U = result.U
     assert np.linalg.norm(U.T @ U - np.eye(5)) <= 100 * EPS
+
+
+def test_scaled_far_out_of_the_squares_range(rng):
+    """Entries near 1e200 or 1e-200 (squared norms beyond float64) give the GSVD of
+    the pair: the same C and S for (2^k A, 2^k B), generalized singular values
+    scaled by 2^(j - k) for (2^j A, 2^k B)."""
+    A, B = rng.standard_normal((10, 7)), rng.standard_normal((9, 7))
+    C, S = cljacobi.gsvdvals(A, B)
+    for j, k in ((660, 660), (-660, -660), (300, -300), (-330, 0)):
+        A_s, B_s = np.ldexp(A, j), np.ldexp(B, k)
+        result = cljacobi.gsvd(A_s, B_s)
+        sigma = np.ldexp(C / S, j - k)
+        assert np.max(np.abs(result.C / result.S - sigma) / sigma) <= 100 * EPS
+        U, V, C_s, S_s, X = result
+        # the residuals measured at the scale of A and B (their squares overflow)
+        assert np.linalg.norm(A - np.ldexp(U * C_s @ X.T, -j)) <= 100 * EPS * np.linalg.norm(A)
+        assert np.linalg.norm(B - np.ldexp(V * S_s @ X.T, -k)) <= 100 * EPS * np.linalg.norm(B)
