@@ -1,7 +1,10 @@
 """The one solver pipeline every public function runs.
 
-``eig_indefinite``, ``hsvd`` and ``svd`` differ only in what they factor and
-what they read off the orthogonalized factor; everything else is here, once:
+``eig_indefinite``, ``hsvd``, ``svd``, ``gsvd`` and ``eig_indefinite(M, B)``
+differ only in what they factor and what they read off the result of the
+sweeps; everything else is here, once (the last two are pair methods: two
+matrices, the implicit Hari-Zimmermann sweeps of :func:`run_hz` in place of
+the one-sided ones):
 
 1. validation: the options (by the caller, in scipy's order: options first),
    then the arrays (:func:`cljacobi.validation.as_float_matrix`), a stack of
@@ -38,6 +41,7 @@ from .errors import ConvergenceError, ConvergenceWarning
 from .host.blocked import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, BlockedHSVD
 from .host.device import has_fp64, resolve_queue
 from .host.factorization import DeviceJFactor
+from .host.hz import HZRun, hz_sweeps
 from .host.operands import Operands, gather_factor
 from .host.pointwise import HSVDState, PointwiseHSVD, complex_layout
 from .host.preflight import preflight
@@ -51,8 +55,9 @@ from .validation import (
 )
 
 __all__ = [
-    "DEFAULT_MAX_SWEEPS", "Factored", "Method", "OnDevice", "SweepPlan", "complete", "ldexp",
-    "name_of", "orthogonal_complement", "real_dtype", "single_precision", "solve", "sweep_plan", "unit_columns", "where",
+    "DEFAULT_MAX_SWEEPS", "Factored", "HZPair", "Method", "OnDevice", "SweepPlan", "complete",
+    "ldexp", "name_of", "orthogonal_complement", "real_dtype", "run_hz", "single_precision",
+    "solve", "sweep_plan", "unit_columns", "where",
 ]
 
 
@@ -264,10 +269,59 @@ class Factored:
     kept: dict[str, Any] = field(default_factory=dict)
 
 
-class Method(Protocol):
-    """What one public function adds to the pipeline."""
+@dataclass(frozen=True)
+class HZPair:
+    """What a pair method hands to the implicit Hari-Zimmermann sweeps
+    (:func:`cljacobi.host.hz.hz_sweeps`): F, G and the transformation so far Z,
+    and the sweeps' options."""
 
-    #: The argument's name in messages (``"M"``, ``"G"``, ``"A"``).
+    F: np.ndarray
+    G: np.ndarray
+    Z: np.ndarray
+    prescaled: bool = False
+    criterion: str = "C1"
+    #: 0: pointwise only; else the block width of the blocked level.
+    block_width: int = 0
+    #: "bo" or "fb" for the blocked level.
+    variant: str = "bo"
+    #: ``A = F^* J F`` with ``J = diag(I_p, -I)``, p = positive_rows; None: ``F^* F``.
+    positive_rows: int | None = None
+
+
+def run_hz(pair: HZPair, *, plan: SweepPlan, info: SolveInfo, index: tuple[int, ...] = ()
+           ) -> HZRun:
+    """The implicit Hari-Zimmermann sweeps of a pair method, `info` filled;
+    without convergence a :class:`ConvergenceError` unless
+    ``plan.on_nonconvergence == "warn"`` (then the public function warns)."""
+    info.strategy = plan.options.strategy
+    info.device = plan.queue.device.name.strip()
+    info.precision = "double"
+    info.variant, info.block_width = (pair.variant, pair.block_width) if pair.block_width \
+        else ("pointwise", 0)
+    run = hz_sweeps(plan.queue, pair.F, pair.G, pair.Z, prescaled=pair.prescaled,
+                    criterion=pair.criterion, strategy=plan.options.strategy,
+                    max_sweeps=plan.max_sweeps, block_width=pair.block_width,
+                    variant=pair.variant, positive_rows=pair.positive_rows)
+    info.sweeps, info.converged = run.sweeps, run.converged
+    info.rotations_per_sweep, info.rotations = run.transformations, sum(run.transformations)
+    info.seconds["sweeps"] += run.seconds
+    if not run.converged and plan.on_nonconvergence == "raise":
+        raise ConvergenceError(
+            f"{plan.caller} did not converge in {plan.max_sweeps} sweeps{where(index)} "
+            f"(transformations per sweep: {run.transformations}); pass a larger max_sweeps, "
+            "or on_nonconvergence='warn' for the partial result", info)
+    return run
+
+
+class Method(Protocol):
+    """What one public function adds to the pipeline.
+
+    A method with ``pair = True`` takes two matrices, ``data = (A, B)``
+    (``argument`` names both, ``"A, B"``), one pair a call (no stacks), and
+    hands the implicit Hari-Zimmermann sweeps an :class:`HZPair`.
+    """
+
+    #: The argument's name in messages (``"M"``, ``"G"``, ``"A"``; ``"A, B"`` for a pair).
     argument: str
     #: Whether the matrix must be square.
     square: bool
@@ -307,19 +361,30 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
     input), with ``return_info`` the pair ``(result, info)``; `info` is a
     list (C order) for a stack.
     """
-    host, array_queue = to_host(data, queue)
-    A, result_dtype = as_float_matrix(
-        host, method.argument, check_finite=check_finite, square=method.square, stacked=True)
+    pair = bool(getattr(method, "pair", False))
+    if pair:  # (A, B): one matrix each, the result dtype of both
+        hosts = [to_host(array, queue) for array in data]
+        array_queue = hosts[0][1] or hosts[1][1]
+        checked = [as_float_matrix(host, name, check_finite=check_finite, square=method.square)
+                   for (host, _), name in zip(hosts, method.argument.split(", "))]
+        A = tuple(array for array, _ in checked)
+        result_dtype = np.result_type(*(dtype for _, dtype in checked))
+    else:
+        host, array_queue = to_host(data, queue)
+        A, result_dtype = as_float_matrix(
+            host, method.argument, check_finite=check_finite, square=method.square,
+            stacked=True)
     method.validate(A, array_queue)
     run_queue = None
     needs = method.device_shape(A)
     if needs is not None:  # before the first factorization and launch
         rows, columns, accumulate_v = needs
         run_queue = resolve_queue(queue if queue is not None else array_queue)
+        element_bytes = max(a.dtype.itemsize for a in A) if pair else A.dtype.itemsize
         preflight(
             run_queue, rows=rows, columns=columns, accumulate_v=accumulate_v,
-            element_bytes=A.dtype.itemsize,
-            single=single_precision(run_queue, result_dtype, plan.single),
+            element_bytes=element_bytes,
+            single=False if pair else single_precision(run_queue, result_dtype, plan.single),
         )
     plan = SweepPlan(**{**plan.__dict__, "queue": run_queue, "result_dtype": result_dtype})
 
@@ -329,15 +394,18 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
                                   "sort": 0.0})
         outcome = method.factor(matrix, index, plan, info)
         if isinstance(outcome, Factored):
-            state = run_sweeps(outcome.source, outcome.signs, plan=plan,
-                               accumulate_v=outcome.accumulate_v, info=info, index=index,
-                               fetch=outcome.fetch, peak_rounding=outcome.peak_rounding)
+            if isinstance(outcome.source, HZPair):
+                state = run_hz(outcome.source, plan=plan, info=info, index=index)
+            else:
+                state = run_sweeps(outcome.source, outcome.signs, plan=plan,
+                                   accumulate_v=outcome.accumulate_v, info=info, index=index,
+                                   fetch=outcome.fetch, peak_rounding=outcome.peak_rounding)
             outcome = method.extract(state, outcome, index, plan, info)
         _require_finite(f"{method.value_name} of {name_of(method.argument, index)}", outcome)
         info.seconds["total"] = time.perf_counter() - start
         return outcome, info
 
-    leading = A.shape[:-2]
+    leading = () if pair else A.shape[:-2]
     if leading:
         result, info = solve_stack(A, solve_one, method.template(A))
         infos = info
@@ -516,6 +584,8 @@ def _cast(result: Any, dtype: np.dtype) -> Any:
     Raises LinAlgError if a value exceeds the range of `dtype` (float32 input
     whose eigenvalue is beyond 3.4e38): no inf is handed out.
     """
+    if result is None:  # a part not asked for (gsvd's U, V or X)
+        return None
     if isinstance(result, np.ndarray):
         if result.dtype.kind not in "fc":
             return result
@@ -530,4 +600,8 @@ def _cast(result: Any, dtype: np.dtype) -> Any:
             )
         return cast
     converted = [_cast(item, dtype) for item in result]
-    return type(result)(*converted) if hasattr(result, "_fields") else tuple(converted)
+    if not hasattr(result, "_fields"):
+        return tuple(converted)
+    # attributes beyond the fields (GSVDResult.Z) travel along, cast alike
+    extra = {name: _cast(value, dtype) for name, value in getattr(result, "__dict__", {}).items()}
+    return type(result)(*converted, **extra)

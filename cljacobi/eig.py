@@ -31,7 +31,7 @@ from ._solve import (
     unit_columns,
 )
 from .factorization import definite_factorize, j_factorize
-from .generalized import eig_generalized
+from .generalized import EigGeneralized
 from .host.device import has_fp64
 from .host.factorization import factor_on_device
 from .host.operands import column_max, normalized_columns
@@ -258,10 +258,9 @@ def eig_indefinite(
         if factorization == "device":
             raise ValueError("eig_indefinite(M, B) factors M on the host: factorization "
                              "'auto' or 'host'")
-        return eig_generalized(
-            M, B, eigvals_only=eigvals_only, check_finite=check_finite,
-            strategy=plan.options.strategy, max_sweeps=plan.max_sweeps,
-            on_nonconvergence=plan.on_nonconvergence, queue=queue, return_info=return_info)
+        pair_plan = _solve.SweepPlan(**{**plan.__dict__, "caller": "eig_indefinite(M, B)"})
+        return _solve.solve(EigGeneralized(eigvals_only), (M, B), pair_plan, queue=queue,
+                            check_finite=check_finite, return_info=return_info)
     method = _EigIndefinite(eigvals_only=eigvals_only, factorization=factorization)
     return _solve.solve(method, M, plan, queue=queue, check_finite=check_finite,
                         return_info=return_info)

@@ -15,21 +15,19 @@ reference of the same method.
 from __future__ import annotations
 
 import time
-import warnings
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 import pyopencl as cl
 import scipy.linalg
 
+from . import _solve
 from ._results import SolveInfo
-from ._solve import DEFAULT_MAX_SWEEPS, ldexp, orthogonal_complement
-from .errors import ConvergenceError, ConvergenceWarning, DeviceCapabilityError
-from .host.device import has_fp64, resolve_queue
-from .host.hz import CRITERIA, hz_sweeps
+from ._solve import DEFAULT_MAX_SWEEPS, Factored, HZPair, ldexp, orthogonal_complement
+from .host.hz import CRITERIA, HZRun
 from .host.sizes import check_power_of_two
-from .strategies import STRATEGIES
-from .validation import as_float_matrix, check_flag, check_max_sweeps, check_on_nonconvergence
+from .validation import check_flag
 
 __all__ = ["GSVDResult", "gsvd", "gsvdvals"]
 
@@ -44,9 +42,6 @@ AUTO_BLOCKED_MIN_ORDER = 512
 AUTO_BLOCK_WIDTH = 16
 AUTO_COMPLEX_BLOCK_WIDTH = 8
 
-#: The parallel strategy of ``strategy="auto"``: the generalized
-#: Mantharam-Eberlein ordering, [NS] Sect. 2.2's choice for the pointwise level.
-AUTO_STRATEGY = "me"
 
 
 class _GSVDFields(NamedTuple):
@@ -190,71 +185,96 @@ def gsvd(
     prescale, return_info = check_flag(prescale, "prescale"), check_flag(return_info, "return_info")
     if criterion not in CRITERIA:
         raise ValueError(f"criterion must be one of {CRITERIA}, not {criterion!r}")
-    strategy = AUTO_STRATEGY if strategy == "auto" else strategy
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be 'auto' or one of {STRATEGIES}, not {strategy!r}")
-    check_max_sweeps(max_sweeps)
-    check_on_nonconvergence(on_nonconvergence)
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}, not {variant!r}")
+    plan = _solve.sweep_plan(
+        "gsvd", strategy=strategy, rotation=None, sort_diagonal=True, max_sweeps=max_sweeps,
+        on_nonconvergence=on_nonconvergence, variant=variant, block_width=block_width,
+        queue=queue)
     if block_width is not None:
-        if variant == "pointwise":
-            raise ValueError("block_width asks for the blocked level; variant='pointwise' "
-                             "has no blocks")
         check_power_of_two("block_width", block_width)
-    F, G, result_dtype = _pair(A, B, check_finite=check_finite)
-    m, n = F.shape
-    p = G.shape[0]
-    run_queue = resolve_queue(queue)
-    if not has_fp64(run_queue.device):
-        raise DeviceCapabilityError(
-            f"gsvd needs a device with fp64; {run_queue.device.name.strip()!r} has none")
-    start = time.perf_counter()
-    info = SolveInfo(seconds={}, strategy=strategy, device=run_queue.device.name.strip(),
-                     factorization="qr", precision="double")
-    if n == 0:
-        empty = np.empty((0, 0), dtype=F.dtype)
-        result = GSVDResult(np.empty((m, 0), F.dtype) if compute_uv else None,
-                            np.empty((p, 0), F.dtype) if compute_uv else None,
-                            np.empty(0), np.empty(0), empty if compute_x else None, empty)
-        return (result, info) if return_info else result
-    # Exact powers of two bring the largest entries of A and B near 1, so that no
-    # squared norm or dot product of the sweeps overflows or underflows; the
-    # extraction puts them back into C, S and Z.
-    shifts = (_unit_shift(F), _unit_shift(G))
-    F, G = ldexp(F, shifts[0], out=F), ldexp(G, shifts[1], out=G)
-    # Sect. 2: A P_1 = Q_F R_F, (B P_1) P_2 = Q_G R_G; F = R_F P_2, G = R_G.  Square
-    # pairs too: without the pivoted QRs the errors of C/S grew 5x on the paper's
-    # pairs at n = 2048 and 4096 (bench/results/gsvd-large-no-qr-H200-2026-11-25.json).
-    shortened = _shorten(F, G, compute_q=compute_uv)
-    info.seconds["factorization"] = time.perf_counter() - start
-    if prescale:  # Sect. 2 (Z_0)_jj := 1/||g_j|| (the paper's 1/sqrt(||g_j||) is a slip)
-        norms = np.linalg.norm(shortened.G, axis=0)
-        F0, G0, Z0 = shortened.F / norms, shortened.G / norms, np.diag(1 / norms)
-    else:
-        F0, G0, Z0 = shortened.F, shortened.G, np.eye(n)
-    width = _block_width(run_queue.device, n, F.dtype, variant, block_width)
-    blocked = "fb" if variant == "fb" else "bo"
-    info.variant, info.block_width = (blocked, width) if width else ("pointwise", 0)
-    run = hz_sweeps(run_queue, F0, G0, Z0.astype(F.dtype), prescaled=prescale,
-                    criterion=criterion, strategy=strategy, max_sweeps=max_sweeps,
-                    block_width=width, variant=blocked)
-    info.sweeps, info.converged = run.sweeps, run.converged
-    info.rotations_per_sweep = run.transformations
-    info.rotations = sum(run.transformations)
-    info.seconds["sweeps"] = run.seconds
-    if not run.converged:
-        if on_nonconvergence == "raise":
-            raise ConvergenceError(
-                f"gsvd did not converge in {max_sweeps} sweeps (transformations per sweep: "
-                f"{run.transformations}); pass a larger max_sweeps, or "
-                "on_nonconvergence='warn' for the partial result", info)
-        warnings.warn("gsvd did not converge in max_sweeps sweeps; the partial result is "
-                      "returned (info.converged is False)", ConvergenceWarning, stacklevel=2)
-    result = _extract(run.F, run.G, run.Z, shortened, shifts, compute_uv=compute_uv,
-                      compute_x=compute_x, dtype=result_dtype)
-    info.seconds["total"] = time.perf_counter() - start
-    return (result, info) if return_info else result
+    method = _GSVD(compute_uv=compute_uv, compute_x=compute_x, prescale=prescale,
+                   criterion=criterion, variant=variant, block_width=block_width)
+    return _solve.solve(method, (A, B), plan, queue=queue, check_finite=check_finite,
+                        return_info=return_info)
+
+
+@dataclass(frozen=True)
+class _GSVD:
+    """gsvd's part of the pipeline: scale and shorten the pair, hand it to the
+    implicit Hari-Zimmermann sweeps, read the GSVD off the final F, G, Z."""
+
+    compute_uv: bool
+    compute_x: bool
+    prescale: bool
+    criterion: str
+    variant: str
+    block_width: int | None
+    argument = "A, B"
+    pair = True
+    square = False
+    value_name = "a generalized singular value"
+
+    def validate(self, pair: tuple[np.ndarray, np.ndarray], array_queue: Any) -> None:
+        A, B = pair
+        if A.shape[1] != B.shape[1]:
+            raise ValueError(f"A and B must have the same number of columns, got A {A.shape} "
+                             f"and B {B.shape}")
+        for name, array in (("A", A), ("B", B)):
+            if array.shape[0] < array.shape[1]:
+                raise ValueError(
+                    f"{name} has fewer rows than columns ({array.shape}); gsvd handles m >= n "
+                    "and p >= n (stack zero rows under it only if that is the problem you mean)")
+
+    def device_shape(self, pair: tuple[np.ndarray, np.ndarray]) -> tuple[int, int, bool] | None:
+        (m, n), p = pair[0].shape, pair[1].shape[0]
+        return (m + p, n, True) if n else None  # F and G, and Z as "V"
+
+    def template(self, pair: Any) -> None:  # one pair a call: no stacks
+        return None
+
+    def factor(self, pair: tuple[np.ndarray, np.ndarray], index: tuple[int, ...],
+               plan: _solve.SweepPlan, info: SolveInfo) -> Factored | GSVDResult:
+        A, B = pair
+        dtype = np.result_type(A, B)
+        for name, array in (("A", A), ("B", B)):
+            if not np.isfinite(array).all():  # check_finite=False let it through
+                raise np.linalg.LinAlgError(f"{name} contains infs or NaNs")
+        # Copies (never the caller's arrays), scaled by exact powers of two so that
+        # the largest entries are near 1 and no squared norm or dot product of the
+        # sweeps overflows or underflows; the extraction puts the powers back.
+        F, G = A.astype(dtype, copy=True), B.astype(dtype, copy=True)
+        (m, n), p = F.shape, G.shape[0]
+        if n == 0:
+            empty = np.empty((0, 0), dtype=dtype)
+            return GSVDResult(np.empty((m, 0), dtype) if self.compute_uv else None,
+                              np.empty((p, 0), dtype) if self.compute_uv else None,
+                              np.empty(0), np.empty(0), empty if self.compute_x else None, empty)
+        start = time.perf_counter()
+        shifts = (_unit_shift(F), _unit_shift(G))
+        F, G = ldexp(F, shifts[0], out=F), ldexp(G, shifts[1], out=G)
+        # Sect. 2: A P_1 = Q_F R_F, (B P_1) P_2 = Q_G R_G; F = R_F P_2, G = R_G.  Square
+        # pairs too: without the pivoted QRs the errors of C/S grew 5x on the paper's
+        # pairs at n = 2048 and 4096 (bench/results/gsvd-large-no-qr-H200-2026-11-25.json).
+        shortened = _shorten(F, G, compute_q=self.compute_uv)
+        info.factorization = "qr"
+        info.seconds["factorization"] = time.perf_counter() - start
+        if self.prescale:  # Sect. 2 (Z_0)_jj := 1/||g_j|| (the paper prints 1/sqrt(||g_j||): slip)
+            norms = np.linalg.norm(shortened.G, axis=0)
+            F0, G0, Z0 = shortened.F / norms, shortened.G / norms, np.diag(1 / norms)
+        else:
+            F0, G0, Z0 = shortened.F, shortened.G, np.eye(n)
+        width = _block_width(plan.queue.device, n, dtype, self.variant, self.block_width)
+        source = HZPair(F0, G0, Z0.astype(dtype), prescaled=self.prescale,
+                        criterion=self.criterion, block_width=width,
+                        variant="fb" if self.variant == "fb" else "bo")
+        return Factored(source, np.empty(0, dtype=np.int8),
+                        kept={"shortened": shortened, "shifts": shifts})
+
+    def extract(self, state: HZRun, factored: Factored, index: tuple[int, ...],
+                plan: _solve.SweepPlan, info: SolveInfo) -> GSVDResult:
+        kept = factored.kept
+        return _extract(state.F, state.G, state.Z, kept["shortened"], kept["shifts"],
+                        compute_uv=self.compute_uv, compute_x=self.compute_x,
+                        dtype=plan.result_dtype)
 
 
 def _block_width(device: cl.Device, n: int, dtype: np.dtype, variant: str,
@@ -278,25 +298,6 @@ def gsvdvals(A: Any, B: Any, **options: Any) -> tuple[np.ndarray, np.ndarray]:
         result, info = result
         return (result.C, result.S), info
     return result.C, result.S
-
-
-def _pair(A: Any, B: Any, *, check_finite: bool) -> tuple[np.ndarray, np.ndarray, np.dtype]:
-    """Validated copies of A and B in one dtype (complex if either is), and the result dtype."""
-    F, a_dtype = as_float_matrix(A, "A", check_finite=check_finite, square=False)
-    G, b_dtype = as_float_matrix(B, "B", check_finite=check_finite, square=False)
-    if F.shape[1] != G.shape[1]:
-        raise ValueError(f"A and B must have the same number of columns, got A {F.shape} "
-                         f"and B {G.shape}")
-    for name, array in (("A", F), ("B", G)):
-        if array.shape[0] < array.shape[1]:
-            raise ValueError(
-                f"{name} has fewer rows than columns ({array.shape}); gsvd handles m >= n "
-                "and p >= n (stack zero rows under it only if that is the problem you mean)")
-        if not check_finite and not np.isfinite(array).all():
-            raise np.linalg.LinAlgError(f"{name} contains infs or NaNs")
-    dtype = np.result_type(F, G)
-    result_dtype = np.result_type(a_dtype, b_dtype)
-    return F.astype(dtype, copy=True), G.astype(dtype, copy=True), result_dtype
 
 
 class _Shortened(NamedTuple):

@@ -184,7 +184,7 @@ def test_wrong_inputs(A, B, error, message):
     ({"variant": "fbo"}, ValueError, "variant must be one of"),
     ({"variant": "pointwise", "block_width": 8}, ValueError, "has no blocks"),
     ({"block_width": 6}, ValueError, "power of two"),
-    ({"strategy": "zigzag"}, ValueError, "strategy must be 'auto' or one of"),
+    ({"strategy": "zigzag"}, ValueError, "unknown strategy 'zigzag'"),
     ({"max_sweeps": 0}, ValueError, "max_sweeps"),
     ({"compute_uv": "yes"}, TypeError, "compute_uv"),
     ({"on_nonconvergence": "ignore"}, ValueError, "raise"),
