@@ -7,6 +7,7 @@ import pyopencl as cl
 import pytest
 
 from cljacobi.host.factorization import _RECORD_DTYPE, BunchParlettSpec
+from cljacobi.host.hz import HZ_COUNTERS, HZSpec
 from cljacobi.host.programs import build_program, render
 from cljacobi.host.signatures import (
     KernelSignature,
@@ -108,3 +109,30 @@ def test_struct_aligned_tail_padding():
         c_struct("cjac_probe", record)
     with pytest.raises(ValueError, match="12 aligned to 4"):
         c_struct("cjac_probe", record, aligned=4)
+
+
+@pytest.mark.parametrize("options", [{}, {"indefinite": True}, {"block_width": 4},
+                                     {"prescaled": True, "criterion": "C2"}])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_hz_template_declares_the_spec_signatures(dtype, options, queue):
+    """Every specialization of the HZ family declares the arguments the host
+    binds, and takes its counter indices from HZ_COUNTERS."""
+    spec = HZSpec(dtype, **options)
+    source = render(spec)
+    for sig in spec.signatures.values():
+        assert f"void {sig.name}({sig.parameters})" in source
+    for name, index in HZ_COUNTERS.items():
+        assert f"#define {name} {index}" in source
+    program = build_program(queue.context, queue.device, spec)
+    for sig in spec.signatures.values():
+        assert cl.Kernel(program, sig.name).num_args == len(sig.args)
+    assert ("cjac_hz_block" in spec.signatures) == bool(spec.block_width)
+
+
+def test_hz_spec_refuses_what_it_cannot_render():
+    with pytest.raises(ValueError, match="criterion"):
+        HZSpec("float64", criterion="C3")
+    with pytest.raises(ValueError, match="indefinite pencil runs pointwise"):
+        HZSpec("float64", block_width=8, indefinite=True)
+    with pytest.raises(ValueError, match="HZ kernels handle"):
+        HZSpec("float32")

@@ -26,7 +26,7 @@ from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, int_arg
 from .sizes import check_power_of_two, round_up
 
-__all__ = ["CRITERIA", "HZ_DTYPES", "HZ_WORK_GROUP", "HZRun", "HZSpec", "hz_sweeps"]
+__all__ = ["CRITERIA", "HZ_COUNTERS", "HZ_DTYPES", "HZ_WORK_GROUP", "HZRun", "HZSpec", "hz_sweeps"]
 
 #: Convergence criteria of the paper's Sect. 2.5.
 CRITERIA = ("C1", "C2")
@@ -37,8 +37,11 @@ HZ_DTYPES = ("float64", "complex128")
 #: Work-items per pivot pair: enough to stream two columns of a few thousand rows.
 HZ_WORK_GROUP = 128
 
-#: Sweep counters, as ``templates/hz.cl.mako`` numbers them.
-_TRANSFORMED, _BIG, _NOT_DEFINITE = 0, 1, 2
+#: The counters of a sweep, by their index in the counters buffer (rendered
+#: into ``templates/hz.cl.mako``): transformations, big ones, and pivot pairs
+#: whose ``B'_k`` was not positive definite.
+HZ_COUNTERS = {"HZ_TRANSFORMED": 0, "HZ_BIG": 1, "HZ_NOT_DEFINITE": 2}
+_TRANSFORMED, _BIG, _NOT_DEFINITE = HZ_COUNTERS.values()
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,7 @@ class HZSpec:
     @property
     def constants(self) -> dict[str, int]:
         """The sizes rendered as ``#define`` lines."""
-        sizes = {"WG": self.work_group_size}
+        sizes = {"WG": self.work_group_size, **HZ_COUNTERS}
         if self.block_width:
             sizes.update(BW=self.block_width, HZ_INNER_STEPS=len(self.inner_pairs),
                          HZ_BLOCK_WG=self.block_width ** 2)
@@ -253,7 +256,7 @@ def hz_sweeps(
     buffers = [cl.Buffer(queue.context, flags.READ_WRITE | flags.COPY_HOST_PTR,
                          hostbuf=np.asfortranarray(Y)) for Y in (F, G, Z)]
     pair = _Pair(*buffers, F.shape[0], G.shape[0], Z.shape[0], columns)
-    counters = cl.Buffer(queue.context, flags.READ_WRITE, 3 * 4)
+    counters = cl.Buffer(queue.context, flags.READ_WRITE, 4 * len(HZ_COUNTERS))
     spec = HZSpec(dtype.name, prescaled=prescaled, criterion=criterion, block_width=block_width,
                   indefinite=positive_rows is not None)
     program = build_program(queue.context, queue.device, spec)
@@ -282,7 +285,7 @@ def hz_sweeps(
 
 def _read_counters(queue: cl.CommandQueue, counters: cl.Buffer, prescaled: bool,
                    transformations: list[int], big: list[int]) -> None:
-    counts = np.empty(3, dtype=np.int32)
+    counts = np.empty(len(HZ_COUNTERS), dtype=np.int32)
     cl.enqueue_copy(queue, counts, counters)
     if counts[_NOT_DEFINITE]:
         raise np.linalg.LinAlgError(
@@ -301,7 +304,7 @@ def _pointwise_sweeps(queue, program, spec, pair, counters, strategy, max_sweeps
     n = pair.columns
     order = n + n % 2
     wg = spec.work_group_size
-    zero = np.zeros(3, dtype=np.int32)
+    zero = np.zeros(len(HZ_COUNTERS), dtype=np.int32)
     for sweep in range(max(max_sweeps, 0)):
         table = step_table(strategy, order, sweep=sweep).pairs.astype(np.int32)
         steps, per_step = table.shape[:2]
@@ -364,7 +367,7 @@ def _blocked_sweeps(queue, program, spec, pair, counters, max_sweeps, transforma
                                    chunk_rows=plan.update_g_chunks.rows, transforms=transforms,
                                    rotated=rotated, **step)
         launches.append((kernel, update_sig, plan.launches()["update_g"]))
-    zero = np.zeros(3, dtype=np.int32)
+    zero = np.zeros(len(HZ_COUNTERS), dtype=np.int32)
     for sweep in range(max_sweeps):
         cl.enqueue_copy(queue, counters, zero)
         for s in range(outer_steps):

@@ -24,7 +24,8 @@
 ##                     positive definite) of the generalized eigenproblem; the
 ##                     relative orthogonality test takes |a'_ii| (pointwise only)
 ##   work_group_size   work-items per pair (a power of two)
-##   size_defines      #define WG (work_group_size); with a block width also BW,
+##   size_defines      #define WG (work_group_size), the counter indices
+##                     (HZ_COUNTERS); with a block width also BW,
 ##                     HZ_INNER_STEPS and HZ_BLOCK_WG (work-items of cjac_hz_block)
 ##   block_width       0: the pointwise kernel only; w: also cjac_hz_block, the
 ##                     inner sweeps of the block-oriented level (Sect. 2.3)
@@ -40,10 +41,8 @@ ${size_defines}
 ${arith.workgroup_sum(work_group_size)}
 ${arith.element(real_ctype, complex_, "interleaved")}
 
-/* Counters of one sweep (cljacobi.host.hz.HZ_COUNTERS). */
-#define HZ_TRANSFORMED 0
-#define HZ_BIG 1
-#define HZ_NOT_DEFINITE 2
+/* The counters of one sweep, HZ_TRANSFORMED, HZ_BIG and HZ_NOT_DEFINITE, are
+ * indices rendered from cljacobi.host.hz.HZ_COUNTERS (in size_defines). */
 
 /* (cos theta, sin theta) from tan theta, |theta| <= pi/2, via hypot (no
  * overflow).  [NS] Sect. 2.1.1 prints cos theta = 1/(1 + tan^2 theta): slip,
