@@ -24,7 +24,7 @@ import scipy.linalg
 
 from . import _solve
 from ._results import SolveInfo
-from ._solve import DEFAULT_MAX_SWEEPS, Factored, HZPair, ldexp, orthogonal_complement
+from ._solve import DEFAULT_MAX_SWEEPS, Factored, HZPair, complete, ldexp
 from .host.hz import CRITERIA, HZRun
 from .host.sizes import check_power_of_two
 from .validation import check_flag
@@ -336,14 +336,10 @@ def _shorten(A: np.ndarray, B: np.ndarray, *, compute_q: bool) -> _Shortened:
 def _unit_columns(Y: np.ndarray, norms: np.ndarray, noise: np.ndarray) -> np.ndarray:
     """``Y diag(norms)^-1``; a column at rounding level (`noise`: a zero C or
     S, or one below what the data determine) becomes a unit vector orthogonal
-    to the others, as LAPACK completes it: its direction is rounding, and it
-    enters ``U diag(C)`` times a C at rounding level."""
-    zero = noise
-    Q = np.empty_like(Y)
-    Q[:, ~zero] = Y[:, ~zero] / norms[~zero]
-    if zero.any():
-        Q[:, zero] = orthogonal_complement(Q[:, ~zero], int(zero.sum()))
-    return Q
+    to the others (:func:`cljacobi._solve.complete`), as LAPACK completes it:
+    its direction is rounding, and it enters ``U diag(C)`` times a C at
+    rounding level."""
+    return complete(Y / np.where(noise, 1, norms), ~noise, Y.shape[1])
 
 
 def _unit_shift(A: np.ndarray) -> int:

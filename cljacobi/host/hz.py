@@ -304,21 +304,22 @@ def _pointwise_sweeps(queue, program, spec, pair, counters, strategy, max_sweeps
     n = pair.columns
     order = n + n % 2
     wg = spec.work_group_size
+    # Every strategy's table repeats with period 2 (the ring alternates its
+    # forward and backward sweeps, MM its slot assignment): both go up once.
+    tables = [step_table(strategy, order, sweep=s).pairs for s in (0, 1)]
+    steps, per_step = tables[0].shape[:2]
+    pairs = cl.Buffer(queue.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                      hostbuf=np.ascontiguousarray(np.concatenate(tables), dtype=np.int32))
+    kernel = signature.kernel(
+        program, f=pair.f, ldf=pair.rows_f, mf=pair.rows_f, g=pair.g, ldg=pair.rows_g,
+        mg=pair.rows_g, zz=pair.z, ldz=pair.rows_z, n=n, pairs=pairs, first=0,
+        counters=counters, **({"positive_rows": positive_rows} if spec.indefinite else {}))
+    first = signature.position("first")
     zero = np.zeros(len(HZ_COUNTERS), dtype=np.int32)
     for sweep in range(max(max_sweeps, 0)):
-        table = step_table(strategy, order, sweep=sweep).pairs.astype(np.int32)
-        steps, per_step = table.shape[:2]
-        pairs = cl.Buffer(queue.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
-                          hostbuf=np.ascontiguousarray(table))
-        kernel = signature.kernel(
-            program, f=pair.f, ldf=pair.rows_f, mf=pair.rows_f, g=pair.g, ldg=pair.rows_g,
-            mg=pair.rows_g, zz=pair.z, ldz=pair.rows_z, n=n, pairs=pairs, first=0,
-            counters=counters,
-            **({"positive_rows": positive_rows} if spec.indefinite else {}))
-        first = signature.position("first")
         cl.enqueue_copy(queue, counters, zero)
         for step in range(steps):
-            kernel.set_arg(first, np.int32(step * per_step))
+            kernel.set_arg(first, np.int32(((sweep % 2) * steps + step) * per_step))
             cl.enqueue_nd_range_kernel(queue, kernel, (per_step * wg,), (wg,))
         _read_counters(queue, counters, spec.prescaled, transformations, big)
         if big[-1] == 0:
@@ -347,18 +348,21 @@ def _blocked_sweeps(queue, program, spec, pair, counters, max_sweeps, transforma
     transforms = cl.Buffer(ctx, flags.READ_WRITE, fg_plan.transforms_bytes)
     rotated = cl.Buffer(ctx, flags.READ_WRITE, 4 * fg_plan.slots)
     step = {"outer_pairs": outer_buf, "step": 0}
+    # Per outer step, in order: the Gram matrices of F and G, the inner sweeps,
+    # the updates of F, G and Z; (kernel, position of its step argument or
+    # None, global size, local size), the positions found once.
     launches = []
     gram_sig = fg_plan.spec.signatures["cjac_block_gram"]
-    ranges = fg_plan.launches()
     for data, partial in ((pair.f, partials[0]), (pair.g, partials[1])):
         kernel = gram_sig.kernel(programs[0], G=data, ldg=pair.rows_f, m=pair.rows_f,
                                  chunk_rows=fg_plan.gram_chunks.rows, partial=partial, **step)
-        launches.append((kernel, gram_sig, ranges["gram"]))
-    block_sig = spec.signatures["cjac_hz_block"]
-    block = block_sig.kernel(program, partial_f=partials[0], partial_g=partials[1],
-                             chunks=fg_plan.gram_chunks.count, n=pair.columns,
-                             inner_sweeps=1 if variant == "bo" else FULL_BLOCK_INNER_SWEEPS,
-                             transforms=transforms, rotated=rotated, counters=counters)
+        launches.append((kernel, gram_sig.position("step"), *fg_plan.launches()["gram"]))
+    block = spec.signatures["cjac_hz_block"].kernel(
+        program, partial_f=partials[0], partial_g=partials[1],
+        chunks=fg_plan.gram_chunks.count, n=pair.columns,
+        inner_sweeps=1 if variant == "bo" else FULL_BLOCK_INNER_SWEEPS,
+        transforms=transforms, rotated=rotated, counters=counters)
+    launches.append((block, None, (fg_plan.slots * w * w,), (w * w,)))
     for plan, prog, data, rows in ((fg_plan, programs[0], pair.f, pair.rows_f),
                                    (fg_plan, programs[0], pair.g, pair.rows_g),
                                    (z_plan, programs[1], pair.z, pair.rows_z)):
@@ -366,17 +370,16 @@ def _blocked_sweeps(queue, program, spec, pair, counters, max_sweeps, transforma
         kernel = update_sig.kernel(prog, X=data, ldx=rows, m=rows,
                                    chunk_rows=plan.update_g_chunks.rows, transforms=transforms,
                                    rotated=rotated, **step)
-        launches.append((kernel, update_sig, plan.launches()["update_g"]))
+        launches.append((kernel, update_sig.position("step"), *plan.launches()["update_g"]))
     zero = np.zeros(len(HZ_COUNTERS), dtype=np.int32)
     for sweep in range(max_sweeps):
         cl.enqueue_copy(queue, counters, zero)
         for s in range(outer_steps):
             index = np.int32((sweep % 2) * outer_steps + s)
-            for number, (kernel, sig, (global_size, local_size)) in enumerate(launches):
-                kernel.set_arg(sig.position("step"), index)
+            for kernel, step_arg, global_size, local_size in launches:
+                if step_arg is not None:
+                    kernel.set_arg(step_arg, index)
                 cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size)
-                if number == 1:  # after both Gram matrices: the inner sweeps
-                    cl.enqueue_nd_range_kernel(queue, block, (fg_plan.slots * w * w,), (w * w,))
         _read_counters(queue, counters, spec.prescaled, transformations, big)
         if big[-1] == 0:
             return
