@@ -251,7 +251,7 @@ inline void hz_update(__global cjac_elem *y_i, __global cjac_elem *y_j, const in
 }
 
 /* One work-group per pivot pair k of the step: pairs[2 (first + k)], pairs[2 (first + k) + 1],
- * i < j; a pair with j >= n (the virtual column of an odd n) is skipped. */
+ * i < j. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void cjac_hz_step(${signatures["cjac_hz_step"].parameters})
 {
@@ -260,9 +260,13 @@ void cjac_hz_step(${signatures["cjac_hz_step"].parameters})
     __local int apply;
     const int lid = get_local_id(0);
     const int k = first + get_group_id(0);
-    const int i = pairs[2 * k], j = pairs[2 * k + 1];
-    if (j >= n)
-        return;
+    /* A pair with j >= n (the virtual column of an odd n) reads nothing and
+     * applies nothing; it still passes every barrier (PoCL 3.1 miscompiles a
+     * return taken before them, even a uniform one). */
+    const int i = pairs[2 * k], j_pair = pairs[2 * k + 1];
+    const int active = j_pair < n;
+    const int j = active ? j_pair : i;
+    const int rows_f = active ? mf : 0, rows_g = active ? mg : 0;
     __global cjac_elem *f_i = f + (size_t)i * ldf, *f_j = f + (size_t)j * ldf;
     __global cjac_elem *g_i = g + (size_t)i * ldg, *g_j = g + (size_t)j * ldg;
 
@@ -275,7 +279,7 @@ void cjac_hz_step(${signatures["cjac_hz_step"].parameters})
     cjac_real a_ii_neg = 0, a_jj_neg = 0;
     cjac_elem a_ij_neg = CJAC_ELEM_ZERO;
 %endif
-    for (int r = lid; r < mf; r += WG) {
+    for (int r = lid; r < rows_f; r += WG) {
         const cjac_elem x = f_i[r], y = f_j[r];
 %if indefinite:
         if (r >= positive_rows) {
@@ -289,7 +293,7 @@ void cjac_hz_step(${signatures["cjac_hz_step"].parameters})
         a_jj = cjac_abs2_acc(y, a_jj);
         a_ij = cjac_dot_acc(x, y, a_ij);
     }
-    for (int r = lid; r < mg; r += WG) {
+    for (int r = lid; r < rows_g; r += WG) {
         const cjac_elem x = g_i[r], y = g_j[r];
 %if not prescaled:
         b_ii = cjac_abs2_acc(x, b_ii);
@@ -311,7 +315,7 @@ void cjac_hz_step(${signatures["cjac_hz_step"].parameters})
     b_jj = cjac_workgroup_sum(scratch, b_jj);
 %endif
 
-    if (lid == 0) {
+    if (lid == 0 && active) {
         const hz_decision d = hz_decide(a_ii, a_ij, a_jj, b_ii, b_ij, b_jj, n);
         if (d.not_definite)
             atomic_inc(&counters[HZ_NOT_DEFINITE]);
@@ -321,6 +325,8 @@ void cjac_hz_step(${signatures["cjac_hz_step"].parameters})
             atomic_inc(&counters[HZ_BIG]);
         shared_z = d.z;
         apply = d.apply;
+    } else if (lid == 0) {
+        apply = 0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (!apply)
