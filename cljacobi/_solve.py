@@ -286,6 +286,8 @@ class HZPair:
     variant: str = "bo"
     #: ``A = F^* J F`` with ``J = diag(I_p, -I)``, p = positive_rows; None: ``F^* F``.
     positive_rows: int | None = None
+    #: The enhanced dot products of [NS] Appendix A.
+    enhanced_dots: bool = False
 
 
 def run_hz(pair: HZPair, *, plan: SweepPlan, info: SolveInfo, index: tuple[int, ...] = ()
@@ -301,7 +303,8 @@ def run_hz(pair: HZPair, *, plan: SweepPlan, info: SolveInfo, index: tuple[int, 
     run = hz_sweeps(plan.queue, pair.F, pair.G, pair.Z, prescaled=pair.prescaled,
                     criterion=pair.criterion, strategy=plan.options.strategy,
                     max_sweeps=plan.max_sweeps, block_width=pair.block_width,
-                    variant=pair.variant, positive_rows=pair.positive_rows)
+                    variant=pair.variant, positive_rows=pair.positive_rows,
+                    enhanced_dots=pair.enhanced_dots)
     info.sweeps, info.converged = run.sweeps, run.converged
     info.rotations_per_sweep, info.rotations = run.transformations, sum(run.transformations)
     info.seconds["sweeps"] += run.seconds

@@ -34,6 +34,9 @@ __all__ = ["GSVDResult", "gsvd", "gsvdvals"]
 #: What ``variant`` takes.
 VARIANTS = ("auto", "pointwise", "bo", "fb")
 
+#: What ``dots`` takes.
+DOTS = ("ordinary", "enhanced")
+
 #: ``variant="auto"`` runs the blocked level on GPUs from this order on.
 AUTO_BLOCKED_MIN_ORDER = 512
 
@@ -90,6 +93,7 @@ def gsvd(
     check_finite: bool = True,
     prescale: bool = False,
     criterion: str = "C1",
+    dots: str = "ordinary",
     strategy: str = "auto",
     variant: str = "auto",
     block_width: int | None = None,
@@ -137,8 +141,9 @@ def gsvd(
     variant : {"auto", "pointwise", "bo", "fb"}, optional
         The pointwise kernel alone, or the block-oriented level of [NS]
         Sect. 2.3 first ("bo": block pairs of ``2 * block_width`` columns,
-        one inner sweep on their two Gram matrices, the 2w x 2w
-        transformation applied to F, G and Z as one GEMM each) until a sweep
+        one inner sweep on the Cholesky factors of their two Gram matrices,
+        the 2w x 2w transformation rescaled by Theta (Sect. 2.4; not with
+        `prescale`) and applied to F, G and Z as one GEMM each) until a sweep
         has no big transformation, then pointwise sweeps that finish and
         decide convergence; "fb" (full block) runs the inner sweeps until
         one transforms nothing (at most 30).  "auto": "bo" on GPUs from n =
@@ -185,6 +190,8 @@ def gsvd(
     prescale, return_info = check_flag(prescale, "prescale"), check_flag(return_info, "return_info")
     if criterion not in CRITERIA:
         raise ValueError(f"criterion must be one of {CRITERIA}, not {criterion!r}")
+    if dots not in DOTS:
+        raise ValueError(f"dots must be one of {DOTS}, not {dots!r}")
     plan = _solve.sweep_plan(
         "gsvd", strategy=strategy, rotation=None, sort_diagonal=True, max_sweeps=max_sweeps,
         on_nonconvergence=on_nonconvergence, variant=variant, block_width=block_width,
@@ -192,7 +199,8 @@ def gsvd(
     if block_width is not None:
         check_power_of_two("block_width", block_width)
     method = _GSVD(compute_uv=compute_uv, compute_x=compute_x, prescale=prescale,
-                   criterion=criterion, variant=variant, block_width=block_width)
+                   criterion=criterion, enhanced_dots=dots == "enhanced", variant=variant,
+                   block_width=block_width)
     return _solve.solve(method, (A, B), plan, queue=queue, check_finite=check_finite,
                         return_info=return_info)
 
@@ -206,6 +214,7 @@ class _GSVD:
     compute_x: bool
     prescale: bool
     criterion: str
+    enhanced_dots: bool
     variant: str
     block_width: int | None
     argument = "A, B"
@@ -265,7 +274,8 @@ class _GSVD:
         width = _block_width(plan.queue.device, n, dtype, self.variant, self.block_width)
         source = HZPair(F0, G0, Z0.astype(dtype), prescaled=self.prescale,
                         criterion=self.criterion, block_width=width,
-                        variant="fb" if self.variant == "fb" else "bo")
+                        variant="fb" if self.variant == "fb" else "bo",
+                        enhanced_dots=self.enhanced_dots)
         return Factored(source, np.empty(0, dtype=np.int8),
                         kept={"shortened": shortened, "shifts": shifts})
 

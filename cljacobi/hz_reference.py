@@ -79,16 +79,19 @@ import numpy as np
 __all__ = [
     "CRITERIA",
     "SEQUENTIAL_ORDERINGS",
+    "BlockOutcome",
     "GSVDResult",
     "HZResult",
     "PairTransform",
     "StepOutcome",
     "apply_pair",
+    "block_transformation",
     "enhanced_dot",
     "enhanced_squared_norm",
     "gsvd_from_hz",
     "gsvd_reference",
     "hz_gsvd_parallel",
+    "semidefinite_cholesky",
     "hz_gsvd_sequential",
     "hz_rotation",
     "hz_step",
@@ -717,6 +720,126 @@ def theta_rescale(
         Y *= theta
     if Zinv is not None:
         Zinv /= theta[:, None]
+
+
+# ---------------------------------------------------------------------------
+# the block level ([NS], Sect. 2.3 and 2.4)
+# ---------------------------------------------------------------------------
+
+
+class BlockOutcome(NamedTuple):
+    """Result of :func:`block_transformation`.
+
+    Attributes
+    ----------
+    Z : ndarray, shape (2w, 2w)
+        ``Z~ = Z^ Theta~`` ([NS], Sect. 2.4; ``Z^`` alone when prescaled), to
+        postmultiply the block column pair of F, G and Z with.
+    transformations, big : int
+        Transformations of the inner sweeps, and the big ones among them.
+    """
+
+    Z: np.ndarray
+    transformations: int
+    big: int
+
+
+def semidefinite_cholesky(M: np.ndarray) -> np.ndarray:
+    """Upper triangular ``R`` with ``R^* R = M`` (unpivoted, [NS] Sect. 2.3).
+
+    A pivot at or below ``2w eps`` times its original diagonal element (``M``
+    positive semidefinite in floating point: dependent columns in the block)
+    gives a zero row of ``R``, so that ``R^* R = M`` to that rounding level.
+    """
+    M = np.array(M, dtype=np.result_type(M, np.float64), copy=True)
+    order = M.shape[0]
+    diagonal = M.diagonal().real.copy()
+    R = np.zeros_like(M)
+    for j in range(order):
+        d = M[j, j].real
+        r_jj = np.sqrt(d) if d > order * EPS * diagonal[j] else 0.0
+        R[j, j] = r_jj
+        if r_jj > 0:
+            R[j, j + 1:] = M[j, j + 1:] / r_jj
+        # the trailing matrix: M(r, c) -= conj(R(j, r)) R(j, c)
+        M[j + 1:, j + 1:] -= np.outer(R[j, j + 1:].conj(), R[j, j + 1:])
+    return R
+
+
+def block_transformation(
+    A_hat: np.ndarray,
+    B_hat: np.ndarray,
+    *,
+    n: int,
+    inner_sweeps: int = 1,
+    prescaled: bool = False,
+    criterion: str = "C1",
+    dot: str = "ordinary",
+) -> BlockOutcome:
+    """The transformation of one block column pair ([NS], Sect. 2.3, 2.4).
+
+    ``A_hat = [F_P F_Q]^* [F_P F_Q]`` and ``B_hat`` alike for G (2w x 2w);
+    their Cholesky factors (:func:`semidefinite_cholesky`) take the place of
+    the block columns, and the parallel pointwise method runs on them with
+    the generalized Mantharam-Eberlein ordering of order 2w: one sweep
+    (``inner_sweeps=1``, BO) or until a sweep transforms nothing, at most
+    `inner_sweeps` (FB).  When prescaled, the columns of the factor of
+    ``B_hat`` are first scaled to unit norm (``Z^`` starts from that
+    diagonal); otherwise ``Z~ = Z^ Theta~`` with ``Theta~_cc =
+    (||f^_c||^2 + ||g^_c||^2)^(-1/2)`` of the transformed factors
+    (Sect. 2.4).  A pivot pair of ``B^`` not positive definite is left
+    alone, as the kernel leaves it to the pointwise level.
+
+    Parameters
+    ----------
+    A_hat, B_hat : ndarray, shape (2w, 2w)
+        Hermitian positive (semi)definite.
+    n : int
+        Columns of the whole problem, for the relative orthogonality test.
+    inner_sweeps, prescaled, criterion, dot : optional
+        As described; `criterion` is C1 or C2 for counting big ones.
+
+    Returns
+    -------
+    BlockOutcome
+    """
+    from .strategies import step_table  # local import: strategies is independent of this
+
+    F_hat, G_hat = semidefinite_cholesky(A_hat), semidefinite_cholesky(B_hat)
+    order = F_hat.shape[0]
+    dtype = np.result_type(F_hat, G_hat)
+    F_hat, G_hat = F_hat.astype(dtype), G_hat.astype(dtype)
+    Z = np.eye(order, dtype=dtype)
+    if prescaled:
+        norms = np.linalg.norm(G_hat, axis=0)
+        scale = np.where(norms > 0, 1 / np.where(norms > 0, norms, 1), 1)
+        F_hat, G_hat, Z = F_hat * scale, G_hat * scale, Z * scale
+    transformations = big = 0
+    table = step_table("me", order).pairs
+    for _ in range(inner_sweeps):
+        rotated_in_sweep = 0
+        for step in table.tolist():
+            transforms = []
+            for i, j in step:
+                gram = pivot_gram(F_hat, G_hat, i, j, prescaled=prescaled, dot=dot)
+                try:
+                    transforms.append(hz_rotation(*gram, n=n, prescaled=prescaled,
+                                                  criterion=criterion))
+                except np.linalg.LinAlgError:  # B'_k not positive definite: left alone
+                    transforms.append(None)
+            for (i, j), transform in zip(step, transforms):
+                if transform is None:
+                    continue
+                outcome = apply_pair(F_hat, G_hat, Z, i, j, transform, dot=dot)
+                rotated_in_sweep += outcome.rotated
+                big += outcome.big
+        transformations += rotated_in_sweep
+        if rotated_in_sweep == 0:
+            break
+    if not prescaled:
+        norm2 = (np.linalg.norm(F_hat, axis=0) ** 2 + np.linalg.norm(G_hat, axis=0) ** 2)
+        Z = Z * np.where(norm2 > 0, 1 / np.sqrt(np.where(norm2 > 0, norm2, 1)), 1)
+    return BlockOutcome(Z, transformations, big)
 
 
 # ---------------------------------------------------------------------------

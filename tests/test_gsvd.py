@@ -86,7 +86,8 @@ def test_paper_pairs(kappa, dtype, rng):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("prescaled", [False, True])
 @pytest.mark.parametrize("criterion", ["C1", "C2"])
-def test_kernel_against_reference(prescaled, criterion, dtype, queue, rng):
+@pytest.mark.parametrize("dots", ["ordinary", "enhanced"])
+def test_kernel_against_reference(dots, prescaled, criterion, dtype, queue, rng):
     """The device's parallel sweeps are the reference's (same strategy, same
     formulas): the same number of sweeps and transformations, and the same
     GSVD to rounding."""
@@ -96,9 +97,10 @@ def test_kernel_against_reference(prescaled, criterion, dtype, queue, rng):
         F, G, Z, _ = hz_reference.prescale(A, B)
     else:
         F, G, Z = A, B, np.eye(n, dtype=dtype)
-    run = hz_sweeps(queue, F, G, Z, prescaled=prescaled, criterion=criterion, strategy="me")
+    run = hz_sweeps(queue, F, G, Z, prescaled=prescaled, criterion=criterion, strategy="me",
+                    enhanced_dots=dots == "enhanced")
     expected = hz_reference.hz_gsvd_parallel(A, B, strategy="me", prescale=prescaled,
-                                             criterion=criterion)
+                                             criterion=criterion, dot=dots)
     # The sorting P_k reads the 2x2 algebra on the device and recomputed norms
     # in the reference: near ties may order (and so count) one pair apart.
     assert run.converged and run.sweeps == expected.sweeps
@@ -120,6 +122,106 @@ def test_blocked_level_against_reference(n, block_width, dtype, queue, rng):
     ours = hz_reference.gsvd_from_hz(run.F, run.G, run.Z)
     theirs = hz_reference.gsvd_reference(A, B, parallel=True, prescale=False)
     assert np.max(np.abs(ours.sigma - theirs.sigma) / theirs.sigma) <= 100 * n * EPS
+
+
+def _block_kernel(queue, spec, A_hats, B_hats, *, n, inner_sweeps):
+    """cjac_hz_block on given Gram matrices (one row chunk each): the
+    transformations, row-major, and the counters."""
+    import pyopencl as cl
+
+    from cljacobi.host.hz import HZ_COUNTERS
+    from cljacobi.host.programs import build_program
+
+    program = build_program(queue.context, queue.device, spec)
+    flags, w = cl.mem_flags, spec.block_width
+    dtype = np.dtype(spec.dtype)
+
+    def upload(array):
+        return cl.Buffer(queue.context, flags.READ_WRITE | flags.COPY_HOST_PTR,
+                         hostbuf=np.ascontiguousarray(array, dtype=dtype))
+
+    slots = len(A_hats)
+    transforms = cl.Buffer(queue.context, flags.READ_WRITE, slots * (2 * w) ** 2 * dtype.itemsize)
+    counters = cl.Buffer(queue.context, flags.READ_WRITE | flags.COPY_HOST_PTR,
+                         hostbuf=np.zeros(len(HZ_COUNTERS), np.int32))
+    rotated = cl.Buffer(queue.context, flags.READ_WRITE, 4 * slots)
+    partial_f, partial_g = upload(np.stack(A_hats)), upload(np.stack(B_hats))  # kept alive
+    kernel = spec.signatures["cjac_hz_block"].kernel(
+        program, partial_f=partial_f, partial_g=partial_g, chunks=1, n=n,
+        inner_sweeps=inner_sweeps, transforms=transforms, rotated=rotated, counters=counters)
+    cl.enqueue_nd_range_kernel(queue, kernel, (slots * w * w,), (w * w,))
+    out = np.empty((slots, 2 * w, 2 * w), dtype=dtype)
+    counts = np.empty(len(HZ_COUNTERS), np.int32)
+    cl.enqueue_copy(queue, out, transforms)
+    cl.enqueue_copy(queue, counts, counters)
+    return out, counts
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("prescaled", [False, True])
+@pytest.mark.parametrize("dots", ["ordinary", "enhanced"])
+@pytest.mark.parametrize("inner_sweeps", [1, 30])
+def test_block_kernel_against_reference(inner_sweeps, dots, prescaled, dtype, queue, rng):
+    """cjac_hz_block (Cholesky factors of the two Gram matrices, the inner
+    sweeps on them, Theta) is the reference's block transformation to
+    rounding, for two block pairs of one launch; one pair with dependent
+    columns in F (a semidefinite Gram matrix)."""
+    from cljacobi.host.hz import HZ_COUNTERS, HZSpec
+
+    w, n = 4, 64
+    blocks = [(_random((20, 2 * w), dtype, rng), _random((20, 2 * w), dtype, rng))
+              for _ in range(2)]
+    blocks[1][0][:, 3] = blocks[1][0][:, 1] - 2 * blocks[1][0][:, 5]  # F rank-deficient
+    A_hats = [F.conj().T @ F for F, _ in blocks]
+    B_hats = [G.conj().T @ G for _, G in blocks]
+    spec = HZSpec(np.dtype(dtype).name, prescaled=prescaled, block_width=w,
+                  enhanced_dots=dots == "enhanced")
+    ours, counts = _block_kernel(queue, spec, A_hats, B_hats, n=n, inner_sweeps=inner_sweeps)
+    expected = [hz_reference.block_transformation(A, B, n=n, inner_sweeps=inner_sweeps,
+                                                  prescaled=prescaled, dot=dots)
+                for A, B in zip(A_hats, B_hats)]
+    for Z, reference, (F, G) in zip(ours, expected, blocks):
+        assert np.linalg.norm(Z - reference.Z) <= 1e-12 * np.linalg.norm(reference.Z)
+        # what the block level is for: [F G] Z has (more) relatively orthogonal columns
+        before = np.abs(np.triu(np.corrcoef((G).T.real if dtype == np.float64 else G.T), 1))
+        GZ = G @ Z
+        after = np.abs(np.triu(np.corrcoef(GZ.T.real if dtype == np.float64 else GZ.T), 1))
+        assert after.max() < before.max()
+    if inner_sweeps == 1:  # FB: the noise column of the rank-deficient F gets small
+        # transformations in every inner sweep, as many as its rounding makes
+        assert counts[HZ_COUNTERS["HZ_TRANSFORMED"]] == sum(e.transformations for e in expected)
+        assert counts[HZ_COUNTERS["HZ_BIG"]] == sum(e.big for e in expected)
+    if not prescaled:  # Theta: ||f~_c||^2 + ||g~_c||^2 = 1 for every column
+        for Z, (F, G) in zip(ours, blocks):
+            norm2 = np.linalg.norm(F @ Z, axis=0) ** 2 + np.linalg.norm(G @ Z, axis=0) ** 2
+            assert np.abs(norm2 - 1).max() <= 1e-12
+
+
+def test_semidefinite_cholesky(rng):
+    """R^* R = M, upper triangular, also for a singular M (zero rows)."""
+    F = rng.standard_normal((10, 6))
+    F[:, 2] = F[:, 0] + F[:, 1]
+    M = F.T @ F
+    R = hz_reference.semidefinite_cholesky(M)
+    assert np.allclose(np.tril(R, -1), 0)
+    assert np.linalg.norm(R.T @ R - M) <= 50 * EPS * np.linalg.norm(M)
+    assert abs(R[2, 2]) <= 1e-6 * abs(R[0, 0])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("variant", ["pointwise", "bo", "fb"])
+@pytest.mark.parametrize("criterion", ["C1", "C2"])
+def test_enhanced_dots(criterion, variant, dtype, rng):
+    """dots="enhanced" ([NS] Appendix A) gives the GSVD that ordinary dots give,
+    for every variant and criterion."""
+    A, B = _random((30, 24), dtype, rng), _random((26, 24), dtype, rng)
+    options = dict(variant=variant, block_width=None if variant == "pointwise" else 4,
+                   criterion=criterion)
+    enhanced = cljacobi.gsvd(A, B, dots="enhanced", **options)
+    ordinary = cljacobi.gsvd(A, B, **options)
+    _check_identities(A, B, enhanced)
+    sigma, reference = enhanced.C / enhanced.S, ordinary.C / ordinary.S
+    assert np.max(np.abs(sigma - reference) / reference) <= 1e3 * EPS
 
 
 @pytest.mark.parametrize("strategy", ["me", "mm", "ring", "round-robin"])
@@ -181,6 +283,7 @@ def test_wrong_inputs(A, B, error, message):
 
 @pytest.mark.parametrize("options,error,message", [
     ({"criterion": "C3"}, ValueError, "criterion must be one of"),
+    ({"dots": "compensated"}, ValueError, "dots must be one of"),
     ({"variant": "fbo"}, ValueError, "variant must be one of"),
     ({"variant": "pointwise", "block_width": 8}, ValueError, "has no blocks"),
     ({"block_width": 6}, ValueError, "power of two"),

@@ -60,14 +60,19 @@ class HZSpec:
         ``"C1"`` or ``"C2"``, which transformations are small (Sect. 2.5).
     work_group_size : int
         Work-items per pivot pair, a power of two.
+    enhanced_dots : bool
+        The dot products and squared norms of the pivot submatrices by the
+        enhanced procedure of [NS] Appendix A (the paper's variants 1, 3, 5
+        and 7) instead of ordinary sums.
     indefinite : bool
         ``A = F^* J F`` with ``J = diag(I_p, -I)`` over the rows of F (the
         kernel takes p): the definite pencil of ``eig_indefinite(M, B)``;
         pointwise only.
     block_width : int
         0: the pointwise kernel alone; w > 0: also ``cjac_hz_block``, the
-        inner sweeps of the block-oriented level on the Gram matrices of
-        2w-column block pairs (Sect. 2.3), one work-group of w^2 items each.
+        block level (Sect. 2.3, 2.4): the Cholesky factors of the two Gram
+        matrices of a 2w-column block pair, the inner pointwise sweeps on
+        them and the rescaling Theta, one work-group of w^2 items each.
     """
 
     family: ClassVar[str] = "hz"
@@ -76,6 +81,7 @@ class HZSpec:
     criterion: str = "C1"
     work_group_size: int = HZ_WORK_GROUP
     block_width: int = 0
+    enhanced_dots: bool = False
     indefinite: bool = False
 
     def __post_init__(self) -> None:
@@ -134,7 +140,7 @@ class HZSpec:
         return {
             "real_ctype": "double", "complex_": self.dtype == "complex128",
             "prescaled": self.prescaled, "criterion": self.criterion,
-            "indefinite": self.indefinite,
+            "enhanced_dots": self.enhanced_dots, "indefinite": self.indefinite,
             "work_group_size": self.work_group_size,
             "size_defines": c_defines(self.constants),
             "block_width": self.block_width, "inner_pairs": self.inner_pairs,
@@ -200,13 +206,15 @@ def hz_sweeps(
     block_width: int = 0,
     variant: str = "bo",
     positive_rows: int | None = None,
+    enhanced_dots: bool = False,
 ) -> HZRun:
     """Implicit Hari-Zimmermann sweeps on the device until convergence.
 
     With a `block_width` w the block-oriented sweeps of [NS] Sect. 2.3 run
-    first (block pairs of 2w columns, one inner sweep on their Gram
-    matrices, the transformation applied to F, G and Z by the blocked
-    family's GEMM) until one of them has no big transformation; pointwise
+    first (block pairs of 2w columns: the Cholesky factors of their two Gram
+    matrices, inner pointwise sweeps on those, the transformation rescaled by
+    Theta (Sect. 2.4) and applied to F, G and Z by the blocked family's GEMM)
+    until one of them has no big transformation; pointwise
     sweeps then finish and decide convergence, as for the other solvers.
 
     Parameters
@@ -237,6 +245,8 @@ def hz_sweeps(
         The indefinite pencil ``A = F^* J F``, ``J = diag(I_p, -I)`` with
         p = `positive_rows` over the rows of F (pointwise only); None: ``A =
         F^* F``.
+    enhanced_dots : bool, optional
+        As :class:`HZSpec`.
 
     Returns
     -------
@@ -258,7 +268,7 @@ def hz_sweeps(
     pair = _Pair(*buffers, F.shape[0], G.shape[0], Z.shape[0], columns)
     counters = cl.Buffer(queue.context, flags.READ_WRITE, 4 * len(HZ_COUNTERS))
     spec = HZSpec(dtype.name, prescaled=prescaled, criterion=criterion, block_width=block_width,
-                  indefinite=positive_rows is not None)
+                  enhanced_dots=enhanced_dots, indefinite=positive_rows is not None)
     program = build_program(queue.context, queue.device, spec)
     transformations: list[int] = []
     big: list[int] = []

@@ -239,6 +239,85 @@ inline hz_decision hz_decide(const cjac_real a_ii, const cjac_elem a_ij, const c
     return out;
 }
 
+/* Sums of products for A_k and B_k: a value is c + d, d the sum of the
+ * rounding errors that the enhanced dot products of [NS] Appendix A keep
+ * apart (real data: c = MULrd(a, b), d = FMArn(a, b, -c) >= 0 per product,
+ * so the d add up without cancellation; complex squared norms: the paper's
+ * simpler procedure, one sum s = (e + min(c_r, c_i)) + max(c_r, c_i),
+ * e = d_r + d_i; complex dot products are ordinary, as in the paper).
+ * Ordinary dot products leave d at 0.  cljacobi.hz_reference.enhanced_dot
+ * and enhanced_squared_norm are the references. */
+typedef struct { cjac_real c, d; } hz_sum;
+typedef struct { cjac_elem c; cjac_real d; } hz_dot;
+%if enhanced_dots:
+
+/* c = a b rounded towards -infinity and *d = a b - c >= 0, exactly (the
+ * rounding error of a product is representable): MULrd from the product
+ * rounded to nearest and its error, as the paper's __dmul_rd would give. */
+inline cjac_real hz_mul_down(const cjac_real a, const cjac_real b, cjac_real *d)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    const cjac_real nearest = a * b;
+    const cjac_real below = fma(a, b, -nearest) < 0 ? nextafter(nearest, -(cjac_real)INFINITY) : nearest;
+    *d = fma(a, b, -below);
+    return below;
+}
+%endif
+
+inline hz_sum hz_norm2_acc(const cjac_elem x, hz_sum s)
+{
+%if not enhanced_dots:
+    s.c = cjac_abs2_acc(x, s.c);
+%elif complex_:
+    cjac_real d_r, d_i;
+    const cjac_real c_r = hz_mul_down(x.x, x.x, &d_r), c_i = hz_mul_down(x.y, x.y, &d_i);
+    const cjac_real e = d_r + d_i;
+    s.c += c_r <= c_i ? (e + c_r) + c_i : (e + c_i) + c_r;
+%else:
+    cjac_real d;
+    s.c += hz_mul_down(x, x, &d);
+    s.d += d;
+%endif
+    return s;
+}
+
+inline hz_dot hz_dot_acc(const cjac_elem x, const cjac_elem y, hz_dot s)
+{
+%if enhanced_dots and not complex_:
+    cjac_real d;
+    s.c += hz_mul_down(x, y, &d);
+    s.d += d;
+%else:
+    s.c = cjac_dot_acc(x, y, s.c);
+%endif
+    return s;
+}
+
+<% separate_errors = enhanced_dots and not complex_ %>
+inline cjac_real hz_sum_value(const hz_sum s) { return ${"s.c + s.d" if separate_errors else "s.c"}; }
+inline cjac_elem hz_dot_value(const hz_dot s) { return ${"s.c + s.d" if separate_errors else "s.c"}; }
+
+/* Work-group totals (the c and, where kept apart, the d in a fixed order). */
+inline cjac_real hz_sum_workgroup(__local cjac_real *scratch, const hz_sum s)
+{
+    const cjac_real c = cjac_workgroup_sum(scratch, s.c);
+%if separate_errors:
+    return c + cjac_workgroup_sum(scratch, s.d);
+%else:
+    return c;
+%endif
+}
+
+inline cjac_elem hz_dot_workgroup(__local cjac_real *scratch, const hz_dot s)
+{
+    const cjac_elem c = cjac_elem_workgroup_sum(scratch, s.c);
+%if separate_errors:
+    return c + cjac_workgroup_sum(scratch, s.d);
+%else:
+    return c;
+%endif
+}
+
 /* [y_i y_j] := [y_i y_j] Z over `rows` rows, the work-group's items striding. */
 inline void hz_update(__global cjac_elem *y_i, __global cjac_elem *y_j, const int rows,
                       const hz_transform z)
@@ -271,48 +350,52 @@ void cjac_hz_step(${signatures["cjac_hz_step"].parameters})
     __global cjac_elem *g_i = g + (size_t)i * ldg, *g_j = g + (size_t)j * ldg;
 
     /* The pivot submatrices A_k and B_k ([NS] Sect. 2.1), in a fixed order. */
-    cjac_real a_ii = 0, a_jj = 0, b_ii = 0, b_jj = 0;
-    cjac_elem a_ij = CJAC_ELEM_ZERO, b_ij = CJAC_ELEM_ZERO;
+    const hz_sum none = {0, 0};
+    const hz_dot no_dot = {CJAC_ELEM_ZERO, 0};
+    hz_sum s_ii = none, s_jj = none, t_ii = none, t_jj = none;
+    hz_dot s_ij = no_dot, t_ij = no_dot;
 %if indefinite:
     /* A = F^* J F with J = diag(I_p, -I): the rows r >= p count negatively
      * (the definite pencil of eig_indefinite(M, B), M = F^* J F). */
-    cjac_real a_ii_neg = 0, a_jj_neg = 0;
-    cjac_elem a_ij_neg = CJAC_ELEM_ZERO;
+    hz_sum s_ii_neg = none, s_jj_neg = none;
+    hz_dot s_ij_neg = no_dot;
 %endif
     for (int r = lid; r < rows_f; r += WG) {
         const cjac_elem x = f_i[r], y = f_j[r];
 %if indefinite:
         if (r >= positive_rows) {
-            a_ii_neg = cjac_abs2_acc(x, a_ii_neg);
-            a_jj_neg = cjac_abs2_acc(y, a_jj_neg);
-            a_ij_neg = cjac_dot_acc(x, y, a_ij_neg);
+            s_ii_neg = hz_norm2_acc(x, s_ii_neg);
+            s_jj_neg = hz_norm2_acc(y, s_jj_neg);
+            s_ij_neg = hz_dot_acc(x, y, s_ij_neg);
             continue;
         }
 %endif
-        a_ii = cjac_abs2_acc(x, a_ii);
-        a_jj = cjac_abs2_acc(y, a_jj);
-        a_ij = cjac_dot_acc(x, y, a_ij);
+        s_ii = hz_norm2_acc(x, s_ii);
+        s_jj = hz_norm2_acc(y, s_jj);
+        s_ij = hz_dot_acc(x, y, s_ij);
     }
     for (int r = lid; r < rows_g; r += WG) {
         const cjac_elem x = g_i[r], y = g_j[r];
 %if not prescaled:
-        b_ii = cjac_abs2_acc(x, b_ii);
-        b_jj = cjac_abs2_acc(y, b_jj);
+        t_ii = hz_norm2_acc(x, t_ii);
+        t_jj = hz_norm2_acc(y, t_jj);
 %endif
-        b_ij = cjac_dot_acc(x, y, b_ij);
+        t_ij = hz_dot_acc(x, y, t_ij);
     }
-    a_ii = cjac_workgroup_sum(scratch, a_ii);
-    a_jj = cjac_workgroup_sum(scratch, a_jj);
-    a_ij = cjac_elem_workgroup_sum(scratch, a_ij);
+    cjac_real a_ii = hz_sum_workgroup(scratch, s_ii);
+    cjac_real a_jj = hz_sum_workgroup(scratch, s_jj);
+    cjac_elem a_ij = hz_dot_workgroup(scratch, s_ij);
 %if indefinite:
-    a_ii -= cjac_workgroup_sum(scratch, a_ii_neg);
-    a_jj -= cjac_workgroup_sum(scratch, a_jj_neg);
-    a_ij -= cjac_elem_workgroup_sum(scratch, a_ij_neg);
+    a_ii -= hz_sum_workgroup(scratch, s_ii_neg);
+    a_jj -= hz_sum_workgroup(scratch, s_jj_neg);
+    a_ij -= hz_dot_workgroup(scratch, s_ij_neg);
 %endif
-    b_ij = cjac_elem_workgroup_sum(scratch, b_ij);
-%if not prescaled:
-    b_ii = cjac_workgroup_sum(scratch, b_ii);
-    b_jj = cjac_workgroup_sum(scratch, b_jj);
+    const cjac_elem b_ij = hz_dot_workgroup(scratch, t_ij);
+%if prescaled:
+    const cjac_real b_ii = 1, b_jj = 1;  /* diag(B) = I assumed ([NS] Sect. 2) */
+%else:
+    const cjac_real b_ii = hz_sum_workgroup(scratch, t_ii);
+    const cjac_real b_jj = hz_sum_workgroup(scratch, t_jj);
 %endif
 
     if (lid == 0 && active) {
@@ -339,17 +422,22 @@ void cjac_hz_step(${signatures["cjac_hz_step"].parameters})
 %if block_width:
 
 /* ------------------------------------------------------------------------
- * The block-oriented level ([NS] Sect. 2.3): one work-group per pair of block
- * columns (P, Q) of width BW.  The Gram matrices of [F_P F_Q] and [G_P G_Q]
- * come from the blocked family's cjac_block_gram (partial sums per row chunk,
- * added here in a fixed order); the inner sweeps run the same pair decision
- * on them two-sided, A <- Z_k^* A Z_k, B <- Z_k^* B Z_k, W <- W Z_k, and W
- * goes to the slot cjac_block_update reads, which applies it to F, G and Z.
- * inner_sweeps: 1 for the block-oriented variant (BO), up to 30 for the
- * full-block one (FB, Sect. 2.3).
+ * The block level ([NS] Sect. 2.3, 2.4): one work-group per pair of block
+ * columns (P, Q) of width BW.  The Gram matrices A^ = [F_P F_Q]^* [F_P F_Q]
+ * and B^ = [G_P G_Q]^* [G_P G_Q] come from the blocked family's
+ * cjac_block_gram (partial sums per row chunk, added here in a fixed order);
+ * their Cholesky factors A^ = F^^* F^, B^ = G^^* G^ (2w x 2w, upper
+ * triangular) take the place of the block columns, the pointwise method
+ * runs on them with the inner strategy (one sweep for BO, until a sweep
+ * transforms nothing, at most inner_sweeps, for FB), accumulating Z^, and
+ * Z~ = Z^ Theta~ (Sect. 2.4) goes to the slot cjac_block_update reads,
+ * which applies it to F, G and Z.
+ *
+ * Local storage is column by column: column c of a 2w x 2w matrix M is
+ * M[c * HZ_LD .. c * HZ_LD + 2w - 1].
  * ------------------------------------------------------------------------ */
 #define HZ_K (2 * BW)
-#define HZ_LD (HZ_K + 1)  /* odd row stride against bank conflicts */
+#define HZ_LD (HZ_K + 1)  /* odd stride against bank conflicts */
 
 /* The inner strategy (pairs of local columns 0..HZ_K-1), one row per step. */
 __constant int2 hz_inner_pairs[HZ_INNER_STEPS * BW] = {
@@ -358,41 +446,87 @@ __constant int2 hz_inner_pairs[HZ_INNER_STEPS * BW] = {
 %endfor
 };
 
-/* The 2x2 block (rows r, columns c) of M <- X^* M Y, X and Y applied where flagged. */
-inline void hz_two_sided(__local cjac_elem *M, const int2 r, const int2 c,
-                         const int rows, const hz_transform x, const int cols,
-                         const hz_transform y)
+/* ||x||^2 and x^* y over a local column, in row order. */
+inline cjac_real hz_local_norm2(__local const cjac_elem *x)
 {
-    cjac_elem m11 = M[r.x * HZ_LD + c.x], m12 = M[r.x * HZ_LD + c.y];
-    cjac_elem m21 = M[r.y * HZ_LD + c.x], m22 = M[r.y * HZ_LD + c.y];
-    if (cols) {  /* M Y */
-        const cjac_elem n11 = cjac_axpy(m11, y.z11, cjac_mul(m12, y.z21));
-        const cjac_elem n12 = cjac_axpy(m11, y.z12, cjac_mul(m12, y.z22));
-        const cjac_elem n21 = cjac_axpy(m21, y.z11, cjac_mul(m22, y.z21));
-        const cjac_elem n22 = cjac_axpy(m21, y.z12, cjac_mul(m22, y.z22));
-        m11 = n11; m12 = n12; m21 = n21; m22 = n22;
+    hz_sum s = {0, 0};
+    for (int r = 0; r < HZ_K; ++r)
+        s = hz_norm2_acc(x[r], s);
+    return hz_sum_value(s);
+}
+
+inline cjac_elem hz_local_dot(__local const cjac_elem *x, __local const cjac_elem *y)
+{
+    hz_dot s = {CJAC_ELEM_ZERO, 0};
+    for (int r = 0; r < HZ_K; ++r)
+        s = hz_dot_acc(x[r], y[r], s);
+    return hz_dot_value(s);
+}
+
+/* In place, M (Hermitian, upper triangle M(r, c), r <= c, at M[c * HZ_LD + r])
+ * := R with R^* R = M, R upper triangular (the lower triangle zeroed): the
+ * unpivoted Cholesky factorization of [NS] Sect. 2.3, right-looking, one
+ * row of R per step.  A pivot at or below HZ_K eps times its original
+ * diagonal (M positive semidefinite in floating point: dependent columns in
+ * the block, the C or S = 0 of the GSVD) gets a zero row: R^* R = M up to
+ * that rounding level.  All the work-group's items call it. */
+inline void hz_cholesky(__local cjac_elem *M, __local cjac_real *diagonal, __local cjac_real *pivot)
+{
+    const int lid = get_local_id(0);
+    for (int c = lid; c < HZ_K; c += HZ_BLOCK_WG)
+        diagonal[c] = cjac_real_part(M[c * HZ_LD + c]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int j = 0; j < HZ_K; ++j) {
+        if (lid == 0) {
+            const cjac_real d = cjac_real_part(M[j * HZ_LD + j]);
+            *pivot = d > HZ_K * CJAC_EPS * diagonal[j] ? sqrt(d) : 0;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const cjac_real r_jj = *pivot;
+        for (int c = j + lid; c < HZ_K; c += HZ_BLOCK_WG)  /* row j of R */
+            M[c * HZ_LD + j] = c == j ? cjac_from_real(r_jj)
+                             : r_jj > 0 ? cjac_scale(1 / r_jj, M[c * HZ_LD + j]) : CJAC_ELEM_ZERO;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* The trailing matrix: M(r, c) -= conj(R(j, r)) R(j, c), j < r <= c. */
+        const int rest = HZ_K - 1 - j;
+        for (int e = lid; e < rest * rest; e += HZ_BLOCK_WG) {
+            const int r = j + 1 + e / rest, c = j + 1 + e % rest;
+            if (r <= c)
+                M[c * HZ_LD + r] -= cjac_mul(cjac_conj(M[r * HZ_LD + j]), M[c * HZ_LD + j]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (rows) {  /* X^* M */
-        const cjac_elem n11 = cjac_axpy(cjac_conj(x.z11), m11, cjac_mul(cjac_conj(x.z21), m21));
-        const cjac_elem n12 = cjac_axpy(cjac_conj(x.z11), m12, cjac_mul(cjac_conj(x.z21), m22));
-        const cjac_elem n21 = cjac_axpy(cjac_conj(x.z12), m11, cjac_mul(cjac_conj(x.z22), m21));
-        const cjac_elem n22 = cjac_axpy(cjac_conj(x.z12), m12, cjac_mul(cjac_conj(x.z22), m22));
-        m11 = n11; m12 = n12; m21 = n21; m22 = n22;
+    for (int e = lid; e < HZ_K * HZ_K; e += HZ_BLOCK_WG) {
+        const int r = e % HZ_K, c = e / HZ_K;
+        if (r > c)
+            M[c * HZ_LD + r] = CJAC_ELEM_ZERO;
     }
-    M[r.x * HZ_LD + c.x] = m11; M[r.x * HZ_LD + c.y] = m12;
-    M[r.y * HZ_LD + c.x] = m21; M[r.y * HZ_LD + c.y] = m22;
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* [y_p y_q] := [y_p y_q] Z at row r of a local matrix. */
+inline void hz_local_update(__local cjac_elem *Y, const int2 pq, const int r, const hz_transform z)
+{
+    const cjac_elem a = Y[pq.x * HZ_LD + r], b = Y[pq.y * HZ_LD + r];
+    Y[pq.x * HZ_LD + r] = cjac_axpy(z.z11, a, cjac_mul(z.z21, b));
+    Y[pq.y * HZ_LD + r] = cjac_axpy(z.z12, a, cjac_mul(z.z22, b));
 }
 
 __kernel __attribute__((reqd_work_group_size(HZ_BLOCK_WG, 1, 1)))
 void cjac_hz_block(${signatures["cjac_hz_block"].parameters})
 {
-    __local cjac_elem A[HZ_K * HZ_LD], B[HZ_K * HZ_LD], W[HZ_K * HZ_LD];
+    __local cjac_elem Fh[HZ_K * HZ_LD], Gh[HZ_K * HZ_LD], W[HZ_K * HZ_LD];
+    __local cjac_real diagonal[HZ_K], scale[HZ_K], pivot;
+    __local cjac_real dots[BW][6];  /* per pair: a_pp, a_qq, b_pp, b_qq, then a_pq, b_pq */
+%if complex_:
+    __local cjac_elem cross[BW][2];
+%endif
     __local hz_transform zs[BW];
-    __local int flag[BW], transformed_q[BW], big_q[BW], not_definite_q[BW];
-    __local int2 pair[BW];
+    __local int flag[BW], transformed_q[BW], big_q[BW];
     __local int sweep_transformed;
     const int k = get_group_id(0), lid = get_local_id(0);
     const size_t base = (size_t)k * chunks * (HZ_K * HZ_K);
+    /* The Gram matrices: element (r, c) = y_r^* y_c of the block pair. */
     for (int e = lid; e < HZ_K * HZ_K; e += HZ_BLOCK_WG) {
         cjac_elem a = CJAC_ELEM_ZERO, b = CJAC_ELEM_ZERO;
         for (int c = 0; c < chunks; ++c) {  /* fixed order: reproducible */
@@ -400,51 +534,85 @@ void cjac_hz_block(${signatures["cjac_hz_block"].parameters})
             b += partial_g[base + (size_t)c * (HZ_K * HZ_K) + e];
         }
         const int row = e / HZ_K, col = e % HZ_K;
-        A[row * HZ_LD + col] = a;
-        B[row * HZ_LD + col] = b;
-        W[row * HZ_LD + col] = cjac_from_real(row == col ? 1 : 0);
+        Fh[col * HZ_LD + row] = a;
+        Gh[col * HZ_LD + row] = b;
+        W[col * HZ_LD + row] = cjac_from_real(row == col ? 1 : 0);
     }
     for (int q = lid; q < BW; q += HZ_BLOCK_WG)
-        transformed_q[q] = big_q[q] = not_definite_q[q] = 0;
+        transformed_q[q] = big_q[q] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
+    hz_cholesky(Fh, diagonal, &pivot);
+    hz_cholesky(Gh, diagonal, &pivot);
+%if prescaled:
+    /* The standard version needs diag(G^^* G^) = I: the columns of G^ (and
+     * of F^) scaled by 1/||g^_c||, Z^ starting from that diagonal ([NS]
+     * Sect. 3.4, the prescaling of its variants 0 and 4). */
+    for (int c = lid; c < HZ_K; c += HZ_BLOCK_WG) {
+        const cjac_real norm2 = hz_local_norm2(Gh + c * HZ_LD);
+        scale[c] = norm2 > 0 && norm2 != 1 ? 1 / sqrt(norm2) : 1;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int e = lid; e < HZ_K * HZ_K; e += HZ_BLOCK_WG) {
+        const int c = e / HZ_K, r = e % HZ_K;
+        Fh[c * HZ_LD + r] = cjac_scale(scale[c], Fh[c * HZ_LD + r]);
+        Gh[c * HZ_LD + r] = cjac_scale(scale[c], Gh[c * HZ_LD + r]);
+        W[c * HZ_LD + r] = cjac_scale(scale[c], W[c * HZ_LD + r]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+%endif
     for (int sweep = 0; sweep < inner_sweeps; ++sweep) {
         if (lid == 0)
             sweep_transformed = 0;
         for (int inner = 0; inner < HZ_INNER_STEPS; ++inner) {
-            for (int q = lid; q < BW; q += HZ_BLOCK_WG) {
+            /* A_k and B_k of every pair of the step, from the same F^, G^:
+             * six dot products per pair, one work-item each. */
+            for (int x = lid; x < 6 * BW; x += HZ_BLOCK_WG) {
+                const int q = x / 6, which = x % 6;
                 const int2 p = hz_inner_pairs[inner * BW + q];
-                const hz_decision d = hz_decide(
-                    cjac_real_part(A[p.x * HZ_LD + p.x]), A[p.x * HZ_LD + p.y],
-                    cjac_real_part(A[p.y * HZ_LD + p.y]), cjac_real_part(B[p.x * HZ_LD + p.x]),
-                    B[p.x * HZ_LD + p.y], cjac_real_part(B[p.y * HZ_LD + p.y]), n);
-                pair[q] = p;
+                __local const cjac_elem *Y = which == 2 || which == 3 || which == 5 ? Gh : Fh;
+                const int first = which == 1 || which == 3 ? p.y : p.x;
+                if (which < 4) {
+%if prescaled:
+                    dots[q][which] = which >= 2 ? 1 : hz_local_norm2(Y + first * HZ_LD);
+%else:
+                    dots[q][which] = hz_local_norm2(Y + first * HZ_LD);
+%endif
+                } else {
+                    const cjac_elem v = hz_local_dot(Y + p.x * HZ_LD, Y + p.y * HZ_LD);
+%if complex_:
+                    cross[q][which - 4] = v;
+%else:
+                    dots[q][which] = v;
+%endif
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (int q = lid; q < BW; q += HZ_BLOCK_WG) {
+%if complex_:
+                const cjac_elem a_pq = cross[q][0], b_pq = cross[q][1];
+%else:
+                const cjac_elem a_pq = dots[q][4], b_pq = dots[q][5];
+%endif
+                const hz_decision d = hz_decide(dots[q][0], a_pq, dots[q][1], dots[q][2], b_pq,
+                                                dots[q][3], n);
+                /* A pivot pair of B^ that is not positive definite (the
+                 * Cholesky factor of a nearly singular B^) is left to the
+                 * pointwise level, which reads the columns themselves. */
                 zs[q] = d.z;
-                flag[q] = d.apply;
+                flag[q] = d.apply && !d.not_definite;
                 transformed_q[q] += d.transformed;
                 big_q[q] += d.big;
-                not_definite_q[q] |= d.not_definite;
                 if (d.transformed)
                     sweep_transformed = 1;  /* a benign race: every writer writes 1 */
             }
             barrier(CLK_LOCAL_MEM_FENCE);
-            for (int x = lid; x < BW * BW; x += HZ_BLOCK_WG) {
-                const int q1 = x / BW, q2 = x % BW;
-                const int rows = flag[q1], cols = flag[q2];
-                if (rows | cols) {
-                    const int2 r = pair[q1], c = pair[q2];
-                    hz_two_sided(A, r, c, rows, zs[q1], cols, zs[q2]);
-                    hz_two_sided(B, r, c, rows, zs[q1], cols, zs[q2]);
-                    if (cols) {  /* rows r.x, r.y of W Z */
-                        const hz_transform y = zs[q2];
-%for row in ("x", "y"):
-                        {
-                            __local cjac_elem *w = W + r.${row} * HZ_LD;
-                            const cjac_elem wi = w[c.x], wj = w[c.y];
-                            w[c.x] = cjac_axpy(wi, y.z11, cjac_mul(wj, y.z21));
-                            w[c.y] = cjac_axpy(wi, y.z12, cjac_mul(wj, y.z22));
-                        }
-%endfor
-                    }
+            for (int x = lid; x < BW * HZ_K; x += HZ_BLOCK_WG) {
+                const int q = x / HZ_K, r = x % HZ_K;
+                if (flag[q]) {
+                    const int2 p = hz_inner_pairs[inner * BW + q];
+                    hz_local_update(Fh, p, r, zs[q]);
+                    hz_local_update(Gh, p, r, zs[q]);
+                    hz_local_update(W, p, r, zs[q]);
                 }
             }
             barrier(CLK_LOCAL_MEM_FENCE);
@@ -456,21 +624,35 @@ void cjac_hz_block(${signatures["cjac_hz_block"].parameters})
         if (!any)
             break;  /* uniform over the work-group */
     }
+%if not prescaled:
+    /* Z~ := Z^ Theta~, Theta~_cc = (||f^_c||^2 + ||g^_c||^2)^(-1/2) from the
+     * transformed factors ([NS] Sect. 2.4); a column zero in both keeps 1.
+     * (The standard version skips it: it would undo diag(G^* G) = I, which
+     * its pointwise sweeps assume.) */
+    for (int c = lid; c < HZ_K; c += HZ_BLOCK_WG) {
+        const cjac_real norm2 = hz_local_norm2(Fh + c * HZ_LD) + hz_local_norm2(Gh + c * HZ_LD);
+        scale[c] = norm2 > 0 ? 1 / sqrt(norm2) : 1;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+%endif
     __global cjac_elem *out = transforms + (size_t)k * (HZ_K * HZ_K);
-    for (int e = lid; e < HZ_K * HZ_K; e += HZ_BLOCK_WG)
-        out[e] = W[(e / HZ_K) * HZ_LD + e % HZ_K];
+    for (int e = lid; e < HZ_K * HZ_K; e += HZ_BLOCK_WG) {  /* out: row-major */
+        const int row = e / HZ_K, col = e % HZ_K;
+%if prescaled:
+        out[e] = W[col * HZ_LD + row];
+%else:
+        out[e] = cjac_scale(scale[col], W[col * HZ_LD + row]);
+%endif
+    }
     if (lid == 0) {
-        int count = 0, big = 0, not_definite = 0;
+        int count = 0, big = 0;
         for (int q = 0; q < BW; ++q) {
             count += transformed_q[q];
             big += big_q[q];
-            not_definite |= not_definite_q[q];
         }
-        rotated[k] = 1;  /* W may hold a permutation alone: always applied */
+        rotated[k] = 1;  /* W may hold a permutation or Theta alone: always applied */
         atomic_add(&counters[HZ_TRANSFORMED], count);
         atomic_add(&counters[HZ_BIG], big);
-        if (not_definite)
-            atomic_inc(&counters[HZ_NOT_DEFINITE]);
     }
 }
 %endif
