@@ -63,7 +63,9 @@ class GSVDResult(_GSVDFields):
     Attributes
     ----------
     U : ndarray, shape (m, n), or None
-        Orthonormal columns (None with ``compute_uv=False``).
+        Orthonormal columns (None with ``compute_uv=False``); for ``m < n``
+        the last ``n - m`` columns are zero (their ``C`` is zero by
+        structure) and the first m are orthonormal.
     V : ndarray, shape (p, n), or None
         Orthonormal columns (None with ``compute_uv=False``).
     C, S : ndarray, shape (n,)
@@ -113,9 +115,10 @@ def gsvd(
     Parameters
     ----------
     A : (m, n) array_like
-        Real or complex, ``m >= n``; not modified.
+        Real or complex, not modified; with ``m < n`` the ``n - m``
+        smallest ``C`` are zero (A has rank at most m).
     B : (p, n) array_like
-        Real or complex, ``p >= n``, of full column rank; not modified.
+        Real or complex, of full column rank (so ``p >= n``); not modified.
     compute_uv : bool, optional
         Return U and V (default); otherwise they are None (the columns of
         ``F Z`` and ``G Z`` are still formed, the products with the QR
@@ -171,10 +174,9 @@ def gsvd(
     Raises
     ------
     ValueError
-        Not 2-D, different column counts, fewer rows than columns in A or B
-        (not supported yet), NaN or inf, unknown options.
+        Not 2-D, different column counts, NaN or inf, unknown options.
     numpy.linalg.LinAlgError
-        B not of full column rank: a zero pivot of the pivoted QR that
+        B not of full column rank: fewer rows than columns, a zero pivot of the pivoted QR that
         shortens the pair, a pivot submatrix of ``B^H B``
         not positive definite in floating point during the sweeps, or a
         column of the final ``B Z`` at the rounding level of that product
@@ -227,15 +229,14 @@ class _GSVD:
         if A.shape[1] != B.shape[1]:
             raise ValueError(f"A and B must have the same number of columns, got A {A.shape} "
                              f"and B {B.shape}")
-        for name, array in (("A", A), ("B", B)):
-            if array.shape[0] < array.shape[1]:
-                raise ValueError(
-                    f"{name} has fewer rows than columns ({array.shape}); gsvd handles m >= n "
-                    "and p >= n (stack zero rows under it only if that is the problem you mean)")
+        if B.shape[0] < B.shape[1]:
+            raise np.linalg.LinAlgError(
+                f"B has fewer rows than columns ({B.shape}), so it is not of full column rank: "
+                "the GSVD by the implicit Hari-Zimmermann method needs B^H B positive definite")
 
     def device_shape(self, pair: tuple[np.ndarray, np.ndarray]) -> tuple[int, int, bool] | None:
         (m, n), p = pair[0].shape, pair[1].shape[0]
-        return (m + p, n, True) if n else None  # F and G, and Z as "V"
+        return (max(m, n) + p, n, True) if n else None  # F and G, and Z as "V"
 
     def template(self, pair: Any) -> None:  # one pair a call: no stacks
         return None
@@ -311,27 +312,53 @@ def gsvdvals(A: Any, B: Any, **options: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _Shortened(NamedTuple):
-    """``A[:, q] = Q_F F`` and ``B[:, q] = Q_G G`` with square F, G ([NS] Sect. 2)."""
+    """``A P_1 W P_2 = Q_F F[:m]`` and ``B P_1 W P_2 = Q_G G`` with square F, G
+    ([NS] Sect. 2); ``W`` is the identity (None) unless ``m < n``, where the
+    last ``n - m`` rows of F are zero and so are its first ``n - m`` columns
+    before ``P_2``."""
 
     F: np.ndarray
     G: np.ndarray
     Q_F: np.ndarray | None
     Q_G: np.ndarray | None
-    q: np.ndarray
+    p_1: np.ndarray
+    W: np.ndarray | None
+    p_2: np.ndarray
+    rows_a: int
+
+    def original_z(self, Z: np.ndarray) -> np.ndarray:
+        """``P_1 W P_2 Z``: the Z of the pair (A, B) from that of (F, G)."""
+        rows = np.empty_like(Z)
+        rows[self.p_2] = Z
+        if self.W is not None:
+            rows = self.W @ rows
+        out = np.empty_like(Z)
+        out[self.p_1] = rows
+        return out
 
 
 def _shorten(A: np.ndarray, B: np.ndarray, *, compute_q: bool) -> _Shortened:
     """[NS] Sect. 2: ``A P_1 = Q_F R_F``, ``(B P_1) P_2 = Q_G R_G`` by
-    column-pivoted QR; ``F = R_F P_2``, ``G = R_G``, ``q`` the index form of
-    ``P_1 P_2``.  B of less than full column rank is a LinAlgError (a zero
-    pivot of its QR)."""
+    column-pivoted QR; ``F = R_F P_2``, ``G = R_G``.  For ``m < n`` the
+    ``m x n`` R_F is reduced further to ``R_F W = [0 T]`` by an RQ
+    factorization (``W = Q^H`` of ``R_F = [0 T] Q``; LAPACK xGGSVP3 makes the
+    same exact zero columns), and B's QR is of ``B P_1 W``: A of rank <= m
+    gets n - m exactly zero columns, which the sweeps keep zero.  B of less
+    than full column rank is a LinAlgError (a zero pivot of its QR)."""
     mode = "economic" if compute_q else "r"
+    (m, n), dtype = A.shape, np.result_type(A, B)
     first = scipy.linalg.qr(A, mode=mode, pivoting=True, check_finite=False)
     R_F, p_1 = first[-2], first[-1]
-    second = scipy.linalg.qr(B[:, p_1], mode=mode, pivoting=True, check_finite=False)
+    B_1, W = B[:, p_1], None
+    if m < n:
+        R_F, Q = scipy.linalg.rq(R_F, check_finite=False)
+        W = Q.conj().T
+        R_F[:, : n - m] = 0  # exactly: rq leaves them so
+        R_F = np.concatenate([R_F, np.zeros((n - m, n), dtype=R_F.dtype)])
+        B_1 = B_1 @ W
+    second = scipy.linalg.qr(B_1, mode=mode, pivoting=True, check_finite=False)
     R_G, p_2 = second[-2], second[-1]
-    n = A.shape[1]
-    R_F, R_G = R_F[:n], R_G[:n]
+    R_F, R_G = R_F[:n].astype(dtype, copy=False), R_G[:n]
     pivots = np.abs(np.diagonal(R_G))
     if not pivots[-1] > n * np.finfo(np.float64).eps * pivots[0]:
         raise np.linalg.LinAlgError(
@@ -340,7 +367,7 @@ def _shorten(A: np.ndarray, B: np.ndarray, *, compute_q: bool) -> _Shortened:
             "method needs B^H B positive definite")
     return _Shortened(np.asfortranarray(R_F[:, p_2]), np.asfortranarray(R_G),
                       first[0] if compute_q else None, second[0] if compute_q else None,
-                      p_1[p_2])
+                      p_1, W, p_2, m)
 
 
 def _unit_columns(Y: np.ndarray, norms: np.ndarray, noise: np.ndarray) -> np.ndarray:
@@ -366,7 +393,7 @@ def _extract(F: np.ndarray, G: np.ndarray, Z: np.ndarray, shortened: _Shortened,
     ``(Sigma~_G)_jj = ||g_j||``, ``Theta_jj = ((Sigma~_F)_jj^2 + (Sigma~_G)_jj^2)^(-1/2)``,
     ``C = Sigma~_F Theta``, ``S = Sigma~_G Theta``, ``U = F Sigma~_F^-1``,
     ``V = G Sigma~_G^-1``, ``Z := Z Theta``; then ``P_0`` sorts ``C`` descending
-    (Sect. 1) and the shortening is undone (``Z := P'' Z``, ``U := Q_F U``).
+    (Sect. 1) and the shortening is undone (``Z := P_1 W P_2 Z``, ``U := Q_F U``).
 
     F and G are those of ``2^a A`` and ``2^b B`` (``shifts = (a, b)``): the
     true norms are ``2^-a ||f_j||`` and ``2^-b ||g_j||``, which may be
@@ -383,14 +410,19 @@ def _extract(F: np.ndarray, G: np.ndarray, Z: np.ndarray, shortened: _Shortened,
     eps = np.finfo(np.float64).eps
     noise_f = norm_f <= max(F.shape) * eps * np.linalg.norm(shortened.F) * z_norms
     noise_g = norm_g <= max(G.shape) * eps * np.linalg.norm(shortened.G) * z_norms
-    with np.errstate(divide="ignore", over="ignore", under="ignore"):
+    rows_a, n = shortened.rows_a, F.shape[1]
+    with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
         sigma = np.ldexp(norm_f / norm_g, shift_b - shift_a)  # B of full rank: norm_g > 0
+        # A with m < n rows has rank <= m: its n - m smallest generalized
+        # singular values are zero by structure (what rounding left there goes).
+        structural = np.zeros(n, bool)
+        structural[np.argsort(sigma, kind="stable")[: max(n - rows_a, 0)]] = True
+        sigma[structural] = 0
         C, S = 1 / np.hypot(1, 1 / sigma), 1 / np.hypot(1, sigma)
         theta = np.where(C >= S, np.ldexp(C / norm_f, shift_a), np.ldexp(S / norm_g, shift_b))
     order = np.argsort(-C, kind="stable")
     Z = (Z * theta)[:, order]
-    Z_original = np.empty_like(Z)
-    Z_original[shortened.q] = Z
+    Z_original = shortened.original_z(Z)
     U = V = X = None
     if np.any(noise_g):
         raise np.linalg.LinAlgError(
@@ -398,8 +430,11 @@ def _extract(F: np.ndarray, G: np.ndarray, Z: np.ndarray, shortened: _Shortened,
             "rounding level of the product (the GSVD by the implicit Hari-Zimmermann method "
             "needs B^H B positive definite)")
     if compute_uv:
-        U, V = _unit_columns(F, norm_f, noise_f)[:, order], _unit_columns(G, norm_g, noise_g)[
-            :, order]
+        rows = min(rows_a, F.shape[0])  # F's rows beyond A's are zero
+        U = np.zeros((rows, n), dtype=F.dtype)  # the structural zeros' columns stay 0
+        U[:, ~structural] = _unit_columns(F[:rows, ~structural], norm_f[~structural],
+                                          noise_f[~structural])
+        U, V = U[:, order], _unit_columns(G, norm_g, noise_g)[:, order]
         if shortened.Q_F is not None:
             U, V = shortened.Q_F @ U, shortened.Q_G @ V
     if compute_x:  # X^H = Z^-1

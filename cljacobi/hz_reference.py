@@ -265,14 +265,16 @@ def relatively_orthogonal(
     -------
     bool
         True if no transformation is needed.  Also True when both
-        off-diagonal elements are exactly zero (a deviation: the strict
-        inequality fails there when a column of ``F`` is zero, although the
-        pivot pair is already diagonal).
+        off-diagonal elements are exactly zero, or ``a_ij`` is and ``|b_ij|``
+        passes (a deviation: the strict inequality fails there when a column
+        of ``F`` is zero, although the pivot pair is diagonal to rounding).
     """
     if a_ij == 0 and b_ij == 0:
         return True
     tol = EPS * math.sqrt(n)
-    return abs(b_ij) < tol and abs(a_ij) < math.sqrt(a_ii) * math.sqrt(a_jj) * tol
+    # a_ij = 0 passes too (a deviation: a zero column of F, a_ii a_jj = 0, would
+    # fail the strict inequality for ever once B'_k is diagonal to rounding)
+    return abs(b_ij) < tol and (a_ij == 0 or abs(a_ij) < math.sqrt(a_ii) * math.sqrt(a_jj) * tol)
 
 
 def _ieee_divide(numerator: float, denominator: float) -> float:
@@ -399,6 +401,31 @@ def _real_transformation(a_ii: float, a_ij: float, a_jj: float, x: float) -> _An
     return _Angles(Z, cos_phi, cos_psi, t)
 
 
+def _zero_column_transformation(zero_first: bool, b: complex, complex_pair: bool) -> _Angles:
+    """``Z'_k`` for a pair with a zero column of F (``a'_ij = 0`` and ``a'_ii``
+    or ``a'_jj`` zero), keeping it exactly zero.
+
+    Not in [NS]: for one zero column its formulas give the same ``Z'_k`` in
+    exact arithmetic (the zero column's eigenvector of the pencil is ``e_i``
+    or ``e_j``), but in floating point they mix a rounding-sized multiple of
+    the other column into the zero one, and a zero column that turns into
+    noise never becomes relatively orthogonal to its like (A with fewer rows
+    than columns).  For two zero columns (``A'_k = 0``) the paper's
+    exceptional formula rotates by 45 degrees however small ``|b|`` is, a
+    big transformation in every sweep; this one is the identity to rounding
+    when ``|b|`` is at rounding level, and small by C1 and C2 then.  With
+    ``t = sqrt(1 - |b|^2)``: f_j = 0: ``Z'_k = [[1/t, 0], [-conj(b)/t, 1]]``
+    (``cos phi = 1``, ``cos psi = t``; also for f_i = f_j = 0); f_i = 0 alone:
+    ``Z'_k = [[1, -b/t], [0, 1/t]]`` (``cos phi = t``, ``cos psi = 1``); ``Z'^* B'_k Z' = I``, and
+    ``Z'^* A'_k Z'`` is diagonal as A'_k is.
+    """
+    t = _sqrt_one_minus_square(abs(b))
+    dtype = np.complex128 if complex_pair else np.float64
+    if zero_first:
+        return _Angles(np.array([[1.0, -b / t], [0.0, 1.0 / t]], dtype=dtype), t, 1.0, t)
+    return _Angles(np.array([[1.0 / t, 0.0], [-np.conj(b) / t, 1.0]], dtype=dtype), 1.0, t, t)
+
+
 def _is_small(angles: _Angles, criterion: str) -> bool:
     """Small transformation by C1 or C2 of [NS], Sect. 2.5 ("strict": never small)."""
     if criterion == "C1":  # (cos phi_k)/t_k = (cos psi_k)/t_k = 1, i.e. diag(Z'_k) = (1, 1)
@@ -502,7 +529,9 @@ def hz_rotation(
     if relatively_orthogonal(a_ii, a_ij, a_jj, b_ij, n=n):
         return PairTransform(identity, False, False, False, a_ii, a_jj)
     _check_positive_definite(b_ij, prescaled)
-    if complex_pair:
+    if a_ij == 0 and (a_ii == 0 or a_jj == 0):  # a zero column of F (or two)
+        found = _zero_column_transformation(a_ii == 0 and a_jj != 0, b_ij, complex_pair)
+    elif complex_pair:
         found = _complex_transformation(a_ii, complex(a_ij), a_jj, complex(b_ij))
     else:
         found = _real_transformation(a_ii, float(a_ij), a_jj, float(b_ij))

@@ -193,6 +193,34 @@ def test_diagonal_pair_is_only_sorted(dtype, prescaled):
     assert not unsorted.swapped
 
 
+@pytest.mark.parametrize("zero", ["first", "second", "both"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_zero_column_of_f_stays_exactly_zero(dtype, zero, rng):
+    """A pair with a zero column of F: Z_k B-orthonormalizes the pair and keeps
+    the zero column of F exactly zero (small when |b'_ij| is at rounding
+    level); a zero a_ij with |b'_ij| below the threshold is relatively
+    orthogonal."""
+    F2, G2 = random_matrix(rng, (3, 2), dtype), random_matrix(rng, (3, 2), dtype)
+    if zero in ("first", "both"):
+        F2[:, 0] = 0
+    if zero in ("second", "both"):
+        F2[:, 1] = 0
+    A2, B2 = F2.conj().T @ F2, G2.conj().T @ G2
+    T = hz.hz_rotation(*pivots(A2, B2), n=2, prescaled=False)
+    assert T.rotate and T.big and not T.exceptional
+    F_new = F2 @ T.Z
+    for column in {"first": [0], "second": [1], "both": [0, 1]}[zero]:
+        assert np.all(F_new[:, column] == 0)
+    A_new, B_new = T.Z.conj().T @ A2 @ T.Z, T.Z.conj().T @ B2 @ T.Z
+    assert abs(A_new[0, 1]) <= 1e2 * EPS * np.abs(A2).max()
+    np.testing.assert_allclose(B_new, np.eye(2), rtol=0, atol=1e2 * EPS)
+    tiny = scalar(1e-17, dtype)
+    assert hz.relatively_orthogonal(1.0, 0.0, 0.0, tiny, n=4)
+    small = hz.hz_rotation(1.0, scalar(0, dtype), 0.0, 1.0, scalar(1e-9, dtype), 1.0, n=4,
+                           prescaled=False)
+    assert small.rotate and not small.big  # t = sqrt(1 - 1e-18) rounds to 1: C1 small
+
+
 def test_relative_orthogonality_threshold():
     n = 16
     tol = EPS * math.sqrt(n)  # [NS], Sect. 2.1

@@ -161,6 +161,39 @@ inline hz_transform hz_pair_transform(const cjac_real a_ii, const cjac_elem a_ij
     return z;
 }
 
+/* Z'_k for a pair with a zero column of F (a'_ij = 0 and a'_ii or a'_jj zero)
+ * that keeps it exactly zero (not in [NS]; for one zero column its formulas
+ * give the same Z'_k in exact arithmetic but mix rounding into the zero
+ * column, which then never becomes relatively orthogonal to its like; for
+ * two, its exceptional formula rotates by 45 degrees however small |b| is):
+ * f_j = 0 (or both): [[1/t, 0], [-conj(b)/t, 1]] (cos phi = 1, cos psi = t);
+ * f_i = 0 alone: [[1, -b/t], [0, 1/t]] (cos phi = t, cos psi = 1);
+ * t = sqrt(1 - |b|^2).  cljacobi.hz_reference._zero_column_transformation. */
+inline hz_transform hz_zero_column_transform(const bool zero_first, const cjac_elem b,
+                                             cjac_real *cos_phi, cjac_real *cos_psi,
+                                             cjac_real *t_out)
+{
+    const cjac_real t = hz_sqrt_one_minus_square(cjac_elem_abs(b));
+    hz_transform z;
+    if (zero_first) {
+        z.z11 = cjac_from_real(1);
+        z.z21 = CJAC_ELEM_ZERO;
+        z.z12 = cjac_scale(-1 / t, b);
+        z.z22 = cjac_from_real(1 / t);
+        *cos_phi = t;
+        *cos_psi = 1;
+    } else {
+        z.z11 = cjac_from_real(1 / t);
+        z.z21 = cjac_scale(-1 / t, cjac_conj(b));
+        z.z12 = CJAC_ELEM_ZERO;
+        z.z22 = cjac_from_real(1);
+        *cos_phi = 1;
+        *cos_psi = t;
+    }
+    *t_out = t;
+    return z;
+}
+
 /* (Z^* A Z)_11 for the column (p, q) of Z: |p|^2 a_ii + 2 Re(conj(p) a_ij q) + |q|^2 a_jj. */
 inline cjac_real hz_new_diagonal(const cjac_elem p, const cjac_elem q, const cjac_real a_ii,
                                  const cjac_elem a_ij, const cjac_real a_jj)
@@ -196,8 +229,10 @@ inline hz_decision hz_decide(const cjac_real a_ii, const cjac_elem a_ij, const c
      * (before [NS] Sect. 2.1.1); both off-diagonals exactly zero count too. */
     const cjac_real tol = CJAC_EPS * sqrt((cjac_real)n);
     const cjac_real abs_a = cjac_elem_abs(ra_ij), abs_b = cjac_elem_abs(rb_ij);
+    /* (a'_ij = 0 passes with |b'_ij| alone: a zero column of F is relatively
+     * orthogonal once B'_k is diagonal to rounding; cljacobi.hz_reference.relatively_orthogonal.) */
     const bool orthogonal = (abs_a == 0 && abs_b == 0)
-        || (abs_b < tol && abs_a < sqrt(fabs(ra_ii)) * sqrt(fabs(ra_jj)) * tol);
+        || (abs_b < tol && (abs_a == 0 || abs_a < sqrt(fabs(ra_ii)) * sqrt(fabs(ra_jj)) * tol));
     hz_transform z;
     z.z11 = z.z22 = cjac_from_real(1);
     z.z12 = z.z21 = CJAC_ELEM_ZERO;
@@ -205,9 +240,13 @@ inline hz_decision hz_decide(const cjac_real a_ii, const cjac_elem a_ij, const c
     if (!orthogonal && abs_b >= 1) {
         out.not_definite = 1;
     } else if (!orthogonal) {
-        bool exceptional;
+        bool exceptional = false;
         cjac_real cos_phi, cos_psi, t;
-        z = hz_pair_transform(ra_ii, ra_ij, ra_jj, rb_ij, &exceptional, &cos_phi, &cos_psi, &t);
+        if (abs_a == 0 && (ra_ii == 0 || ra_jj == 0))  /* a zero column of F (or two) */
+            z = hz_zero_column_transform(ra_ii == 0 && ra_jj != 0, rb_ij, &cos_phi, &cos_psi, &t);
+        else
+            z = hz_pair_transform(ra_ii, ra_ij, ra_jj, rb_ij, &exceptional, &cos_phi, &cos_psi,
+                                  &t);
 %if criterion == "C1":
         /* C1: small when (cos phi_k)/t_k = (cos psi_k)/t_k = 1. */
         const bool small = !exceptional && cos_phi / t == 1 && cos_psi / t == 1;
