@@ -319,8 +319,8 @@ class _Shortened(NamedTuple):
 
     F: np.ndarray
     G: np.ndarray
-    Q_F: np.ndarray | None
-    Q_G: np.ndarray | None
+    Q_F: tuple[np.ndarray, np.ndarray] | None  # Householder reflectors and tau
+    Q_G: tuple[np.ndarray, np.ndarray] | None
     p_1: np.ndarray
     W: np.ndarray | None
     p_2: np.ndarray
@@ -345,7 +345,7 @@ def _shorten(A: np.ndarray, B: np.ndarray, *, compute_q: bool) -> _Shortened:
     same exact zero columns), and B's QR is of ``B P_1 W``: A of rank <= m
     gets n - m exactly zero columns, which the sweeps keep zero.  B of less
     than full column rank is a LinAlgError (a zero pivot of its QR)."""
-    mode = "economic" if compute_q else "r"
+    mode = "raw" if compute_q else "r"  # Q stays in reflectors: _apply_q
     (m, n), dtype = A.shape, np.result_type(A, B)
     first = scipy.linalg.qr(A, mode=mode, pivoting=True, check_finite=False)
     R_F, p_1 = first[-2], first[-1]
@@ -368,6 +368,25 @@ def _shorten(A: np.ndarray, B: np.ndarray, *, compute_q: bool) -> _Shortened:
     return _Shortened(np.asfortranarray(R_F[:, p_2]), np.asfortranarray(R_G),
                       first[0] if compute_q else None, second[0] if compute_q else None,
                       p_1, W, p_2, m)
+
+
+def _apply_q(reflectors: tuple[np.ndarray, np.ndarray], Y: np.ndarray) -> np.ndarray:
+    """``Q [Y; 0]`` for the Q of a Householder QR in LAPACK's compact form
+    (xORMQR / xUNMQR: Q is never formed, which saves its 4/3 n^3 flops)."""
+    raw, tau = reflectors
+    rows = raw.shape[0]
+    C = np.zeros((rows, Y.shape[1]), dtype=np.result_type(raw, Y), order="F")
+    C[: Y.shape[0]] = Y
+    if Y.shape[1] == 0 or tau.size == 0:
+        return C
+    apply = scipy.linalg.lapack.zunmqr if np.iscomplexobj(C) else scipy.linalg.lapack.dormqr
+    raw = raw[:, : tau.size].astype(C.dtype, copy=False)  # the reflectors' columns
+    tau = tau.astype(C.dtype, copy=False)
+    work = apply("L", "N", raw, tau, C, -1)[1]
+    product, _, info = apply("L", "N", raw, tau, C, max(int(work[0].real), 1), overwrite_c=1)
+    if info != 0:
+        raise RuntimeError(f"LAPACK xORMQR/xUNMQR failed (info = {info})")
+    return product
 
 
 def _unit_columns(Y: np.ndarray, norms: np.ndarray, noise: np.ndarray) -> np.ndarray:
@@ -436,7 +455,7 @@ def _extract(F: np.ndarray, G: np.ndarray, Z: np.ndarray, shortened: _Shortened,
                                           noise_f[~structural])
         U, V = U[:, order], _unit_columns(G, norm_g, noise_g)[:, order]
         if shortened.Q_F is not None:
-            U, V = shortened.Q_F @ U, shortened.Q_G @ V
+            U, V = _apply_q(shortened.Q_F, U), _apply_q(shortened.Q_G, V)
     if compute_x:  # X^H = Z^-1
         X = np.linalg.solve(Z_original.conj().T, np.eye(Z.shape[0], dtype=Z.dtype))
     arrays = [C, S, U, V, X, Z_original]
