@@ -76,8 +76,10 @@ def graded_pair(n, dtype, rng):
 
 
 def _ours(variant):
-    name, _, width = variant.partition(":")
-    options = {"variant": name, "block_width": int(width) if width else None}
+    name, _, rest = variant.partition(":")
+    width, _, dots = rest.partition(":")
+    options = {"variant": name, "block_width": int(width) if width else None,
+               "dots": dots or "ordinary"}
 
     def solve(A, B):
         (U, V, C, S, X), info = cljacobi.gsvd(A, B, return_info=True, **options)
@@ -116,7 +118,8 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--family", choices=["paper", "graded"], default="paper")
     parser.add_argument("--variants", nargs="+", default=["auto"],
-                        help="cljacobi variants: auto, pointwise, bo:W")
+                        help="cljacobi variants: auto, pointwise, bo:W, fb:W, and :enhanced "
+                        "after W for the enhanced dot products")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
