@@ -251,7 +251,7 @@ class _GSVD:
         # Copies (never the caller's arrays), scaled by exact powers of two so that
         # the largest entries are near 1 and no squared norm or dot product of the
         # sweeps overflows or underflows; the extraction puts the powers back.
-        F, G = A.astype(dtype, copy=True), B.astype(dtype, copy=True)
+        F, G = np.array(A, dtype=dtype, order="F"), np.array(B, dtype=dtype, order="F")
         (m, n), p = F.shape, G.shape[0]
         if n == 0:
             empty = np.empty((0, 0), dtype=dtype)
@@ -328,17 +328,18 @@ class _Shortened(NamedTuple):
 
     def original_z(self, Z: np.ndarray) -> np.ndarray:
         """``P_1 W P_2 Z``: the Z of the pair (A, B) from that of (F, G)."""
+        out = np.empty_like(Z)
+        if self.W is None:
+            out[self.p_1[self.p_2]] = Z  # one row scatter
+            return out
         rows = np.empty_like(Z)
         rows[self.p_2] = Z
-        if self.W is not None:
-            rows = self.W @ rows
-        out = np.empty_like(Z)
-        out[self.p_1] = rows
+        out[self.p_1] = self.W @ rows
         return out
 
 
 def _shorten(A: np.ndarray, B: np.ndarray, *, compute_q: bool) -> _Shortened:
-    """[NS] Sect. 2: ``A P_1 = Q_F R_F``, ``(B P_1) P_2 = Q_G R_G`` by
+    """(A is overwritten.)  [NS] Sect. 2: ``A P_1 = Q_F R_F``, ``(B P_1) P_2 = Q_G R_G`` by
     column-pivoted QR; ``F = R_F P_2``, ``G = R_G``.  For ``m < n`` the
     ``m x n`` R_F is reduced further to ``R_F W = [0 T]`` by an RQ
     factorization (``W = Q^H`` of ``R_F = [0 T] Q``; LAPACK xGGSVP3 makes the
@@ -347,7 +348,7 @@ def _shorten(A: np.ndarray, B: np.ndarray, *, compute_q: bool) -> _Shortened:
     than full column rank is a LinAlgError (a zero pivot of its QR)."""
     mode = "raw" if compute_q else "r"  # Q stays in reflectors: _apply_q
     (m, n), dtype = A.shape, np.result_type(A, B)
-    first = scipy.linalg.qr(A, mode=mode, pivoting=True, check_finite=False)
+    first = scipy.linalg.qr(A, mode=mode, pivoting=True, overwrite_a=True, check_finite=False)
     R_F, p_1 = first[-2], first[-1]
     B_1, W = B[:, p_1], None
     if m < n:
@@ -356,7 +357,8 @@ def _shorten(A: np.ndarray, B: np.ndarray, *, compute_q: bool) -> _Shortened:
         R_F[:, : n - m] = 0  # exactly: rq leaves them so
         R_F = np.concatenate([R_F, np.zeros((n - m, n), dtype=R_F.dtype)])
         B_1 = B_1 @ W
-    second = scipy.linalg.qr(B_1, mode=mode, pivoting=True, check_finite=False)
+    second = scipy.linalg.qr(B_1, mode=mode, pivoting=True, overwrite_a=True,
+                             check_finite=False)
     R_G, p_2 = second[-2], second[-1]
     R_F, R_G = R_F[:n].astype(dtype, copy=False), R_G[:n]
     pivots = np.abs(np.diagonal(R_G))
@@ -394,8 +396,9 @@ def _unit_columns(Y: np.ndarray, norms: np.ndarray, noise: np.ndarray) -> np.nda
     S, or one below what the data determine) becomes a unit vector orthogonal
     to the others (:func:`cljacobi._solve.complete`), as LAPACK completes it:
     its direction is rounding, and it enters ``U diag(C)`` times a C at
-    rounding level."""
-    return complete(Y / np.where(noise, 1, norms), ~noise, Y.shape[1])
+    rounding level.  `Y` is a copy of the caller's, scaled in place."""
+    Y /= np.where(noise, 1, norms)
+    return Y if not noise.any() else complete(Y, ~noise, Y.shape[1])
 
 
 def _unit_shift(A: np.ndarray) -> int:
@@ -440,7 +443,8 @@ def _extract(F: np.ndarray, G: np.ndarray, Z: np.ndarray, shortened: _Shortened,
         C, S = 1 / np.hypot(1, 1 / sigma), 1 / np.hypot(1, sigma)
         theta = np.where(C >= S, np.ldexp(C / norm_f, shift_a), np.ldexp(S / norm_g, shift_b))
     order = np.argsort(-C, kind="stable")
-    Z = (Z * theta)[:, order]
+    Z = Z[:, order]  # F order: whole columns gathered, then scaled in place
+    Z *= theta[order]
     Z_original = shortened.original_z(Z)
     U = V = X = None
     if np.any(noise_g):
@@ -450,16 +454,19 @@ def _extract(F: np.ndarray, G: np.ndarray, Z: np.ndarray, shortened: _Shortened,
             "needs B^H B positive definite)")
     if compute_uv:
         rows = min(rows_a, F.shape[0])  # F's rows beyond A's are zero
-        U = np.zeros((rows, n), dtype=F.dtype)  # the structural zeros' columns stay 0
-        U[:, ~structural] = _unit_columns(F[:rows, ~structural], norm_f[~structural],
-                                          noise_f[~structural])
-        U, V = U[:, order], _unit_columns(G, norm_g, noise_g)[:, order]
+        if structural.any():
+            U = np.zeros((rows, n), dtype=F.dtype)  # the structural zeros' columns stay 0
+            U[:, ~structural] = _unit_columns(F[:rows, ~structural], norm_f[~structural],
+                                              noise_f[~structural])
+            U = U[:, order]
+        else:  # whole columns gathered first (F order), then scaled
+            U = _unit_columns(F[:rows, order], norm_f[order], noise_f[order])
+        V = _unit_columns(G[:, order], norm_g[order], noise_g[order])
         if shortened.Q_F is not None:
             U, V = _apply_q(shortened.Q_F, U), _apply_q(shortened.Q_G, V)
     if compute_x:  # X^H = Z^-1
         X = np.linalg.solve(Z_original.conj().T, np.eye(Z.shape[0], dtype=Z.dtype))
-    arrays = [C, S, U, V, X, Z_original]
-    for array in arrays:
+    for array in (C, S, X, Z_original):  # U and V have unit columns
         if array is not None and not np.isfinite(array).all():
             raise np.linalg.LinAlgError("a result of gsvd exceeds the largest float64")
     real = np.finfo(dtype).dtype

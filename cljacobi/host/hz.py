@@ -258,7 +258,9 @@ def hz_sweeps(
     dtype = np.dtype(F.dtype)
     (mf, n), mg = F.shape, G.shape[0]
     columns = round_up(n, 2 * block_width) if block_width else n
-    if block_width:
+    # F and G share the blocked kernels' plan, so they need the same rows.
+    bordered = bool(block_width) and (columns != n or F.shape[0] != G.shape[0])
+    if bordered:
         F, G, Z = _bordered(F, G, Z, columns)
     check_global_memory(queue.device, {name: dtype.itemsize * Y.size
                                        for name, Y in (("F", F), ("G", G), ("Z", Z))})
@@ -286,7 +288,7 @@ def hz_sweeps(
         cl.enqueue_copy(queue, host, device)
     queue.finish()
     F_out, G_out, Z_out = results
-    if block_width:  # the border columns are those with a nonzero in G's border rows
+    if bordered:  # the border columns are those with a nonzero in G's border rows
         real = ~np.any(G_out[mg:], axis=0)
         F_out, G_out, Z_out = F_out[:mf, real], G_out[:mg, real], Z_out[:n, real]
     return HZRun(F_out, G_out, Z_out, len(transformations), converged, transformations, big,
