@@ -1,7 +1,8 @@
 """Device time per OpenCL kernel and per transfer of one cljacobi call.
 
-Runs ``eig_indefinite`` on the 2011 paper's family (or ``svd`` on a graded
-matrix) on a profiling command queue, records an OpenCL event for every
+Runs ``eig_indefinite`` on the 2011 paper's family (or, with ``--solver
+gsvd``, ``gsvd`` on the GSVD paper's pairs of ``bench_gsvd.py``) on a
+profiling command queue, records an OpenCL event for every
 kernel launch and copy the library enqueues, and prints, per kernel name,
 the launches, the summed device seconds and (for the blocked Gram and update
 kernels) the achieved GFLOP/s.  The wall-clock time split of ``info.seconds``
@@ -82,8 +83,11 @@ def main() -> None:
     parser.add_argument("--block-width", type=int, default=None)
     parser.add_argument("--dtype", default="float64", choices=("float64", "complex128"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--solver", default="eig_indefinite", choices=("eig_indefinite", "gsvd"))
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
+    if args.solver == "gsvd":
+        return profile_gsvd(args)
 
     queue = profiling_queue()
     rng = np.random.default_rng(args.seed)
@@ -125,6 +129,41 @@ def main() -> None:
     for name, entry in kernels.items():
         extra = f"  {entry['gflops']:.0f} GFLOP/s" if "gflops" in entry else ""
         print(f"{name:28s} {entry['launches']:7d} {entry['seconds']:8.3f} s{extra}")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(record, indent=1))
+
+
+def profile_gsvd(args: argparse.Namespace) -> None:
+    """The kernels of one gsvd call: two Gram matrices, the block kernel and
+    three updates per outer step, the pointwise step kernel."""
+    from bench_gsvd import paper_pair
+
+    queue = profiling_queue()
+    A, B, exact = paper_pair(args.n, args.dtype, np.random.default_rng(args.seed))
+    solve = dict(variant=args.variant, block_width=args.block_width, queue=queue,
+                 return_info=True)
+    cljacobi.gsvd(A[:512, :512], B[:512, :512], **solve)  # build programs
+    with Recorder() as recorder:
+        start = time.perf_counter()
+        (U, V, C, S, X), info = cljacobi.gsvd(A, B, **solve)
+        wall = time.perf_counter() - start
+    kernels = recorder.totals()
+    record = {
+        "device": queue.device.name.strip(), "date": dt.date.today().isoformat(),
+        "solver": "gsvd", "n": args.n, "dtype": args.dtype, "variant": info.variant,
+        "block_width": info.block_width, "wall_seconds": wall, "info_seconds": info.seconds,
+        "sweeps": info.sweeps, "transformations": info.rotations_per_sweep,
+        "max_rel_sigma_error": float(np.max(np.abs(C / S - exact) / exact)),
+        "device_seconds_total": sum(k["seconds"] for k in kernels.values()),
+        "kernels": kernels,
+    }
+    print(f"# {record['device']}  gsvd n={args.n} {args.dtype} {info.variant}:"
+          f"{info.block_width}  wall {wall:.3f} s  sweeps {info.sweeps}")
+    print("# info.seconds: " + ", ".join(f"{k} {v:.3f}" for k, v in info.seconds.items()))
+    print(f"# device seconds in all: {record['device_seconds_total']:.3f}")
+    for name, entry in kernels.items():
+        print(f"{name:28s} {entry['launches']:7d} {entry['seconds']:8.3f} s")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(record, indent=1))
