@@ -244,6 +244,56 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
     }
 }
 
+/* The rotation of a pair (i, j) of the Gram matrix A of a block pair, as
+ * cjac_step decides it on the columns (the 2011 paper, eq. (2.3)-(2.5)):
+ * t = 0 (no rotation) for a relatively orthogonal pair, and for one the
+ * Gram matrix cannot resolve, which is "deferred" to the pointwise sweeps;
+ * "big" for a rotation that moves the shorter column by more than
+ * sqrt(eps)/2 (the GSVD paper, Sect. 2.5, counts these).  a_arg is |a_ij|
+ * for complex data, a_ij for real (cjac_tangent_arg); peak_i and peak_j are
+ * the largest squared norms the columns have had. */
+typedef struct { cjac_real t; int deferred, big; } cjac_block_decision;
+
+inline cjac_block_decision cjac_block_decide(
+    const cjac_real a_ii, const cjac_real a_jj, const cjac_real a_arg, const bool hyperbolic,
+    const cjac_real peak_i, const cjac_real peak_j, const cjac_real tol)
+{
+    cjac_block_decision d;
+    d.t = 0;
+    d.deferred = d.big = 0;
+    /* The column norms, once for the skip test and the "big" measure.  A
+     * diagonal entry below the normal range (or driven negative by the
+     * rounding of the two-sided updates) is not rotated. */
+    const bool normal = a_ii >= CJAC_TINY && a_jj >= CJAC_TINY;
+    const cjac_real norm_i = sqrt(a_ii), norm_j = sqrt(a_jj);
+    /* eq. (2.3) of the 2011 paper, on the Gram matrix */
+    const bool nonorthogonal = normal && fabs(a_arg) > tol * norm_i * norm_j;
+    /* What the Gram matrix cannot resolve is left to the pointwise sweeps,
+     * which work on the columns: a pair whose dependence (sin^2 of the angle
+     * for a trigonometric pair, |kappa| - 1 for a hyperbolic one, both
+     * cancelling in the Gram entries) is within GRAM_RESOLUTION tol of zero
+     * -- for a hyperbolic pair |kappa| <= 1, no rotation exists -- or whose
+     * column shrank to GRAM_RESOLUTION tol of the largest squared norm it
+     * has had (what is left of it is rounding, in A and in the column: the
+     * remainder of dependent columns, which rotations would shrink on and
+     * on). */
+    const cjac_real resolution = GRAM_RESOLUTION * tol;
+    const cjac_real cosine = fabs(a_arg) / (norm_i * norm_j);
+    const cjac_real abs_kappa = (a_ii + a_jj) / (2 * fabs(a_arg));
+    const bool unresolved =
+        a_ii <= resolution * peak_i || a_jj <= resolution * peak_j
+        || (hyperbolic ? abs_kappa - 1 <= resolution * abs_kappa
+                       : (1 - cosine) * (1 + cosine) <= resolution);
+    if (nonorthogonal && !unresolved)
+        d.t = hyperbolic ? cjac_hyp_tangent(a_ii, a_jj, a_arg)
+                         : cjac_trig_tangent(a_ii, a_jj, a_arg);
+    d.deferred = (nonorthogonal || (!normal && a_arg != 0)) && d.t == 0;
+    /* "big": |t| measured against the shorter column */
+    d.big = d.t != 0 && fabs(d.t) * (fmax(norm_i, norm_j) / fmin(norm_i, norm_j))
+                        > sqrt(CJAC_EPS) / 2;
+    return d;
+}
+
 /* Inner sweeps on the Gram matrix of block pair k ("bo": inner_sweeps = 1;
  * "fb": until no big rotation, at most inner_sweeps); stores W and whether
  * anything rotated.
@@ -337,41 +387,14 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
         for (int inner = 0; inner < INNER_STEPS; ++inner) {
             for (int q = lid; q < BW; q += ROTATE_WG) {
                 const int2 p = cjac_inner_pairs[inner * BW + q];
-                const cjac_real a_ii = cjac_real_part(A[p.x * LDA + p.x]);
-                const cjac_real a_jj = cjac_real_part(A[p.y * LDA + p.y]);
                 const cjac_elem a_ij = A[p.x * LDA + p.y];
-                /* |a_ij| for complex data, a_ij itself for real (as cjac_step). */
                 const cjac_real a_arg = cjac_tangent_arg(a_ij);
                 const bool hyperbolic = sgn[p.x] != sgn[p.y];
-                cjac_real t = 0;
-                /* The column norms, once for the skip test and the "big" measure.
-                 * A diagonal entry below the normal range (or driven negative by
-                 * the rounding of the two-sided updates) is not rotated. */
-                const bool normal = a_ii >= CJAC_TINY && a_jj >= CJAC_TINY;
-                const cjac_real norm_i = sqrt(a_ii), norm_j = sqrt(a_jj);
-                /* eq. (2.3) of the 2011 paper, on the Gram matrix */
-                const bool nonorthogonal = normal && fabs(a_arg) > tol * norm_i * norm_j;
-                /* What the Gram matrix cannot resolve is left to the pointwise
-                 * sweeps, which work on the columns: a pair whose dependence
-                 * (sin^2 of the angle for a trigonometric pair, |kappa| - 1 for
-                 * a hyperbolic one, both cancelling in the Gram entries) is
-                 * within GRAM_RESOLUTION tol of zero -- for a hyperbolic pair
-                 * |kappa| <= 1, no rotation exists -- or whose column shrank to
-                 * GRAM_RESOLUTION tol of the largest squared norm it has had
-                 * (peak0: what is left of it is rounding, in A and in the
-                 * column: the remainder of dependent columns, which rotations
-                 * would shrink on and on). */
-                const cjac_real resolution = GRAM_RESOLUTION * tol;
-                const cjac_real cosine = fabs(a_arg) / (norm_i * norm_j);
-                const cjac_real abs_kappa = (a_ii + a_jj) / (2 * fabs(a_arg));
-                const bool unresolved =
-                    a_ii <= resolution * peak0[p.x] || a_jj <= resolution * peak0[p.y]
-                    || (hyperbolic ? abs_kappa - 1 <= resolution * abs_kappa
-                                   : (1 - cosine) * (1 + cosine) <= resolution);
-                if (nonorthogonal && !unresolved)
-                    t = hyperbolic ? cjac_hyp_tangent(a_ii, a_jj, a_arg)
-                                   : cjac_trig_tangent(a_ii, a_jj, a_arg);
-                if ((nonorthogonal || (!normal && a_arg != 0)) && t == 0)
+                const cjac_block_decision d = cjac_block_decide(
+                    cjac_real_part(A[p.x * LDA + p.x]), cjac_real_part(A[p.y * LDA + p.y]),
+                    a_arg, hyperbolic, peak0[p.x], peak0[p.y], tol);
+                const cjac_real t = d.t;
+                if (d.deferred)
                     rot_deferred[q] = 1;
                 /* s_j = t e^{i alpha}; s_i = conj(s_j) or -conj(s_j) (see above). */
                 const cjac_elem s_j = cjac_with_phase(t, a_ij, a_arg);
@@ -382,11 +405,7 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
                 rot_cm1[q] = cjac_rotation_cosine_m1(t, hyperbolic);
                 if (t != 0) {
                     rot_count[q] += 1;
-                    /* "big" as in the pointwise kernel: |t| measured against
-                     * the shorter column (GSVD paper Sect. 2.5 counts these). */
-                    const cjac_real moved =
-                        fabs(t) * (fmax(norm_i, norm_j) / fmin(norm_i, norm_j));
-                    if (moved > sqrt(CJAC_EPS) / 2) {
+                    if (d.big) {
                         rot_big[q] = 1;
                         sweep_big[q] = 1;
                     }
