@@ -38,7 +38,7 @@ import pyopencl as cl
 from ._arrays import is_device_array, solve_stack, to_device, to_host
 from ._results import SolveInfo
 from .errors import ConvergenceError, ConvergenceWarning
-from .host.blocked import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, BlockedHSVD
+from .host.blocked import BLOCK_VARIANTS, COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, BlockedHSVD
 from .host.device import has_fp64, resolve_queue
 from .host.factorization import DeviceJFactor
 from .host.hz import HZRun, hz_sweeps
@@ -467,7 +467,7 @@ def run_sweeps(
     single = single_precision(queue, plan.result_dtype, plan.single)
     info.precision = "single" if single else "double"
     if single:
-        if variant in ("bo", "fb") or block_width is not None:
+        if variant in BLOCK_VARIANTS or block_width is not None:
             asked = f"variant={variant!r}" + (
                 f" with block_width={block_width}" if block_width is not None else "")
             raise ValueError(

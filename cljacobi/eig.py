@@ -147,17 +147,21 @@ def eig_indefinite(
         :class:`~cljacobi.ConvergenceWarning` and return the partial result
         (eigenpairs read off the not yet orthogonal factor,
         ``info.converged`` False).
-    variant : {"auto", "pointwise", "bo", "fb"}, optional
+    variant : {"auto", "pointwise", "bo", "fb", "stream"}, optional
         The pointwise GPUJACH1 kernel, or the blocked block-oriented ("bo",
-        one inner sweep per block pair) or full-block ("fb", inner sweeps to
-        convergence) kernels, which are followed by pointwise sweeps that
+        one inner sweep per block pair), full-block ("fb", inner sweeps to
+        convergence) or stream ("stream": the block transformation of
+        Strumpen, Hoffmann & Agarwal's stream SVD, all rotations between the
+        two blocks computed from the same Gram matrix and applied in a fixed
+        order as one 2w x 2w transformation, w = `block_width` their R)
+        kernels, which are followed by pointwise sweeps that
         decide convergence.  "auto" takes "bo" on GPUs for orders from
         ``cljacobi.host.variants.AUTO_BLOCKED_MIN_ORDER`` on, else pointwise;
         "auto" with a `block_width` is always "bo" of that width (on CPUs
         and at small orders too).
         The blocked variants run real and complex Hermitian M in double
-        precision; single precision runs pointwise ("bo" or "fb" there is a
-        ValueError).
+        precision; single precision runs pointwise (a blocked variant there
+        is a ValueError).
     block_width : int, optional
         Block width w of the blocked variants (pivot blocks 2w x 2w in local
         memory); ValueError naming the device limit if it does not fit, and

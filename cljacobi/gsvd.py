@@ -194,6 +194,8 @@ def gsvd(
         raise ValueError(f"criterion must be one of {CRITERIA}, not {criterion!r}")
     if dots not in DOTS:
         raise ValueError(f"dots must be one of {DOTS}, not {dots!r}")
+    if variant not in VARIANTS:  # the one-sided solvers' "stream" is not a GSVD variant
+        raise ValueError(f"variant must be one of {VARIANTS}, not {variant!r}")
     plan = _solve.sweep_plan(
         "gsvd", strategy=strategy, rotation=None, sort_diagonal=True, max_sweeps=max_sweeps,
         on_nonconvergence=on_nonconvergence, variant=variant, block_width=block_width,

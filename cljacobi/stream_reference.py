@@ -47,7 +47,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["StreamResult", "golub_kahan", "jacobi", "stream_svd"]
+__all__ = ["StreamResult", "golub_kahan", "jacobi", "stream_block_transformation", "stream_svd"]
 
 #: [SHA] Sect. 5: "a value of eps = 1e-15".
 PAPER_EPS = 1e-15
@@ -196,3 +196,40 @@ def stream_svd(
                 _phase_two(A, U, block)
     sigma = np.sqrt(np.einsum("ij,ij->i", A, A))  # lines 31-32
     return StreamResult(sigma, A, U, sweeps, sweeps * (M * (M - 1) // 2), rotations, converged)
+
+
+def stream_block_transformation(A: np.ndarray, signs: np.ndarray, *,
+                                whole_group: bool) -> np.ndarray:
+    """The ``2w x 2w`` transformation of ``variant="stream"`` for one block pair.
+
+    The column form of lines 14-30 that ``cjac_block_rotate`` (its
+    ``inner_method="stream"`` body) computes: from the Gram matrix ``A =
+    X^* X`` of the block pair ``X = [G_P G_Q]`` and the signs of its columns,
+    every pair ``(a, b)`` with ``a < w <= b`` (or, `whole_group`, every ``a <
+    b``) gets the rotation the pointwise kernel would give it on ``A``
+    (:func:`cljacobi.reference.pair_rotation`, trigonometric or hyperbolic by
+    the signs; ``g_a' = c (g_a + s_a g_b)``, ``g_b' = c (g_b + s_b g_a)``),
+    and ``W`` is their product in the order a, then b: ``X W`` is the block
+    pair after the block transformation.
+    """
+    from .reference import PairKind, pair_rotation  # one-sided Jacobi's rotations
+
+    order = A.shape[0]
+    w = order // 2
+    complex_ = np.iscomplexobj(A)
+    W = np.eye(order, dtype=A.dtype)
+    for a in range(order):
+        for b in range(a + 1, order):
+            if not whole_group and not (a < w <= b):
+                continue
+            hyperbolic = signs[a] != signs[b]
+            a_ab = A[a, b]
+            kind, t, c = pair_rotation(A[a, a].real, A[b, b].real,
+                                       abs(a_ab) if complex_ else a_ab, hyperbolic)
+            if kind != PairKind.ROTATE:
+                continue
+            s_b = t * a_ab / abs(a_ab) if complex_ else t
+            s_a = np.conj(s_b) if hyperbolic else -np.conj(s_b)
+            w_a, w_b = W[:, a].copy(), W[:, b].copy()
+            W[:, a], W[:, b] = c * (w_a + s_a * w_b), c * (w_b + s_b * w_a)
+    return W

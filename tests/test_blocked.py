@@ -123,11 +123,13 @@ def _spec_type(complex_, layout):
 
 
 def _blocked_spec(w, *, in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
-                  tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, complex_=False, layout="split"):
+                  tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, complex_=False, layout="split",
+                  inner_method="sweeps"):
     update_rows, update_micro_rows, update_micro_cols = update
     dtype, spec_layout = _spec_type(complex_, layout)
     return BlockedSpec(
         dtype=dtype, layout=spec_layout, block_width=w, inner_strategy="me",
+        inner_method=inner_method,
         tile_rows=tile_rows, transform_in_local=in_local, gram_micro_tile=micro_tile,
         gram_row_slices=slices, rotate_work_group_size=rotate_wg,
         update_tile_rows=update_rows, update_micro_rows=update_micro_rows,
@@ -142,9 +144,12 @@ def _blocked_program(queue, w, **sizes):
 
 def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS,
                 in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
-                tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, layout="split"):
+                tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, layout="split",
+                whole_group=None):
     """One parallel step on the device: (G after the step, partial Gram matrices,
-    transformations, rotation counts).  Complex G is stored in `layout`."""
+    transformations, rotation counts).  Complex G is stored in `layout`.
+    `whole_group` (0 or 1) runs the "stream" rotate kernel instead of the
+    inner sweeps."""
     m, r = G.shape
     K, slots = 2 * w, len(pairs)
     complex_ = np.iscomplexobj(G)
@@ -153,7 +158,8 @@ def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS
     chunks = -(-m // chunk_rows)
     program, spec = _blocked_program(
         queue, w, in_local=in_local, micro_tile=micro_tile, slices=slices, rotate_wg=rotate_wg,
-        tile_rows=tile_rows, update=update, complex_=complex_, layout=layout)
+        tile_rows=tile_rows, update=update, complex_=complex_, layout=layout,
+        inner_method="sweeps" if whole_group is None else "stream")
     gram_wg = gram_work_group_size(w, micro_tile, slices)
     update_wg = update_work_group_size(w, *update)
     columns = np.full((r, ld), complex(np.nan, np.nan) if complex_ else np.nan,
@@ -181,7 +187,8 @@ def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS
     rotate = sigs["cjac_block_rotate"].kernel(
         program, partial=partial, chunks=chunks, m=m, signs=s_buf, peak=peak,
         inner_sweeps=inner_sweeps, transforms=transforms, rotated=rotated, status=status,
-        rotations=rotations, **step)
+        rotations=rotations, **step,
+        **({} if whole_group is None else {"whole_group": whole_group}))
     update_kernel = sigs["cjac_block_update"].kernel(
         program, X=g_buf, ldx=ld, m=m, chunk_rows=chunk_rows, transforms=transforms,
         rotated=rotated, **step)
@@ -227,6 +234,40 @@ def test_block_step_against_numpy(queue, rng, w, inner_sweeps, in_local):
     pairs = [[0, 3], [1, 2]]  # one outer step, two block pairs
     # chunk_rows = TILE_ROWS: two chunks for m = 45, the partial sums are exercised
     _check_block_step(queue, G, signs, pairs, w, inner_sweeps, in_local=in_local)
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+@pytest.mark.parametrize("whole_group", [0, 1])
+@pytest.mark.parametrize("w,in_local", [(2, True), (4, False), (8, True)])
+def test_stream_block_step_against_numpy(queue, rng, w, in_local, whole_group, complex_):
+    """The "stream" rotate kernel (Strumpen, Hoffmann & Agarwal's block
+    transformation: every rotation from the same Gram matrix, composed in the
+    order a, then b) is cljacobi.stream_reference.stream_block_transformation,
+    on a mix of trigonometric and hyperbolic pairs, and the update applies it."""
+    from cljacobi.stream_reference import stream_block_transformation
+
+    m, blocks = 45, 4
+    r = blocks * w
+    G = rng.standard_normal((m, r)) * 2.0 ** rng.integers(-4, 4, r)
+    if complex_:
+        G = G + 1j * rng.standard_normal((m, r))
+    signs = np.where(rng.random(r) < 0.5, 1, -1).astype(np.int32)
+    pairs = [[0, 3], [1, 2]]
+    G_device, _, W_device, counts = _block_step(
+        queue, G, signs, pairs, w, 1, in_local=in_local, whole_group=whole_group,
+        rotate_wg=min(w * w, 16))
+    expected = G.copy()
+    for slot, (P, Q) in enumerate(pairs):
+        cols = np.r_[P * w: P * w + w, Q * w: Q * w + w]
+        X = G[:, cols]
+        W = stream_block_transformation(X.conj().T @ X, signs[cols],
+                                        whole_group=bool(whole_group))
+        np.testing.assert_allclose(W_device[slot], W, rtol=0, atol=1e-12 * np.abs(W).max())
+        expected[:, cols] = X @ W
+        rotations = w * w if not whole_group else w * (2 * w - 1)
+        assert counts[slot] == rotations  # random data: every pair rotates
+    scale = np.abs(G).max()
+    np.testing.assert_allclose(G_device / scale, expected / scale, rtol=0, atol=1e-12)
 
 
 def _gram_expected(G, pairs, w, chunk_rows):
@@ -545,12 +586,17 @@ def test_blocked_tuning_knob_errors(queue):
         driver.run(np.eye(32), np.ones(32, np.int32), max_sweeps=1)
 
 
-@pytest.mark.parametrize("variant", ["bo", "fb"])
-@pytest.mark.parametrize("n,p,w", [(33, 10, 4), (64, 64, 8), (100, 30, 16), (70, 0, 32)])
+@pytest.mark.parametrize("variant,n,p,w", [
+    *[(variant, *case) for variant in ("bo", "fb")
+      for case in [(33, 10, 4), (64, 64, 8), (100, 30, 16), (70, 0, 32)]],
+    # "stream" with R = w at most about sqrt(n), where its sweeps stay few
+    # (R = 32 at n = 70 needs more than 60: the stream paper's Table 1)
+    ("stream", 33, 10, 4), ("stream", 64, 64, 8), ("stream", 100, 30, 8), ("stream", 70, 0, 8),
+])
 def test_eig_blocked_matches_numpy(variant, n, p, w, rng, queue):
     magnitudes = rng.uniform(0.1, 10.0, n)
     M = with_spectrum(np.concatenate([magnitudes[:p], -magnitudes[p:]]), rng=rng)
-    if blocked_local_bytes(w) > queue.device.local_mem_size:
+    if blocked_local_bytes(w, stream=variant == "stream") > queue.device.local_mem_size:
         # A block that cannot fit is refused up front, naming the device's limit.
         with pytest.raises(ValueError, match=f"block_width={w} needs .* local memory"):
             cljacobi.eig_indefinite(M, variant=variant, block_width=w)
@@ -566,7 +612,7 @@ def test_eig_blocked_matches_numpy(variant, n, p, w, rng, queue):
     assert np.linalg.norm(U.T @ U - np.eye(n)) <= 50 * n * EPS
 
 
-@pytest.mark.parametrize("variant", ["bo", "fb"])
+@pytest.mark.parametrize("variant", ["bo", "fb", "stream"])
 def test_blocked_graded_relative_accuracy(variant, rng):
     """The Gram route alone would lose the small eigenvalues; the pointwise finish keeps them."""
     M, _, _ = graded(40, p=17, low_exponent=-30, rng=rng)
@@ -575,20 +621,22 @@ def test_blocked_graded_relative_accuracy(variant, rng):
     assert np.max(np.abs(w - exact) / np.abs(exact)) <= 1e-12
 
 
-def test_hsvd_blocked(rng):
+@pytest.mark.parametrize("variant", ["bo", "stream"])
+def test_hsvd_blocked(variant, rng):
     G = rng.standard_normal((60, 48))
     J = np.where(rng.random(48) < 0.4, 1, -1)
-    U, S, Vh, J_S = cljacobi.hsvd(G, J, variant="bo", block_width=8)
+    U, S, Vh, J_S = cljacobi.hsvd(G, J, variant=variant, block_width=8)
     tol = 100 * 60 * EPS
     assert np.linalg.norm(U * S @ Vh - G) <= tol * np.linalg.norm(G)
     assert np.linalg.norm(U.T @ U - np.eye(48)) <= tol
     assert np.linalg.norm(Vh @ np.diag(J) @ Vh.T - np.diag(J_S)) <= tol * np.linalg.norm(Vh) ** 2
 
 
-def test_blocked_reproducible(rng):
+@pytest.mark.parametrize("variant", ["fb", "stream"])
+def test_blocked_reproducible(variant, rng):
     M = with_spectrum(rng.uniform(-5, 5, 50), rng=rng)
-    first = cljacobi.eig_indefinite(M, variant="fb", block_width=8)
-    again = cljacobi.eig_indefinite(M, variant="fb", block_width=8)
+    first = cljacobi.eig_indefinite(M, variant=variant, block_width=8)
+    again = cljacobi.eig_indefinite(M, variant=variant, block_width=8)
     assert np.array_equal(first.eigenvalues, again.eigenvalues)
     assert np.array_equal(first.eigenvectors, again.eigenvectors)
 
@@ -617,6 +665,13 @@ def test_variant_choice_and_errors():
     assert choose_variant(gpu, 4096, "bo", 32) == ("bo", 32)
     with pytest.raises(ValueError, match=r"block_width=64 .*'Small GPU' has 49152"):
         choose_variant(gpu, 4096, "bo", 64)
+    # "stream" keeps the K x K tangents beside the Gram matrix: w = 32 does not fit 48 KiB.
+    assert blocked_local_bytes(32, stream=True) > gpu.local_mem_size
+    assert blocked_local_bytes(16, stream=True, transform_in_local=True) <= gpu.local_mem_size
+    assert choose_variant(gpu, 5000, "stream", None) == ("stream", 16)
+    assert choose_variant(gpu, 100, "stream", None) == ("stream", 8)  # sqrt(100) = 10
+    with pytest.raises(ValueError, match=r"block_width=32 .*'Small GPU' has 49152"):
+        choose_variant(gpu, 4096, "stream", 32)
     with pytest.raises(ValueError, match="variant must be one of"):
         cljacobi.eig_indefinite(np.eye(3), variant="blocked")
     with pytest.raises(ValueError, match="block_width"):
@@ -630,8 +685,13 @@ def test_blocked_template_declares_the_spec_signatures(queue, complex_, layout):
     """The kernels take exactly the arguments the host binds by name; the sizes
     and the status bits come from the Python side, and the work-groups the
     program requires are the spec's."""
-    spec = _blocked_spec(8, slices=3, rotate_wg=64, update=(12, 3, 5), complex_=complex_,
-                         layout=layout)
+    for inner_method in ("sweeps", "stream"):
+        _check_declared_signatures(queue, _blocked_spec(
+            8, slices=3, rotate_wg=64, update=(12, 3, 5), complex_=complex_, layout=layout,
+            inner_method=inner_method))
+
+
+def _check_declared_signatures(queue, spec):
     source = render(spec)
     for sig in spec.signatures.values():
         assert f"void {sig.name}({sig.parameters})" in source

@@ -34,7 +34,7 @@ from cljacobi.matrices import paper_spectrum, with_spectrum
 
 EPS = np.finfo(np.float64).eps
 DTYPES = [np.float64, np.complex128]
-VARIANTS = ["pointwise", "bo", "fb"]
+VARIANTS = ["pointwise", "bo", "fb", "stream"]
 #: Relative size of the componentwise perturbation that probes the data.
 PROBE = 1e-15
 
@@ -113,7 +113,7 @@ def test_sparse_rank_deficient_svd(m, n, density, state, dtype):
     assert np.all(relerr <= 20 * n * EPS * (1 + sensitivity)), (relerr / EPS, sensitivity)
 
 
-@pytest.mark.parametrize("variant", ["bo", "fb"])
+@pytest.mark.parametrize("variant", ["bo", "fb", "stream"])
 @pytest.mark.parametrize("state", [10, 13, 19, 35])
 def test_sparse_rank_deficient_svd_blocked(variant, state):
     """The blocked kernels leave what the Gram matrices cannot resolve to the

@@ -153,7 +153,7 @@ def test_longdouble_refused_where_wider():
         ({"variant": "blocked"}, ValueError, "variant must be one of"),
         ({"block_width": 0}, ValueError, "positive integer"),
         ({"variant": "pointwise", "block_width": 8}, ValueError,
-         r"block_width=8 applies only to the blocked variants \('bo', 'fb'\)"),
+         r"block_width=8 applies only to the blocked variants \('bo', 'fb', 'stream'\)"),
     ],
 )
 @pytest.mark.parametrize("function", ["eig_indefinite", "hsvd", "svd"])

@@ -1,4 +1,4 @@
-"""The blocked one-sided hyperbolic Jacobi driver ("bo" and "fb" variants).
+"""The blocked one-sided hyperbolic Jacobi driver ("bo", "fb" and "stream" variants).
 
 Novaković & Singer, implicit Hari-Zimmermann GSVD on GPUs, Sect. 2.3-2.5:
 the columns of G are grouped into blocks of width w; each parallel step
@@ -56,7 +56,13 @@ __all__ = [
     "update_work_group_size",
 ]
 
-BLOCK_VARIANTS = ("bo", "fb")
+BLOCK_VARIANTS = ("bo", "fb", "stream")
+
+#: What the rotate kernel does with the Gram matrix of a block pair: inner
+#: Jacobi sweeps ("bo", "fb") or the stream SVD's block transformation
+#: ("stream": all rotations from the stale Gram matrix, composed in a fixed
+#: order; Strumpen, Hoffmann & Agarwal 2003).
+INNER_METHODS = {"bo": "sweeps", "fb": "sweeps", "stream": "stream"}
 
 #: Inner sweeps of the full-block variant at most (the GSVD paper's bound).
 FULL_BLOCK_INNER_SWEEPS = 30
@@ -183,6 +189,7 @@ def blocked_local_bytes(
     block_width: int, *, transform_in_local: bool = False, tile_rows: int = TILE_ROWS,
     gram_micro_tile: int = GRAM_MICRO_TILE, update_tile_rows: int | None = None,
     update_micro_cols: int = UPDATE_MICRO_COLS, element_bytes: int = REAL_ELEMENT_BYTES,
+    stream: bool = False,
 ) -> int:
     """Local memory per work-group of the largest blocked kernel, in bytes.
 
@@ -213,6 +220,11 @@ def blocked_local_bytes(
         Bytes of an element: :data:`REAL_ELEMENT_BYTES` (float64) or
         :data:`COMPLEX_ELEMENT_BYTES` (complex128; the kernels keep whole
         elements in local memory).
+    stream : bool
+        The rotate kernel of variant "stream": the Gram matrix, W (if in
+        local memory), the K x K tangents of phase 1 (doubles), the signs and
+        largest norms of the columns, and three counters per work-item (at
+        most ``min(w^2, ROTATE_MAX_WORK_GROUP)``).
 
     Returns
     -------
@@ -246,9 +258,13 @@ def blocked_local_bytes(
     # local memory) of elements; per pair rot_cm1 (a double), rot_s and rot_si
     # (elements), rot_pair (int2) and five int flags; per column sgn (int) and
     # peak0 (double); block_big.
-    rotate = e * K * (K + 1) + (e * K * _transform_stride(block_width, True)
-                                if transform_in_local else 0) \
-        + (8 + 2 * e + 8 + 5 * 4) * block_width + (4 + 8) * K + 4
+    transform = e * K * _transform_stride(block_width, True) if transform_in_local else 0
+    if stream:
+        items = min(block_width * block_width, ROTATE_MAX_WORK_GROUP)
+        rotate = e * K * (K + 1) + transform + 8 * K * K + (4 + 8) * K + 3 * 4 * items
+    else:
+        rotate = e * K * (K + 1) + transform \
+            + (8 + 2 * e + 8 + 5 * 4) * block_width + (4 + 8) * K + 4
     if update_tile_rows is None:
         update_tile_rows = default_update_tile_rows(block_width)
     update = e * K * (round_up(K, update_micro_cols) + update_tile_rows)
@@ -284,7 +300,8 @@ class LocalMemoryFit(NamedTuple):
 
 
 def local_memory_fit(device: cl.Device, block_width: int, *,
-                     element_bytes: int = REAL_ELEMENT_BYTES, **sizes: int) -> LocalMemoryFit:
+                     element_bytes: int = REAL_ELEMENT_BYTES, stream: bool = False,
+                     **sizes: int) -> LocalMemoryFit:
     """:func:`blocked_local_bytes` of width `block_width` against `device`'s local memory.
 
     Parameters
@@ -295,6 +312,8 @@ def local_memory_fit(device: cl.Device, block_width: int, *,
         Block width w.
     element_bytes : int, optional
         8 (float64) or 16 (complex128).
+    stream : bool, optional
+        The rotate kernel of variant "stream".
     **sizes
         The tile sizes :func:`blocked_local_bytes` takes (``tile_rows``,
         ``gram_micro_tile``, ``update_tile_rows``, ``update_micro_cols``);
@@ -305,9 +324,9 @@ def local_memory_fit(device: cl.Device, block_width: int, *,
     LocalMemoryFit
     """
     return LocalMemoryFit(
-        blocked_local_bytes(block_width, element_bytes=element_bytes, **sizes),
+        blocked_local_bytes(block_width, element_bytes=element_bytes, stream=stream, **sizes),
         blocked_local_bytes(block_width, transform_in_local=True, element_bytes=element_bytes,
-                            **sizes),
+                            stream=stream, **sizes),
         int(device.local_mem_size))
 
 
@@ -335,6 +354,10 @@ class BlockedSpec:
         Strategy of the inner sweeps on the pivot block (a step table of
         :mod:`cljacobi.strategies` of order K, rendered as constants); every
         step must cover the indices 0..K-1.
+    inner_method : {"sweeps", "stream"}
+        What the rotate kernel does with the Gram matrix: inner Jacobi
+        sweeps, or the stream SVD's block transformation
+        (:data:`INNER_METHODS`).
     tile_rows : int
         Rows of G per tile of the Gram kernel in local memory.
     transform_in_local : bool
@@ -360,6 +383,7 @@ class BlockedSpec:
     layout: str = "interleaved"
     block_width: int
     inner_strategy: str = INNER_STRATEGY
+    inner_method: str = "sweeps"
     tile_rows: int
     transform_in_local: bool
     gram_micro_tile: int
@@ -374,6 +398,8 @@ class BlockedSpec:
             raise ValueError(
                 f"the blocked family runs float64 or complex128 data, not {self.dtype!r}")
         check_layout(self.layout, self.dtype == "complex128")
+        if self.inner_method not in ("sweeps", "stream"):
+            raise ValueError(f"inner_method must be 'sweeps' or 'stream', not {self.inner_method!r}")
         for name in ("block_width", "gram_micro_tile", "gram_row_slices",
                      "rotate_work_group_size", "tile_rows", "update_tile_rows",
                      "update_micro_rows", "update_micro_cols"):
@@ -463,7 +489,7 @@ class BlockedSpec:
             outer, int_arg("step"), int_arg("inner_sweeps"),
             buffer("transforms", "__global cjac_elem *"), buffer("rotated", "__global int *"),
             buffer("status", "__global int *"), buffer("rotations", "__global int *"),
-        ))
+        ) + ((int_arg("whole_group"),) if self.inner_method == "stream" else ()))
         update = KernelSignature("cjac_block_update", (
             buffer("X", f"__global {store} *"), int_arg("ldx"), int_arg("m"),
             int_arg("chunk_rows"), outer, int_arg("step"),
@@ -478,7 +504,7 @@ class BlockedSpec:
         constants = self.constants
         return {
             "real_ctype": "double", "complex_": self.complex_, "layout": self.layout,
-            "store_ctype": self.store_ctype,
+            "store_ctype": self.store_ctype, "inner_method": self.inner_method,
             "transform_in_local": self.transform_in_local,
             "inner_pairs": tuple(tuple((int(i), int(j)) for i, j in step)
                                  for step in table.pairs),
@@ -574,7 +600,8 @@ class BlockedPlan:
     accumulate_v : bool
         Whether the update kernel also runs on V (``columns`` rows).
     inner_sweeps : int
-        Inner sweeps at most: 1 ("bo") or :data:`FULL_BLOCK_INNER_SWEEPS` ("fb").
+        Inner sweeps at most: 1 ("bo", and "stream", which has none) or
+        :data:`FULL_BLOCK_INNER_SWEEPS` ("fb").
     work_group_size : int
         Work-items of the sweep status reduction; it also bounds the default
         Gram row slices.
@@ -620,9 +647,9 @@ class BlockedPlan:
             Storage of complex G and V ("interleaved" for real data).
         block_width : int
             Block width w.
-        variant : {"bo", "fb"}
-            One inner sweep per block pair, or up to
-            :data:`FULL_BLOCK_INNER_SWEEPS`.
+        variant : {"bo", "fb", "stream"}
+            One inner sweep per block pair, up to
+            :data:`FULL_BLOCK_INNER_SWEEPS`, or the stream block transformation.
         accumulate_v : bool
             Whether V is updated too.
         work_group_size : int, optional
@@ -652,6 +679,7 @@ class BlockedPlan:
         complex_ = dtype == "complex128"
         fit = local_memory_fit(
             device, w, element_bytes=COMPLEX_ELEMENT_BYTES if complex_ else REAL_ELEMENT_BYTES,
+            stream=variant == "stream",
             tile_rows=sizes["tile_rows"], gram_micro_tile=sizes["gram_micro_tile"],
             update_tile_rows=sizes["update_tile_rows"],
             update_micro_cols=sizes["update_micro_cols"])
@@ -666,7 +694,8 @@ class BlockedPlan:
         rotate_wg = sizes["rotate_work_group_size"] or min(w * w, ROTATE_MAX_WORK_GROUP,
                                                            device_max)
         spec = BlockedSpec(
-            dtype=dtype, layout=layout, block_width=w, tile_rows=sizes["tile_rows"],
+            dtype=dtype, layout=layout, block_width=w, inner_method=INNER_METHODS[variant],
+            tile_rows=sizes["tile_rows"],
             transform_in_local=fit.transform_in_local, gram_micro_tile=sizes["gram_micro_tile"],
             gram_row_slices=slices, rotate_work_group_size=rotate_wg,
             update_tile_rows=sizes["update_tile_rows"],
@@ -688,7 +717,7 @@ class BlockedPlan:
         per_unit = sizes["update_groups_per_unit"]
         return cls(
             spec, rows, columns, accumulate_v,
-            1 if variant == "bo" else FULL_BLOCK_INNER_SWEEPS, wg,
+            FULL_BLOCK_INNER_SWEEPS if variant == "fb" else 1, wg,
             fit.need_in_local if fit.transform_in_local else fit.need,
             _row_chunks(rows, slots, device), _row_chunks(rows, slots, device, per_unit),
             _row_chunks(columns, slots, device, per_unit))
@@ -738,9 +767,13 @@ class BlockedHSVD:
     accumulate_v : bool
     block_width : int
         Width w of a block column; the pivot block is 2w x 2w.
-    variant : {"bo", "fb"}
-        One inner sweep per block pair, or inner sweeps until the block has
-        no big rotation (at most :data:`FULL_BLOCK_INNER_SWEEPS`).
+    variant : {"bo", "fb", "stream"}
+        One inner sweep per block pair, inner sweeps until the block has no
+        big rotation (at most :data:`FULL_BLOCK_INNER_SWEEPS`), or the stream
+        SVD's block transformation (Strumpen, Hoffmann & Agarwal 2003: the
+        rotations of all pairs across the two blocks from the same Gram
+        matrix, applied in a fixed order as one 2w x 2w transformation; in
+        the first outer step of a sweep, all pairs of the 2w columns).
     work_group_size : int, optional
         Work-items per work-group of the sweep status reduction (a power of
         two), which also bound the default Gram row slices and rotate
@@ -815,7 +848,7 @@ class BlockedHSVD:
         self.accumulate_v = accumulate_v
         self.block_width = block_width
         self.variant = variant
-        self.inner_sweeps = 1 if variant == "bo" else FULL_BLOCK_INNER_SWEEPS
+        self.inner_sweeps = FULL_BLOCK_INNER_SWEEPS if variant == "fb" else 1
         self.requested_work_group_size = work_group_size
         #: The tuning knobs (:func:`blocked_tuning`), for :meth:`BlockedPlan.for_device`.
         self.tuning = blocked_tuning(
@@ -920,11 +953,15 @@ class BlockedHSVD:
         step = {"outer_pairs": outer_buf, "step": 0}
         gram = gram_sig.kernel(program, G=ops.g, ldg=ops.ldg, m=ops.rows,
                                chunk_rows=plan.gram_chunks.rows, partial=partial_buf, **step)
+        stream = plan.spec.inner_method == "stream"
         rotate = rotate_sig.kernel(
             program, partial=partial_buf, chunks=plan.gram_chunks.count, m=ops.rows,
             signs=signs_buf, peak=ops.peak, inner_sweeps=plan.inner_sweeps,
             transforms=transforms_buf, rotated=rotated_buf, status=status_buf,
-            rotations=rotations_buf, **step)
+            rotations=rotations_buf, **step, **({"whole_group": 0} if stream else {}))
+        # "stream": the first outer step of a sweep, where every block
+        # appears once, also rotates the pairs within the blocks.
+        whole_group = rotate_sig.position("whole_group") if stream else None
         update = {"transforms": transforms_buf, "rotated": rotated_buf, **step}
         update_g = update_sig.kernel(program, X=ops.g, ldx=ops.ldg, m=ops.rows,
                                      chunk_rows=plan.update_g_chunks.rows, **update)
@@ -945,6 +982,8 @@ class BlockedHSVD:
         def enqueue_sweep(sweep: int) -> None:
             for s in range(outer_steps):
                 step_index = np.int32((sweep % 2) * outer_steps + s)
+                if whole_group is not None:
+                    rotate.set_arg(whole_group, np.int32(s == 0))
                 for kernel, step_arg, global_size, local_size in launches:
                     kernel.set_arg(step_arg, step_index)
                     cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)

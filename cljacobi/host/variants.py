@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import pyopencl as cl
@@ -74,14 +75,15 @@ def choose_variant(
         Where the kernels run (its type and local memory decide).
     order : int
         Columns of the factor.
-    variant : {"auto", "pointwise", "bo", "fb"}
+    variant : {"auto", "pointwise", "bo", "fb", "stream"}
         ``"auto"`` is "bo" on a GPU from :data:`AUTO_BLOCKED_MIN_ORDER` on,
         else "pointwise"; with a `block_width` it is always "bo" of that
         width, on any device and at any order (the width is a request for
         the blocked kernels).
     block_width : int or None
         Requested block width, or None to choose one from
-        :data:`AUTO_BLOCK_WIDTHS`; not with ``"pointwise"``.
+        :data:`AUTO_BLOCK_WIDTHS` (for ``"stream"`` at most the largest power
+        of two <= sqrt(order)); not with ``"pointwise"``.
     element_bytes : int, optional
         Bytes of an element of the factor (8 for float64, 16 for
         complex128): what fits the local memory depends on it
@@ -98,7 +100,7 @@ def choose_variant(
     -------
     tuple of (str, int)
         ``(variant, block_width)`` with variant one of ``"pointwise"``,
-        ``"bo"``, ``"fb"`` (block width 0 for pointwise).
+        ``"bo"``, ``"fb"``, ``"stream"`` (block width 0 for pointwise).
 
     Raises
     ------
@@ -110,7 +112,8 @@ def choose_variant(
     check_variant_options(variant, block_width)
     if block_width is not None:
         block_width = int(block_width)
-        fit = local_memory_fit(device, block_width, element_bytes=element_bytes)
+        fit = local_memory_fit(device, block_width, element_bytes=element_bytes,
+                               stream=variant == "stream")
         if not fit.fits:
             raise ValueError(
                 f"block_width={block_width} needs {fit.need} bytes of local memory per "
@@ -129,8 +132,15 @@ def choose_variant(
             AUTO_BLOCK_WIDTHS
         widths = next(widths for least, widths in rule if order >= least)
         fitting = [w for w in widths
-                   if local_memory_fit(device, w, element_bytes=element_bytes).fits]
+                   if local_memory_fit(device, w, element_bytes=element_bytes,
+                                       stream=variant == "stream").fits]
         if not fitting:
             return "pointwise", 0
         block_width = fitting[0]
+        if variant == "stream":
+            # The stream SVD's transformations grow with R = w linearly up to
+            # R = sqrt(n) and much faster beyond (Strumpen, Hoffmann & Agarwal
+            # 2003, Tables 1-2): the default width stays at or below sqrt(n).
+            root = math.isqrt(max(order, 1))
+            block_width = min(block_width, 1 << (root.bit_length() - 1))
     return variant, block_width

@@ -294,6 +294,7 @@ inline cjac_block_decision cjac_block_decide(
     return d;
 }
 
+%if inner_method == "sweeps":
 /* Inner sweeps on the Gram matrix of block pair k ("bo": inner_sweeps = 1;
  * "fb": until no big rotation, at most inner_sweeps); stores W and whether
  * anything rotated.
@@ -508,6 +509,137 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
     }
 }
 #undef CJAC_FENCE
+%else:
+/* The stream SVD's block transformation (Strumpen, Hoffmann & Agarwal 2003,
+ * "A Stream Algorithm for the SVD", Algorithm 1 lines 14-30;
+ * cljacobi.stream_reference) on block pair k, variant "stream":
+ *   phase 1: the rotations of all pairs (a, b) of the step from the same,
+ *            not yet updated Gram matrix A (cjac_block_decide, the rotation
+ *            of the other blocked variants, so hyperbolic pairs take the
+ *            hyperbolic one): the w^2 pairs a < w <= b across the two blocks,
+ *            or, with whole_group (the first outer step of a sweep, where
+ *            every block appears once), all pairs a < b of the 2w columns;
+ *   phase 2: W <- W R_(a,b) in the paper's order, a then b, composed one
+ *            anti-diagonal at a time (a + b, or a + b - w across the blocks):
+ *            the rotations of an anti-diagonal touch distinct columns, and
+ *            each comes after those it does not commute with, the ones of its
+ *            column a with smaller b and of its column b with smaller a.
+ * A fixed sequence of plane rotations is one 2w x 2w transformation W, which
+ * cjac_block_update applies to G and V as for the other blocked variants.
+ * A stays the stale Gram matrix; only the t of every pair is kept (T), and
+ * phase 2 recomputes s and c - 1 from it and A's entry. */
+__kernel __attribute__((reqd_work_group_size(ROTATE_WG, 1, 1)))
+void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
+{
+    __local cjac_elem A[K * LDA];      /* the Gram matrix, stale through phase 2 */
+%if transform_in_local:
+    __local cjac_elem W[K * LDW];      /* the composed transformation */
+#define CJAC_FENCE CLK_LOCAL_MEM_FENCE
+%else:
+    __global cjac_elem *W = transforms + (size_t)get_group_id(0) * (K * K);
+#define CJAC_FENCE (CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+%endif
+    __local cjac_real T[K * K];        /* t of pair (a, b) at a * K + b; 0: no rotation */
+    __local int sgn[K];
+    __local cjac_real peak0[K];        /* the largest squared norms of the columns so far */
+    __local int item_count[ROTATE_WG], item_big[ROTATE_WG], item_deferred[ROTATE_WG];
+
+    const int k = get_group_id(0);
+    const int lid = get_local_id(0);
+    const int slots = get_num_groups(0);
+    const int2 blocks = outer_pairs[step * slots + k];
+
+    for (int a = lid; a < K; a += ROTATE_WG)
+        sgn[a] = signs[cjac_block_column(blocks, a)];
+    for (int e = lid; e < K * K; e += ROTATE_WG) {
+        __global const cjac_elem *p = partial + (size_t)k * chunks * (K * K) + e;
+        const int row = e / K, col = e % K;
+        cjac_elem sum = CJAC_ELEM_ZERO;
+        for (int c = 0; c < chunks; ++c)  /* fixed order: reproducible */
+            sum += p[(size_t)c * (K * K)];
+        A[row * LDA + col] = sum;
+        W[row * LDW + col] = cjac_from_real(row == col ? 1 : 0);
+        if (row == col)
+            peak0[row] = fmax(peak[cjac_block_column(blocks, row)], cjac_real_part(sum));
+    }
+    barrier(CJAC_FENCE);
+    const cjac_real tol = cjac_orthogonality_tolerance(m);
+
+    /* Phase 1 (lines 14-23): every pair's t from the stale A. */
+    int count = 0, big = 0, deferred = 0;
+    for (int e = lid; e < K * K; e += ROTATE_WG) {
+        const int a = e / K, b = e % K;
+        cjac_real t = 0;
+        if (whole_group ? a < b : (a < BW && b >= BW)) {
+            const cjac_block_decision d = cjac_block_decide(
+                cjac_real_part(A[a * LDA + a]), cjac_real_part(A[b * LDA + b]),
+                cjac_tangent_arg(A[a * LDA + b]), sgn[a] != sgn[b], peak0[a], peak0[b], tol);
+            t = d.t;
+            count += t != 0;
+            big |= d.big;
+            deferred |= d.deferred;
+        }
+        T[e] = t;
+    }
+    item_count[lid] = count;
+    item_big[lid] = big;
+    item_deferred[lid] = deferred;
+    barrier(CJAC_FENCE);
+
+    /* Phase 2 (lines 24-30): W <- W R_(a,b), one anti-diagonal at a time,
+     * at most w rotations of K rows each. */
+    const int waves = whole_group ? 2 * K - 3 : K - 1;
+    for (int v = 0; v < waves; ++v) {
+        /* whole group: a + b = v + 1, a < b; across: a + (b - w) = v */
+        const int first = whole_group ? max(0, v + 2 - K) : max(0, v - (BW - 1));
+        const int last = whole_group ? v / 2 : min(BW - 1, v);
+        for (int x = lid; x < BW * K; x += ROTATE_WG) {
+            const int a = first + x / K, row = x % K;
+            const int b = whole_group ? v + 1 - a : BW + v - a;
+            if (a > last)
+                continue;
+            const cjac_real t = T[a * K + b];
+            if (t == 0)
+                continue;
+            const bool hyperbolic = sgn[a] != sgn[b];
+            const cjac_elem a_ab = A[a * LDA + b];
+            /* s_j = t e^{i alpha}; s_i = conj(s_j) or -conj(s_j), as cjac_step */
+            const cjac_elem s = cjac_with_phase(t, a_ab, cjac_tangent_arg(a_ab));
+            const cjac_elem si = hyperbolic ? cjac_conj(s) : -cjac_conj(s);
+            const cjac_real cm1 = cjac_rotation_cosine_m1(t, hyperbolic);
+%if transform_in_local:
+            __local cjac_elem *w_row = W + row * LDW;
+%else:
+            __global cjac_elem *w_row = W + row * LDW;
+%endif
+            const cjac_elem wa = w_row[a], wb = w_row[b];
+            w_row[a] = cjac_scale_1p(cm1, cjac_axpy(si, wb, wa));
+            w_row[b] = cjac_scale_1p(cm1, cjac_axpy(s, wa, wb));
+        }
+        barrier(CJAC_FENCE);
+    }
+    for (int a = lid; a < K; a += ROTATE_WG)
+        peak[cjac_block_column(blocks, a)] = peak0[a];
+%if transform_in_local:
+    __global cjac_elem *out = transforms + (size_t)k * (K * K);
+    for (int e = lid; e < K * K; e += ROTATE_WG)
+        out[e] = W[(e / K) * LDW + e % K];
+%endif
+    if (lid == 0) {
+        int total = 0, any_big = 0, any_deferred = 0;
+        for (int i = 0; i < ROTATE_WG; ++i) {  /* fixed order */
+            total += item_count[i];
+            any_big |= item_big[i];
+            any_deferred |= item_deferred[i];
+        }
+        rotated[k] = total > 0;
+        status[k] |= (any_big ? CJAC_ROTATED | CJAC_BIG : (total ? CJAC_ROTATED : 0))
+                     | (any_deferred ? CJAC_BROKEN : 0);
+        rotations[k] += total;
+    }
+}
+#undef CJAC_FENCE
+%endif
 
 /* [X_P X_Q] <- [X_P X_Q] W_k for the rows of chunk c (X = G or V):
  * work-group (k, c) of an (slots x chunks) grid, a small GEMM per tile
