@@ -88,6 +88,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=2011)
     parser.add_argument("--skip", nargs="*", default=[], help="peer names to skip")
     parser.add_argument("--numpy-max", type=int, default=4096, help="largest n for numpy")
+    parser.add_argument("--variants", nargs="+", default=["auto"],
+                        help="cljacobi variants: auto, pointwise, bo:W, fb:W, stream:W")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     if args.aspect < 1:
@@ -96,8 +98,13 @@ def main() -> None:
     layouts = args.layout if dtype.kind == "c" else [None]
     compute_uv = not args.values_only
 
-    def ours_name(layout):
-        return "cljacobi.svd" + (f"[{layout}]" if layout else "")
+    def ours_name(layout, variant):
+        tags = [tag for tag in (layout, None if variant == "auto" else variant) if tag]
+        return "cljacobi.svd" + (f"[{', '.join(tags)}]" if tags else "")
+
+    def variant_options(variant):
+        name, _, width = variant.partition(":")
+        return {"variant": name, "block_width": int(width) if width else None}
 
     queue = default_queue()
     device = queue.device.name.strip()
@@ -120,22 +127,28 @@ def main() -> None:
         m = int(round(args.aspect * n))
         A, sigma = make_matrix(m, n, rng, dtype)
         for layout in layouts:
-            seconds, times, (result, info) = median_time(
-                lambda: cljacobi.svd(A, compute_uv=compute_uv, return_info=True,
-                                     _layout=layout), args.repeat)
-            U, S, Vh = result if compute_uv else (None, result, None)
-            records.append({
-                "m": m, "n": n, "solver": ours_name(layout), "dtype": dtype.name,
-                "layout": layout, "compute_uv": compute_uv,
-                "seconds": seconds, "all_seconds": times, "sweeps": info.sweeps,
-                "rotations": info.rotations, "rotations_per_sweep": info.rotations_per_sweep,
-                "phases": info.seconds, "factorization": info.factorization,
-                "work_group_size": info.work_group_size,
-                **_accuracy(A, sigma, U, S, Vh),
-            })
-            print(f"m={m} n={n} {ours_name(layout)} {seconds:.3f}s sweeps={info.sweeps} "
-                  "phases=" + ", ".join(f"{k}={v:.3f}" for k, v in info.seconds.items()),
-                  flush=True)
+            for variant in args.variants:
+                seconds, times, (result, info) = median_time(
+                    lambda: cljacobi.svd(A, compute_uv=compute_uv, return_info=True,
+                                         _layout=layout, **variant_options(variant)),
+                    args.repeat)
+                U, S, Vh = result if compute_uv else (None, result, None)
+                name = ours_name(layout, variant)
+                records.append({
+                    "m": m, "n": n, "solver": name, "dtype": dtype.name,
+                    "layout": layout, "compute_uv": compute_uv,
+                    "variant": f"{info.variant}:{info.block_width}",
+                    "seconds": seconds, "all_seconds": times, "sweeps": info.sweeps,
+                    "blocked_sweeps": info.blocked_sweeps,
+                    "rotations": info.rotations, "rotations_per_sweep": info.rotations_per_sweep,
+                    "phases": info.seconds, "factorization": info.factorization,
+                    "work_group_size": info.work_group_size,
+                    **_accuracy(A, sigma, U, S, Vh),
+                })
+                print(f"m={m} n={n} {name} ({info.variant}:{info.block_width}) {seconds:.3f}s "
+                      f"sweeps={info.sweeps} (blocked {info.blocked_sweeps}) "
+                      f"rotations={info.rotations} phases="
+                      + ", ".join(f"{k}={v:.3f}" for k, v in info.seconds.items()), flush=True)
         for name, solve in peers.items():
             if name.startswith("numpy") and n > args.numpy_max:
                 continue
