@@ -202,15 +202,18 @@ def stream_block_transformation(A: np.ndarray, signs: np.ndarray, *,
                                 whole_group: bool) -> np.ndarray:
     """The ``2w x 2w`` transformation of ``variant="stream"`` for one block pair.
 
-    The column form of lines 14-30 that ``cjac_block_rotate`` (its
-    ``inner_method="stream"`` body) computes: from the Gram matrix ``A =
-    X^* X`` of the block pair ``X = [G_P G_Q]`` and the signs of its columns,
-    every pair ``(a, b)`` with ``a < w <= b`` (or, `whole_group`, every ``a <
-    b``) gets the rotation the pointwise kernel would give it on ``A``
-    (:func:`cljacobi.reference.pair_rotation`, trigonometric or hyperbolic by
-    the signs; ``g_a' = c (g_a + s_a g_b)``, ``g_b' = c (g_b + s_b g_a)``),
-    and ``W`` is their product in the order a, then b: ``X W`` is the block
-    pair after the block transformation.
+    The column form of lines 10-30 that ``cjac_block_rotate`` (its
+    ``inner_method="stream"`` body) computes, from the Gram matrix ``A =
+    X^* X`` of the block pair ``X = [G_P G_Q]`` and the signs of its columns:
+    every pair ``(a, b)``, ``a < w <= b``, gets the rotation the pointwise
+    kernel would give it on ``A`` (:func:`cljacobi.reference.pair_rotation`,
+    trigonometric or hyperbolic by the signs; ``g_a' = c (g_a + s_a g_b)``,
+    ``g_b' = c (g_b + s_b g_a)``), and ``W`` is their product in the order a,
+    then b: ``X W`` is the block pair after the block transformation.  With
+    `whole_group`, the pairs ``a < b`` within each block come first, from
+    ``A``, and the pairs across from ``W_1^* A W_1`` after them (Figure
+    5(b)'s diagonal block transformations, then the next one with fresh
+    inner products).
     """
     from .reference import PairKind, pair_rotation  # one-sided Jacobi's rotations
 
@@ -218,18 +221,24 @@ def stream_block_transformation(A: np.ndarray, signs: np.ndarray, *,
     w = order // 2
     complex_ = np.iscomplexobj(A)
     W = np.eye(order, dtype=A.dtype)
-    for a in range(order):
-        for b in range(a + 1, order):
-            if not whole_group and not (a < w <= b):
-                continue
+
+    def compose(gram: np.ndarray, pairs: list[tuple[int, int]]) -> None:
+        rotations = []
+        for a, b in pairs:  # phase 1: all from the same Gram matrix
             hyperbolic = signs[a] != signs[b]
-            a_ab = A[a, b]
-            kind, t, c = pair_rotation(A[a, a].real, A[b, b].real,
+            a_ab = gram[a, b]
+            kind, t, c = pair_rotation(gram[a, a].real, gram[b, b].real,
                                        abs(a_ab) if complex_ else a_ab, hyperbolic)
-            if kind != PairKind.ROTATE:
-                continue
-            s_b = t * a_ab / abs(a_ab) if complex_ else t
-            s_a = np.conj(s_b) if hyperbolic else -np.conj(s_b)
+            if kind == PairKind.ROTATE:
+                s_b = t * a_ab / abs(a_ab) if complex_ else t
+                rotations.append((a, b, c, s_b, np.conj(s_b) if hyperbolic else -np.conj(s_b)))
+        for a, b, c, s_b, s_a in rotations:  # phase 2: in the order a, then b
             w_a, w_b = W[:, a].copy(), W[:, b].copy()
             W[:, a], W[:, b] = c * (w_a + s_a * w_b), c * (w_b + s_b * w_a)
+
+    if whole_group:
+        compose(A, [(a, b) for a in range(order) for b in range(a + 1, order)
+                    if (a < w) == (b < w)])
+        A = W.conj().T @ A @ W
+    compose(A, [(a, b) for a in range(w) for b in range(w, order)])
     return W

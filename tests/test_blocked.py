@@ -266,6 +266,7 @@ def test_stream_block_step_against_numpy(queue, rng, w, in_local, whole_group, c
         expected[:, cols] = X @ W
         rotations = w * w if not whole_group else w * (2 * w - 1)
         assert counts[slot] == rotations  # random data: every pair rotates
+    # the same program runs both steps of a sweep: whole_group is an argument
     scale = np.abs(G).max()
     np.testing.assert_allclose(G_device / scale, expected / scale, rtol=0, atol=1e-12)
 

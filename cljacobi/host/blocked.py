@@ -51,6 +51,7 @@ from .sweeps import RunStats, sweep_until_converged
 
 __all__ = [
     "BLOCK_VARIANTS", "COMPLEX_ELEMENT_BYTES", "FULL_BLOCK_INNER_SWEEPS", "REAL_ELEMENT_BYTES",
+    "STREAM_HANDOVER_FRACTION", "stream_stalled",
     "BlockedHSVD", "BlockedPlan", "BlockedSpec", "LocalMemoryFit", "RowChunks",
     "blocked_local_bytes", "blocked_tuning", "gram_work_group_size", "local_memory_fit",
     "update_work_group_size",
@@ -63,6 +64,23 @@ BLOCK_VARIANTS = ("bo", "fb", "stream")
 #: ("stream": all rotations from the stale Gram matrix, composed in a fixed
 #: order; Strumpen, Hoffmann & Agarwal 2003).
 INNER_METHODS = {"bo": "sweeps", "fb": "sweeps", "stream": "stream"}
+
+#: "stream": the blocked sweeps end, and the pointwise sweeps take over, at
+#: the first sweep that rotates fewer than this fraction of the pairs and
+#: more than half as many as the sweep before (the stale rotations of a
+#: block transformation slow to linear convergence near the end, on graded
+#: columns more than on others; bench/results/svd-stream-H200-2026-11-25.json).
+STREAM_HANDOVER_FRACTION = 0.1
+
+
+def stream_stalled(rotations_per_sweep: list[int], pairs: int) -> bool:
+    """Whether the "stream" blocked sweeps should hand over to the pointwise
+    ones (:data:`STREAM_HANDOVER_FRACTION`)."""
+    if len(rotations_per_sweep) < 2:
+        return False
+    last, before = rotations_per_sweep[-1], rotations_per_sweep[-2]
+    return last < STREAM_HANDOVER_FRACTION * pairs and 2 * last > before
+
 
 #: Inner sweeps of the full-block variant at most (the GSVD paper's bound).
 FULL_BLOCK_INNER_SWEEPS = 30
@@ -221,10 +239,10 @@ def blocked_local_bytes(
         :data:`COMPLEX_ELEMENT_BYTES` (complex128; the kernels keep whole
         elements in local memory).
     stream : bool
-        The rotate kernel of variant "stream": the Gram matrix, W (if in
-        local memory), the K x K tangents of phase 1 (doubles), the signs and
-        largest norms of the columns, and three counters per work-item (at
-        most ``min(w^2, ROTATE_MAX_WORK_GROUP)``).
+        The rotate kernel of variant "stream": the Gram matrix and its
+        product with W, W (if in local memory), the K x K tangents of phase 1
+        (doubles), the signs and largest norms of the columns, and three
+        counters per work-item (at most ``min(w^2, ROTATE_MAX_WORK_GROUP)``).
 
     Returns
     -------
@@ -261,7 +279,7 @@ def blocked_local_bytes(
     transform = e * K * _transform_stride(block_width, True) if transform_in_local else 0
     if stream:
         items = min(block_width * block_width, ROTATE_MAX_WORK_GROUP)
-        rotate = e * K * (K + 1) + transform + 8 * K * K + (4 + 8) * K + 3 * 4 * items
+        rotate = 2 * e * K * (K + 1) + transform + 8 * K * K + (4 + 8) * K + 3 * 4 * items
     else:
         rotate = e * K * (K + 1) + transform \
             + (8 + 2 * e + 8 + 5 * 4) * block_width + (4 + 8) * K + 4
@@ -991,9 +1009,11 @@ class BlockedHSVD:
         # Pairs the Gram matrices cannot resolve (stats.breakdown) wait for
         # the pointwise sweeps.
         sweep_start = time.perf_counter()
+        pairs = ops.columns * (ops.columns - 1) // 2
         stats = sweep_until_converged(
             self.queue, max_sweeps=max_sweeps, enqueue_sweep=enqueue_sweep,
-            reduce_status=reduce_status, work_group_size=wg, summary_buf=summary_buf)
+            reduce_status=reduce_status, work_group_size=wg, summary_buf=summary_buf,
+            stalled=(lambda counts: stream_stalled(counts, pairs)) if stream else None)
         seconds["sweeps"] += time.perf_counter() - sweep_start
 
         stats.seconds = seconds

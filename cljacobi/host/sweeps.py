@@ -49,6 +49,7 @@ def sweep_until_converged(
     work_group_size: int,
     summary_buf: cl.Buffer,
     after_sweep: Callable[[], None] | None = None,
+    stalled: Callable[[list[int]], bool] | None = None,
 ) -> RunStats:
     """Run sweeps until one makes no big rotation, at most `max_sweeps`.
 
@@ -71,6 +72,9 @@ def sweep_until_converged(
     after_sweep : callable, optional
         Called after every sweep's summary is read (the pointwise driver sorts
         the packed diagonal there).
+    stalled : callable, optional
+        ``stalled(rotations_per_sweep)`` after every sweep: True ends the
+        sweeps there (not converged), for a stage that hands over to others.
 
     Returns
     -------
@@ -94,6 +98,8 @@ def sweep_until_converged(
             after_sweep()
         if not summary[0] & Status.BIG:
             stats.converged = True
+            break
+        if stalled is not None and stalled(stats.rotations_per_sweep):
             break
     stats.rotations = sum(stats.rotations_per_sweep)
     return stats

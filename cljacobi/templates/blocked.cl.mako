@@ -511,27 +511,32 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
 #undef CJAC_FENCE
 %else:
 /* The stream SVD's block transformation (Strumpen, Hoffmann & Agarwal 2003,
- * "A Stream Algorithm for the SVD", Algorithm 1 lines 14-30;
- * cljacobi.stream_reference) on block pair k, variant "stream":
- *   phase 1: the rotations of all pairs (a, b) of the step from the same,
- *            not yet updated Gram matrix A (cjac_block_decide, the rotation
- *            of the other blocked variants, so hyperbolic pairs take the
- *            hyperbolic one): the w^2 pairs a < w <= b across the two blocks,
- *            or, with whole_group (the first outer step of a sweep, where
- *            every block appears once), all pairs a < b of the 2w columns;
+ * "A Stream Algorithm for the SVD", Algorithm 1 lines 10-30 and Figure 5;
+ * cljacobi.stream_reference) on block pair k, variant "stream".  A block
+ * transformation of two groups of w columns:
+ *   phase 1: the rotations of all w^2 pairs a < w <= b from the same, not
+ *            yet updated Gram matrix A (cjac_block_decide, the rotation of
+ *            the other blocked variants, so hyperbolic pairs take the
+ *            hyperbolic one);
  *   phase 2: W <- W R_(a,b) in the paper's order, a then b, composed one
- *            anti-diagonal at a time (a + b, or a + b - w across the blocks):
- *            the rotations of an anti-diagonal touch distinct columns, and
- *            each comes after those it does not commute with, the ones of its
- *            column a with smaller b and of its column b with smaller a.
- * A fixed sequence of plane rotations is one 2w x 2w transformation W, which
+ *            anti-diagonal at a time: the rotations of an anti-diagonal touch
+ *            distinct columns, and each comes after those it does not commute
+ *            with, the ones of its column a with smaller b and of its column
+ *            b with smaller a.
+ * With whole_group (the first outer step of a sweep, where every block
+ * appears once) the two groups first meet themselves, the upper triangles
+ * of Figure 5(b): the pairs a < b within each block, by the same two phases
+ * from A, and A <- W^* A W gives the cross phase fresh inner products, as
+ * the next block transformation of the paper recomputes them.  A fixed
+ * sequence of plane rotations is one 2w x 2w transformation W, which
  * cjac_block_update applies to G and V as for the other blocked variants.
- * A stays the stale Gram matrix; only the t of every pair is kept (T), and
- * phase 2 recomputes s and c - 1 from it and A's entry. */
+ * Only the t of every pair is kept (T); phase 2 recomputes s and c - 1 from
+ * it and A's entry. */
 __kernel __attribute__((reqd_work_group_size(ROTATE_WG, 1, 1)))
 void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
 {
-    __local cjac_elem A[K * LDA];      /* the Gram matrix, stale through phase 2 */
+    __local cjac_elem A[K * LDA];      /* the Gram matrix of the current phase */
+    __local cjac_elem Y[K * LDA];      /* A W, for the fresh Gram matrix W^* A W */
 %if transform_in_local:
     __local cjac_elem W[K * LDW];      /* the composed transformation */
 #define CJAC_FENCE CLK_LOCAL_MEM_FENCE
@@ -564,60 +569,96 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
     }
     barrier(CJAC_FENCE);
     const cjac_real tol = cjac_orthogonality_tolerance(m);
-
-    /* Phase 1 (lines 14-23): every pair's t from the stale A. */
     int count = 0, big = 0, deferred = 0;
-    for (int e = lid; e < K * K; e += ROTATE_WG) {
-        const int a = e / K, b = e % K;
-        cjac_real t = 0;
-        if (whole_group ? a < b : (a < BW && b >= BW)) {
-            const cjac_block_decision d = cjac_block_decide(
-                cjac_real_part(A[a * LDA + a]), cjac_real_part(A[b * LDA + b]),
-                cjac_tangent_arg(A[a * LDA + b]), sgn[a] != sgn[b], peak0[a], peak0[b], tol);
-            t = d.t;
-            count += t != 0;
-            big |= d.big;
-            deferred |= d.deferred;
+
+    /* phase 0: the groups with themselves; phase 1: the groups with each other */
+    for (int phase = whole_group ? 0 : 1; phase < 2; ++phase) {
+        const int within = phase == 0;
+        if (phase == 1 && whole_group) {  /* A <- W^* A W: Y = A W, then A = W^* Y */
+            for (int e = lid; e < K * K; e += ROTATE_WG) {
+                const int row = e / K, col = e % K;
+                cjac_elem acc = CJAC_ELEM_ZERO;
+                for (int c = 0; c < K; ++c)
+                    acc = cjac_axpy(A[row * LDA + c], W[c * LDW + col], acc);
+                Y[row * LDA + col] = acc;
+            }
+            barrier(CJAC_FENCE);
+            for (int e = lid; e < K * K; e += ROTATE_WG) {
+                const int row = e / K, col = e % K;
+                cjac_elem acc = CJAC_ELEM_ZERO;
+                for (int c = 0; c < K; ++c)
+                    acc = cjac_axpy(cjac_conj(W[c * LDW + row]), Y[c * LDA + col], acc);
+                A[row * LDA + col] = row == col ? cjac_from_real(cjac_real_part(acc)) : acc;
+            }
+            barrier(CJAC_FENCE);
         }
-        T[e] = t;
+        /* Phase 1 (lines 14-23): the t of every pair of this phase from A. */
+        for (int e = lid; e < K * K; e += ROTATE_WG) {
+            const int a = e / K, b = e % K;
+            cjac_real t = 0;
+            if (within ? a < b && (a < BW) == (b < BW) : a < BW && b >= BW) {
+                const cjac_block_decision d = cjac_block_decide(
+                    cjac_real_part(A[a * LDA + a]), cjac_real_part(A[b * LDA + b]),
+                    cjac_tangent_arg(A[a * LDA + b]), sgn[a] != sgn[b], peak0[a], peak0[b],
+                    tol);
+                t = d.t;
+                count += t != 0;
+                big |= d.big;
+                deferred |= d.deferred;
+            }
+            T[e] = t;
+        }
+        barrier(CJAC_FENCE);
+        /* Phase 2 (lines 24-30): W <- W R_(a,b), one anti-diagonal at a time.
+         * Across: a + (b - w) = v, at most w rotations.  Within: in each group
+         * a' + b' = v + 1 for the indices a' < b' in the group, at most w/2
+         * rotations a group (the two groups' columns are disjoint). */
+        const int waves = within ? 2 * BW - 3 : 2 * BW - 1;
+        const int per_group = (BW + 1) / 2;  /* work rows of each group's wave */
+        for (int v = 0; v < waves; ++v) {
+            for (int x = lid; x < BW * K; x += ROTATE_WG) {
+                const int r = x / K, row = x % K;
+                int a, b;
+                if (within) {
+                    const int group = r / per_group, i = r % per_group;
+                    const int first = max(0, v + 2 - BW), last = v / 2;
+                    a = first + i;
+                    b = v + 1 - a;
+                    if (group > 1 || a > last)
+                        continue;
+                    a += group * BW;
+                    b += group * BW;
+                } else {
+                    const int first = max(0, v - (BW - 1)), last = min(BW - 1, v);
+                    a = first + r;
+                    b = BW + v - a;
+                    if (a > last)
+                        continue;
+                }
+                const cjac_real t = T[a * K + b];
+                if (t == 0)
+                    continue;
+                const bool hyperbolic = sgn[a] != sgn[b];
+                const cjac_elem a_ab = A[a * LDA + b];
+                /* s_j = t e^{i alpha}; s_i = conj(s_j) or -conj(s_j), as cjac_step */
+                const cjac_elem s = cjac_with_phase(t, a_ab, cjac_tangent_arg(a_ab));
+                const cjac_elem si = hyperbolic ? cjac_conj(s) : -cjac_conj(s);
+                const cjac_real cm1 = cjac_rotation_cosine_m1(t, hyperbolic);
+%if transform_in_local:
+                __local cjac_elem *w_row = W + row * LDW;
+%else:
+                __global cjac_elem *w_row = W + row * LDW;
+%endif
+                const cjac_elem wa = w_row[a], wb = w_row[b];
+                w_row[a] = cjac_scale_1p(cm1, cjac_axpy(si, wb, wa));
+                w_row[b] = cjac_scale_1p(cm1, cjac_axpy(s, wa, wb));
+            }
+            barrier(CJAC_FENCE);
+        }
     }
     item_count[lid] = count;
     item_big[lid] = big;
     item_deferred[lid] = deferred;
-    barrier(CJAC_FENCE);
-
-    /* Phase 2 (lines 24-30): W <- W R_(a,b), one anti-diagonal at a time,
-     * at most w rotations of K rows each. */
-    const int waves = whole_group ? 2 * K - 3 : K - 1;
-    for (int v = 0; v < waves; ++v) {
-        /* whole group: a + b = v + 1, a < b; across: a + (b - w) = v */
-        const int first = whole_group ? max(0, v + 2 - K) : max(0, v - (BW - 1));
-        const int last = whole_group ? v / 2 : min(BW - 1, v);
-        for (int x = lid; x < BW * K; x += ROTATE_WG) {
-            const int a = first + x / K, row = x % K;
-            const int b = whole_group ? v + 1 - a : BW + v - a;
-            if (a > last)
-                continue;
-            const cjac_real t = T[a * K + b];
-            if (t == 0)
-                continue;
-            const bool hyperbolic = sgn[a] != sgn[b];
-            const cjac_elem a_ab = A[a * LDA + b];
-            /* s_j = t e^{i alpha}; s_i = conj(s_j) or -conj(s_j), as cjac_step */
-            const cjac_elem s = cjac_with_phase(t, a_ab, cjac_tangent_arg(a_ab));
-            const cjac_elem si = hyperbolic ? cjac_conj(s) : -cjac_conj(s);
-            const cjac_real cm1 = cjac_rotation_cosine_m1(t, hyperbolic);
-%if transform_in_local:
-            __local cjac_elem *w_row = W + row * LDW;
-%else:
-            __global cjac_elem *w_row = W + row * LDW;
-%endif
-            const cjac_elem wa = w_row[a], wb = w_row[b];
-            w_row[a] = cjac_scale_1p(cm1, cjac_axpy(si, wb, wa));
-            w_row[b] = cjac_scale_1p(cm1, cjac_axpy(s, wa, wb));
-        }
-        barrier(CJAC_FENCE);
-    }
     for (int a = lid; a < K; a += ROTATE_WG)
         peak[cjac_block_column(blocks, a)] = peak0[a];
 %if transform_in_local:
@@ -625,6 +666,7 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
     for (int e = lid; e < K * K; e += ROTATE_WG)
         out[e] = W[(e / K) * LDW + e % K];
 %endif
+    barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {
         int total = 0, any_big = 0, any_deferred = 0;
         for (int i = 0; i < ROTATE_WG; ++i) {  /* fixed order */
