@@ -1,0 +1,141 @@
+"""Pure-numpy reference of the classical (largest-pivot) two-sided Jacobi method.
+
+The method of Wang, Xu, Jiang, Zhang, Ma and Li, "Implementing the Jacobi
+Algorithm for Solving Eigenvalues of Symmetric Matrices with CUDA" (cited as
+[W]): each step annihilates the off-diagonal entry ``a_pq`` of largest
+modulus by the plane rotation ``R(p, q, theta)`` of its eq. (1)-(3), ``A <-
+R^T A R`` (Algorithm 1).  The kernel ``cjac_classical`` of
+``templates/classical.cl.mako`` runs the same steps; this module is what it
+is tested against and the sequential baseline of ``bench/bench_classical.py``.
+
+Algorithm 1 of [W], with its two slips corrected:
+
+* line 2 prints ``omega = sign(y) x / sqrt(x^2 - y^2)``; the half-angle
+  formulas of lines 3-4 need ``sin 2 theta = sign(y) x / sqrt(x^2 + y^2)``
+  (``tan 2 theta = x / y`` by eq. (2));
+* line 6 prints ``a_qq' = a_pp sin^2 - a_qq cos^2 - a_pq sin 2 theta``; the
+  ``(q, q)`` entry of ``R^T A R`` is ``a_pp sin^2 + a_qq cos^2 - a_pq sin 2
+  theta``.
+
+Complex Hermitian A, ``a_pq = r e^{i alpha}``: the rotation of [W] on the
+real ``r`` conjugated by ``diag(1, e^{-i alpha})``, ``J = [[c, -s e^{i
+alpha}], [s e^{-i alpha}, c]]``, which the paper (real data only) does not
+cover.
+
+The search keeps the largest modulus of every row's part right of the
+diagonal and its column (``row_max``, ``row_arg``); a step changes rows p
+and q and the columns p and q of the other rows, so it rescans rows p and q
+and the rows whose largest entry was in column p or q, and compares the two
+new entries of the others: O(n) a step but for those rescans (the paper
+scans all n(n-1)/2 entries).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["ClassicalResult", "classical_jacobi", "rotation"]
+
+
+class ClassicalResult(NamedTuple):
+    """What :func:`classical_jacobi` returns.
+
+    Attributes
+    ----------
+    A : ndarray
+        The final, nearly diagonal matrix (its diagonal: the eigenvalues).
+    V : ndarray or None
+        The accumulated rotations, ``A_final = V^* A V``.
+    rotations : int
+    converged : bool
+        The largest off-diagonal modulus fell to ``tol * max_i |a_ii|``.
+    """
+
+    A: np.ndarray
+    V: np.ndarray | None
+    rotations: int
+    converged: bool
+
+
+def rotation(a_pp: float, a_qq: float, r: float) -> tuple[float, float]:
+    """``(cos theta, sin theta)`` of [W] Algorithm 1 lines 1-4 for ``|a_pq| = r``
+    (line 2 corrected: ``sqrt(x^2 + y^2)``)."""
+    x, y = -r, 0.5 * (a_qq - a_pp)  # line 1
+    omega = (1.0 if y >= 0 else -1.0) * x / math.hypot(x, y)  # line 2, eq. (4)
+    sin = omega / math.sqrt(2.0 * (1.0 + math.sqrt(1.0 - omega * omega)))  # line 3
+    return math.sqrt(1.0 - sin * sin), sin  # line 4
+
+
+def _row_max(A: np.ndarray, k: int) -> tuple[float, int]:
+    n = A.shape[0]
+    if k >= n - 1:
+        return -1.0, -1
+    tail = np.abs(A[k, k + 1:])
+    j = int(np.argmax(tail))
+    return float(tail[j]), k + 1 + j
+
+
+def classical_jacobi(A: np.ndarray, *, max_rotations: int, tol: float | None = None,
+                     compute_v: bool = True) -> ClassicalResult:
+    """The classical Jacobi method of [W] on a Hermitian `A` (not modified).
+
+    Parameters
+    ----------
+    A : ndarray, shape (n, n)
+        Real symmetric or complex Hermitian.
+    max_rotations : int
+        Steps at most ([W] runs a fixed number of iterations).
+    tol : float, optional
+        Stop when the largest off-diagonal modulus is at most ``tol * max_i
+        |a_ii|`` (the relative off-diagonal test; default ``n`` eps).
+    compute_v : bool, optional
+        Accumulate the eigenvectors.
+
+    Returns
+    -------
+    ClassicalResult
+    """
+    A = np.array(A, dtype=np.result_type(A, np.float64), copy=True)
+    n = A.shape[0]
+    tol = n * np.finfo(np.float64).eps if tol is None else tol
+    V = np.eye(n, dtype=A.dtype) if compute_v else None
+    row = [_row_max(A, k) for k in range(n)]
+    rotations = 0
+    converged = n < 2
+    while not converged and rotations < max_rotations:
+        p = max(range(n - 1), key=lambda k: (row[k][0], -k))  # the first largest row
+        q = row[p][1]
+        a_pq = A[p, q]
+        r = abs(a_pq)
+        if r <= tol * np.abs(np.diagonal(A)).max():
+            converged = True
+            break
+        c, s = rotation(A[p, p].real, A[q, q].real, r)
+        phase = a_pq / r  # e^{i alpha}
+        a_pp, a_qq = A[p, p].real, A[q, q].real
+        col_p, col_q = A[:, p].copy(), A[:, q].copy()
+        # lines 10-11: the columns (A J); the rows (J^* A) by symmetry
+        A[:, p] = c * col_p + s * np.conj(phase) * col_q
+        A[:, q] = -s * phase * col_p + c * col_q
+        A[p, :] = np.conj(A[:, p])
+        A[q, :] = np.conj(A[:, q])
+        # lines 5-7 (line 6 corrected)
+        A[p, p] = a_pp * c * c + a_qq * s * s + r * 2 * s * c
+        A[q, q] = a_pp * s * s + a_qq * c * c - r * 2 * s * c
+        A[p, q] = A[q, p] = 0
+        if V is not None:
+            v_p, v_q = V[:, p].copy(), V[:, q].copy()
+            V[:, p] = c * v_p + s * np.conj(phase) * v_q
+            V[:, q] = -s * phase * v_p + c * v_q
+        rotations += 1
+        for k in range(n):  # the search cache
+            if k in (p, q) or row[k][1] in (p, q):
+                row[k] = _row_max(A, k)
+            else:
+                for j in (p, q):
+                    if j > k and abs(A[k, j]) > row[k][0]:
+                        row[k] = (float(abs(A[k, j])), j)
+    return ClassicalResult(A, V, rotations, converged)
