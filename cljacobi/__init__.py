@@ -6,11 +6,14 @@ accuracy: factor ``M = G J G^*`` with complete pivoting (pivoted Cholesky when
 that proves M definite with a margin), then orthogonalize the columns of G by one-sided hyperbolic
 Jacobi rotations on the device ``CLJACOBI_DEVICE`` names (Novaković & Singer,
 BIT 51, 2011).  :func:`svd` is the same method with ``J = I``;
-:func:`gsvd` the generalized SVD by the implicit Hari-Zimmermann method.
+:func:`gsvd` the generalized SVD by the implicit Hari-Zimmermann method;
+:func:`eigh` takes scipy's conventions and also runs the classical
+two-sided Jacobi method.
 """
 
 from ._results import EighResult, HSVDResult, SolveInfo
 from .eig import eig_indefinite, hsvd
+from .eigh import eigh
 from .errors import (
     ConvergenceError,
     ConvergenceWarning,
@@ -33,6 +36,7 @@ __all__ = [
     "SVDResult",
     "SolveInfo",
     "eig_indefinite",
+    "eigh",
     "gsvd",
     "gsvdvals",
     "hsvd",

@@ -41,6 +41,7 @@ from .errors import ConvergenceError, ConvergenceWarning
 from .host.blocked import BLOCK_VARIANTS, COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, BlockedHSVD
 from .host.device import has_fp64, resolve_queue
 from .host.factorization import DeviceJFactor
+from .host.classical import ClassicalRun, classical_run
 from .host.hz import HZRun, hz_sweeps
 from .host.operands import Operands, gather_factor
 from .host.pointwise import HSVDState, PointwiseHSVD, complex_layout
@@ -55,8 +56,10 @@ from .validation import (
 )
 
 __all__ = [
-    "DEFAULT_MAX_SWEEPS", "Factored", "HZPair", "Method", "OnDevice", "SweepPlan", "complete",
-    "ldexp", "name_of", "orthogonal_complement", "real_dtype", "run_hz", "single_precision",
+    "DEFAULT_MAX_SWEEPS", "Factored", "HZPair", "Method", "OnDevice", "SweepPlan",
+    "TwoSidedMatrix", "complete",
+    "ldexp", "name_of", "orthogonal_complement", "real_dtype", "run_hz", "run_two_sided",
+    "single_precision",
     "solve", "sweep_plan", "unit_columns", "where",
 ]
 
@@ -290,6 +293,37 @@ class HZPair:
     enhanced_dots: bool = False
 
 
+@dataclass(frozen=True)
+class TwoSidedMatrix:
+    """What a two-sided method hands to the device: the Hermitian matrix itself
+    (:func:`cljacobi.host.classical.classical_run`) and its options."""
+
+    A: np.ndarray
+    max_rotations: int
+    tol: float
+    compute_v: bool
+
+
+def run_two_sided(source: TwoSidedMatrix, *, plan: SweepPlan, info: SolveInfo,
+                  index: tuple[int, ...] = ()) -> ClassicalRun:
+    """The classical Jacobi method of a two-sided method, `info` filled;
+    without convergence a :class:`ConvergenceError` unless
+    ``plan.on_nonconvergence == "warn"``."""
+    info.device = plan.queue.device.name.strip()
+    info.precision = "double"
+    info.variant, info.block_width = "classical", 0
+    run = classical_run(plan.queue, source.A, max_rotations=source.max_rotations,
+                        tol=source.tol, compute_v=source.compute_v)
+    info.converged, info.rotations = run.converged, run.rotations
+    info.seconds["sweeps"] += run.seconds
+    if not run.converged and plan.on_nonconvergence == "raise":
+        raise ConvergenceError(
+            f"{plan.caller} did not converge in {source.max_rotations} rotations"
+            f"{where(index)}; pass a larger max_rotations, or on_nonconvergence='warn' for "
+            "the partial result", info)
+    return run
+
+
 def run_hz(pair: HZPair, *, plan: SweepPlan, info: SolveInfo, index: tuple[int, ...] = ()
            ) -> HZRun:
     """The implicit Hari-Zimmermann sweeps of a pair method, `info` filled;
@@ -399,6 +433,8 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
         if isinstance(outcome, Factored):
             if isinstance(outcome.source, HZPair):
                 state = run_hz(outcome.source, plan=plan, info=info, index=index)
+            elif isinstance(outcome.source, TwoSidedMatrix):
+                state = run_two_sided(outcome.source, plan=plan, info=info, index=index)
             else:
                 state = run_sweeps(outcome.source, outcome.signs, plan=plan,
                                    accumulate_v=outcome.accumulate_v, info=info, index=index,

@@ -190,7 +190,7 @@ def test_flag_table_is_complete():
         assert booleans == set(flags), function
 
 
-@pytest.mark.parametrize("function", ["eig_indefinite", "hsvd", "svd", "gsvd"])
+@pytest.mark.parametrize("function", ["eig_indefinite", "eigh", "hsvd", "svd", "gsvd"])
 def test_readme_api_table_is_the_signature(function):
     """README's API table lists each public function exactly as it is declared."""
     import inspect

@@ -1,0 +1,179 @@
+"""``eigh``: the Hermitian eigenproblem behind scipy's conventions, by a Jacobi method.
+
+``method="one-sided"`` (what ``"auto"`` takes) is :func:`cljacobi.eig_indefinite`,
+the accurate path (the small eigenvalues as accurate as the data determine
+them).  ``method="classical"`` is the classical two-sided Jacobi method of
+Wang et al., "Implementing the Jacobi Algorithm for Solving Eigenvalues of
+Symmetric Matrices with CUDA" (cited as [W]): each step annihilates the
+off-diagonal entry of largest modulus, found through a per-row cache of the
+largest modulus so that a step costs O(n), all steps in one launch
+(``templates/classical.cl.mako``; :mod:`cljacobi.classical_reference` is its
+numpy reference, with the paper's slips corrected).  It has the two-sided
+method's normwise accuracy (eigenvalue errors of order ``n eps ||A||``), and
+it stops after ``max_rotations`` steps, as the paper's fixed iteration counts,
+or when the largest off-diagonal modulus is at most ``n eps max_i |a_ii|``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+
+from . import _solve
+from ._results import EighResult, SolveInfo
+from ._solve import DEFAULT_MAX_SWEEPS, Factored, SweepPlan, TwoSidedMatrix, ldexp
+from .eig import eig_indefinite
+from .host.classical import ClassicalRun
+from .scaling import matrix_shift_from_range
+from .validation import check_flag, symmetric_part
+
+__all__ = ["METHODS", "eigh"]
+
+#: What ``method`` takes.
+METHODS = ("auto", "one-sided", "classical")
+
+#: The classical method's default ``max_rotations``, in sweeps' worth of
+#: steps (n (n - 1) / 2 each); random matrices took 4 to 6.
+DEFAULT_ROTATION_SWEEPS = 30
+
+
+def eigh(
+    A: Any,
+    *,
+    eigvals_only: bool = False,
+    method: str = "auto",
+    check_finite: bool = True,
+    overwrite_a: bool = False,
+    max_rotations: int | None = None,
+    on_nonconvergence: str = "raise",
+    queue: cl.CommandQueue | cl.Context | None = None,
+    return_info: bool = False,
+) -> Any:
+    """Eigenvalues (ascending) and eigenvectors of a real symmetric or complex
+    Hermitian matrix, as ``scipy.linalg.eigh(A)`` returns them.
+
+    Parameters
+    ----------
+    A : (..., n, n) array_like or pyopencl.array.Array
+        Real symmetric or complex Hermitian (the lower triangle is used
+        after checking the symmetry); not modified.
+    eigvals_only : bool, optional
+        Only the eigenvalues.
+    method : {"auto", "one-sided", "classical"}, optional
+        "one-sided" (the default of "auto"): :func:`cljacobi.eig_indefinite`,
+        high relative accuracy.  "classical": the largest-pivot two-sided
+        Jacobi method of [W] on the device (see the module notes).
+    check_finite : bool, optional
+        Raise ValueError for NaN or inf entries.
+    overwrite_a : bool, optional
+        Accepted for scipy's signature; `A` is never modified.
+    max_rotations : int, optional
+        "classical": steps at most (default 30 sweeps' worth, ``30 n (n -
+        1) / 2``); reaching it is non-convergence (see `on_nonconvergence`).
+        Not for "one-sided", whose sweeps are bounded by ``eig_indefinite``'s
+        ``max_sweeps``.
+    on_nonconvergence : {"raise", "warn"}, optional
+        As in :func:`cljacobi.eig_indefinite`.
+    queue : pyopencl.CommandQueue or pyopencl.Context, optional
+        Where to run; default: the device ``CLJACOBI_DEVICE`` names.
+    return_info : bool, optional
+        Also return a :class:`~cljacobi.SolveInfo` (``info.rotations``: the
+        steps taken; ``info.variant``: ``"classical"`` for that method).
+
+    Returns
+    -------
+    EighResult or ndarray
+        ``(eigenvalues, eigenvectors)`` (columns), or the eigenvalues alone;
+        with ``return_info`` the pair ``(result, info)``.
+
+    Raises
+    ------
+    ValueError
+        Not square, not Hermitian, not finite; an unknown method or option.
+    ConvergenceError
+        "classical" did not converge in `max_rotations` steps (unless
+        ``on_nonconvergence="warn"``).
+    DeviceCapabilityError, DeviceMemoryError
+        The device lacks fp64 or memory (checked before the launch).
+    """
+    eigvals_only = check_flag(eigvals_only, "eigvals_only")
+    check_finite = check_flag(check_finite, "check_finite")
+    check_flag(overwrite_a, "overwrite_a")
+    return_info = check_flag(return_info, "return_info")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, not {method!r}")
+    if method != "classical":
+        if max_rotations is not None:
+            raise ValueError("max_rotations bounds method='classical'; the one-sided method "
+                             "is bounded by eig_indefinite's max_sweeps")
+        return eig_indefinite(A, eigvals_only=eigvals_only, check_finite=check_finite,
+                              on_nonconvergence=on_nonconvergence, queue=queue,
+                              return_info=return_info)
+    if max_rotations is not None and (isinstance(max_rotations, bool) or not isinstance(
+            max_rotations, (int, np.integer)) or max_rotations < 0):
+        raise ValueError(f"max_rotations must be a nonnegative integer, not {max_rotations!r}")
+    plan = _solve.sweep_plan(
+        "eigh", strategy="auto", rotation=None, sort_diagonal=True,
+        max_sweeps=DEFAULT_MAX_SWEEPS, on_nonconvergence=on_nonconvergence, variant="auto",
+        block_width=None, queue=queue)
+    return _solve.solve(_Classical(eigvals_only, max_rotations), A, plan, queue=queue,
+                        check_finite=check_finite, return_info=return_info)
+
+
+@dataclass(frozen=True)
+class _Classical:
+    """eigh(method="classical")'s part of the pipeline: the Hermitian part,
+    scaled by a power of two, to the device; the diagonal and V read off."""
+
+    eigvals_only: bool
+    max_rotations: int | None
+    argument = "A"
+    square = True
+    value_name = "an eigenvalue"
+
+    def validate(self, A: np.ndarray, array_queue: cl.CommandQueue | None) -> None:
+        pass
+
+    def device_shape(self, A: np.ndarray) -> tuple[int, int, bool] | None:
+        n = A.shape[-1]
+        return (n, n, not self.eigvals_only) if n >= 2 and np.any(A) else None
+
+    def template(self, A: np.ndarray) -> Any:
+        n = A.shape[-1]
+        if self.eigvals_only:
+            return np.zeros(n)
+        return EighResult(np.zeros(n), np.zeros((n, n), A.dtype))
+
+    def _result(self, w: np.ndarray, V: np.ndarray) -> Any:
+        return w if self.eigvals_only else EighResult(w, V)
+
+    def factor(self, A: np.ndarray, index: tuple[int, ...], plan: SweepPlan,
+               info: SolveInfo) -> Factored | Any:
+        n = A.shape[0]
+        start = time.perf_counter()
+        if n == 0:
+            return self._result(np.empty(0), np.empty((0, 0), dtype=A.dtype))
+        symmetric, smallest, largest = symmetric_part(A, _solve.name_of("A", index))
+        shift = matrix_shift_from_range(smallest, largest, n, _solve.name_of("A", index))
+        if n == 1 or largest == 0:  # diagonal already: answered on the host
+            return self._result(np.diagonal(symmetric).real.copy(),
+                                np.eye(n, dtype=A.dtype))
+        scaled = ldexp(symmetric, shift, out=symmetric)
+        info.seconds["factorization"] = time.perf_counter() - start
+        rotations = self.max_rotations
+        if rotations is None:
+            rotations = DEFAULT_ROTATION_SWEEPS * n * (n - 1) // 2
+        source = TwoSidedMatrix(scaled, rotations, n * float(np.finfo(np.float64).eps),
+                                not self.eigvals_only)
+        return Factored(source, np.empty(0, dtype=np.int8), kept={"shift": shift})
+
+    def extract(self, run: ClassicalRun, factored: Factored, index: tuple[int, ...],
+                plan: SweepPlan, info: SolveInfo) -> Any:
+        w = np.ldexp(np.diagonal(run.A).real, -factored.kept["shift"])
+        order = np.argsort(w, kind="stable")
+        V = None if run.V is None else np.ascontiguousarray(run.V[:, order])
+        return self._result(w[order], V)

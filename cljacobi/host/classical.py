@@ -1,0 +1,141 @@
+"""The classical (largest-pivot) two-sided Jacobi method on the device.
+
+``templates/classical.cl.mako`` runs every step of the method of Wang et
+al. ("Implementing the Jacobi Algorithm for Solving Eigenvalues of Symmetric
+Matrices with CUDA") in one launch of one work-group, as the paper's single
+kernel does; this module is its spec (:class:`ClassicalSpec`, the
+specialization and the kernel's arguments, declared once) and the run
+(:func:`classical_run`).  :mod:`cljacobi.classical_reference` is the numpy
+reference of the same steps.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import ClassVar, NamedTuple
+
+import numpy as np
+import pyopencl as cl
+
+from .device import require_fp64
+from .limits import check_global_memory
+from .programs import build_program
+from .signatures import KernelSignature, buffer, c_defines, int_arg, real_arg
+from .sizes import check_power_of_two
+
+__all__ = ["CLASSICAL_WORK_GROUP", "ClassicalRun", "ClassicalSpec", "classical_run"]
+
+#: Work-items of the one work-group (a power of two): a step touches O(n)
+#: entries, so the group strides over rows and columns.
+CLASSICAL_WORK_GROUP = 256
+
+
+@dataclass(frozen=True)
+class ClassicalSpec:
+    """Specialization parameters of ``templates/classical.cl.mako``.
+
+    Attributes
+    ----------
+    dtype : {"float64", "complex128"}
+        Real symmetric or complex Hermitian (interleaved) data.
+    work_group_size : int
+        Work-items of the one work-group, a power of two.
+    """
+
+    family: ClassVar[str] = "classical"
+    dtype: str
+    work_group_size: int = CLASSICAL_WORK_GROUP
+
+    def __post_init__(self) -> None:
+        if self.dtype not in ("float64", "complex128"):
+            raise ValueError(f"the classical kernel handles float64 or complex128, not "
+                             f"{self.dtype!r}")
+        check_power_of_two("work_group_size", self.work_group_size)
+
+    @property
+    def signatures(self) -> dict[str, KernelSignature]:
+        """The kernel's arguments, declared once."""
+        element = "__global cjac_elem *"
+        kernel = KernelSignature("cjac_classical", (
+            buffer("a", element), buffer("v", element), int_arg("n"), int_arg("compute_v"),
+            int_arg("max_rotations"), real_arg("tol"),
+            buffer("row_value", "__global cjac_real *"), buffer("row_arg", "__global int *"),
+            buffer("result", "__global int *"),
+        ))
+        return {kernel.name: kernel}
+
+    def render_args(self) -> dict[str, object]:
+        """The keyword arguments the template is rendered with."""
+        return {"real_ctype": "double", "complex_": self.dtype == "complex128",
+                "size_defines": c_defines({"WG": self.work_group_size}),
+                "signatures": self.signatures}
+
+
+class ClassicalRun(NamedTuple):
+    """The final matrix (its diagonal: the eigenvalues), V, and how it went."""
+
+    A: np.ndarray
+    V: np.ndarray | None
+    rotations: int
+    converged: bool
+    seconds: float
+
+
+def classical_run(queue: cl.CommandQueue, A: np.ndarray, *, max_rotations: int,
+                  tol: float, compute_v: bool) -> ClassicalRun:
+    """The classical Jacobi method on the Hermitian `A` (not modified).
+
+    Parameters
+    ----------
+    queue : pyopencl.CommandQueue
+    A : numpy.ndarray
+        n x n, float64 or complex128, Hermitian (both triangles).
+    max_rotations : int
+        Steps at most.
+    tol : float
+        Stop when the largest off-diagonal modulus is at most ``tol * max_i
+        |a_ii|``.
+    compute_v : bool
+        Accumulate the eigenvectors.
+
+    Returns
+    -------
+    ClassicalRun
+    """
+    start = time.perf_counter()
+    require_fp64(queue.device)
+    n = A.shape[0]
+    dtype = np.dtype(A.dtype)
+    check_global_memory(queue.device, {"A": dtype.itemsize * n * n,
+                                       "V": dtype.itemsize * n * n if compute_v else 0})
+    spec = ClassicalSpec(dtype.name, min(CLASSICAL_WORK_GROUP,
+                                         _power_of_two_below(queue.device.max_work_group_size)))
+    program = build_program(queue.context, queue.device, spec)
+    flags = cl.mem_flags
+    ctx = queue.context
+    a_buf = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=np.asfortranarray(A))
+    V = np.eye(n, dtype=dtype, order="F") if compute_v else None
+    v_buf = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR,
+                      hostbuf=V if compute_v else np.zeros(1, dtype))
+    row_value = cl.Buffer(ctx, flags.READ_WRITE, 8 * max(n, 1))
+    row_arg = cl.Buffer(ctx, flags.READ_WRITE, 4 * max(n, 1))
+    result = np.zeros(2, np.int32)
+    result_buf = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=result)
+    kernel = spec.signatures["cjac_classical"].kernel(
+        program, a=a_buf, v=v_buf, n=n, compute_v=int(compute_v),
+        max_rotations=max_rotations, tol=tol, row_value=row_value, row_arg=row_arg,
+        result=result_buf)
+    wg = spec.work_group_size
+    cl.enqueue_nd_range_kernel(queue, kernel, (wg,), (wg,))
+    out = np.empty((n, n), dtype=dtype, order="F")
+    cl.enqueue_copy(queue, out, a_buf)
+    if compute_v:
+        cl.enqueue_copy(queue, V, v_buf)
+    cl.enqueue_copy(queue, result, result_buf)
+    queue.finish()
+    return ClassicalRun(out, V, int(result[0]), bool(result[1]), time.perf_counter() - start)
+
+
+def _power_of_two_below(limit: int) -> int:
+    return 1 << (int(limit).bit_length() - 1)

@@ -1,0 +1,191 @@
+## The classical (largest-pivot) two-sided Jacobi method on one Hermitian
+## matrix, all steps in one launch of one work-group (the paper's single
+## kernel with the iteration inside: Wang et al., "Implementing the Jacobi
+## Algorithm for Solving Eigenvalues of Symmetric Matrices with CUDA",
+## Algorithms 1, 3-5; cljacobi.classical_reference is the numpy reference of
+## the same steps, with the paper's two slips corrected alike).
+##
+## A is stored whole, column-major (a(i, j) at a[j n + i]), Hermitian, so the
+## part of row k right of the diagonal is the conjugate of column k below it:
+## contiguous.  Per step: the pivot (p, q) from the per-row cache of the
+## largest modulus right of the diagonal (row_value, row_arg; ties to the
+## smaller index), the relative off-diagonal test against max |a_ii|, the
+## rotation (lines 1-4), the columns p and q of every other row and their
+## conjugates in rows p and q (lines 8-11), the pivot entries (lines 5-7),
+## V's columns p and q, then the cache (rows p and q, and the rows whose
+## largest entry was in column p or q, rescanned; the others compare their
+## two changed entries).
+##
+## Render parameters (cljacobi.host.classical.ClassicalSpec):
+##   real_ctype        "double"
+##   complex_          complex Hermitian data (interleaved cjac_real2)
+##   size_defines      #define WG (work-items of the one work-group)
+##   signatures        the kernel's parameters
+<%namespace name="arith" file="arith.cl.mako"/>
+${arith.prelude(real_ctype)}
+${size_defines}
+${arith.element(real_ctype, complex_, "interleaved", with_workgroup_sum=False)}
+
+/* The largest modulus right of the diagonal in row k (column k below it),
+ * the first of equal ones. */
+inline void cjac_classical_scan(__global const cjac_elem *a, const int n, const int k,
+                                __global cjac_real *row_value, __global int *row_arg)
+{
+    cjac_real best = -1;
+    int arg = -1;
+    __global const cjac_elem *column = a + (size_t)k * n;
+    for (int j = k + 1; j < n; ++j) {
+        const cjac_real v = cjac_elem_abs(column[j]);
+        if (v > best) {
+            best = v;
+            arg = j;
+        }
+    }
+    row_value[k] = best;
+    row_arg[k] = arg;
+}
+
+/* (cos theta, sin theta) of Algorithm 1, lines 1-4, for |a_pq| = r.  Line 2
+ * prints sqrt(x^2 - y^2): slip, sin 2 theta = sign(y) x / sqrt(x^2 + y^2). */
+inline void cjac_classical_rotation(const cjac_real a_pp, const cjac_real a_qq, const cjac_real r,
+                                    cjac_real *c, cjac_real *s)
+{
+    const cjac_real x = -r, y = (a_qq - a_pp) / 2;                     /* line 1 */
+    const cjac_real omega = (y >= 0 ? 1 : -1) * x / hypot(x, y);        /* line 2, eq. (4) */
+    const cjac_real sine = omega / sqrt(2 * (1 + sqrt(1 - omega * omega)));  /* line 3 */
+    *s = sine;
+    *c = sqrt(1 - sine * sine);                                         /* line 4 */
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void cjac_classical(${signatures["cjac_classical"].parameters})
+{
+    __local cjac_real best_value[WG], diagonal_max[WG];
+    __local int best_row[WG];
+    __local int pivot_p, pivot_q, stop;
+    __local cjac_real rot_c, rot_s;
+    __local cjac_elem rot_phase;
+    const int lid = get_local_id(0);
+
+    for (int k = lid; k < n - 1; k += WG)
+        cjac_classical_scan(a, n, k, row_value, row_arg);
+    if (lid == 0)
+        stop = 0;
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+
+    int rotations = 0;
+    for (; rotations < max_rotations; ++rotations) {
+        /* The pivot: the largest cached row value, the first row of equal ones;
+         * and max |a_ii| for the test. */
+        cjac_real value = -1, dmax = 0;
+        int row = n;
+        for (int k = lid; k < n; k += WG) {
+            dmax = fmax(dmax, fabs(cjac_real_part(a[(size_t)k * n + k])));
+            if (k < n - 1 && row_value[k] > value) {
+                value = row_value[k];
+                row = k;
+            }
+        }
+        best_value[lid] = value;
+        best_row[lid] = row;
+        diagonal_max[lid] = dmax;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int width = WG / 2; width > 0; width /= 2) {
+            if (lid < width) {
+                const cjac_real v = best_value[lid + width];
+                const int r = best_row[lid + width];
+                if (v > best_value[lid] || (v == best_value[lid] && r < best_row[lid])) {
+                    best_value[lid] = v;
+                    best_row[lid] = r;
+                }
+                diagonal_max[lid] = fmax(diagonal_max[lid], diagonal_max[lid + width]);
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (lid == 0) {
+            const int p = best_row[0], q = row_arg[p];
+            const cjac_elem a_pq = a[(size_t)q * n + p];
+            const cjac_real r = cjac_elem_abs(a_pq);
+            /* the relative off-diagonal test: the largest |a_pq| against max |a_ii| */
+            stop = !(r > tol * diagonal_max[0]);
+            if (!stop) {
+                pivot_p = p;
+                pivot_q = q;
+                cjac_real c, s;
+                cjac_classical_rotation(cjac_real_part(a[(size_t)p * n + p]),
+                                        cjac_real_part(a[(size_t)q * n + q]), r, &c, &s);
+                rot_c = c;
+                rot_s = s;
+%if complex_:
+                rot_phase = (cjac_real2)(a_pq.x / r, a_pq.y / r);  /* e^{i alpha} */
+%else:
+                rot_phase = a_pq >= 0 ? 1 : -1;
+%endif
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (stop)
+            break;  /* uniform over the work-group */
+        const int p = pivot_p, q = pivot_q;
+        const cjac_real c = rot_c, s = rot_s;
+        const cjac_elem phase = rot_phase;
+        /* J = [[c, -s e^{i alpha}], [s e^{-i alpha}, c]] (the real rotation of
+         * eq. (3) for a real a_pq > 0; its sign or phase otherwise): A J in
+         * columns p and q (lines 10-11), J^* A in rows p and q (lines 8-9) as
+         * their conjugates; V J. */
+        const cjac_elem to_p = cjac_scale(s, cjac_conj(phase)), to_q = cjac_scale(-s, phase);
+        __global cjac_elem *col_p = a + (size_t)p * n, *col_q = a + (size_t)q * n;
+        const cjac_real a_pp = cjac_real_part(col_p[p]), a_qq = cjac_real_part(col_q[q]);
+        const cjac_real r = cjac_elem_abs(col_q[p]);
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        for (int k = lid; k < n; k += WG) {
+            if (k != p && k != q) {
+                const cjac_elem x = col_p[k], y = col_q[k];
+                const cjac_elem xn = cjac_axpy(to_p, y, cjac_scale(c, x));
+                const cjac_elem yn = cjac_axpy(to_q, x, cjac_scale(c, y));
+                col_p[k] = xn;
+                col_q[k] = yn;
+                a[(size_t)k * n + p] = cjac_conj(xn);
+                a[(size_t)k * n + q] = cjac_conj(yn);
+            }
+            if (compute_v) {
+                __global cjac_elem *v_p = v + (size_t)p * n, *v_q = v + (size_t)q * n;
+                const cjac_elem x = v_p[k], y = v_q[k];
+                v_p[k] = cjac_axpy(to_p, y, cjac_scale(c, x));
+                v_q[k] = cjac_axpy(to_q, x, cjac_scale(c, y));
+            }
+        }
+        if (lid == 0) {
+            /* lines 5-7; line 6 prints a_pp sin^2 - a_qq cos^2 - a_pq sin 2theta:
+             * slip, the (q, q) entry of R^T A R has + a_qq cos^2 */
+            col_p[p] = cjac_from_real(a_pp * c * c + a_qq * s * s + r * 2 * s * c);
+            col_q[q] = cjac_from_real(a_pp * s * s + a_qq * c * c - r * 2 * s * c);
+            col_q[p] = col_p[q] = CJAC_ELEM_ZERO;
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        /* The cache: rows p and q and the rows whose largest entry was in
+         * column p or q rescanned; the others compare their changed entries
+         * (row k's entries right of the diagonal in columns p, q > k). */
+        for (int k = lid; k < n - 1; k += WG) {
+            const int arg = row_arg[k];
+            if (k == p || k == q || arg == p || arg == q) {
+                cjac_classical_scan(a, n, k, row_value, row_arg);
+            } else {
+                __global const cjac_elem *column = a + (size_t)k * n;
+                if (p > k && cjac_elem_abs(column[p]) > row_value[k]) {
+                    row_value[k] = cjac_elem_abs(column[p]);
+                    row_arg[k] = p;
+                }
+                if (q > k && cjac_elem_abs(column[q]) > row_value[k]) {
+                    row_value[k] = cjac_elem_abs(column[q]);
+                    row_arg[k] = q;
+                }
+            }
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        result[0] = rotations;
+        result[1] = stop;
+    }
+}

@@ -1,0 +1,146 @@
+"""eigh: scipy's conventions over the one-sided path and the classical
+two-sided Jacobi method (Wang et al.), whose kernel is tested against
+cljacobi.classical_reference."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+import cljacobi
+from cljacobi import classical_reference
+from cljacobi.host.classical import ClassicalSpec, classical_run
+from cljacobi.host.programs import build_program, render
+
+EPS = np.finfo(np.float64).eps
+DTYPES = [np.float64, np.complex128]
+
+
+def _hermitian(n, dtype, rng):
+    X = rng.standard_normal((n, n))
+    if dtype == np.complex128:
+        X = X + 1j * rng.standard_normal((n, n))
+    return X + X.conj().T
+
+
+def test_rotation_corrects_the_papers_slips():
+    """Lines 1-4 with sqrt(x^2 + y^2) give the angle of eq. (2), and the
+    corrected line 6 is the (q, q) entry of R^T A R."""
+    a_pp, a_qq, a_pq = 3.0, -1.0, 2.5
+    c, s = classical_reference.rotation(a_pp, a_qq, a_pq)
+    assert math.isclose(c * c + s * s, 1.0)
+    assert math.isclose(math.tan(2 * math.atan2(s, c)), 2 * a_pq / (a_pp - a_qq))
+    R = np.array([[c, -s], [s, c]])  # eq. (3)
+    B = R.T @ np.array([[a_pp, a_pq], [a_pq, a_qq]]) @ R
+    assert abs(B[0, 1]) <= 4 * EPS * 3
+    assert math.isclose(B[1, 1], a_pp * s * s + a_qq * c * c - a_pq * 2 * s * c)  # line 6
+    assert math.isclose(B[0, 0], a_pp * c * c + a_qq * s * s + a_pq * 2 * s * c)  # line 5
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_reference_converges_to_lapack(dtype, rng):
+    A = _hermitian(30, dtype, rng)
+    result = classical_reference.classical_jacobi(A, max_rotations=10**6)
+    assert result.converged
+    w = np.sort(np.diagonal(result.A).real)
+    exact = np.linalg.eigvalsh(A)
+    assert np.abs(w - exact).max() <= 30 * 30 * EPS * np.abs(exact).max()
+    V = result.V
+    assert np.linalg.norm(V.conj().T @ A @ V - result.A) <= 100 * 30 * EPS * np.linalg.norm(A)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n,steps", [(9, 5), (33, 40), (33, None)])
+def test_kernel_against_reference(n, steps, dtype, queue, rng):
+    """The same pivots step by step: after a fixed number of steps the same
+    matrix and V to rounding; to convergence the same number of steps."""
+    A = _hermitian(n, dtype, rng)
+    tol = n * EPS
+    limit = steps if steps is not None else 10**6
+    expected = classical_reference.classical_jacobi(A, max_rotations=limit, tol=tol)
+    run = classical_run(queue, A, max_rotations=limit, tol=tol, compute_v=True)
+    assert run.rotations == expected.rotations and run.converged == expected.converged
+    scale = np.abs(A).max()
+    np.testing.assert_allclose(run.A, expected.A, rtol=0, atol=1e3 * EPS * scale)
+    np.testing.assert_allclose(run.V, expected.V, rtol=0, atol=1e3 * EPS)
+    np.testing.assert_array_equal(run.A, run.A.conj().T)  # kept exactly Hermitian
+
+
+def test_classical_spec_declares_its_signature(queue):
+    for dtype in ("float64", "complex128"):
+        spec = ClassicalSpec(dtype, 64)
+        source = render(spec)
+        for sig in spec.signatures.values():
+            assert f"void {sig.name}({sig.parameters})" in source
+        program = build_program(queue.context, queue.device, spec)
+        assert program.cjac_classical.num_args == len(spec.signatures["cjac_classical"].args)
+    with pytest.raises(ValueError, match="power of two"):
+        ClassicalSpec("float64", 100)
+    with pytest.raises(ValueError, match="float64 or complex128"):
+        ClassicalSpec("float32")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 2, 17, 64])
+def test_classical_eigh_against_lapack(n, dtype, rng):
+    A = _hermitian(n, dtype, rng)
+    (w, V), info = cljacobi.eigh(A, method="classical", return_info=True)
+    exact = scipy.linalg.eigh(A, eigvals_only=True)
+    norm = np.abs(exact).max()
+    assert np.all(np.diff(w) >= 0)
+    assert np.abs(w - exact).max() <= 10 * n * EPS * norm
+    assert np.linalg.norm(A @ V - V * w) <= 10 * n * EPS * np.linalg.norm(A) + 1e-300
+    assert np.linalg.norm(V.conj().T @ V - np.eye(n)) <= 10 * n * EPS
+    assert V.dtype == dtype and w.dtype == np.float64
+    if n >= 2:
+        assert info.variant == "classical" and info.converged and info.rotations > 0
+        values = cljacobi.eigh(A, method="classical", eigvals_only=True)
+        np.testing.assert_allclose(values, w, rtol=0, atol=10 * n * EPS * norm)
+
+
+def test_one_sided_is_eig_indefinite(rng):
+    A = _hermitian(20, np.float64, rng)
+    w, V = cljacobi.eigh(A)
+    w2, V2 = cljacobi.eig_indefinite(A)
+    np.testing.assert_array_equal(w, w2)
+    np.testing.assert_array_equal(V, V2)
+    np.testing.assert_array_equal(cljacobi.eigh(A, method="one-sided", eigvals_only=True), w)
+
+
+def test_classical_stacks_scaling_and_repeatability(rng):
+    A = _hermitian(12, np.float64, rng)
+    stack = np.stack([A, 2.0**-600 * A, 2.0**600 * A])
+    w = cljacobi.eigh(stack, method="classical", eigvals_only=True)
+    np.testing.assert_allclose(w[1] * 2.0**600, w[0], rtol=1e-13)
+    np.testing.assert_allclose(w[2] * 2.0**-600, w[0], rtol=1e-13)
+    again = cljacobi.eigh(stack, method="classical", eigvals_only=True)
+    np.testing.assert_array_equal(w, again)
+    assert not np.array_equal(A, stack[0] * 0)  # the input is untouched
+    np.testing.assert_array_equal(stack[0], A)
+
+
+def test_classical_nonconvergence(rng):
+    A = _hermitian(16, np.float64, rng)
+    with pytest.raises(cljacobi.ConvergenceError, match="did not converge in 10 rotations"):
+        cljacobi.eigh(A, method="classical", max_rotations=10)
+    with pytest.warns(cljacobi.ConvergenceWarning):
+        (w, V), info = cljacobi.eigh(A, method="classical", max_rotations=10,
+                                      on_nonconvergence="warn", return_info=True)
+    assert not info.converged and info.rotations == 10
+
+
+@pytest.mark.parametrize("A,options,error,message", [
+    (np.eye(3), {"method": "two_sided"}, ValueError, "method must be one of"),
+    (np.eye(3), {"method": "classical", "max_rotations": -1}, ValueError, "max_rotations"),
+    (np.eye(3), {"max_rotations": 10}, ValueError, "bounds method='classical'"),
+    (np.array([[1.0, 2.0], [0.0, 1.0]]), {"method": "classical"}, ValueError, "symmetric"),
+    (np.ones((2, 3)), {"method": "classical"}, ValueError, "square"),
+    (np.eye(2), {"method": "classical", "eigvals_only": "yes"}, TypeError, "eigvals_only"),
+])
+def test_wrong_inputs(A, options, error, message):
+    with pytest.raises(error, match=message):
+        cljacobi.eigh(A, **options)
