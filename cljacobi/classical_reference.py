@@ -69,13 +69,18 @@ def rotation(a_pp: float, a_qq: float, r: float) -> tuple[float, float]:
     return math.sqrt(1.0 - sin * sin), sin  # line 4
 
 
-def _row_max(A: np.ndarray, k: int) -> tuple[float, int]:
+def _scan_rows(A: np.ndarray, rows: np.ndarray, row_value: np.ndarray,
+               row_arg: np.ndarray) -> None:
+    """The largest modulus right of the diagonal of each of `rows` (the first
+    of equal ones), into the cache."""
     n = A.shape[0]
-    if k >= n - 1:
-        return -1.0, -1
-    tail = np.abs(A[k, k + 1:])
-    j = int(np.argmax(tail))
-    return float(tail[j]), k + 1 + j
+    for k in rows:
+        if k >= n - 1:
+            row_value[k], row_arg[k] = -1.0, -1
+            continue
+        tail = np.abs(A[k, k + 1:])
+        j = int(np.argmax(tail))
+        row_value[k], row_arg[k] = tail[j], k + 1 + j
 
 
 def classical_jacobi(A: np.ndarray, *, max_rotations: int, tol: float | None = None,
@@ -102,12 +107,14 @@ def classical_jacobi(A: np.ndarray, *, max_rotations: int, tol: float | None = N
     n = A.shape[0]
     tol = n * np.finfo(np.float64).eps if tol is None else tol
     V = np.eye(n, dtype=A.dtype) if compute_v else None
-    row = [_row_max(A, k) for k in range(n)]
+    row_value, row_arg = np.empty(n), np.empty(n, dtype=np.int64)
+    _scan_rows(A, np.arange(n), row_value, row_arg)
+    rows = np.arange(n)
     rotations = 0
     converged = n < 2
     while not converged and rotations < max_rotations:
-        p = max(range(n - 1), key=lambda k: (row[k][0], -k))  # the first largest row
-        q = row[p][1]
+        p = int(np.argmax(row_value[: n - 1]))  # the first largest row
+        q = int(row_arg[p])
         a_pq = A[p, q]
         r = abs(a_pq)
         if r <= tol * np.abs(np.diagonal(A)).max():
@@ -131,11 +138,12 @@ def classical_jacobi(A: np.ndarray, *, max_rotations: int, tol: float | None = N
             V[:, p] = c * v_p + s * np.conj(phase) * v_q
             V[:, q] = -s * phase * v_p + c * v_q
         rotations += 1
-        for k in range(n):  # the search cache
-            if k in (p, q) or row[k][1] in (p, q):
-                row[k] = _row_max(A, k)
-            else:
-                for j in (p, q):
-                    if j > k and abs(A[k, j]) > row[k][0]:
-                        row[k] = (float(abs(A[k, j])), j)
+        # the search cache: rows p, q and those whose largest entry was in
+        # column p or q rescanned; the others compare their entries in p, q
+        rescan = (rows == p) | (rows == q) | (row_arg == p) | (row_arg == q)
+        for j in (p, q):
+            moduli = np.abs(A[:, j])
+            larger = ~rescan & (rows < j) & (moduli > row_value)
+            row_value[larger], row_arg[larger] = moduli[larger], j
+        _scan_rows(A, np.flatnonzero(rescan), row_value, row_arg)
     return ClassicalResult(A, V, rotations, converged)
