@@ -24,11 +24,17 @@ from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, int_arg, real_arg
 from .sizes import check_power_of_two
 
-__all__ = ["CLASSICAL_WORK_GROUP", "ClassicalRun", "ClassicalSpec", "classical_run"]
+__all__ = ["CLASSICAL_RESCAN_LIST", "CLASSICAL_WORK_GROUP", "ClassicalRun", "ClassicalSpec",
+           "classical_run"]
 
 #: Work-items of the one work-group (a power of two): a step touches O(n)
 #: entries, so the group strides over rows and columns.
 CLASSICAL_WORK_GROUP = 256
+
+#: Rows whose cache entry a step rescans with the whole work-group (rows p and
+#: q, and those whose largest entry was in column p or q; more are scanned
+#: one work-item each).
+CLASSICAL_RESCAN_LIST = 64
 
 
 @dataclass(frozen=True)
@@ -68,7 +74,8 @@ class ClassicalSpec:
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
         return {"real_ctype": "double", "complex_": self.dtype == "complex128",
-                "size_defines": c_defines({"WG": self.work_group_size}),
+                "size_defines": c_defines({"WG": self.work_group_size,
+                                           "TODO": CLASSICAL_RESCAN_LIST}),
                 "signatures": self.signatures}
 
 

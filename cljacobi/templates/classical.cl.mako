@@ -19,7 +19,8 @@
 ## Render parameters (cljacobi.host.classical.ClassicalSpec):
 ##   real_ctype        "double"
 ##   complex_          complex Hermitian data (interleaved cjac_real2)
-##   size_defines      #define WG (work-items of the one work-group)
+##   size_defines      #define WG (work-items of the one work-group), TODO (rows
+##                     the work-group rescans together in a step, at most)
 ##   signatures        the kernel's parameters
 <%namespace name="arith" file="arith.cl.mako"/>
 ${arith.prelude(real_ctype)}
@@ -63,6 +64,7 @@ void cjac_classical(${signatures["cjac_classical"].parameters})
     __local cjac_real best_value[WG], diagonal_max[WG];
     __local int best_row[WG];
     __local int pivot_p, pivot_q, stop;
+    __local int todo[TODO], todo_count;  /* rows to rescan this step */
     __local cjac_real rot_c, rot_s;
     __local cjac_elem rot_phase;
     const int lid = get_local_id(0);
@@ -164,12 +166,23 @@ void cjac_classical(${signatures["cjac_classical"].parameters})
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
         /* The cache: rows p and q and the rows whose largest entry was in
-         * column p or q rescanned; the others compare their changed entries
-         * (row k's entries right of the diagonal in columns p, q > k). */
+         * column p or q rescanned, by the whole work-group one row at a time
+         * (a serial scan by one work-item is latency-bound on a GPU; rows
+         * beyond the list's room are scanned so); the others compare their
+         * changed entries (row k's entries right of the diagonal in columns
+         * p, q > k).  The list's order changes nothing: each row's scan is
+         * its own. */
+        if (lid == 0)
+            todo_count = 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
         for (int k = lid; k < n - 1; k += WG) {
             const int arg = row_arg[k];
             if (k == p || k == q || arg == p || arg == q) {
-                cjac_classical_scan(a, n, k, row_value, row_arg);
+                const int slot = atomic_inc(&todo_count);
+                if (slot < TODO)
+                    todo[slot] = k;
+                else
+                    cjac_classical_scan(a, n, k, row_value, row_arg);
             } else {
                 __global const cjac_elem *column = a + (size_t)k * n;
                 if (p > k && cjac_elem_abs(column[p]) > row_value[k]) {
@@ -181,6 +194,40 @@ void cjac_classical(${signatures["cjac_classical"].parameters})
                     row_arg[k] = q;
                 }
             }
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+        const int listed = min(todo_count, TODO);
+        for (int t = 0; t < listed; ++t) {
+            const int k = todo[t];
+            __global const cjac_elem *column = a + (size_t)k * n;
+            cjac_real value = -1;
+            int arg = n;
+            for (int j = k + 1 + lid; j < n; j += WG) {  /* the first largest per item */
+                const cjac_real v = cjac_elem_abs(column[j]);
+                if (v > value) {
+                    value = v;
+                    arg = j;
+                }
+            }
+            best_value[lid] = value;
+            best_row[lid] = arg;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (int width = WG / 2; width > 0; width /= 2) {
+                if (lid < width) {
+                    const cjac_real v = best_value[lid + width];
+                    const int j = best_row[lid + width];
+                    if (v > best_value[lid] || (v == best_value[lid] && j < best_row[lid])) {
+                        best_value[lid] = v;
+                        best_row[lid] = j;
+                    }
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+            if (lid == 0) {
+                row_value[k] = best_value[0];
+                row_arg[k] = best_value[0] < 0 ? -1 : best_row[0];
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
     }
