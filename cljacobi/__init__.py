@@ -22,6 +22,7 @@ from .errors import (
     DeviceNotFoundError,
 )
 from .gsvd import GSVDResult, gsvd, gsvdvals
+from .host.device import show_devices
 from .svd import SVDResult, svd
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "gsvd",
     "gsvdvals",
     "hsvd",
+    "show_devices",
     "svd",
 ]
 

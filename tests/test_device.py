@@ -155,4 +155,28 @@ def test_device_listing_command(capsys):
     out = capsys.readouterr().out
     for entry in list_devices():
         assert entry.device.name.strip() in out
-    assert "selected:" in out
+        assert f"work-groups up to {entry.device.max_work_group_size} items" in out
+    assert "selected:" in out and "local memory" in out
+
+
+def test_show_devices_says_why(monkeypatch, capsys):
+    """cljacobi.show_devices names the selected device and the rule that chose it."""
+    import io
+
+    import cljacobi
+
+    usable = [e for e in list_devices() if device_module.compiler_error(e.device) is None
+              and device_module.has_fp64(e.device)]
+    spec = f"{usable[0].platform_index}:{usable[0].device_index}"
+    monkeypatch.setenv(device_module.ENV_VAR, spec)
+    buffer = io.StringIO()
+    cljacobi.show_devices(file=buffer)
+    text = buffer.getvalue()
+    assert f"selected: {usable[0].device.name.strip()}" in text
+    assert f"{spec!r} names platform:device indices" in text
+    assert "unset" in device_module.selection_reason("")
+    assert "device type" in device_module.selection_reason("cpu")
+    assert "matched against" in device_module.selection_reason("pocl")
+    monkeypatch.setenv(device_module.ENV_VAR, "no-such-device-xyz")
+    assert device_module.main(["--check"]) == 1
+    assert "no usable device" in capsys.readouterr().out

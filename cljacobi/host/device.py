@@ -17,7 +17,8 @@ a small double precision kernel is taken (:func:`compiler_error`; one probe
 build per device and process), so a runtime that cannot compile for this
 machine (for example PoCL 3.0 with LLVM 14 on a CPU that LLVM does not know,
 "unknown target CPU 'generic'") is passed over for a working one.
-``python -m cljacobi`` lists the devices and what the probe found.
+``python -m cljacobi`` (:func:`show_devices`) lists the devices, their limits
+and what the probe found, and which device is selected and why.
 
 Every public function also accepts ``queue=``; then this module is not
 consulted at all.
@@ -46,6 +47,8 @@ __all__ = [
     "require_fp64",
     "resolve_queue",
     "select_device",
+    "selection_reason",
+    "show_devices",
 ]
 
 ENV_VAR = "CLJACOBI_DEVICE"
@@ -263,6 +266,69 @@ def resolve_queue(queue: cl.CommandQueue | cl.Context | None) -> cl.CommandQueue
     )
 
 
+def _size(nbytes: int) -> str:
+    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if nbytes >= factor:
+            return f"{nbytes / factor:.3g} {unit}"
+    return f"{nbytes} B"
+
+
+def selection_reason(spec: str | None = None) -> str:
+    """Why `spec` (default: ``CLJACOBI_DEVICE``) selects the device it does:
+    the rule of :func:`select_device` that applied, in words."""
+    if spec is None:
+        spec = os.environ.get(ENV_VAR, "")
+    spec = spec.strip()
+    if not spec:
+        return (f"{ENV_VAR} is unset: the first GPU with fp64 whose compiler builds a "
+                "double precision kernel, else the first such device")
+    if _INDEX_SPEC.match(spec):
+        return f"{ENV_VAR}={spec!r} names platform:device indices"
+    if spec.lower() in _DEVICE_TYPES:
+        return (f"{ENV_VAR}={spec!r} names a device type: the first such device with fp64 "
+                "whose compiler builds a double precision kernel")
+    return (f"{ENV_VAR}={spec!r} is matched against the platform's name, vendor and version "
+            "and the device's name and vendor: the first match with fp64 whose compiler "
+            "builds a double precision kernel")
+
+
+def show_devices(file=None) -> None:
+    """Print the OpenCL devices, what cljacobi needs of each, and the selection.
+
+    One block a device: its ``P:D`` index (what ``CLJACOBI_DEVICE="P:D"``
+    takes), platform and version, type, fp64 and whether the OpenCL C
+    compiler builds cljacobi's double precision probe kernel, compute units,
+    global memory and its largest allocation, local memory and the largest
+    work-group; then which device ``CLJACOBI_DEVICE`` selects and why, or
+    why none can be used.  ``python -m cljacobi`` prints this.
+
+    Parameters
+    ----------
+    file : file-like, optional
+        Where to print (default ``sys.stdout``).
+    """
+    file = sys.stdout if file is None else file
+    entries = list_devices()
+    if not entries:
+        print(_seen(entries), file=file)
+    for entry in entries:
+        device = entry.device
+        status = compiler_error(device) if has_fp64(device) else "no fp64"
+        print(f"{entry.describe()}: {status or 'builds fp64 kernels'}", file=file)
+        print(f"    compute units {device.max_compute_units}, global memory "
+              f"{_size(device.global_mem_size)} (largest allocation "
+              f"{_size(device.max_mem_alloc_size)}), local memory "
+              f"{_size(device.local_mem_size)}, work-groups up to "
+              f"{device.max_work_group_size} items", file=file)
+    try:
+        device = select_device()
+    except (DeviceNotFoundError, DeviceCapabilityError) as error:
+        print(f"no usable device: {error}", file=file)
+        return
+    print(f"selected: {device.name.strip()} [{device.platform.name.strip()}]; "
+          f"{selection_reason()}", file=file)
+
+
 def main(argv: list[str] | None = None) -> int:
     """List the OpenCL devices and whether each builds double precision kernels.
 
@@ -275,14 +341,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="exit with status 1 unless a usable fp64 device is selected")
     args = parser.parse_args(argv)
-    entries = list_devices()
-    for entry in entries:
-        status = compiler_error(entry.device) if has_fp64(entry.device) else "no fp64"
-        print(f"{entry.describe()}: {status or 'builds fp64 kernels'}")
+    show_devices()
     try:
-        device = select_device()
-    except (DeviceNotFoundError, DeviceCapabilityError) as error:
-        print(f"no usable device: {error}", file=sys.stderr)
+        select_device()
+    except (DeviceNotFoundError, DeviceCapabilityError):
         return 1 if args.check else 0
-    print(f"selected: {device.name.strip()} [{device.platform.name.strip()}]")
     return 0
