@@ -41,7 +41,7 @@ from .errors import ConvergenceError, ConvergenceWarning
 from .host.blocked import BLOCK_VARIANTS, COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, BlockedHSVD
 from .host.device import has_fp64, resolve_queue
 from .host.factorization import DeviceJFactor
-from .host.classical import ClassicalRun, classical_run
+from .host.classical import ClassicalRun, CyclicRun, classical_run, cyclic_run
 from .host.hz import HZRun, hz_sweeps
 from .host.operands import Operands, gather_factor
 from .host.pointwise import HSVDState, PointwiseHSVD, complex_layout
@@ -299,28 +299,42 @@ class TwoSidedMatrix:
     (:func:`cljacobi.host.classical.classical_run`) and its options."""
 
     A: np.ndarray
+    #: "classical" (largest pivot) or "cyclic" (the plan's strategy tables)
+    method: str
+    #: the classical method's steps at most
     max_rotations: int
     tol: float
     compute_v: bool
 
 
 def run_two_sided(source: TwoSidedMatrix, *, plan: SweepPlan, info: SolveInfo,
-                  index: tuple[int, ...] = ()) -> ClassicalRun:
-    """The classical Jacobi method of a two-sided method, `info` filled;
+                  index: tuple[int, ...] = ()) -> ClassicalRun | CyclicRun:
+    """The two-sided Jacobi method of a two-sided method, `info` filled;
     without convergence a :class:`ConvergenceError` unless
     ``plan.on_nonconvergence == "warn"``."""
     info.device = plan.queue.device.name.strip()
     info.precision = "double"
-    info.variant, info.block_width = "classical", 0
-    run = classical_run(plan.queue, source.A, max_rotations=source.max_rotations,
-                        tol=source.tol, compute_v=source.compute_v)
-    info.converged, info.rotations = run.converged, run.rotations
+    info.variant = "classical" if source.method == "classical" else "two-sided"
+    info.block_width = 0
+    if source.method == "classical":
+        run = classical_run(plan.queue, source.A, max_rotations=source.max_rotations,
+                            tol=source.tol, compute_v=source.compute_v)
+        info.rotations = run.rotations
+        budget, knob = f"{source.max_rotations} rotations", "max_rotations"
+    else:
+        info.strategy = plan.options.strategy
+        run = cyclic_run(plan.queue, source.A, strategy=plan.options.strategy,
+                         max_sweeps=plan.max_sweeps, tol=source.tol,
+                         compute_v=source.compute_v)
+        info.sweeps, info.rotations_per_sweep = run.sweeps, run.rotations_per_sweep
+        info.rotations = sum(run.rotations_per_sweep)
+        budget, knob = f"{plan.max_sweeps} sweeps", "max_sweeps"
+    info.converged = run.converged
     info.seconds["sweeps"] += run.seconds
     if not run.converged and plan.on_nonconvergence == "raise":
         raise ConvergenceError(
-            f"{plan.caller} did not converge in {source.max_rotations} rotations"
-            f"{where(index)}; pass a larger max_rotations, or on_nonconvergence='warn' for "
-            "the partial result", info)
+            f"{plan.caller} did not converge in {budget}{where(index)}; pass a larger "
+            f"{knob}, or on_nonconvergence='warn' for the partial result", info)
     return run
 
 

@@ -37,7 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ClassicalResult", "classical_jacobi", "rotation"]
+__all__ = ["ClassicalResult", "classical_jacobi", "cyclic_jacobi", "rotation"]
 
 
 class ClassicalResult(NamedTuple):
@@ -147,3 +147,60 @@ def classical_jacobi(A: np.ndarray, *, max_rotations: int, tol: float | None = N
             row_value[larger], row_arg[larger] = moduli[larger], j
         _scan_rows(A, np.flatnonzero(rescan), row_value, row_arg)
     return ClassicalResult(A, V, rotations, converged)
+
+
+def cyclic_jacobi(A: np.ndarray, *, strategy: str = "me", max_sweeps: int = 30,
+                  tol: float | None = None, compute_v: bool = True
+                  ) -> tuple[np.ndarray, np.ndarray | None, list[int], bool]:
+    """The parallel cyclic two-sided Jacobi method (eigh's ``"two-sided"``).
+
+    Per step of the strategy's table (:func:`cljacobi.strategies.step_table`;
+    an odd n gets a virtual column that never rotates) every pair ``(i, j)``
+    gets the rotation of :func:`rotation` from the same A, when ``|a_ij| >
+    tol max(sqrt(|a_ii a_jj|), floor)`` (``floor``: the largest ``|a_kk|`` of
+    the input); the step applies all of them, ``A <- J^* A J`` (the pairs
+    are disjoint: the rotations commute), with ``a_ij = 0`` and a real
+    diagonal in the pivot blocks.  Sweeps end after one without a rotation.
+
+    Returns
+    -------
+    tuple
+        ``(A, V, rotations_per_sweep, converged)``.
+    """
+    from .strategies import step_table  # local import: strategies is independent of this
+
+    A = np.array(A, dtype=np.result_type(A, np.float64), copy=True)
+    n = A.shape[0]
+    tol = n * np.finfo(np.float64).eps if tol is None else tol
+    floor = float(np.abs(np.diagonal(A)).max()) if n else 0.0
+    V = np.eye(n, dtype=A.dtype) if compute_v else None
+    counts: list[int] = []
+    converged = n < 2
+    for sweep in range(0 if converged else max_sweeps):
+        count = 0
+        for step in step_table(strategy, n + n % 2, sweep=sweep).pairs.tolist():
+            J = np.eye(n, dtype=A.dtype)
+            blocks = []
+            for i, j in step:
+                if j >= n:
+                    continue
+                a_ij, a_ii, a_jj = A[i, j], A[i, i].real, A[j, j].real
+                r = abs(a_ij)
+                if not r > tol * max(math.sqrt(abs(a_ii)) * math.sqrt(abs(a_jj)), floor):
+                    continue
+                c, s = rotation(a_ii, a_jj, r)
+                phase = a_ij / r
+                J[i, i], J[j, j], J[i, j], J[j, i] = c, c, -s * phase, s * np.conj(phase)
+                blocks.append((i, j))
+                count += 1
+            A = J.conj().T @ A @ J
+            for i, j in blocks:
+                A[i, j] = A[j, i] = 0
+                A[i, i], A[j, j] = A[i, i].real, A[j, j].real
+            if V is not None:
+                V = V @ J
+        counts.append(count)
+        if count == 0:
+            converged = True
+            break
+    return A, V, counts, converged

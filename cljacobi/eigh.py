@@ -8,7 +8,9 @@ Symmetric Matrices with CUDA" (cited as [W]): each step annihilates the
 off-diagonal entry of largest modulus, found through a per-row cache of the
 largest modulus so that a step costs O(n), all steps in one launch
 (``templates/classical.cl.mako``; :mod:`cljacobi.classical_reference` is its
-numpy reference, with the paper's slips corrected).  It has the two-sided
+numpy reference, with the paper's slips corrected).  ``method="two-sided"``
+is the parallel cyclic two-sided method (the strategy tables of
+:mod:`cljacobi.strategies`; pointwise, three launches a step).  It has the two-sided
 method's normwise accuracy (eigenvalue errors of order ``n eps ||A||``), and
 it stops after ``max_rotations`` steps, as the paper's fixed iteration counts,
 or when the largest off-diagonal modulus is at most ``n eps max_i |a_ii|``.
@@ -27,14 +29,14 @@ from . import _solve
 from ._results import EighResult, SolveInfo
 from ._solve import DEFAULT_MAX_SWEEPS, Factored, SweepPlan, TwoSidedMatrix, ldexp
 from .eig import eig_indefinite
-from .host.classical import ClassicalRun
+from .host.classical import ClassicalRun, CyclicRun
 from .scaling import matrix_shift_from_range
 from .validation import check_flag, symmetric_part
 
 __all__ = ["METHODS", "eigh"]
 
 #: What ``method`` takes.
-METHODS = ("auto", "one-sided", "classical")
+METHODS = ("auto", "one-sided", "two-sided", "classical")
 
 #: The classical method's default ``max_rotations``, in sweeps' worth of
 #: steps (n (n - 1) / 2 each); random matrices took 4 to 6.
@@ -49,6 +51,8 @@ def eigh(
     check_finite: bool = True,
     overwrite_a: bool = False,
     max_rotations: int | None = None,
+    strategy: str = "auto",
+    max_sweeps: int = DEFAULT_MAX_SWEEPS,
     on_nonconvergence: str = "raise",
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
@@ -63,10 +67,14 @@ def eigh(
         after checking the symmetry); not modified.
     eigvals_only : bool, optional
         Only the eigenvalues.
-    method : {"auto", "one-sided", "classical"}, optional
+    method : {"auto", "one-sided", "two-sided", "classical"}, optional
         "one-sided" (the default of "auto"): :func:`cljacobi.eig_indefinite`,
-        high relative accuracy.  "classical": the largest-pivot two-sided
-        Jacobi method of [W] on the device (see the module notes).
+        high relative accuracy.  "two-sided": the parallel cyclic two-sided
+        Jacobi method on A itself (the method of cuSOLVER's ``syevj``): per
+        step of `strategy`'s table, the rotations of all its disjoint pairs
+        from the same A, then ``A <- J^* A J`` (pointwise: three launches a
+        step).  "classical": the largest-pivot two-sided Jacobi method of
+        [W] on the device (see the module notes).
     check_finite : bool, optional
         Raise ValueError for NaN or inf entries.
     overwrite_a : bool, optional
@@ -76,6 +84,11 @@ def eigh(
         1) / 2``); reaching it is non-convergence (see `on_nonconvergence`).
         Not for "one-sided", whose sweeps are bounded by ``eig_indefinite``'s
         ``max_sweeps``.
+    strategy : str, optional
+        "two-sided": the parallel strategy (:func:`cljacobi.strategies.step_table`;
+        "auto" is Mantharam-Eberlein).
+    max_sweeps : int, optional
+        "two-sided": sweeps at most; "one-sided": as in ``eig_indefinite``.
     on_nonconvergence : {"raise", "warn"}, optional
         As in :func:`cljacobi.eig_indefinite`.
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
@@ -106,30 +119,33 @@ def eigh(
     return_info = check_flag(return_info, "return_info")
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, not {method!r}")
-    if method != "classical":
-        if max_rotations is not None:
-            raise ValueError("max_rotations bounds method='classical'; the one-sided method "
-                             "is bounded by eig_indefinite's max_sweeps")
+    if method != "classical" and max_rotations is not None:
+        raise ValueError("max_rotations bounds method='classical'; the other methods are "
+                         "bounded by max_sweeps")
+    if method in ("auto", "one-sided"):
         return eig_indefinite(A, eigvals_only=eigvals_only, check_finite=check_finite,
-                              on_nonconvergence=on_nonconvergence, queue=queue,
-                              return_info=return_info)
+                              max_sweeps=max_sweeps, on_nonconvergence=on_nonconvergence,
+                              queue=queue, return_info=return_info)
     if max_rotations is not None and (isinstance(max_rotations, bool) or not isinstance(
             max_rotations, (int, np.integer)) or max_rotations < 0):
         raise ValueError(f"max_rotations must be a nonnegative integer, not {max_rotations!r}")
     plan = _solve.sweep_plan(
-        "eigh", strategy="auto", rotation=None, sort_diagonal=True,
-        max_sweeps=DEFAULT_MAX_SWEEPS, on_nonconvergence=on_nonconvergence, variant="auto",
+        "eigh", strategy=strategy, rotation=None, sort_diagonal=True,
+        max_sweeps=max_sweeps, on_nonconvergence=on_nonconvergence, variant="auto",
         block_width=None, queue=queue)
-    return _solve.solve(_Classical(eigvals_only, max_rotations), A, plan, queue=queue,
+    kind = "classical" if method == "classical" else "cyclic"
+    return _solve.solve(_TwoSided(eigvals_only, kind, max_rotations), A, plan, queue=queue,
                         check_finite=check_finite, return_info=return_info)
 
 
 @dataclass(frozen=True)
-class _Classical:
-    """eigh(method="classical")'s part of the pipeline: the Hermitian part,
-    scaled by a power of two, to the device; the diagonal and V read off."""
+class _TwoSided:
+    """eigh's two-sided methods in the pipeline: the Hermitian part, scaled by
+    a power of two, to the device ("classical" or "cyclic"); the diagonal and
+    V read off."""
 
     eigvals_only: bool
+    kind: str
     max_rotations: int | None
     argument = "A"
     square = True
@@ -167,11 +183,11 @@ class _Classical:
         rotations = self.max_rotations
         if rotations is None:
             rotations = DEFAULT_ROTATION_SWEEPS * n * (n - 1) // 2
-        source = TwoSidedMatrix(scaled, rotations, n * float(np.finfo(np.float64).eps),
-                                not self.eigvals_only)
+        source = TwoSidedMatrix(scaled, self.kind, rotations,
+                                n * float(np.finfo(np.float64).eps), not self.eigvals_only)
         return Factored(source, np.empty(0, dtype=np.int8), kept={"shift": shift})
 
-    def extract(self, run: ClassicalRun, factored: Factored, index: tuple[int, ...],
+    def extract(self, run: ClassicalRun | CyclicRun, factored: Factored, index: tuple[int, ...],
                 plan: SweepPlan, info: SolveInfo) -> Any:
         w = np.ldexp(np.diagonal(run.A).real, -factored.kept["shift"])
         order = np.argsort(w, kind="stable")

@@ -13,7 +13,7 @@ import scipy.linalg
 
 import cljacobi
 from cljacobi import classical_reference
-from cljacobi.host.classical import ClassicalSpec, classical_run
+from cljacobi.host.classical import ClassicalSpec, classical_run, cyclic_run
 from cljacobi.host.programs import build_program, render
 
 EPS = np.finfo(np.float64).eps
@@ -137,6 +137,7 @@ def test_classical_nonconvergence(rng):
     (np.eye(3), {"method": "two_sided"}, ValueError, "method must be one of"),
     (np.eye(3), {"method": "classical", "max_rotations": -1}, ValueError, "max_rotations"),
     (np.eye(3), {"max_rotations": 10}, ValueError, "bounds method='classical'"),
+    (np.eye(3), {"method": "two-sided", "strategy": "zigzag"}, ValueError, "unknown strategy"),
     (np.array([[1.0, 2.0], [0.0, 1.0]]), {"method": "classical"}, ValueError, "symmetric"),
     (np.ones((2, 3)), {"method": "classical"}, ValueError, "square"),
     (np.eye(2), {"method": "classical", "eigvals_only": "yes"}, TypeError, "eigvals_only"),
@@ -144,3 +145,43 @@ def test_classical_nonconvergence(rng):
 def test_wrong_inputs(A, options, error, message):
     with pytest.raises(error, match=message):
         cljacobi.eigh(A, **options)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [9, 32])
+@pytest.mark.parametrize("strategy", ["me", "ring", "round-robin"])
+def test_cyclic_kernels_against_reference(strategy, n, dtype, queue, rng):
+    """The parallel cyclic two-sided kernels are the reference's steps: the
+    same rotations every sweep, the same A and V to rounding."""
+    A = _hermitian(n, dtype, rng)
+    tol = n * EPS
+    A_ref, V_ref, counts, converged = classical_reference.cyclic_jacobi(
+        A, strategy=strategy, max_sweeps=30, tol=tol)
+    run = cyclic_run(queue, A, strategy=strategy, max_sweeps=30, tol=tol, compute_v=True)
+    assert converged and run.converged and run.rotations_per_sweep == counts
+    scale = np.abs(A).max()
+    np.testing.assert_allclose(run.A, A_ref, rtol=0, atol=1e3 * EPS * scale)
+    np.testing.assert_allclose(run.V, V_ref, rtol=0, atol=1e3 * EPS)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [2, 17, 64])
+def test_two_sided_eigh_against_lapack(n, dtype, rng):
+    A = _hermitian(n, dtype, rng)
+    (w, V), info = cljacobi.eigh(A, method="two-sided", return_info=True)
+    exact = scipy.linalg.eigh(A, eigvals_only=True)
+    assert np.abs(w - exact).max() <= 10 * n * EPS * np.abs(exact).max()
+    assert np.linalg.norm(A @ V - V * w) <= 10 * n * EPS * np.linalg.norm(A)
+    assert np.linalg.norm(V.conj().T @ V - np.eye(n)) <= 10 * n * EPS
+    assert info.variant == "two-sided" and info.converged
+    assert info.sweeps == len(info.rotations_per_sweep) and info.rotations_per_sweep[-1] == 0
+
+
+def test_two_sided_zero_diagonal_and_nonconvergence(rng):
+    """A zero diagonal still rotates (the absolute floor); max_sweeps bounds it."""
+    A = np.array([[0.0, 1.0], [1.0, 0.0]])
+    np.testing.assert_allclose(cljacobi.eigh(A, method="two-sided", eigvals_only=True),
+                               [-1.0, 1.0], atol=4 * EPS)
+    B = _hermitian(20, np.float64, rng)
+    with pytest.raises(cljacobi.ConvergenceError, match="did not converge in 2 sweeps"):
+        cljacobi.eigh(B, method="two-sided", max_sweeps=2)

@@ -25,7 +25,7 @@ from .signatures import KernelSignature, buffer, c_defines, int_arg, real_arg
 from .sizes import check_power_of_two
 
 __all__ = ["CLASSICAL_RESCAN_LIST", "CLASSICAL_WORK_GROUP", "ClassicalRun", "ClassicalSpec",
-           "classical_run"]
+           "CyclicRun", "classical_run", "cyclic_run"]
 
 #: Work-items of the one work-group (a power of two): a step touches O(n)
 #: entries, so the group strides over rows and columns.
@@ -63,13 +63,24 @@ class ClassicalSpec:
     def signatures(self) -> dict[str, KernelSignature]:
         """The kernel's arguments, declared once."""
         element = "__global cjac_elem *"
+        step = (buffer("pairs", "__global const int *"), int_arg("first"),
+                int_arg("pairs_per_step"), buffer("rot", "__global cjac_real *"))
+        rotations = KernelSignature("cjac_cyclic_rotations", (
+            buffer("a", "__global const cjac_elem *"), int_arg("n"), *step, real_arg("tol"),
+            real_arg("floor_"), buffer("counter", "__global int *"),
+        ))
+        columns = KernelSignature("cjac_cyclic_columns", (
+            buffer("a", element), buffer("v", element), int_arg("n"), int_arg("compute_v"),
+            *step,
+        ))
+        rows = KernelSignature("cjac_cyclic_rows", (buffer("a", element), int_arg("n"), *step))
         kernel = KernelSignature("cjac_classical", (
             buffer("a", element), buffer("v", element), int_arg("n"), int_arg("compute_v"),
             int_arg("max_rotations"), real_arg("tol"),
             buffer("row_value", "__global cjac_real *"), buffer("row_arg", "__global int *"),
             buffer("result", "__global int *"),
         ))
-        return {kernel.name: kernel}
+        return {sig.name: sig for sig in (kernel, rotations, columns, rows)}
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -146,3 +157,86 @@ def classical_run(queue: cl.CommandQueue, A: np.ndarray, *, max_rotations: int,
 
 def _power_of_two_below(limit: int) -> int:
     return 1 << (int(limit).bit_length() - 1)
+
+
+class CyclicRun(NamedTuple):
+    """The final matrix, V, and the sweeps of the parallel cyclic method."""
+
+    A: np.ndarray
+    V: np.ndarray | None
+    sweeps: int
+    rotations_per_sweep: list[int]
+    converged: bool
+    seconds: float
+
+
+def cyclic_run(queue: cl.CommandQueue, A: np.ndarray, *, strategy: str, max_sweeps: int,
+               tol: float, compute_v: bool) -> CyclicRun:
+    """The parallel cyclic two-sided Jacobi method on the Hermitian `A`.
+
+    Per step of the strategy's table (:func:`cljacobi.strategies.step_table`;
+    an odd n gets a virtual column), three launches: the rotations of the
+    step's pairs from the same A, A J and V J by columns, J^* (A J) by rows.
+    A pair rotates when ``|a_ij| > tol max(sqrt(|a_ii a_jj|), max_k |a_kk|)``
+    is false no more, i.e. the relative test with an absolute floor for zero
+    diagonals; the sweeps end after one without a rotation.
+    """
+    from ..strategies import step_table
+
+    start = time.perf_counter()
+    require_fp64(queue.device)
+    n = A.shape[0]
+    dtype = np.dtype(A.dtype)
+    check_global_memory(queue.device, {"A": dtype.itemsize * n * n,
+                                       "V": dtype.itemsize * n * n if compute_v else 0})
+    spec = ClassicalSpec(dtype.name, min(CLASSICAL_WORK_GROUP,
+                                         _power_of_two_below(queue.device.max_work_group_size)))
+    program = build_program(queue.context, queue.device, spec)
+    order = n + n % 2
+    tables = [step_table(strategy, order, sweep=s).pairs for s in (0, 1)]
+    steps, per_step = tables[0].shape[:2]
+    flags, ctx = cl.mem_flags, queue.context
+    pairs = cl.Buffer(ctx, flags.READ_ONLY | flags.COPY_HOST_PTR,
+                      hostbuf=np.ascontiguousarray(np.concatenate(tables), dtype=np.int32))
+    a_buf = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=np.asfortranarray(A))
+    V = np.eye(n, dtype=dtype, order="F") if compute_v else None
+    v_buf = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR,
+                      hostbuf=V if compute_v else np.zeros(1, dtype))
+    rot = cl.Buffer(ctx, flags.READ_WRITE, 8 * 4 * per_step)
+    counter = cl.Buffer(ctx, flags.READ_WRITE, 4)
+    floor = float(np.abs(np.diagonal(A)).max()) * (1 if n else 0)
+    common = {"n": n, "pairs": pairs, "first": 0, "pairs_per_step": per_step, "rot": rot}
+    sigs = spec.signatures
+    launches = [
+        (sigs["cjac_cyclic_rotations"].kernel(program, a=a_buf, tol=tol, floor_=floor,
+                                              counter=counter, **common),
+         sigs["cjac_cyclic_rotations"], (per_step,), None),
+        (sigs["cjac_cyclic_columns"].kernel(program, a=a_buf, v=v_buf,
+                                            compute_v=int(compute_v), **common),
+         sigs["cjac_cyclic_columns"], (n, per_step), None),
+        (sigs["cjac_cyclic_rows"].kernel(program, a=a_buf, **common),
+         sigs["cjac_cyclic_rows"], (n, per_step), None),
+    ]
+    launches = [(kernel, sig.position("first"), size, local)
+                for kernel, sig, size, local in launches]
+    counts: list[int] = []
+    converged = n < 2
+    count = np.zeros(1, np.int32)
+    for sweep in range(0 if converged else max_sweeps):
+        cl.enqueue_copy(queue, counter, np.zeros(1, np.int32))
+        for s in range(steps):
+            first = np.int32(((sweep % 2) * steps + s) * per_step)
+            for kernel, position, size, local in launches:
+                kernel.set_arg(position, first)
+                cl.enqueue_nd_range_kernel(queue, kernel, size, local)
+        cl.enqueue_copy(queue, count, counter)
+        counts.append(int(count[0]))
+        if counts[-1] == 0:
+            converged = True
+            break
+    out = np.empty((n, n), dtype=dtype, order="F")
+    cl.enqueue_copy(queue, out, a_buf)
+    if compute_v:
+        cl.enqueue_copy(queue, V, v_buf)
+    queue.finish()
+    return CyclicRun(out, V, len(counts), counts, converged, time.perf_counter() - start)

@@ -16,6 +16,14 @@
 ## largest entry was in column p or q, rescanned; the others compare their
 ## two changed entries).
 ##
+## The same file holds the parallel cyclic two-sided method (eigh's
+## "two-sided"): per step of a strategy table, cjac_cyclic_rotations decides
+## the rotation of every pair of the step from the same A (one work-item a
+## pair), cjac_cyclic_columns applies them to the columns of A and V (A J),
+## cjac_cyclic_rows to the rows (J^* A J): the pairs of a step are disjoint,
+## so their rotations commute.  cljacobi.classical_reference.cyclic_jacobi is
+## its numpy reference.
+##
 ## Render parameters (cljacobi.host.classical.ClassicalSpec):
 ##   real_ctype        "double"
 ##   complex_          complex Hermitian data (interleaved cjac_real2)
@@ -235,4 +243,107 @@ void cjac_classical(${signatures["cjac_classical"].parameters})
         result[0] = rotations;
         result[1] = stop;
     }
+}
+
+/* The rotation of pair k of the step (i < j; j >= n: the virtual column of an
+ * odd n, no rotation): rotate when |a_ij| > tol max(sqrt(|a_ii a_jj|), floor)
+ * (relative to the pair's diagonal, with an absolute floor for zero ones);
+ * rot[4 k ..] = (c, s, e^{i alpha}) or c = 1, s = 0. */
+__kernel void cjac_cyclic_rotations(${signatures["cjac_cyclic_rotations"].parameters})
+{
+    const int k = get_global_id(0);
+    if (k >= pairs_per_step)
+        return;
+    const int i = pairs[2 * (first + k)], j = pairs[2 * (first + k) + 1];
+    cjac_real c = 1, s = 0;
+    cjac_elem phase = cjac_from_real(1);
+    if (j < n) {
+        const cjac_elem a_ij = a[(size_t)j * n + i];
+        const cjac_real r = cjac_elem_abs(a_ij);
+        const cjac_real a_ii = cjac_real_part(a[(size_t)i * n + i]);
+        const cjac_real a_jj = cjac_real_part(a[(size_t)j * n + j]);
+        if (r > tol * fmax(sqrt(fabs(a_ii)) * sqrt(fabs(a_jj)), floor_)) {
+            cjac_classical_rotation(a_ii, a_jj, r, &c, &s);
+%if complex_:
+            phase = (cjac_real2)(a_ij.x / r, a_ij.y / r);
+%else:
+            phase = a_ij >= 0 ? 1 : -1;
+%endif
+            atomic_inc(counter);
+        }
+    }
+    rot[4 * k] = c;
+    rot[4 * k + 1] = s;
+%if complex_:
+    rot[4 * k + 2] = phase.x;
+    rot[4 * k + 3] = phase.y;
+%else:
+    rot[4 * k + 2] = phase;
+    rot[4 * k + 3] = 0;
+%endif
+}
+
+/* The rotation of pair k as (c, to_i, to_j): column i' = c col_i + to_i col_j,
+ * column j' = c col_j + to_j col_i (J = [[c, -s e^{ia}], [s e^{-ia}, c]]). */
+inline void cjac_cyclic_load(__global const cjac_real *rot, const int k, cjac_real *c,
+                             cjac_elem *to_i, cjac_elem *to_j)
+{
+    *c = rot[4 * k];
+    const cjac_real s = rot[4 * k + 1];
+%if complex_:
+    const cjac_elem phase = (cjac_real2)(rot[4 * k + 2], rot[4 * k + 3]);
+%else:
+    const cjac_elem phase = rot[4 * k + 2];
+%endif
+    *to_i = cjac_scale(s, cjac_conj(phase));
+    *to_j = cjac_scale(-s, phase);
+}
+
+/* A J and V J: work-item (r, k) updates row r of columns i and j of pair k. */
+__kernel void cjac_cyclic_columns(${signatures["cjac_cyclic_columns"].parameters})
+{
+    const int r = get_global_id(0), k = get_global_id(1);
+    if (r >= n || k >= pairs_per_step)
+        return;
+    const int i = pairs[2 * (first + k)], j = pairs[2 * (first + k) + 1];
+    if (j >= n || rot[4 * k + 1] == 0)
+        return;
+    cjac_real c;
+    cjac_elem to_i, to_j;
+    cjac_cyclic_load(rot, k, &c, &to_i, &to_j);
+    for (int m = 0; m < (compute_v ? 2 : 1); ++m) {
+        __global cjac_elem *x = m == 0 ? a : v;
+        const cjac_elem xi = x[(size_t)i * n + r], xj = x[(size_t)j * n + r];
+        x[(size_t)i * n + r] = cjac_axpy(to_i, xj, cjac_scale(c, xi));
+        x[(size_t)j * n + r] = cjac_axpy(to_j, xi, cjac_scale(c, xj));
+    }
+}
+
+/* J^* (A J): work-item (col, k) updates rows i and j of column col for pair
+ * k (row i' = c row_i + conj(to_i) row_j, row j' = c row_j + conj(to_j)
+ * row_i); the pivot block is set to its exact form (a_ij = 0, real diagonal). */
+__kernel void cjac_cyclic_rows(${signatures["cjac_cyclic_rows"].parameters})
+{
+    const int col = get_global_id(0), k = get_global_id(1);
+    if (col >= n || k >= pairs_per_step)
+        return;
+    const int i = pairs[2 * (first + k)], j = pairs[2 * (first + k) + 1];
+    if (j >= n || rot[4 * k + 1] == 0)
+        return;
+    cjac_real c;
+    cjac_elem to_i, to_j;
+    cjac_cyclic_load(rot, k, &c, &to_i, &to_j);
+    __global cjac_elem *column = a + (size_t)col * n;
+    const cjac_elem xi = column[i], xj = column[j];
+    cjac_elem yi = cjac_axpy(cjac_conj(to_i), xj, cjac_scale(c, xi));
+    cjac_elem yj = cjac_axpy(cjac_conj(to_j), xi, cjac_scale(c, xj));
+    if (col == i) {
+        yi = cjac_from_real(cjac_real_part(yi));
+        yj = CJAC_ELEM_ZERO;
+    } else if (col == j) {
+        yi = CJAC_ELEM_ZERO;
+        yj = cjac_from_real(cjac_real_part(yj));
+    }
+    column[i] = yi;
+    column[j] = yj;
 }
