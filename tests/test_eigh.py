@@ -5,7 +5,6 @@ cljacobi.classical_reference."""
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pytest

@@ -230,10 +230,10 @@ def test_enhanced_dots(criterion, variant, dtype, rng):
 @pytest.mark.parametrize("variant", ["pointwise", "bo"])
 def test_fewer_rows_in_a(m, p, n, variant, dtype, rng):
     """A with m < n rows: the n - m smallest C are exactly zero with zero
-    columns of U, the first m columns of U orthonormal, and the rest agrees
-    with ggsvd3."""
+    columns of U, the first m columns of U orthonormal, and the other
+    generalized singular values those of the pencil (A^H A, B^H B)."""
     A, B = _random((m, n), dtype, rng), _random((p, n), dtype, rng)
-    U, V, C, S, X = result = cljacobi.gsvd(A, B, variant=variant,
+    U, V, C, S, X = cljacobi.gsvd(A, B, variant=variant,
                                            block_width=None if variant == "pointwise" else 4)
     assert U.shape == (m, n) and V.shape == (p, n) and X.shape == (n, n)
     assert np.all(C[m:] == 0) and np.all(S[m:] == 1) and np.all(U[:, m:] == 0)
