@@ -122,41 +122,62 @@ def classical_run(queue: cl.CommandQueue, A: np.ndarray, *, max_rotations: int,
     ClassicalRun
     """
     start = time.perf_counter()
-    require_fp64(queue.device)
     n = A.shape[0]
-    dtype = np.dtype(A.dtype)
-    check_global_memory(queue.device, {"A": dtype.itemsize * n * n,
-                                       "V": dtype.itemsize * n * n if compute_v else 0})
-    spec = ClassicalSpec(dtype.name, min(CLASSICAL_WORK_GROUP,
-                                         _power_of_two_below(queue.device.max_work_group_size)))
-    program = build_program(queue.context, queue.device, spec)
-    flags = cl.mem_flags
-    ctx = queue.context
-    a_buf = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=np.asfortranarray(A))
-    V = np.eye(n, dtype=dtype, order="F") if compute_v else None
-    v_buf = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR,
-                      hostbuf=V if compute_v else np.zeros(1, dtype))
+    program, spec, matrices = _upload(queue, A, compute_v)
+    flags, ctx = cl.mem_flags, queue.context
     row_value = cl.Buffer(ctx, flags.READ_WRITE, 8 * max(n, 1))
     row_arg = cl.Buffer(ctx, flags.READ_WRITE, 4 * max(n, 1))
     result = np.zeros(2, np.int32)
     result_buf = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=result)
     kernel = spec.signatures["cjac_classical"].kernel(
-        program, a=a_buf, v=v_buf, n=n, compute_v=int(compute_v),
+        program, a=matrices.a, v=matrices.v, n=n, compute_v=int(compute_v),
         max_rotations=max_rotations, tol=tol, row_value=row_value, row_arg=row_arg,
         result=result_buf)
     wg = spec.work_group_size
     cl.enqueue_nd_range_kernel(queue, kernel, (wg,), (wg,))
-    out = np.empty((n, n), dtype=dtype, order="F")
-    cl.enqueue_copy(queue, out, a_buf)
-    if compute_v:
-        cl.enqueue_copy(queue, V, v_buf)
     cl.enqueue_copy(queue, result, result_buf)
-    queue.finish()
+    out, V = _fetch(queue, matrices)
     return ClassicalRun(out, V, int(result[0]), bool(result[1]), time.perf_counter() - start)
 
 
-def _power_of_two_below(limit: int) -> int:
-    return 1 << (int(limit).bit_length() - 1)
+class _Matrices(NamedTuple):
+    """A and V (or a placeholder) on the device, and the host V to fetch into."""
+
+    a: cl.Buffer
+    v: cl.Buffer
+    V: np.ndarray | None
+    shape: tuple[int, int]
+    dtype: np.dtype
+
+
+def _upload(queue: cl.CommandQueue, A: np.ndarray, compute_v: bool
+            ) -> tuple[cl.Program, ClassicalSpec, _Matrices]:
+    """The program and A (column-major) and V = I on the device, after the
+    fp64 and memory checks (before any launch)."""
+    require_fp64(queue.device)
+    n = A.shape[0]
+    dtype = np.dtype(A.dtype)
+    check_global_memory(queue.device, {"A": dtype.itemsize * n * n,
+                                       "V": dtype.itemsize * n * n if compute_v else 0})
+    largest = 1 << (int(queue.device.max_work_group_size).bit_length() - 1)
+    spec = ClassicalSpec(dtype.name, min(CLASSICAL_WORK_GROUP, largest))
+    program = build_program(queue.context, queue.device, spec)
+    flags, ctx = cl.mem_flags, queue.context
+    a = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=np.asfortranarray(A))
+    V = np.eye(n, dtype=dtype, order="F") if compute_v else None
+    v = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR,
+                  hostbuf=V if compute_v else np.zeros(1, dtype))
+    return program, spec, _Matrices(a, v, V, (n, n), dtype)
+
+
+def _fetch(queue: cl.CommandQueue, matrices: _Matrices) -> tuple[np.ndarray, np.ndarray | None]:
+    """The final A and V back on the host (after the queue has finished)."""
+    out = np.empty(matrices.shape, dtype=matrices.dtype, order="F")
+    cl.enqueue_copy(queue, out, matrices.a)
+    if matrices.V is not None:
+        cl.enqueue_copy(queue, matrices.V, matrices.v)
+    queue.finish()
+    return out, matrices.V
 
 
 class CyclicRun(NamedTuple):
@@ -178,47 +199,36 @@ def cyclic_run(queue: cl.CommandQueue, A: np.ndarray, *, strategy: str, max_swee
     an odd n gets a virtual column), three launches: the rotations of the
     step's pairs from the same A, A J and V J by columns, J^* (A J) by rows.
     A pair rotates when ``|a_ij| > tol max(sqrt(|a_ii a_jj|), max_k |a_kk|)``
-    is false no more, i.e. the relative test with an absolute floor for zero
-    diagonals; the sweeps end after one without a rotation.
+    (the relative test, with an absolute floor for zero diagonals, ``max_k``
+    over the input); the sweeps end after one without a rotation.
     """
     from ..strategies import step_table
 
     start = time.perf_counter()
-    require_fp64(queue.device)
     n = A.shape[0]
-    dtype = np.dtype(A.dtype)
-    check_global_memory(queue.device, {"A": dtype.itemsize * n * n,
-                                       "V": dtype.itemsize * n * n if compute_v else 0})
-    spec = ClassicalSpec(dtype.name, min(CLASSICAL_WORK_GROUP,
-                                         _power_of_two_below(queue.device.max_work_group_size)))
-    program = build_program(queue.context, queue.device, spec)
+    program, spec, matrices = _upload(queue, A, compute_v)
     order = n + n % 2
     tables = [step_table(strategy, order, sweep=s).pairs for s in (0, 1)]
     steps, per_step = tables[0].shape[:2]
     flags, ctx = cl.mem_flags, queue.context
     pairs = cl.Buffer(ctx, flags.READ_ONLY | flags.COPY_HOST_PTR,
                       hostbuf=np.ascontiguousarray(np.concatenate(tables), dtype=np.int32))
-    a_buf = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=np.asfortranarray(A))
-    V = np.eye(n, dtype=dtype, order="F") if compute_v else None
-    v_buf = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR,
-                      hostbuf=V if compute_v else np.zeros(1, dtype))
     rot = cl.Buffer(ctx, flags.READ_WRITE, 8 * 4 * per_step)
     counter = cl.Buffer(ctx, flags.READ_WRITE, 4)
-    floor = float(np.abs(np.diagonal(A)).max()) * (1 if n else 0)
+    floor = float(np.abs(np.diagonal(A)).max(initial=0.0))
     common = {"n": n, "pairs": pairs, "first": 0, "pairs_per_step": per_step, "rot": rot}
     sigs = spec.signatures
     launches = [
-        (sigs["cjac_cyclic_rotations"].kernel(program, a=a_buf, tol=tol, floor_=floor,
+        (sigs["cjac_cyclic_rotations"].kernel(program, a=matrices.a, tol=tol, floor_=floor,
                                               counter=counter, **common),
-         sigs["cjac_cyclic_rotations"], (per_step,), None),
-        (sigs["cjac_cyclic_columns"].kernel(program, a=a_buf, v=v_buf,
+         sigs["cjac_cyclic_rotations"], (per_step,)),
+        (sigs["cjac_cyclic_columns"].kernel(program, a=matrices.a, v=matrices.v,
                                             compute_v=int(compute_v), **common),
-         sigs["cjac_cyclic_columns"], (n, per_step), None),
-        (sigs["cjac_cyclic_rows"].kernel(program, a=a_buf, **common),
-         sigs["cjac_cyclic_rows"], (n, per_step), None),
+         sigs["cjac_cyclic_columns"], (n, per_step)),
+        (sigs["cjac_cyclic_rows"].kernel(program, a=matrices.a, **common),
+         sigs["cjac_cyclic_rows"], (n, per_step)),
     ]
-    launches = [(kernel, sig.position("first"), size, local)
-                for kernel, sig, size, local in launches]
+    launches = [(kernel, sig.position("first"), size) for kernel, sig, size in launches]
     counts: list[int] = []
     converged = n < 2
     count = np.zeros(1, np.int32)
@@ -226,17 +236,13 @@ def cyclic_run(queue: cl.CommandQueue, A: np.ndarray, *, strategy: str, max_swee
         cl.enqueue_copy(queue, counter, np.zeros(1, np.int32))
         for s in range(steps):
             first = np.int32(((sweep % 2) * steps + s) * per_step)
-            for kernel, position, size, local in launches:
+            for kernel, position, size in launches:
                 kernel.set_arg(position, first)
-                cl.enqueue_nd_range_kernel(queue, kernel, size, local)
+                cl.enqueue_nd_range_kernel(queue, kernel, size, None)
         cl.enqueue_copy(queue, count, counter)
         counts.append(int(count[0]))
         if counts[-1] == 0:
             converged = True
             break
-    out = np.empty((n, n), dtype=dtype, order="F")
-    cl.enqueue_copy(queue, out, a_buf)
-    if compute_v:
-        cl.enqueue_copy(queue, V, v_buf)
-    queue.finish()
+    out, V = _fetch(queue, matrices)
     return CyclicRun(out, V, len(counts), counts, converged, time.perf_counter() - start)
