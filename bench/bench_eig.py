@@ -50,7 +50,7 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from common import median_time, on_gpu, write_results
+from common import eigh_peers, median_time, write_results
 
 import cljacobi
 from cljacobi.host.device import default_queue
@@ -138,20 +138,6 @@ def _vector_accuracy(M, w, U):
     return out
 
 
-def _peers():
-    peers = {"numpy.eigh": lambda M: np.linalg.eigh(M)}
-    try:
-        import cupy
-        import cupyx.cusolver
-
-        peers["cupy.eigh (syevd)"] = on_gpu(lambda dM: cupy.linalg.eigh(dM))
-        peers["cusolver.syevj"] = on_gpu(
-            lambda dM: cupyx.cusolver.syevj(dM, with_eigen_vector=True))
-    except Exception as error:
-        print(f"# cupy peers unavailable: {error!r}")
-    return peers
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[256, 512, 1024])
@@ -183,7 +169,7 @@ def main() -> None:
     queue = default_queue()
     device = queue.device.name.strip()
     print(f"# cljacobi device: {device}")
-    peers = {k: v for k, v in _peers().items() if k not in args.skip}
+    peers = {k: v for k, v in eigh_peers().items() if k not in args.skip}
     rng = np.random.default_rng(args.seed)
 
     # Peers that cannot take this dtype are dropped here; every solver's first

@@ -1,5 +1,7 @@
 """cljacobi.eigh's methods beside cuSOLVER syevj (the same parallel cyclic
-two-sided Jacobi method) and syevd, on the same matrices, in one process.
+two-sided Jacobi method) and syevd, and LAPACK through numpy
+(common.eigh_peers, bench_eig.py's peers), on the same matrices, in one
+process.
 
 Random symmetric matrices ``A = Q diag(lambda) Q^T`` with Haar Q and
 eigenvalues uniform in [-1, 1]; for each n and solver the median of
@@ -17,24 +19,10 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from common import median_time, on_gpu, write_results
+from common import eigh_peers, median_time, write_results
 
 import cljacobi
 from cljacobi.host.device import default_queue
-
-
-def _peers():
-    peers = {}
-    try:
-        import cupy
-        import cupyx.cusolver
-
-        peers["cupy.eigh (syevd)"] = on_gpu(lambda dA: cupy.linalg.eigh(dA))
-        peers["cusolver.syevj"] = on_gpu(
-            lambda dA: cupyx.cusolver.syevj(dA, with_eigen_vector=True))
-    except Exception as error:
-        print(f"# cupy peers unavailable: {error!r}")
-    return peers
 
 
 def main() -> None:
@@ -48,7 +36,7 @@ def main() -> None:
     device = default_queue().device.name.strip()
     print(f"# cljacobi device: {device}")
     rng = np.random.default_rng(args.seed)
-    peers = _peers()
+    peers = eigh_peers()
     records = []
     for n in args.sizes:
         Q = np.linalg.qr(rng.standard_normal((n, n)))[0]

@@ -70,3 +70,22 @@ def write_results(path: Path | None, benchmark: str, device: str, records: list)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(payload, indent=1))
     print(f"# wrote {path}")
+
+
+def eigh_peers() -> dict[str, Callable[[Any], tuple]]:
+    """The Hermitian eigensolvers to time beside cljacobi: LAPACK through
+    numpy, and with CuPy cuSOLVER's syevd and its Jacobi syevj; each takes the
+    host matrix and returns ``(w, V)``."""
+    import numpy as np
+
+    peers = {"numpy.eigh": lambda M: np.linalg.eigh(M)}
+    try:
+        import cupy
+        import cupyx.cusolver
+
+        peers["cupy.eigh (syevd)"] = on_gpu(lambda dM: cupy.linalg.eigh(dM))
+        peers["cusolver.syevj"] = on_gpu(
+            lambda dM: cupyx.cusolver.syevj(dM, with_eigen_vector=True))
+    except Exception as error:
+        print(f"# cupy peers unavailable: {error!r}")
+    return peers
