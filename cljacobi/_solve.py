@@ -332,9 +332,7 @@ def run_two_sided(source: TwoSidedMatrix, *, plan: SweepPlan, info: SolveInfo,
     info.converged = run.converged
     info.seconds["sweeps"] += run.seconds
     if not run.converged and plan.on_nonconvergence == "raise":
-        raise ConvergenceError(
-            f"{plan.caller} did not converge in {budget}{where(index)}; pass a larger "
-            f"{knob}, or on_nonconvergence='warn' for the partial result", info)
+        raise _not_converged(plan, info, index, budget, knob)
     return run
 
 
@@ -357,11 +355,18 @@ def run_hz(pair: HZPair, *, plan: SweepPlan, info: SolveInfo, index: tuple[int, 
     info.rotations_per_sweep, info.rotations = run.transformations, sum(run.transformations)
     info.seconds["sweeps"] += run.seconds
     if not run.converged and plan.on_nonconvergence == "raise":
-        raise ConvergenceError(
-            f"{plan.caller} did not converge in {plan.max_sweeps} sweeps{where(index)} "
-            f"(transformations per sweep: {run.transformations}); pass a larger max_sweeps, "
-            "or on_nonconvergence='warn' for the partial result", info)
+        raise _not_converged(plan, info, index, f"{plan.max_sweeps} sweeps", "max_sweeps",
+                             f" (transformations per sweep: {run.transformations})")
     return run
+
+
+def _not_converged(plan: SweepPlan, info: SolveInfo, index: tuple[int, ...], budget: str,
+                   knob: str, detail: str = "") -> ConvergenceError:
+    """The error of a run that used up `budget` (``"60 sweeps"``) without
+    converging; `knob` is the option that raises it."""
+    return ConvergenceError(
+        f"{plan.caller} did not converge in {budget}{where(index)}{detail}; pass a larger "
+        f"{knob}, or on_nonconvergence='warn' for the partial result", info)
 
 
 class Method(Protocol):
@@ -579,12 +584,8 @@ def run_sweeps(
     if not info.converged and plan.on_nonconvergence == "raise":
         if plan.caller != "eig_indefinite":  # the extraction that counts them will not run
             info.rank = int(np.count_nonzero(state.d))
-        raise ConvergenceError(
-            f"{plan.caller} did not converge in {max_sweeps} sweeps"
-            f"{where(index)} (rotations per sweep: {info.rotations_per_sweep}); pass a "
-            "larger max_sweeps, or on_nonconvergence='warn' for the partial result",
-            info,
-        )
+        raise _not_converged(plan, info, index, f"{max_sweeps} sweeps", "max_sweeps",
+                             f" (rotations per sweep: {info.rotations_per_sweep})")
     return state
 
 
