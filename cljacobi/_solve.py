@@ -299,7 +299,8 @@ class TwoSidedMatrix:
     (:func:`cljacobi.host.classical.classical_run`) and its options."""
 
     A: np.ndarray
-    #: "classical" (largest pivot) or "cyclic" (the plan's strategy tables)
+    #: "classical" (largest pivot) or "two-sided" (parallel cyclic, the plan's
+    #: strategy tables)
     method: str
     #: the classical method's steps at most
     max_rotations: int
@@ -314,8 +315,7 @@ def run_two_sided(source: TwoSidedMatrix, *, plan: SweepPlan, info: SolveInfo,
     ``plan.on_nonconvergence == "warn"``."""
     info.device = plan.queue.device.name.strip()
     info.precision = "double"
-    info.variant = "classical" if source.method == "classical" else "two-sided"
-    info.block_width = 0
+    info.variant, info.block_width = source.method, 0
     if source.method == "classical":
         run = classical_run(plan.queue, source.A, max_rotations=source.max_rotations,
                             tol=source.tol, compute_v=source.compute_v)

@@ -8,12 +8,13 @@ Symmetric Matrices with CUDA" (cited as [W]): each step annihilates the
 off-diagonal entry of largest modulus, found through a per-row cache of the
 largest modulus so that a step costs O(n), all steps in one launch
 (``templates/classical.cl.mako``; :mod:`cljacobi.classical_reference` is its
-numpy reference, with the paper's slips corrected).  ``method="two-sided"``
-is the parallel cyclic two-sided method (the strategy tables of
-:mod:`cljacobi.strategies`; pointwise, three launches a step).  It has the two-sided
-method's normwise accuracy (eigenvalue errors of order ``n eps ||A||``), and
-it stops after ``max_rotations`` steps, as the paper's fixed iteration counts,
-or when the largest off-diagonal modulus is at most ``n eps max_i |a_ii|``.
+numpy reference, with the paper's slips corrected); it stops after
+``max_rotations`` steps, as the paper's fixed iteration counts, or when the
+largest off-diagonal modulus is at most ``n eps max_i |a_ii|``.
+``method="two-sided"`` is the parallel cyclic two-sided method (the strategy
+tables of :mod:`cljacobi.strategies`; pointwise, three launches a step),
+bounded by ``max_sweeps``.  Both have the two-sided methods' normwise
+accuracy (eigenvalue errors of order ``n eps ||A||``).
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def eigh(
         ``max_sweeps``.
     strategy : str, optional
         "two-sided": the parallel strategy (:func:`cljacobi.strategies.step_table`;
-        "auto" is Mantharam-Eberlein).
+        "auto" is Mantharam-Eberlein); "one-sided": as in ``eig_indefinite``.
     max_sweeps : int, optional
         "two-sided": sweeps at most; "one-sided": as in ``eig_indefinite``.
     on_nonconvergence : {"raise", "warn"}, optional
@@ -108,8 +109,8 @@ def eigh(
     ValueError
         Not square, not Hermitian, not finite; an unknown method or option.
     ConvergenceError
-        "classical" did not converge in `max_rotations` steps (unless
-        ``on_nonconvergence="warn"``).
+        No convergence in `max_rotations` steps ("classical") or `max_sweeps`
+        sweeps (the others), unless ``on_nonconvergence="warn"``.
     DeviceCapabilityError, DeviceMemoryError
         The device lacks fp64 or memory (checked before the launch).
     """
@@ -124,8 +125,9 @@ def eigh(
                          "bounded by max_sweeps")
     if method in ("auto", "one-sided"):
         return eig_indefinite(A, eigvals_only=eigvals_only, check_finite=check_finite,
-                              max_sweeps=max_sweeps, on_nonconvergence=on_nonconvergence,
-                              queue=queue, return_info=return_info)
+                              strategy=strategy, max_sweeps=max_sweeps,
+                              on_nonconvergence=on_nonconvergence, queue=queue,
+                              return_info=return_info)
     if max_rotations is not None and (isinstance(max_rotations, bool) or not isinstance(
             max_rotations, (int, np.integer)) or max_rotations < 0):
         raise ValueError(f"max_rotations must be a nonnegative integer, not {max_rotations!r}")
@@ -133,19 +135,18 @@ def eigh(
         "eigh", strategy=strategy, rotation=None, sort_diagonal=True,
         max_sweeps=max_sweeps, on_nonconvergence=on_nonconvergence, variant="auto",
         block_width=None, queue=queue)
-    kind = "classical" if method == "classical" else "cyclic"
-    return _solve.solve(_TwoSided(eigvals_only, kind, max_rotations), A, plan, queue=queue,
+    return _solve.solve(_TwoSided(eigvals_only, method, max_rotations), A, plan, queue=queue,
                         check_finite=check_finite, return_info=return_info)
 
 
 @dataclass(frozen=True)
 class _TwoSided:
     """eigh's two-sided methods in the pipeline: the Hermitian part, scaled by
-    a power of two, to the device ("classical" or "cyclic"); the diagonal and
+    a power of two, to the device ("classical" or "two-sided"); the diagonal and
     V read off."""
 
     eigvals_only: bool
-    kind: str
+    method: str
     max_rotations: int | None
     argument = "A"
     square = True
@@ -183,7 +184,7 @@ class _TwoSided:
         rotations = self.max_rotations
         if rotations is None:
             rotations = DEFAULT_ROTATION_SWEEPS * n * (n - 1) // 2
-        source = TwoSidedMatrix(scaled, self.kind, rotations,
+        source = TwoSidedMatrix(scaled, self.method, rotations,
                                 n * float(np.finfo(np.float64).eps), not self.eigvals_only)
         return Factored(source, np.empty(0, dtype=np.int8), kept={"shift": shift})
 
