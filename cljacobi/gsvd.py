@@ -356,7 +356,7 @@ def _shorten(A: np.ndarray, B: np.ndarray, *, compute_q: bool) -> _Shortened:
     if m < n:
         R_F, Q = scipy.linalg.rq(R_F, check_finite=False)
         W = Q.conj().T
-        R_F[:, : n - m] = 0  # exactly: rq leaves them so
+        R_F[:, : n - m] = 0  # exact zeros, whatever rounding the RQ left there
         R_F = np.concatenate([R_F, np.zeros((n - m, n), dtype=R_F.dtype)])
         B_1 = B_1 @ W
     second = scipy.linalg.qr(B_1, mode=mode, pivoting=True, overwrite_a=True,

@@ -417,7 +417,8 @@ class BlockedSpec:
                 f"the blocked family runs float64 or complex128 data, not {self.dtype!r}")
         check_layout(self.layout, self.dtype == "complex128")
         if self.inner_method not in ("sweeps", "stream"):
-            raise ValueError(f"inner_method must be 'sweeps' or 'stream', not {self.inner_method!r}")
+            raise ValueError(
+                f"inner_method must be 'sweeps' or 'stream', not {self.inner_method!r}")
         for name in ("block_width", "gram_micro_tile", "gram_row_slices",
                      "rotate_work_group_size", "tile_rows", "update_tile_rows",
                      "update_micro_rows", "update_micro_cols"):
@@ -791,7 +792,8 @@ class BlockedHSVD:
         SVD's block transformation (Strumpen, Hoffmann & Agarwal 2003: the
         rotations of all pairs across the two blocks from the same Gram
         matrix, applied in a fixed order as one 2w x 2w transformation; in
-        the first outer step of a sweep, all pairs of the 2w columns).
+        the first outer step of a sweep the pairs within each block first,
+        then those across with the Gram matrix brought up to date).
     work_group_size : int, optional
         Work-items per work-group of the sweep status reduction (a power of
         two), which also bound the default Gram row slices and rotate
