@@ -2,7 +2,8 @@
 
 Matrices: ``A = X diag(sigma) Y^*`` (m x n, m >= n) with Haar orthonormal
 (unitary for --dtype complex128) X, Y and singular values log-uniform in
-``[1e-5, 1]`` (the dynamic range of the 2011 paper's spectra), formed in
+``[1e-5, 1]`` (``--family graded``: down to 1e-12; ``--family rank``: half
+of them zero; the default is the dynamic range of the 2011 paper's spectra), formed in
 float64/complex128; ``--aspect 2`` gives m = 2n (a tall A).
 
 Peers (each when importable): numpy.linalg.svd (LAPACK gesdd),
@@ -38,15 +39,26 @@ def _orthonormal(rng, m, n, dtype):
     return Q * (np.diagonal(R) / np.abs(np.diagonal(R)))  # Haar
 
 
-def make_matrix(m, n, rng, dtype):
-    """``A = X diag(sigma) Y^*`` and sigma (descending)."""
-    sigma = np.sort(10.0 ** rng.uniform(-5, 0, n))[::-1]
+#: What ``--family`` takes: the singular values log-uniform in [1e-5, 1] (the
+#: 2011 paper's dynamic range), graded down to 1e-12, or half of them zero
+#: (rank n/2).
+FAMILIES = ("loguniform", "graded", "rank")
+
+
+def make_matrix(m, n, rng, dtype, family="loguniform"):
+    """``A = X diag(sigma) Y^*`` and sigma (descending), sigma by `family`."""
+    low = -12 if family == "graded" else -5
+    sigma = np.sort(10.0 ** rng.uniform(low, 0, n))[::-1]
+    if family == "rank":
+        sigma[n // 2:] = 0
     X, Y = _orthonormal(rng, m, n, dtype), _orthonormal(rng, n, n, dtype)
     return (X * sigma) @ Y.conj().T, sigma
 
 
 def _accuracy(A, sigma, U, S, Vh):
-    out = {"max_rel_sv_error": float(np.max(np.abs(S - sigma) / sigma))}
+    nonzero = sigma > 0  # the zero ones (family "rank") against the largest
+    out = {"max_rel_sv_error": float(np.max(np.abs(S - sigma)[nonzero] / sigma[nonzero])),
+           "zero_sv_error": float(np.max(S[~nonzero], initial=0.0) / sigma[0])}
     if U is not None:
         k = S.shape[0]
         out["orthogonality_U"] = float(np.linalg.norm(U.conj().T @ U - np.eye(U.shape[1])))
@@ -79,6 +91,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[256, 512, 1024],
                         help="n (columns); m = aspect * n rows")
     parser.add_argument("--aspect", type=float, default=1.0, help="m / n (>= 1)")
+    parser.add_argument("--family", choices=FAMILIES, default="loguniform")
     parser.add_argument("--dtype", choices=["float64", "complex128"], default="float64")
     parser.add_argument("--layout", nargs="+", choices=["interleaved", "split"],
                         default=[None], help="complex storage layout(s) on the device")
@@ -125,7 +138,7 @@ def main() -> None:
     records = []
     for n in args.sizes:
         m = int(round(args.aspect * n))
-        A, sigma = make_matrix(m, n, rng, dtype)
+        A, sigma = make_matrix(m, n, rng, dtype, args.family)
         for layout in layouts:
             for variant in args.variants:
                 seconds, times, (result, info) = median_time(
@@ -170,7 +183,7 @@ def main() -> None:
                   f"{r['max_rel_sv_error']:.2e} | {r.get('orthogonality_U', float('nan')):.1e} | "
                   f"{r.get('residual', float('nan')):.1e} |")
 
-    write_results(args.out, f"svd, log-uniform singular values in [1e-5, 1], {dtype.name}, "
+    write_results(args.out, f"svd, family {args.family}, {dtype.name}, "
                   f"aspect {args.aspect}", device, records)
 
 if __name__ == "__main__":
