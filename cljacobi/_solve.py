@@ -36,6 +36,7 @@ import numpy as np
 import pyopencl as cl
 
 from ._arrays import is_device_array, solve_stack, to_device, to_host
+from ._batch import batched_queue, solve_batched
 from ._results import SolveInfo
 from .errors import ConvergenceError, ConvergenceWarning
 from .host.blocked import BLOCK_VARIANTS, COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, BlockedHSVD
@@ -58,7 +59,7 @@ from .validation import (
 __all__ = [
     "DEFAULT_MAX_SWEEPS", "Factored", "HZPair", "Method", "OnDevice", "SweepPlan",
     "TwoSidedMatrix", "complete",
-    "ldexp", "name_of", "orthogonal_complement", "real_dtype", "run_hz", "run_two_sided",
+    "ldexp", "name_of", "orthogonal_complement", "orthogonalization_error", "real_dtype", "run_hz", "run_two_sided",
     "single_precision",
     "solve", "sweep_plan", "unit_columns", "where",
 ]
@@ -201,14 +202,14 @@ def sweep_plan(
     caller: str, *, strategy: str, rotation: int | None, sort_diagonal: bool,
     max_sweeps: int, on_nonconvergence: str, variant: str, block_width: int | None,
     queue: cl.CommandQueue | cl.Context | None, layout: str | None = None,
-    single: bool | None = None,
+    single: bool | None = None, batched: bool = False,
 ) -> SweepPlan:
     """The checked sweep options of a call (each bad value a ValueError or
     TypeError naming it, before any array is looked at)."""
     options = resolve_options(strategy, rotation, sort_diagonal)
     max_sweeps = check_max_sweeps(max_sweeps)
     on_nonconvergence = check_on_nonconvergence(on_nonconvergence)
-    check_variant_options(variant, block_width)
+    check_variant_options(variant, block_width, batched=batched)
     check_queue_argument(queue)
     return SweepPlan(caller, options, max_sweeps, on_nonconvergence, variant, block_width,
                      layout, single)
@@ -418,6 +419,11 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
     list (C order) for a stack.
     """
     pair = bool(getattr(method, "pair", False))
+    batch_queue = None if pair else batched_queue(method, data, plan, queue)
+    if batch_queue is not None:  # the whole stack in one launch
+        plan = SweepPlan(**{**plan.__dict__, "queue": batch_queue})
+        return solve_batched(method, data, plan, batch_queue, check_finite=check_finite,
+                             return_info=return_info)
     if pair:  # (A, B): one matrix each, the result dtype of both
         hosts = [to_host(array, queue) for array in data]
         array_queue = hosts[0][1] or hosts[1][1]
@@ -570,14 +576,7 @@ def run_sweeps(
     if stats.breakdown or stats.tiny_column:
         # What was not rotated is not orthogonal: no result to relative accuracy.
         subject = name_of("G" if plan.caller == "hsvd" else "the factor", index)
-        raise np.linalg.LinAlgError(
-            f"{plan.caller}: a pair of columns of {subject} could not be orthogonalized: "
-            + ("two columns with opposite signs in J are parallel to working precision "
-               "(|coth 2phi| = 1: no hyperbolic rotation exists, so there is no hyperbolic "
-               "SVD to relative accuracy)" if stats.breakdown else
-               "a column's squared norm fell below the floating-point range while it was "
-               "not orthogonal to another one")
-        )
+        raise orthogonalization_error(plan.caller, subject, breakdown=stats.breakdown)
     info.work_group_size = stats.work_group_size
     for phase, seconds in stats.seconds.items():
         info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
@@ -587,6 +586,20 @@ def run_sweeps(
         raise _not_converged(plan, info, index, f"{max_sweeps} sweeps", "max_sweeps",
                              f" (rotations per sweep: {info.rotations_per_sweep})")
     return state
+
+
+def orthogonalization_error(caller: str, subject: str, *, breakdown: bool
+                            ) -> np.linalg.LinAlgError:
+    """The error of sweeps that left a pair of columns of `subject` unrotated:
+    a dependent hyperbolic pair (`breakdown`) or a column below the range."""
+    return np.linalg.LinAlgError(
+        f"{caller}: a pair of columns of {subject} could not be orthogonalized: "
+        + ("two columns with opposite signs in J are parallel to working precision "
+           "(|coth 2phi| = 1: no hyperbolic rotation exists, so there is no hyperbolic "
+           "SVD to relative accuracy)" if breakdown else
+           "a column's squared norm fell below the floating-point range while it was "
+           "not orthogonal to another one")
+    )
 
 
 def _arrays_of(result: Any) -> tuple[np.ndarray, ...]:

@@ -147,7 +147,7 @@ def eig_indefinite(
         :class:`~cljacobi.ConvergenceWarning` and return the partial result
         (eigenpairs read off the not yet orthogonal factor,
         ``info.converged`` False).
-    variant : {"auto", "pointwise", "bo", "fb", "stream"}, optional
+    variant : {"auto", "pointwise", "bo", "fb", "stream", "batched"}, optional
         The pointwise GPUJACH1 kernel, or the blocked block-oriented ("bo",
         one inner sweep per block pair), full-block ("fb", inner sweeps to
         convergence) or stream ("stream": the block transformation of
@@ -159,6 +159,12 @@ def eig_indefinite(
         ``cljacobi.host.variants.AUTO_BLOCKED_MIN_ORDER`` on, else pointwise;
         "auto" with a `block_width` is always "bo" of that width (on CPUs
         and at small orders too).
+        "batched" solves a whole stack in one launch, each matrix in the
+        local memory of one work-group (factorization, sweeps with one
+        work-item per pivot pair, eigenvectors; README, "Stacks of small
+        matrices"); "auto" takes it for stacks (``M.ndim > 2``) of orders
+        2 to ``cljacobi.host.batched.batched_order_limit`` (real 64 and
+        complex 45 on a device with 48 KiB of local memory).
         The blocked variants run real and complex Hermitian M in double
         precision; single precision runs pointwise (a blocked variant there
         is a ValueError).
@@ -252,11 +258,11 @@ def eig_indefinite(
     plan = _solve.sweep_plan(
         "eig_indefinite", strategy=strategy, rotation=rotation, sort_diagonal=sort_diagonal,
         max_sweeps=max_sweeps, on_nonconvergence=on_nonconvergence, variant=variant,
-        block_width=block_width, queue=queue, layout=_layout, single=_single)
+        block_width=block_width, queue=queue, layout=_layout, single=_single, batched=True)
     if factorization not in FACTORIZATIONS:
         raise ValueError(f"factorization must be one of {FACTORIZATIONS}, not {factorization!r}")
     if B is not None:
-        if variant not in ("auto", "pointwise") or block_width is not None:
+        if variant not in ("auto", "pointwise") or block_width is not None:  # not "batched"
             raise ValueError("eig_indefinite(M, B) runs the pointwise kernel only: variant "
                              "'auto' or 'pointwise', no block_width")
         if factorization == "device":
@@ -278,6 +284,8 @@ class _EigIndefinite:
     eigvals_only: bool
     factorization: str
     argument = "M"
+    #: A stack of small matrices may run in one launch (cljacobi._batch).
+    batchable = True
     square = True
     value_name = "an eigenvalue"
 

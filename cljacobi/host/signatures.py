@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl as cl
 
-__all__ = ["Arg", "KernelSignature", "buffer", "c_defines", "c_struct", "int_arg", "real_arg"]
+__all__ = ["Arg", "KernelSignature", "buffer", "c_defines", "c_struct", "int_arg", "long_arg", "real_arg"]
 
 #: How a scalar argument's value is converted before it is set.
-_SCALARS = {"int": np.int32, "real": None}  # real: the signature's real type
+_SCALARS = {"int": np.int32, "long": np.int64, "real": None}  # real: the signature's real type
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,11 @@ def buffer(name: str, ctype: str) -> Arg:
 def int_arg(name: str) -> Arg:
     """A ``const int`` scalar argument."""
     return Arg(name, "const int", "int")
+
+
+def long_arg(name: str) -> Arg:
+    """A ``const long`` scalar argument (64-bit element offsets and strides)."""
+    return Arg(name, "const long", "long")
 
 
 def real_arg(name: str) -> Arg:

@@ -13,12 +13,17 @@ __all__ = [
     "AUTO_BLOCKED_MIN_ORDER",
     "AUTO_BLOCK_WIDTHS",
     "AUTO_COMPLEX_BLOCK_WIDTHS",
+    "BATCHED_VARIANT",
     "VARIANTS",
     "check_variant_options",
     "choose_variant",
 ]
 
 VARIANTS = ("auto", "pointwise", *BLOCK_VARIANTS)
+
+#: The batched kernel: a whole stack of small matrices in one launch
+#: (:mod:`cljacobi.host.batched`; eig_indefinite and eigh only).
+BATCHED_VARIANT = "batched"
 
 # The measurements behind these rules are in bench/README.md, "Tuning of the
 # blocked kernels and of variant='auto'"; each line names its results file.
@@ -38,15 +43,23 @@ AUTO_BLOCK_WIDTHS = ((2048, (32, 16, 8)), (0, (16, 8)))
 AUTO_COMPLEX_BLOCK_WIDTHS = ((4096, (16, 8)), (0, (8,)))
 
 
-def check_variant_options(variant: object, block_width: object) -> None:
+def check_variant_options(variant: object, block_width: object, *, batched: bool = False
+                          ) -> None:
     """Device-independent checks of ``variant`` and ``block_width`` (ValueError).
+
+    ``batched=True``: the caller also runs :data:`BATCHED_VARIANT`, the
+    batched kernel of stacks of small matrices (eig_indefinite).
 
     ``block_width`` is the width of the blocked variants: with
     ``variant="pointwise"`` it is refused, with ``"auto"`` it asks for the
     blocked variant ``"bo"`` of that width (:func:`choose_variant`).
     """
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}, not {variant!r}")
+    allowed = (*VARIANTS, BATCHED_VARIANT) if batched else VARIANTS
+    if variant not in allowed:
+        raise ValueError(f"variant must be one of {allowed}, not {variant!r}")
+    if block_width is not None and variant == BATCHED_VARIANT:
+        raise ValueError(f"block_width={block_width} applies only to the blocked variants "
+                         f"{BLOCK_VARIANTS}; variant='batched' has no blocks")
     if block_width is None:
         return
     if (

@@ -1,0 +1,227 @@
+"""The pipeline's batched route: a stack of small matrices in one launch.
+
+:func:`cljacobi._solve.solve` hands a call here when :func:`batched_queue`
+says the batched kernel takes it (``variant="batched"``, or ``"auto"`` for
+a stack whose order fits the device's local memory): the stack goes to the
+device once (a pyopencl stack stays there), one launch of
+``templates/batched.cl.mako`` solves every matrix
+(:func:`cljacobi.host.batched.batched_eig`), and only the per-matrix records
+come back to decide the errors, the warnings and the ``info`` objects.  The
+results are device arrays for device input and numpy arrays otherwise.
+
+Errors are per matrix: the first matrix (in C order) with a fatal flag
+raises the exception the one-matrix path raises for it, its index in the
+message; a matrix that did not converge raises :class:`ConvergenceError`
+naming it, or with ``on_nonconvergence="warn"`` the call warns once with
+the indices of all of them and returns every result (``info.converged``
+per matrix).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cl_array
+
+from ._arrays import is_device_array
+from ._results import EighResult, SolveInfo
+from .host.batched import FATAL, BatchStatus, batched_eig, batched_order_limit
+from .host.device import has_fp64, resolve_queue
+from .host.preflight import preflight
+from .host.variants import BATCHED_VARIANT
+from .scaling import NOT_FINITE, factor_shift_from_maxima, matrix_shift_from_range
+from .validation import HERMITIAN_RTOL, as_float_matrix
+
+__all__ = ["batched_queue", "solve_batched"]
+
+
+def _shape_and_kind(data: Any) -> tuple[tuple[int, ...], str]:
+    if is_device_array(data):
+        return tuple(data.shape), data.dtype.kind
+    array = np.asarray(data)
+    return array.shape, array.dtype.kind
+
+
+def batched_queue(method: Any, data: Any, plan: Any, queue: Any) -> cl.CommandQueue | None:
+    """The queue to run `data` on with the batched kernel, or None for the
+    one-matrix path.
+
+    ``variant="auto"`` takes the batched kernel for a stack (``ndim > 2``) of
+    orders from 2 up to :func:`cljacobi.host.batched.batched_order_limit` on a
+    device with fp64, with rotation 1 or 2 and no private options;
+    ``variant="batched"`` asks for it, also for one matrix, and is a
+    ValueError where it cannot run.
+    """
+    if not getattr(method, "batchable", False):
+        return None
+    shape, kind = _shape_and_kind(data)
+    forced = plan.variant == BATCHED_VARIANT
+    if not forced and (plan.variant != "auto" or len(shape) <= 2):
+        return None
+    if len(shape) < 2 or shape[-1] != shape[-2] or shape[-1] < 2 or kind not in "biufc" \
+            or 0 in shape:
+        # 0 x 0 and 1 x 1 are answered on the host; the one-matrix path
+        # gives the errors about any other input
+        return None
+    n = shape[-1]
+    array_queue = data.queue if is_device_array(data) else None
+    run_queue = resolve_queue(queue if queue is not None else (
+        array_queue or (cl.CommandQueue(data.context) if is_device_array(data) else None)))
+    device = run_queue.device
+    limit = batched_order_limit(device, kind == "c")
+    reasons = []
+    if n > limit:
+        reasons.append(f"order {n} exceeds {limit}, the largest whose matrix fits the "
+                       f"{int(device.local_mem_size)} bytes of local memory of "
+                       f"{device.name.strip()!r}")
+    if plan.options.rotation not in (1, 2):
+        reasons.append(f"rotation={plan.options.rotation} (it runs 1 and 2)")
+    if plan.layout is not None or plan.single:
+        reasons.append("a private layout or precision option")
+    if getattr(method, "factorization", "auto") == "host":
+        reasons.append("factorization='host' (it factors on the device)")
+    if not has_fp64(device):
+        reasons.append(f"device {device.name.strip()!r} lacks fp64")
+    if not reasons:
+        return run_queue
+    if forced:
+        raise ValueError("variant='batched' cannot run here: " + "; ".join(reasons))
+    return None
+
+
+def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue, *,
+                  check_finite: bool, return_info: bool) -> Any:
+    """Solve the stack `data` with one launch of the batched kernel (see the
+    module notes); the same results and errors as the one-matrix path."""
+    device_input = is_device_array(data)
+    if device_input:
+        stack, result_dtype = _device_stack(data, run_queue, method.argument)
+    else:
+        host, result_dtype = as_float_matrix(data, method.argument, check_finite=check_finite,
+                                             square=True, stacked=True)
+        stack = cl_array.to_device(run_queue, np.ascontiguousarray(host))
+    leading, n = stack.shape[:-2], stack.shape[-1]
+    count = int(np.prod(leading, dtype=np.int64))
+    preflight(run_queue, rows=n, columns=n, accumulate_v=False,
+              element_bytes=stack.dtype.itemsize)
+    flat = stack.reshape(count, n, n) if stack.flags.c_contiguous or stack.flags.f_contiguous \
+        else _as_three_dimensional(stack, count, n)
+    run = batched_eig(run_queue, flat, vectors=not method.eigvals_only,
+                      strategy=plan.options.strategy, rotation=plan.options.rotation,
+                      sort_diagonal=plan.options.sort_diagonal, max_sweeps=plan.max_sweeps)
+    infos = _infos(run, plan, run_queue)
+    _raise_for_errors(run, infos, leading, n, plan, method.argument, check_finite,
+                      complex_=stack.dtype.kind == "c")
+    from ._solve import _warn_about  # the one warning rule of the pipeline
+    _warn_about(infos, leading, plan.caller)
+
+    w = run.w.reshape(*leading, n)
+    U = None if run.U is None else run.U.reshape(*leading, n, n)
+    real_result = np.dtype(np.finfo(result_dtype).dtype)
+    if w.dtype != real_result:
+        w = w.astype(real_result)
+    if U is not None and U.dtype != result_dtype:
+        U = U.astype(result_dtype)
+    if not device_input:
+        w = w.get()
+        U = None if U is None else U.get()
+    result = w if method.eigvals_only else EighResult(w, U)
+    if not leading:
+        infos_out: Any = infos[0]
+    else:
+        infos_out = infos
+    return (result, infos_out) if return_info else result
+
+
+def _device_stack(data: cl_array.Array, queue: cl.CommandQueue, name: str
+                  ) -> tuple[cl_array.Array, np.dtype]:
+    """A device array as a float64/complex128 stack on `queue`, converted on the
+    device (integer, float16/32 and complex64 input as numpy promotes them)."""
+    dtype = data.dtype
+    if dtype.kind in "biu":
+        result_dtype = np.dtype(np.float64)
+    elif dtype.kind == "f" and dtype.itemsize <= 8:
+        result_dtype = np.dtype(np.float32 if dtype.itemsize <= 4 else np.float64)
+    elif dtype.kind == "c" and dtype.itemsize <= 16:
+        result_dtype = np.dtype(np.complex64 if dtype.itemsize <= 8 else np.complex128)
+    else:
+        raise TypeError(f"{name} has unsupported dtype {dtype}; expected a real or complex "
+                        "array of at most double precision")
+    compute = np.dtype(np.complex128 if dtype.kind == "c" else np.float64)
+    array = data.with_queue(queue) if data.queue is not queue else data
+    if dtype != compute:
+        array = array.astype(compute)
+    return array, result_dtype
+
+
+def _as_three_dimensional(stack: cl_array.Array, count: int, n: int) -> cl_array.Array:
+    """A strided stack with more than one leading dimension as ``(count, n, n)``:
+    a view where the leading strides combine, else a contiguous copy."""
+    strides = stack.strides[:-2]
+    shape = stack.shape[:-2]
+    combined = all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 1))
+    if combined:
+        view = stack.reshape(count, n, n) if len(shape) == 1 else None
+        if view is not None:
+            return view
+    return stack.copy().reshape(count, n, n)
+
+
+def _infos(run: Any, plan: Any, queue: cl.CommandQueue) -> list[SolveInfo]:
+    count = run.info.shape[0]
+    device = queue.device.name.strip()
+    share = run.seconds / max(count, 1)
+    infos = []
+    for b in range(count):
+        flags, sweeps, rank, positive = (int(x) for x in run.info[b, :4])
+        per_sweep = [int(x) for x in run.rotations[b, :sweeps]]
+        infos.append(SolveInfo(
+            sweeps=sweeps, rotations=sum(per_sweep), rotations_per_sweep=per_sweep,
+            converged=not flags & BatchStatus.NOT_CONVERGED, rank=rank, positive=positive,
+            device=device, work_group_size=run.work_group_size, variant=BATCHED_VARIANT,
+            block_width=0, factorization="bunch-parlett-batched", precision="double",
+            seconds={"total": share, "sweeps": share}, strategy=plan.options.strategy,
+            rotation=plan.options.rotation, sort_diagonal=plan.options.sort_diagonal))
+    return infos
+
+
+def _raise_for_errors(run: Any, infos: list[SolveInfo], leading: tuple[int, ...], n: int,
+                      plan: Any, argument: str, check_finite: bool, *, complex_: bool) -> None:
+    """The one-matrix path's exception for the first matrix (C order) with a
+    fatal flag, then the first that did not converge (``on_nonconvergence="raise"``)."""
+    from ._solve import _not_converged, name_of, orthogonalization_error
+
+    flags = run.info[:, 0]
+    for b in np.flatnonzero(flags & (FATAL | BatchStatus.VALUE_RANGE)):
+        index = tuple(int(i) for i in np.unravel_index(b, leading)) if leading else ()
+        name = name_of(argument, index)
+        flag = BatchStatus(int(flags[b]))
+        asymmetry, scale, smallest, largest, column_min, column_max = run.report[b]
+        if flag & BatchStatus.NOT_FINITE:
+            if check_finite:
+                raise ValueError(f"{name} must not contain infs or NaNs")
+            raise np.linalg.LinAlgError(NOT_FINITE)
+        if flag & BatchStatus.NOT_HERMITIAN:
+            kind, adjoint = ("Hermitian", f"{name}.conj().T") if complex_ else \
+                ("symmetric", f"{name}.T")
+            raise ValueError(
+                f"{name} is not {kind}: max|{name} - {adjoint}| = {asymmetry:.3g} exceeds "
+                f"{HERMITIAN_RTOL:.3g} * max|{name}| = {HERMITIAN_RTOL * scale:.3g}")
+        if flag & BatchStatus.ENTRY_RANGE:
+            matrix_shift_from_range(smallest, largest, n, name)  # raises its message
+        if flag & BatchStatus.FACTOR_RANGE:
+            factor_shift_from_maxima(np.array([column_min, column_max]), n,
+                                     f"the factor G of {name}")  # raises its message
+        if flag & (BatchStatus.BREAKDOWN | BatchStatus.TINY_COLUMN):
+            raise orthogonalization_error(plan.caller, f"the factor of {name}",
+                                          breakdown=bool(flag & BatchStatus.BREAKDOWN))
+        raise np.linalg.LinAlgError(
+            f"an eigenvalue of {name} is beyond float64's range and cannot be returned")
+    if plan.on_nonconvergence == "raise":
+        for b in np.flatnonzero(flags & BatchStatus.NOT_CONVERGED):
+            index = tuple(int(i) for i in np.unravel_index(b, leading)) if leading else ()
+            raise _not_converged(plan, infos[b], index, f"{plan.max_sweeps} sweeps",
+                                 "max_sweeps",
+                                 f" (rotations per sweep: {infos[b].rotations_per_sweep})")

@@ -1,0 +1,298 @@
+"""The batched driver: a stack of small Hermitian matrices solved in one launch.
+
+``templates/batched.cl.mako`` holds every matrix of a work-group in local
+memory and runs the whole of eig_indefinite on it: the checks and the
+power-of-two scaling, Bunch-Parlett complete pivoting with the rank decision,
+the one-sided sweeps with one work-item per pivot pair (the pointwise
+kernel's pair transformation, ``templates/pair.cl.mako``), and the
+extraction.  :class:`BatchedSpec` is the template's specialization,
+:func:`batched_order_limit` the largest order that fits a device's local
+memory, :func:`batched_eig` the launch; the stack and the results stay on the
+device, and only the per-matrix status comes back.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from dataclasses import dataclass
+from functools import cache
+from typing import ClassVar
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cl_array
+
+from ..strategies import step_table
+from .diagonal import DIAG_DTYPE
+from .limits import check_global_memory, check_local_memory
+from .programs import build_program
+from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg, long_arg
+
+__all__ = ["BATCHED_DTYPES", "BatchStatus", "BatchedRun", "BatchedSpec", "batched_eig",
+           "batched_order_limit"]
+
+#: The element types of the batched kernel (double precision only).
+BATCHED_DTYPES = ("float64", "complex128")
+
+#: Work-items a work-group aims at: matrices are packed until it is reached.
+TARGET_WORK_GROUP = 64
+
+#: Ints of a matrix's info record: flags, sweeps, rank, positive, s, t, 2 spare.
+INFO_WIDTH = 8
+#: Reals of its report: max|M - M^*|, max|M|, smallest nonzero and largest
+#: entry of the symmetrized M, smallest and largest column maximum of G.
+REPORT_WIDTH = 6
+
+
+class BatchStatus(enum.IntFlag):
+    """Bits of a matrix's flags (``CJAC_B_<name>`` in the kernel)."""
+
+    NOT_FINITE = 1
+    NOT_HERMITIAN = 2
+    #: The nonzero entries span more than float64 holds in one scaled copy.
+    ENTRY_RANGE = 4
+    #: The squared column norms of the factor span more than float64 holds.
+    FACTOR_RANGE = 8
+    #: A hyperbolic pair was numerically dependent (Status.BROKEN).
+    BREAKDOWN = 16
+    #: A column below the normal range met one it is not orthogonal to.
+    TINY_COLUMN = 32
+    NOT_CONVERGED = 64
+    #: An eigenvalue beyond float64's range.
+    VALUE_RANGE = 128
+
+
+#: The flags that leave a matrix without a result.
+FATAL = (BatchStatus.NOT_FINITE | BatchStatus.NOT_HERMITIAN | BatchStatus.ENTRY_RANGE
+         | BatchStatus.FACTOR_RANGE | BatchStatus.BREAKDOWN | BatchStatus.TINY_COLUMN)
+
+
+@dataclass(frozen=True)
+class BatchedSpec:
+    """Specialization parameters of ``templates/batched.cl.mako``.
+
+    Attributes
+    ----------
+    dtype : str
+        ``"float64"`` or ``"complex128"``.
+    order : int
+        n, the order of every matrix of the stack (at least 2).
+    matrices_per_group : int
+        Matrices a work-group holds.
+    rotation : {1, 2}
+        Rotation algorithm of Zhou & Brent (1997), Sect. 2.
+    sort_diagonal : bool
+        Sort_Diagonal before the first and after every sweep.
+    vectors : bool
+        Whether the eigenvectors are computed.
+    """
+
+    family: ClassVar[str] = "batched"
+    dtype: str
+    order: int
+    matrices_per_group: int = 1
+    rotation: int = 2
+    sort_diagonal: bool = True
+    vectors: bool = True
+
+    def __post_init__(self) -> None:
+        if self.dtype not in BATCHED_DTYPES:
+            raise ValueError(f"the batched kernel handles {BATCHED_DTYPES}, not {self.dtype}")
+        if self.order < 2:
+            raise ValueError(f"the batched kernel needs order >= 2, not {self.order}")
+        if self.rotation not in (1, 2):
+            raise ValueError(f"the batched kernel runs rotation 1 or 2, not {self.rotation}")
+        if self.matrices_per_group < 1:
+            raise ValueError("matrices_per_group must be positive")
+
+    @property
+    def complex_(self) -> bool:
+        return self.dtype == "complex128"
+
+    @property
+    def padded_order(self) -> int:
+        """NPAD: n rounded up to even (room for the border column)."""
+        return self.order + (self.order & 1)
+
+    @property
+    def lanes(self) -> int:
+        """Work-items per matrix: the pivot pairs of a step, a power of two."""
+        return lanes_for(self.order)
+
+    @property
+    def leading_dimension(self) -> int:
+        """LD: rows of a column in local memory, above n (the border row) and
+        odd, so that the work-items of a step, which read the same row of
+        different columns, hit different banks."""
+        return (self.order + 1) | 1
+
+    @property
+    def work_group_size(self) -> int:
+        return self.lanes * self.matrices_per_group
+
+    @property
+    def local_bytes(self) -> int:
+        return local_bytes(self.order, self.complex_, self.vectors, self.matrices_per_group)
+
+    @property
+    def signatures(self) -> dict[str, KernelSignature]:
+        element = "cjac_elem"
+        args = (
+            buffer("M", f"__global const {element} *"),
+            int_arg("count"),
+            long_arg("offset"), long_arg("matrix_stride"), long_arg("row_stride"),
+            long_arg("col_stride"),
+            buffer("pairs", "__global const int2 *"),
+            buffer("table_start", "__global const int2 *"),
+            int_arg("sweep_tables"),
+            int_arg("max_sweeps"),
+            buffer("W", "__global cjac_real *"),
+            *((buffer("U", f"__global {element} *"),) if self.vectors else ()),
+            buffer("info", "__global int *"),
+            buffer("report", "__global cjac_real *"),
+            buffer("rotations", "__global int *"),
+        )
+        return {"cjac_batched_eig": KernelSignature("cjac_batched_eig", args)}
+
+    def render_args(self) -> dict[str, object]:
+        sizes = {
+            "N": self.order, "NPAD": self.padded_order, "LD": self.leading_dimension,
+            "LANES": self.lanes, "MPG": self.matrices_per_group, "WG": self.work_group_size,
+        }
+        flags = {f"CJAC_B_{name}": int(flag) for name, flag in BatchStatus.__members__.items()}
+        return {
+            "complex_": self.complex_, "rotation": self.rotation,
+            "sort_diagonal": self.sort_diagonal, "vectors": self.vectors,
+            "size_defines": c_defines({**sizes, **flags}),
+            "diag_struct": c_struct("cjac_diag", DIAG_DTYPE),
+            "signatures": self.signatures,
+        }
+
+
+def lanes_for(order: int) -> int:
+    """Work-items per matrix: the smallest power of two >= ceil(n / 2)."""
+    pairs = (order + 1) // 2
+    return 1 << max(pairs - 1, 0).bit_length()
+
+
+def local_bytes(order: int, complex_: bool, vectors: bool, matrices: int) -> int:
+    """Local memory of a work-group of `matrices` matrices of order n."""
+    npad = order + (order & 1)
+    ld = (order + 1) | 1
+    element = 16 if complex_ else 8
+    per_matrix = (npad * ld * element              # A
+                  + 2 * npad * DIAG_DTYPE.itemsize  # D and its sort buffer
+                  + 8 * npad + 8 * order            # peaks, row norms
+                  + 4 * order + 12 * npad           # perm, sign, second, column_of
+                  + (4 * order if vectors else 0)   # missing
+                  + 4 + 128)                        # starts, state
+    lanes = lanes_for(order)
+    return matrices * (per_matrix + lanes * 12)     # + scratch and keys
+
+
+def batched_order_limit(device: cl.Device, complex_: bool, vectors: bool = True) -> int:
+    """The largest order whose matrix fits the device's local memory alone
+    (real n = 64 and complex n = 45 in 48 KiB)."""
+    available = int(device.local_mem_size)
+    order = 1
+    while local_bytes(order + 1, complex_, vectors, 1) <= available:
+        order += 1
+    return order
+
+
+def matrices_per_group(device: cl.Device, order: int, complex_: bool, vectors: bool) -> int:
+    """Matrices a work-group holds: up to :data:`TARGET_WORK_GROUP` work-items,
+    within the local memory and the work-group size of the device."""
+    lanes = lanes_for(order)
+    count = max(1, TARGET_WORK_GROUP // lanes)
+    limit = min(int(device.max_work_group_size), TARGET_WORK_GROUP * 4)
+    while count > 1 and (local_bytes(order, complex_, vectors, count) > int(device.local_mem_size)
+                         or count * lanes > limit):
+        count //= 2
+    return count
+
+
+@cache
+def _tables(strategy: str, order: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Every step table up to the order n, for each even bordered rank:
+    ``(pairs, table_start, sweep_tables)``; ``table_start[r / 2]`` is the
+    first pair and the steps of rank r's table (entry 0 for rank 0)."""
+    sweeps = 2 if strategy in ("ring", "mm") else 1
+    npad = order + (order & 1)
+    chunks, starts, offset = [], [(0, 0)], 0
+    for r in range(2, npad + 1, 2):
+        tables = [step_table(strategy, r, sweep=q) for q in range(sweeps)]
+        pairs = np.concatenate([t.pairs for t in tables]).astype(np.int32)
+        chunks.append(pairs.reshape(-1, 2))
+        starts.append((offset, tables[0].steps))
+        offset += pairs.shape[0] * pairs.shape[1]
+    return (np.ascontiguousarray(np.concatenate(chunks)),
+            np.array(starts, dtype=np.int32), sweeps)
+
+
+@dataclass
+class BatchedRun:
+    """A launch's results: device arrays, and the per-matrix records on the host."""
+
+    w: cl_array.Array
+    U: cl_array.Array | None
+    info: np.ndarray
+    report: np.ndarray
+    rotations: np.ndarray
+    work_group_size: int
+    seconds: float
+
+
+def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool, strategy: str,
+                rotation: int, sort_diagonal: bool, max_sweeps: int) -> BatchedRun:
+    """Run the batched kernel on `stack`, ``(count, n, n)`` float64 or complex128 on
+    `queue`'s device, any element strides.
+
+    Returns the eigenvalues ``(count, n)`` ascending and, with `vectors`, the
+    eigenvectors ``(count, n, n)`` as device arrays; a matrix with a fatal flag
+    (:data:`FATAL`) has no result written.
+    """
+    count, n = stack.shape[0], stack.shape[-1]
+    device = queue.device
+    complex_ = stack.dtype == np.complex128
+    group = matrices_per_group(device, n, complex_, vectors)
+    spec = BatchedSpec("complex128" if complex_ else "float64", n, group, rotation,
+                       sort_diagonal, vectors)
+    check_local_memory(device, spec.local_bytes, f"the batched kernel at order {n}")
+    itemsize = stack.dtype.itemsize
+    if stack.offset % itemsize or any(s % itemsize for s in stack.strides):
+        stack = stack.copy()  # misaligned views: contiguous first
+    strides = [s // itemsize for s in stack.strides]
+    pairs, starts, sweep_tables = _tables(strategy, n)
+    real = np.float64
+    check_global_memory(device, {
+        "eigenvalues": count * n * 8, **({"eigenvectors": count * n * n * itemsize}
+                                         if vectors else {}),
+        "rotations per sweep": count * max_sweeps * 4,
+    })
+    program = build_program(queue.context, device, spec)
+    start = time.perf_counter()
+    w = cl_array.zeros(queue, (count, n), real)
+    U = cl_array.zeros(queue, (count, n, n), stack.dtype) if vectors else None
+    info = cl_array.zeros(queue, (count, INFO_WIDTH), np.int32)
+    report = cl_array.zeros(queue, (count, REPORT_WIDTH), real)
+    rotations = cl_array.zeros(queue, (count, max(max_sweeps, 1)), np.int32)
+    pairs_d = cl_array.to_device(queue, pairs)
+    starts_d = cl_array.to_device(queue, starts)
+    values = {
+        "M": stack.base_data, "count": count, "offset": stack.offset // itemsize,
+        "matrix_stride": strides[0], "row_stride": strides[1], "col_stride": strides[2],
+        "pairs": pairs_d.data, "table_start": starts_d.data, "sweep_tables": sweep_tables,
+        "max_sweeps": max_sweeps, "W": w.data, "U": U.data if vectors else None,
+        "info": info.data, "report": report.data, "rotations": rotations.data,
+    }
+    signature = spec.signatures["cjac_batched_eig"]
+    kernel = signature.kernel(program, **{arg.name: values[arg.name] for arg in signature.args})
+    groups = -(-count // group)
+    cl.enqueue_nd_range_kernel(queue, kernel, (groups * spec.work_group_size,),
+                               (spec.work_group_size,))
+    info_host, report_host, rotations_host = info.get(), report.get(), rotations.get()
+    seconds = time.perf_counter() - start
+    return BatchedRun(w, U, info_host, report_host, rotations_host[:, :max_sweeps],
+                      spec.work_group_size, seconds)

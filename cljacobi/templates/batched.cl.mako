@@ -1,0 +1,784 @@
+## Batched eig_indefinite: a stack of small Hermitian matrices in one launch.
+##
+## Every matrix of the stack is solved by LANES work-items of one work-group,
+## entirely in local memory: the checks and the scaling of its data, the
+## Bunch-Parlett J-factorization with complete pivoting and the rank decision
+## (docs/design.md, "Data flow of eig_indefinite", steps 1-3), the one-sided
+## hyperbolic Jacobi sweeps with one work-item per pivot pair (the pair
+## transformation of the pointwise kernel, pair.cl.mako; Novakovic & Singer
+## 2011, Algorithms 4.1 and 4.5), and the extraction (step 5): eigenvalues
+## ascending, normalized eigenvectors, the null space of a singular matrix.
+## A work-group holds MPG matrices; the matrices never exchange data, so a
+## matrix's result does not depend on the stack it is in.
+##
+## Render parameters (cljacobi.host.batched.BatchedSpec):
+##   complex_        complex Hermitian data (element cjac_real2 = (re, im))
+##   rotation        1 or 2 (Zhou & Brent 1997, Sect. 2; pointwise.cl.mako)
+##   sort_diagonal   Sort_Diagonal before the first and after every sweep
+##   vectors         whether the eigenvectors are written
+##   size_defines    N (order), NPAD (N rounded up to even), LD (leading
+##                   dimension of a matrix in local memory, > N), LANES
+##                   (work-items per matrix, a power of two >= NPAD/2), MPG
+##                   (matrices per work-group), WG = LANES * MPG, and the
+##                   batched status bits CJAC_B_*
+##   diag_struct     typedef of cjac_diag (cljacobi.host.diagonal)
+##   signatures      the kernel's parameter list (BatchedSpec.signatures)
+##
+## Storage of one matrix in local memory: A[c * LD + row], NPAD columns of LD
+## rows.  During the factorization A holds the trailing Schur complement in
+## full Hermitian storage and, in columns 0..k-1, the factor's columns in the
+## permuted row order (perm[position] = row of M); afterwards it holds G with
+## a zero row N, and for an odd rank r the border column e_N of eq. (4.1).
+<%namespace name="arith" file="arith.cl.mako"/>
+<%namespace name="pair" file="pair.cl.mako"/>
+${arith.prelude("double")}
+${arith.element("double", complex_, "interleaved", with_workgroup_sum=False)}
+${arith.rotation_functions()}
+
+${size_defines}
+#if (LANES & (LANES - 1)) != 0 || 2 * LANES < NPAD || LD <= N
+#error "bad batched sizes (cljacobi.host.batched.BatchedSpec)"
+#endif
+
+${diag_struct}
+
+/* (1 + sqrt(17)) / 8 of Bunch & Parlett 1971. */
+#define CJAC_BP_ALPHA 0.6403882032022076
+
+/* floor(a / b) for b > 0, as Python's a // b (cljacobi.scaling). */
+inline int cjac_floordiv(const int a, const int b)
+{
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/* Smallest b with count <= 2^b (cljacobi.scaling._bits). */
+inline int cjac_bits(const int count)
+{
+    return count <= 1 ? 0 : 32 - clz(count - 1);
+}
+
+/* frexp exponent e of x: 2^(e-1) <= |x| < 2^e. */
+inline int cjac_exponent(const cjac_real x)
+{
+    int e;
+    frexp(x, &e);
+    return e;
+}
+
+/* 2^e x, exactly (no overflow or underflow is possible where it is used). */
+inline cjac_elem cjac_elem_ldexp(const cjac_elem x, const int e)
+{
+%if complex_:
+    return (cjac_real2)(ldexp(x.x, e), ldexp(x.y, e));
+%else:
+    return ldexp(x, e);
+%endif
+}
+
+inline bool cjac_elem_finite(const cjac_elem x)
+{
+%if complex_:
+    return isfinite(x.x) && isfinite(x.y);
+%else:
+    return isfinite(x);
+%endif
+}
+
+/* Reductions over the LANES work-items of each matrix, in a fixed tree order
+ * (bitwise reproducible); called by every work-item of the work-group. */
+inline cjac_real cjac_lanes_max(__local cjac_real *scratch, const int lid, const int lane,
+                                const cjac_real x)
+{
+    scratch[lid] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int w = LANES / 2; w > 0; w >>= 1) {
+        if (lane < w)
+            scratch[lid] = fmax(scratch[lid], scratch[lid + w]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const cjac_real result = scratch[lid - lane];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return result;
+}
+
+/* The largest value and its key; ties go to the smaller key. */
+inline cjac_real cjac_lanes_argmax(__local cjac_real *scratch, __local int *keys,
+                                   const int lid, const int lane, const cjac_real x,
+                                   int *key)
+{
+    scratch[lid] = x;
+    keys[lid] = *key;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int w = LANES / 2; w > 0; w >>= 1) {
+        if (lane < w) {
+            const cjac_real other = scratch[lid + w];
+            const int other_key = keys[lid + w];
+            if (other > scratch[lid] || (other == scratch[lid] && other_key < keys[lid])) {
+                scratch[lid] = other;
+                keys[lid] = other_key;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const cjac_real result = scratch[lid - lane];
+    *key = keys[lid - lane];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return result;
+}
+
+inline int cjac_lanes_or(__local int *keys, const int lid, const int lane, const int x)
+{
+    keys[lid] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int w = LANES / 2; w > 0; w >>= 1) {
+        if (lane < w)
+            keys[lid] |= keys[lid + w];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const int result = keys[lid - lane];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return result;
+}
+
+inline int cjac_lanes_sum(__local int *keys, const int lid, const int lane, const int x)
+{
+    keys[lid] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int w = LANES / 2; w > 0; w >>= 1) {
+        if (lane < w)
+            keys[lid] += keys[lid + w];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const int result = keys[lid - lane];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return result;
+}
+
+/* Whether any matrix of the work-group has its flag set (flags[MPG]). */
+inline bool cjac_any(__local const int *flags)
+{
+    int any = 0;
+    for (int q = 0; q < MPG; ++q)
+        any |= flags[q];
+    return any != 0;
+}
+
+/* Entry (row, col) of matrix `b` of the stack, element strides as given. */
+#define CJAC_INPUT(row, col) \
+    M[offset + (long)b * matrix_stride + (long)(row) * row_stride + (long)(col) * col_stride]
+
+/* |m_ij| of the symmetrized input (its lower triangle), times 2^s. */
+inline cjac_real cjac_scaled_modulus(__global const cjac_elem *M, const long offset,
+                                     const long b, const long matrix_stride,
+                                     const long row_stride, const long col_stride,
+                                     const int i, const int j, const int s)
+{
+    const int lo = min(i, j), hi = max(i, j);
+    const cjac_elem x = CJAC_INPUT(hi, lo);
+    return ldexp(i == j ? fabs(cjac_real_part(x)) : cjac_elem_abs(x), s);
+}
+
+/* Sort_Diagonal of Algorithm 4.1 (cljacobi.host.diagonal.sort_diagonal): the
+ * positive entries first by d decreasingly, then the negative ones
+ * increasingly, stable; each lane places two entries by counting. */
+inline void cjac_sort_diagonal(__local cjac_diag *D, __local cjac_diag *sorted,
+                               const int r_pad, const int lane)
+{
+    for (int e = lane; e < r_pad; e += LANES) {
+        const cjac_diag x = D[e];
+        int place = 0;
+        for (int f = 0; f < r_pad; ++f) {
+            const cjac_diag y = D[f];
+            const bool before = x.j > 0
+                ? (y.j > 0 && (y.d > x.d || (y.d == x.d && f < e)))
+                : (y.j > 0 || y.d < x.d || (y.d == x.d && f < e));
+            place += before;
+        }
+        sorted[place] = x;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int e = lane; e < r_pad; e += LANES)
+        D[e] = sorted[e];
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* Per matrix state, in local memory. */
+typedef struct {
+    int active;      /* still working (no error, not converged) */
+    int flags;       /* CJAC_B_* */
+    int k;           /* columns of the factor so far */
+    int done;        /* the factorization has stopped */
+    int testing;     /* the entrywise rank test is on */
+    int pivot;       /* this step's pivot: position of a 1x1, or the first of a 2x2 */
+    int pivot2;      /* the second position of a 2x2 pivot, -1 for a 1x1 */
+    int s;           /* the matrix shift 2^s */
+    int t;           /* the factor shift 2^t */
+    int rows;        /* rows of the swept factor: N, or N + 1 with the border */
+    int r_pad;       /* columns swept: the rank, bordered to even */
+    int positive;    /* positive signs */
+    int sweeps;
+    int sweep_bits;  /* OR of the status bits of all sweeps */
+    int start;       /* the entrywise test starts in this step */
+    cjac_real tau;   /* the normwise rank tolerance, N eps max|m_ij| */
+} cjac_matrix_state;
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
+{
+    __local cjac_elem A_all[MPG * NPAD * LD];
+    __local cjac_diag D_all[MPG * NPAD];
+    __local cjac_diag sorted_all[MPG * NPAD];
+    __local cjac_real peak_all[MPG * NPAD];
+    __local cjac_real row_norm_all[MPG * N];
+    __local int perm_all[MPG * N];
+    __local int sign_all[MPG * NPAD];
+    __local int second_all[MPG * NPAD];   /* 1: second column of a 2x2 pivot */
+    __local int column_of_all[MPG * NPAD]; /* column of the q-th in sign order */
+%if vectors:
+    __local int missing_all[MPG * N];      /* eigenvector columns still to complete */
+%endif
+    __local cjac_real scratch[WG];
+    __local int keys[WG];
+    __local int starts[MPG];
+    __local cjac_matrix_state state_all[MPG];
+
+    const int lid = get_local_id(0);
+    const int lane = lid % LANES, mat = lid / LANES;
+    const long b = (long)get_group_id(0) * MPG + mat;
+    const bool exists = b < count;
+    __local cjac_elem *A = A_all + mat * NPAD * LD;
+    __local cjac_diag *D = D_all + mat * NPAD;
+    __local cjac_real *peak = peak_all + mat * NPAD;
+    __local cjac_real *row_norm = row_norm_all + mat * N;
+    __local int *perm = perm_all + mat * N;
+    __local int *sign = sign_all + mat * NPAD;
+    __local int *second = second_all + mat * NPAD;
+    __local int *column_of = column_of_all + mat * NPAD;
+    __local cjac_matrix_state *st = state_all + mat;
+
+    /* ---- Step 1: checks, the symmetrized matrix, the shift 2^s ----------- */
+    cjac_real asymmetry = 0, largest = 0, smallest = INFINITY, everything = 0;
+    int bad = 0;
+    for (int e = lane; e < NPAD * LD; e += LANES)
+        A[e] = CJAC_ELEM_ZERO;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (exists) {
+        for (int e = lane; e < N * N; e += LANES) {
+            const int j = e / N, i = e - j * N;
+            if (i < j)
+                continue;
+            const cjac_elem lower = CJAC_INPUT(i, j), upper = CJAC_INPUT(j, i);
+            if (!cjac_elem_finite(lower) || !cjac_elem_finite(upper)) {
+                bad |= CJAC_B_NOT_FINITE;
+                continue;
+            }
+            const cjac_elem value = i == j ? cjac_from_real(cjac_real_part(lower)) : lower;
+            asymmetry = fmax(asymmetry, cjac_elem_abs(lower - cjac_conj(upper)));
+            everything = fmax(everything, fmax(cjac_elem_abs(lower), cjac_elem_abs(upper)));
+            const cjac_real modulus = cjac_elem_abs(value);
+            largest = fmax(largest, modulus);
+            if (modulus > 0)
+                smallest = fmin(smallest, modulus);
+            A[j * LD + i] = value;
+            A[i * LD + j] = cjac_conj(value);
+        }
+    }
+    bad = cjac_lanes_or(keys, lid, lane, bad);
+    asymmetry = cjac_lanes_max(scratch, lid, lane, asymmetry);
+    everything = cjac_lanes_max(scratch, lid, lane, everything);
+    largest = cjac_lanes_max(scratch, lid, lane, largest);
+    smallest = -cjac_lanes_max(scratch, lid, lane, -smallest);
+    if (lane == 0) {
+        int flags = exists ? bad : 0;
+        /* max|M - M^*| <= sqrt(eps) max|M| (cljacobi.validation.symmetric_part) */
+        if (exists && !flags && asymmetry > sqrt(CJAC_EPS) * everything)
+            flags |= CJAC_B_NOT_HERMITIAN;
+        /* cljacobi.scaling.matrix_shift_from_range */
+        const int e_lo = largest > 0 ? cjac_exponent(smallest) : 0;
+        const int e_hi = largest > 0 ? cjac_exponent(largest) : 0;
+        const int top = 1024 - 16 - cjac_bits(N), bottom = -1021;
+        int s = 0;
+        if (largest > 0) {
+            if (e_hi - e_lo > top - bottom - 2)
+                flags |= CJAC_B_ENTRY_RANGE;
+            s = 2 * cjac_floordiv(top + bottom - e_hi - e_lo, 4);
+            if (e_hi + s > top)
+                s -= 2;
+            else if (e_lo + s < bottom)
+                s += 2;
+        }
+        st->flags = flags;
+        st->active = exists && !flags;
+        st->s = s;
+        st->t = 0;
+        st->k = 0;
+        st->done = !(largest > 0);  /* the zero matrix: rank 0 */
+        st->testing = 0;
+        st->sweeps = 0;
+        st->sweep_bits = 0;
+        st->tau = N * CJAC_EPS * ldexp(largest, s);
+        if (exists) {
+            report[6 * b] = asymmetry;
+            report[6 * b + 1] = everything;
+            report[6 * b + 2] = smallest;
+            report[6 * b + 3] = largest;
+        }
+    }
+    for (int i = lane; i < N; i += LANES) {
+        perm[i] = i;
+        row_norm[i] = 0;
+    }
+    for (int c = lane; c < NPAD; c += LANES)
+        second[c] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (st->active) {
+        for (int e = lane; e < N * N; e += LANES) {
+            const int j = e / N, i = e - j * N;
+            A[j * LD + i] = cjac_elem_ldexp(A[j * LD + i], st->s);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* ---- Step 2: Bunch-Parlett complete pivoting, M = G J G^* ------------
+     * (Bunch & Parlett 1971; Slapnicar 1992: 1x1 pivots give l sqrt|d|, 2x2
+     * pivots are diagonalized by a Jacobi rotation; cljacobi.factorization.
+     * j_factorize, whose decisions these are, ties included). */
+    for (int step = 0; step < N; ++step) {
+        const bool working = st->active && !st->done;
+        const int k = st->k;
+        cjac_real mu0 = 0, mu1 = -1;
+        int where0 = 0x7fffffff, where1 = 0x7fffffff;
+        for (int pass = 0; pass < 2; ++pass) {
+            /* The largest |s_ij| of the trailing lower triangle (ties: smaller
+             * (column, row)) and the largest |s_ii|. */
+            cjac_real best0 = 0, best1 = -1;
+            int key0 = 0x7fffffff, key1 = 0x7fffffff;
+            if (working) {
+                for (int e = lane; e < N * N; e += LANES) {
+                    const int j = e / N, i = e - j * N;
+                    if (j < k || i < j)
+                        continue;
+                    const cjac_real modulus = i == j ? fabs(cjac_real_part(A[j * LD + i]))
+                                                     : cjac_elem_abs(A[j * LD + i]);
+                    if (modulus > best0) {  /* lanes visit keys increasingly */
+                        best0 = modulus;
+                        key0 = e;
+                    }
+                    if (i == j && modulus > best1) {
+                        best1 = modulus;
+                        key1 = i;
+                    }
+                }
+            }
+            mu0 = cjac_lanes_argmax(scratch, keys, lid, lane, best0, &key0);
+            mu1 = cjac_lanes_argmax(scratch, keys, lid, lane, best1, &key1);
+            where0 = key0;
+            where1 = key1;
+            if (pass == 1)
+                break;
+            /* Normwise negligible for the first time: the entrywise test starts,
+             * drops the noise of the trailing matrix, and the search is redone. */
+            if (lane == 0) {
+                st->start = working && !st->testing && !(mu0 > st->tau);
+                starts[mat] = st->start;
+                if (st->start)
+                    st->testing = 1;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (!cjac_any(starts))
+                break;
+            if (st->start) {
+                for (int e = lane; e < N * N; e += LANES) {
+                    const int j = e / N, i = e - j * N;
+                    if (j < k || i < j)
+                        continue;
+                    const cjac_real bound = 4 * N * CJAC_EPS * (
+                        cjac_scaled_modulus(M, offset, b, matrix_stride, row_stride, col_stride,
+                                            perm[i], perm[j], st->s)
+                        + row_norm[i] * row_norm[j]);
+                    if (cjac_elem_abs(A[j * LD + i]) <= bound) {
+                        A[j * LD + i] = CJAC_ELEM_ZERO;
+                        A[i * LD + j] = CJAC_ELEM_ZERO;
+                    }
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (lane == 0 && working) {
+            if (!(mu0 > st->tau) && !(mu0 > 0)) {
+                st->done = 1;
+                st->pivot = -1;
+            } else if (mu1 >= CJAC_BP_ALPHA * mu0) {
+                st->pivot = where1;
+                st->pivot2 = -1;
+            } else {  /* (min(r, c), max(r, c)) = (column, row) of the lower triangle */
+                const int column = where0 / N, row = where0 - column * N;
+                st->pivot = column;
+                st->pivot2 = row;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const bool pivoting = working && !st->done;
+        /* Symmetric interchanges k <-> pivot (and k + 1 <-> pivot2): rows over
+         * every column (factor columns and trailing matrix), then columns. */
+        for (int t = 0; t < 2; ++t) {
+            const int a = k + t, z = t == 0 ? st->pivot : st->pivot2;
+            const bool swap = pivoting && z >= 0 && z != a;
+            if (swap) {
+                for (int c = lane; c < N; c += LANES) {
+                    const cjac_elem x = A[c * LD + a];
+                    A[c * LD + a] = A[c * LD + z];
+                    A[c * LD + z] = x;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (swap) {
+                for (int i = k + lane; i < N; i += LANES) {
+                    const cjac_elem x = A[a * LD + i];
+                    A[a * LD + i] = A[z * LD + i];
+                    A[z * LD + i] = x;
+                }
+                if (lane == 0) {
+                    const int p = perm[a];
+                    perm[a] = perm[z];
+                    perm[z] = p;
+                    const cjac_real q = row_norm[a];
+                    row_norm[a] = row_norm[z];
+                    row_norm[z] = q;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        /* The new columns of G, in place of the pivot columns; the pivot block
+         * is read by every lane before any lane writes it. */
+        const int width = st->pivot2 >= 0 ? 2 : 1;
+        const cjac_real a = cjac_real_part(A[k * LD + k]);
+        const cjac_real c = width == 2 ? cjac_real_part(A[(k + 1) * LD + k + 1]) : 0;
+        const cjac_elem lower = width == 2 ? A[k * LD + k + 1] : CJAC_ELEM_ZERO;  /* conj(b) */
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (pivoting && width == 1) {
+            /* 1x1 pivot d = a: column x / (sign(d) sqrt|d|), pivot entry sqrt|d|. */
+            const cjac_real root = sqrt(fabs(a));
+            const cjac_real divisor = a > 0 ? root : -root;
+            for (int i = k + 1 + lane; i < N; i += LANES)
+                A[k * LD + i] = A[k * LD + i] / divisor;
+            if (lane == 0) {
+                A[k * LD + k] = cjac_from_real(root);
+                sign[k] = a > 0 ? 1 : -1;
+            }
+        } else if (pivoting) {
+            /* 2x2 pivot E = [[a, b], [conj b, c]], E = Q Lambda Q^* by one Jacobi
+             * rotation of [[a, |b|], [|b|, c]] (cljacobi.factorization._eigh_2x2):
+             * kappa = (c - a)/(2|b|), t = sign(kappa)/(|kappa| + sqrt(1 + kappa^2)),
+             * Q = [[cs, sn], [-sn e^{-i phi}, cs e^{-i phi}]], lambda = (a - t|b|,
+             * c + t|b|); columns X Q diag(sign(lambda)/sqrt|lambda|), pivot rows
+             * Q |Lambda|^(1/2) (cljacobi.factorization._pivot_2x2). */
+            const cjac_real beta = cjac_elem_abs(lower);
+            const cjac_real kappa = (c - a) / (2 * beta);
+            const cjac_real t = copysign((cjac_real)1, kappa)
+                                / (fabs(kappa) + sqrt(1 + kappa * kappa));
+            const cjac_real cs = 1 / sqrt(1 + t * t), sn = t * cs;
+            const cjac_elem phase = lower / beta;  /* e^{-i phi} = conj(b / |b|) */
+            const cjac_real lambda0 = a - t * beta, lambda1 = c + t * beta;
+            const cjac_real root0 = sqrt(fabs(lambda0)), root1 = sqrt(fabs(lambda1));
+            const cjac_real f0 = (lambda0 > 0 ? 1 : -1) / root0;
+            const cjac_real f1 = (lambda1 > 0 ? 1 : -1) / root1;
+            const cjac_elem q00 = cjac_from_real(cs), q01 = cjac_from_real(sn);
+            const cjac_elem q10 = cjac_scale(-sn, phase), q11 = cjac_scale(cs, phase);
+            const cjac_elem f00 = cjac_scale(f0, q00), f01 = cjac_scale(f1, q01);
+            const cjac_elem f10 = cjac_scale(f0, q10), f11 = cjac_scale(f1, q11);
+            for (int i = k + 2 + lane; i < N; i += LANES) {
+                const cjac_elem x0 = A[k * LD + i], x1 = A[(k + 1) * LD + i];
+                A[k * LD + i] = cjac_axpy(x1, f10, cjac_mul(x0, f00));
+                A[(k + 1) * LD + i] = cjac_axpy(x1, f11, cjac_mul(x0, f01));
+            }
+            if (lane == 0) {
+                A[k * LD + k] = cjac_scale(root0, q00);
+                A[k * LD + k + 1] = cjac_scale(root0, q10);
+                A[(k + 1) * LD + k] = cjac_scale(root1, q01);
+                A[(k + 1) * LD + k + 1] = cjac_scale(root1, q11);
+                sign[k] = lambda0 > 0 ? 1 : -1;
+                sign[k + 1] = lambda1 > 0 ? 1 : -1;
+                second[k + 1] = 1;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int next = k + width;
+        if (pivoting) {
+            /* ||g_i|| with the new columns, i >= next (hypot, as the host). */
+            for (int i = next + lane; i < N; i += LANES) {
+                cjac_real norm = row_norm[i];
+                for (int c = k; c < next; ++c)
+                    norm = hypot(norm, cjac_elem_abs(A[c * LD + i]));
+                row_norm[i] = norm;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (pivoting) {
+            /* Schur update S <- S - W diag(signs) W^* of the trailing lower
+             * triangle, mirrored; with the entrywise test on, the entries within
+             * 4 N eps (|m_ij| + ||g_i|| ||g_j||) are dropped. */
+            for (int e = lane; e < N * N; e += LANES) {
+                const int j = e / N, i = e - j * N;
+                if (j < next || i < j)
+                    continue;
+                cjac_elem x = A[j * LD + i];
+                for (int c = k; c < next; ++c) {
+                    const cjac_elem term = cjac_mul(A[c * LD + i], cjac_conj(A[c * LD + j]));
+                    x = sign[c] > 0 ? x - term : x + term;
+                }
+                if (i == j)
+                    x = cjac_from_real(cjac_real_part(x));
+                if (st->testing) {
+                    const cjac_real bound = 4 * N * CJAC_EPS * (
+                        cjac_scaled_modulus(M, offset, b, matrix_stride, row_stride, col_stride,
+                                            perm[i], perm[j], st->s)
+                        + row_norm[i] * row_norm[j]);
+                    if (cjac_elem_abs(x) <= bound)
+                        x = CJAC_ELEM_ZERO;
+                }
+                A[j * LD + i] = x;
+                A[i * LD + j] = cjac_conj(x);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lane == 0 && pivoting) {
+            st->k = next;
+            st->done = next == N;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+    /* ---- Step 3: G in sign order, the border, the factor shift 2^t -------- */
+    const int r = st->k;
+    if (lane == 0) {
+        int q = 0;
+        for (int c = 0; c < r; ++c)
+            if (sign[c] > 0)
+                column_of[q++] = c;
+        st->positive = q;
+        for (int c = 0; c < r; ++c)
+            if (sign[c] < 0)
+                column_of[q++] = c;
+        st->r_pad = r + (r & 1);
+        st->rows = N + (r & 1);
+        if (r & 1)
+            column_of[r] = r;  /* the border column */
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* Only G stays: zeros above each column (but the upper entry of a 2x2
+     * pivot block), in row N, and in the columns from r on; e_N borders an
+     * odd rank (eq. (4.1)). */
+    for (int e = lane; e < NPAD * LD; e += LANES) {
+        const int c = e / LD, i = e - c * LD;
+        const bool keep = c < r && i < N && (i >= c || (i == c - 1 && second[c]));
+        if (!keep)
+            A[e] = (c == r && i == N && (r & 1)) ? cjac_from_real(1) : CJAC_ELEM_ZERO;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    cjac_real column_max = INFINITY;  /* +inf: no column (min below) */
+    cjac_real widest = 0;
+    for (int c = lane; c < r; c += LANES) {
+        cjac_real x = 0;
+        for (int i = 0; i < N; ++i)
+            x = fmax(x, cjac_elem_abs(A[c * LD + i]));
+        column_max = fmin(column_max, x);
+        widest = fmax(widest, x);
+    }
+    column_max = -cjac_lanes_max(scratch, lid, lane, -column_max);
+    widest = cjac_lanes_max(scratch, lid, lane, widest);
+    if (lane == 0 && st->active && r > 0) {
+        /* cljacobi.scaling.factor_shift_from_maxima with m = N */
+        const int e_min = cjac_exponent(column_max), e_max = cjac_exponent(widest);
+        const int d_lo = -1021 + cjac_bits(N), d_hi = 1024 - 16;
+        const int t_lo = -cjac_floordiv(2 * e_min - 2 - d_lo, 2);
+        const int t_hi = cjac_floordiv(d_hi - cjac_bits(N) - 2 * e_max, 2);
+        report[6 * b + 4] = column_max;
+        report[6 * b + 5] = widest;
+        if (t_lo > t_hi) {
+            st->flags |= CJAC_B_FACTOR_RANGE;
+            st->active = 0;
+        }
+        st->t = cjac_floordiv(t_lo + t_hi, 2);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int rows = st->rows, r_pad = st->r_pad;
+    if (st->active) {
+        for (int e = lane; e < r * LD; e += LANES)
+            A[e] = cjac_elem_ldexp(A[e], st->t);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* Algorithm 4.2: the packed diagonal in sign order, the border last with
+     * j = -1 as cjac_precompute gives it (its positions from p on are -1). */
+    for (int q = lane; q < r_pad; q += LANES) {
+        const int c = column_of[q];
+        cjac_real d = 0;
+        for (int i = 0; i < rows; ++i)
+            d = cjac_abs2_acc(A[c * LD + i], d);
+        D[q].d = d;
+        D[q].rho = c;
+        D[q].j = q < st->positive ? 1 : -1;
+        peak[c] = d;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+%if sort_diagonal:
+    cjac_sort_diagonal(D, sorted_all + mat * NPAD, st->active ? r_pad : 0, lane);
+%endif
+
+    /* ---- Step 4: the sweeps, one work-item per pivot pair ---------------- */
+    {
+        __local cjac_elem *G = A;
+        const int ldg = LD, m = rows;
+        const bool peak_rounding = true;
+        const int real_columns = r;
+        const int2 table = table_start[r_pad / 2];  /* (first pair, steps) */
+        for (int sweep = 0; sweep < max_sweeps; ++sweep) {
+            if (lane == 0)
+                starts[mat] = st->active && r_pad > 0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (!cjac_any(starts))
+                break;
+            const bool sweeping = st->active && r_pad > 0;
+            const long first = table.x + (long)(sweep % sweep_tables) * table.y * (r_pad / 2);
+            int pair_status = 0, pair_rotations = 0;
+            for (int step_index = 0; step_index < NPAD; ++step_index) {
+                if (sweeping && step_index < table.y && lane < r_pad / 2) {
+                    const int2 ij = pairs[first + (long)step_index * (r_pad / 2) + lane];
+                    const int i = ij.x, j = ij.y;
+                    ${pair.pair_step("__local", "cjac_elem", rotation, False, "0", "1",
+                                     "({})", "({})", "true", "pair_status",
+                                     "pair_rotations")}
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+            const int bits = cjac_lanes_or(keys, lid, lane, pair_status);
+            const int count_rotated = cjac_lanes_sum(keys, lid, lane, pair_rotations);
+%if sort_diagonal:
+            cjac_sort_diagonal(D, sorted_all + mat * NPAD, sweeping ? r_pad : 0, lane);
+%endif
+            if (lane == 0 && sweeping) {
+                rotations[b * max_sweeps + sweep] = count_rotated;
+                st->sweeps = sweep + 1;
+                st->sweep_bits |= bits;
+                if (!(bits & CJAC_BIG))
+                    st->active = 0;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+    if (lane == 0 && exists) {
+        int flags = st->flags;
+        if (!flags && (st->sweep_bits & CJAC_BROKEN))
+            flags |= CJAC_B_BREAKDOWN;
+        if (!flags && (st->sweep_bits & CJAC_TINY_COLUMN))
+            flags |= CJAC_B_TINY_COLUMN;
+        if (!flags && st->active && r_pad > 0)
+            flags |= CJAC_B_NOT_CONVERGED;
+        st->flags = flags;
+        info[8 * b] = flags;
+        info[8 * b + 1] = st->sweeps;
+        info[8 * b + 2] = r;
+        info[8 * b + 3] = st->positive;
+        info[8 * b + 4] = st->s;
+        info[8 * b + 5] = st->t;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* ---- Step 5: eigenvalues ascending, eigenvectors --------------------- */
+    /* lambda = j d 2^-(2t + s) of physical column c (the single path's column
+     * q = its place in sign order), the n - r zeros after them; a stable sort
+     * by counting.  A matrix with an error writes nothing. */
+    const int fatal = CJAC_B_NOT_FINITE | CJAC_B_NOT_HERMITIAN | CJAC_B_ENTRY_RANGE
+                      | CJAC_B_FACTOR_RANGE | CJAC_B_BREAKDOWN | CJAC_B_TINY_COLUMN;
+    const bool writes = exists && !(st->flags & fatal);
+    const int shift = 2 * st->t + st->s;
+    /* D by physical column: where the final packed diagonal put it. */
+    for (int q = lane; q < r_pad; q += LANES)
+        sorted_all[mat * NPAD + D[q].rho] = D[q];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __local cjac_diag *by_column = sorted_all + mat * NPAD;
+    int lost = 0;
+    for (int e = lane; e < N && writes; e += LANES) {
+        cjac_real value = 0;
+        if (e < r) {
+            const cjac_diag x = by_column[column_of[e]];
+            value = ldexp(x.j * x.d, -shift);
+            lost |= x.d != 0 && (value == 0 || !isfinite(value));
+        }
+        int place = 0;
+        for (int f = 0; f < N; ++f) {
+            cjac_real other = 0;
+            if (f < r) {
+                const cjac_diag y = by_column[column_of[f]];
+                other = ldexp(y.j * y.d, -shift);
+            }
+            place += other < value || (other == value && f < e);
+        }
+        W[b * N + place] = value;
+%if vectors:
+        /* u = g / ||g||; a zero column (deflated) and the null space are completed below. */
+        cjac_real norm = 0;
+        const int c = e < r ? column_of[e] : 0;
+        if (e < r)
+            for (int i = 0; i < N; ++i)
+                norm = cjac_abs2_acc(A[c * LD + i], norm);
+        norm = sqrt(norm);
+        for (int i = 0; i < N; ++i) {
+            const cjac_elem u = e < r && norm > 0 ? A[c * LD + i] / norm : CJAC_ELEM_ZERO;
+            U[(b * N + perm[i]) * N + place] = u;
+        }
+        missing_all[mat * N + place] = !(e < r && norm > 0);
+%endif
+    }
+    lost = cjac_lanes_or(keys, lid, lane, lost);
+    if (lane == 0 && writes && lost)
+        info[8 * b] = st->flags | CJAC_B_VALUE_RANGE;
+%if vectors:
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    /* The null space: each missing column, in order, is the unit vector e_k
+     * whose row of the columns so far is shortest (ties: smaller k), made
+     * orthogonal to them by Gram-Schmidt twice and normalized. */
+    if (lane == 0 && writes) {
+        __global cjac_elem *u = U + b * N * N;
+        __local cjac_real *row_weight = row_norm;
+        for (int i = 0; i < N; ++i) {
+            cjac_real w = 0;
+            for (int c = 0; c < N; ++c)
+                if (!missing_all[mat * N + c])
+                    w = cjac_abs2_acc(u[i * N + c], w);
+            row_weight[i] = w;
+        }
+        for (int slot = 0; slot < N; ++slot) {
+            if (!missing_all[mat * N + slot])
+                continue;
+            int pick = 0;
+            for (int i = 1; i < N; ++i)
+                if (row_weight[i] < row_weight[pick])
+                    pick = i;
+            for (int i = 0; i < N; ++i)
+                u[i * N + slot] = i == pick ? cjac_from_real(1) : CJAC_ELEM_ZERO;
+            for (int twice = 0; twice < 2; ++twice) {
+                for (int c = 0; c < N; ++c) {
+                    if (missing_all[mat * N + c])
+                        continue;
+                    cjac_elem dot = CJAC_ELEM_ZERO;
+                    for (int i = 0; i < N; ++i)
+                        dot = cjac_dot_acc(u[i * N + c], u[i * N + slot], dot);
+                    for (int i = 0; i < N; ++i)
+                        u[i * N + slot] = cjac_axpy(-dot, u[i * N + c], u[i * N + slot]);
+                }
+            }
+            cjac_real norm = 0;
+            for (int i = 0; i < N; ++i)
+                norm = cjac_abs2_acc(u[i * N + slot], norm);
+            norm = sqrt(norm);
+            for (int i = 0; i < N; ++i) {
+                const cjac_elem x = u[i * N + slot] / norm;
+                u[i * N + slot] = x;
+                row_weight[i] = cjac_abs2_acc(x, row_weight[i]);
+            }
+            missing_all[mat * N + slot] = 0;
+        }
+    }
+%endif
+}
