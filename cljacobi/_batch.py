@@ -65,6 +65,8 @@ def batched_queue(method: Any, data: Any, plan: Any, queue: Any) -> cl.CommandQu
         # 0 x 0 and 1 x 1 are answered on the host; the one-matrix path
         # gives the errors about any other input
         return None
+    if not is_device_array(data) and not np.any(np.asarray(data)):
+        return None  # zero matrices are answered on the host, without a device
     n = shape[-1]
     array_queue = data.queue if is_device_array(data) else None
     run_queue = resolve_queue(queue if queue is not None else (

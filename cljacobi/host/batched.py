@@ -193,7 +193,7 @@ def local_bytes(order: int, complex_: bool, vectors: bool, matrices: int) -> int
 
 def batched_order_limit(device: cl.Device, complex_: bool, vectors: bool = True) -> int:
     """The largest order whose matrix fits the device's local memory alone
-    (real n = 64 and complex n = 45 in 48 KiB)."""
+    (real n = 72 and complex n = 52 in 48 KiB)."""
     available = int(device.local_mem_size)
     order = 1
     while local_bytes(order + 1, complex_, vectors, 1) <= available:

@@ -1,0 +1,253 @@
+"""The batched kernel: stacks of small matrices in one launch (cljacobi._batch).
+
+Each matrix's result is held to the one-matrix path (``variant="pointwise"``,
+the same factorization rules, strategy and rotation), to LAPACK, and on
+graded data to the high-precision oracle; the contract of the stack (per
+matrix errors, warnings, info, device arrays in and out, bitwise
+repeatability, independence of the stack a matrix is in) is checked here.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pyopencl.array as cl_array
+import pytest
+
+import cljacobi
+from cljacobi import ConvergenceError, ConvergenceWarning
+from cljacobi.factorization import j_factorize
+from cljacobi.host.batched import batched_order_limit, lanes_for, local_bytes
+from cljacobi.matrices import graded, with_spectrum
+
+from hiprec import eigvalsh_hiprec
+
+EPS = np.finfo(np.float64).eps
+
+
+def hermitian_stack(rng, count, n, complex_=False):
+    X = rng.standard_normal((count, n, n))
+    if complex_:
+        X = X + 1j * rng.standard_normal((count, n, n))
+    return X + np.swapaxes(X, -1, -2).conj()
+
+
+def check_eigenpairs(A, w, U, tol=60):
+    """Residual, orthogonality and eigenvalues against LAPACK, in n eps ||A|| units."""
+    n = A.shape[-1]
+    scale = np.abs(np.linalg.eigvalsh(A)).max(axis=-1)[..., None]
+    unit = n * EPS * scale
+    assert np.all(np.diff(w, axis=-1) >= 0)
+    assert np.all(np.abs(w - np.linalg.eigvalsh(A)) <= tol * unit)
+    residual = np.abs(A @ U - U * w[..., None, :]).max(axis=(-2, -1))
+    assert np.all(residual <= tol * unit[..., 0])
+    gram = np.swapaxes(U, -1, -2).conj() @ U
+    assert np.abs(gram - np.eye(n)).max() <= tol * n * EPS
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8, 13, 16, 33, 64])
+@pytest.mark.parametrize("complex_", [False, True])
+def test_stack_matches_lapack_and_one_matrix_path(n, complex_, rng, queue):
+    if n > batched_order_limit(queue.device, complex_):
+        n = batched_order_limit(queue.device, complex_)
+    A = hermitian_stack(rng, 6, n, complex_)
+    (w, U), infos = cljacobi.eig_indefinite(A, return_info=True)
+    assert [info.variant for info in infos] == ["batched"] * 6
+    assert U.dtype == A.dtype and w.dtype == np.float64
+    check_eigenpairs(A, w, U)
+    for b in (0, 5):
+        (w1, U1), info1 = cljacobi.eig_indefinite(A[b], variant="pointwise", return_info=True)
+        scale = np.abs(w1).max()
+        assert np.abs(w[b] - w1).max() <= 8 * n * EPS * scale
+        # eigenvectors agree up to a phase (random spectra are well separated)
+        overlap = np.abs(np.swapaxes(U[b], -1, -2).conj() @ U1)
+        assert np.abs(overlap - np.eye(n)).max() <= 1e-8
+        assert infos[b].rank == info1.rank == n
+        assert infos[b].positive == info1.positive
+        assert infos[b].converged and infos[b].sweeps >= 2
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+def test_graded_relative_accuracy(complex_, rng):
+    n = 12
+    stack, references = [], []
+    for _ in range(4):
+        M, _, _ = graded(n, low_exponent=-40, rng=rng,
+                         dtype=np.complex128 if complex_ else np.float64)
+        stack.append(M)
+        references.append(eigvalsh_hiprec(M))
+    w, infos = cljacobi.eig_indefinite(np.array(stack), eigvals_only=True, return_info=True)
+    error = np.abs(w - np.array(references)) / np.abs(np.array(references))
+    assert error.max() <= 1e-12, error.max()
+    # LAPACK on the same stack loses the small eigenvalues
+    lapack = np.abs(np.linalg.eigvalsh(np.array(stack)) - references) / np.abs(references)
+    assert lapack.max() > 1e-6
+    assert all(info.variant == "batched" for info in infos)
+
+
+def test_inertia_and_rank_as_the_host_factorization(rng):
+    n, count = 10, 8
+    stack = []
+    for b in range(count):
+        rank = n - b % 4
+        G = rng.standard_normal((n, rank))
+        signs = np.where(np.arange(rank) < rank // 2 + b % 2, 1.0, -1.0)
+        stack.append((G * signs) @ G.T)
+    A = np.array(stack)
+    (w, U), infos = cljacobi.eig_indefinite(A, return_info=True)
+    for b in range(count):
+        factor = j_factorize(A[b])
+        assert infos[b].rank == factor.G.shape[1] == n - b % 4
+        assert infos[b].positive == factor.p
+        assert np.count_nonzero(w[b] == 0) == n - infos[b].rank
+    check_eigenpairs(A, w, U, tol=200)
+
+
+def test_zero_and_diagonal_matrices():
+    A = np.zeros((3, 4, 4))
+    A[1] = np.diag([3.0, -1.0, 0.0, 2.0])
+    A[2, 0, 3] = A[2, 3, 0] = 1.0
+    w, U = cljacobi.eig_indefinite(A, variant="batched")
+    assert np.array_equal(w[0], np.zeros(4)) and np.array_equal(U[0], np.eye(4))
+    assert np.allclose(w[1], [-1.0, 0.0, 2.0, 3.0], rtol=4 * EPS, atol=0)
+    assert np.allclose(np.abs(U[1]), np.eye(4)[:, [1, 2, 3, 0]])
+    assert np.allclose(w[2], [-1.0, 0.0, 0.0, 1.0], rtol=4 * EPS, atol=0)
+    check_eigenpairs(A, w, U)
+
+
+def test_bitwise_repeatable_and_independent_of_the_stack(rng):
+    A = hermitian_stack(rng, 37, 9)
+    first = cljacobi.eig_indefinite(A)
+    second = cljacobi.eig_indefinite(A)
+    assert np.array_equal(first.eigenvalues, second.eigenvalues)
+    assert np.array_equal(first.eigenvectors, second.eigenvectors)
+    alone = cljacobi.eig_indefinite(A[17], variant="batched")
+    assert np.array_equal(alone.eigenvalues, first.eigenvalues[17])
+    assert np.array_equal(alone.eigenvectors, first.eigenvectors[17])
+    reordered = cljacobi.eig_indefinite(A[::-1].copy())
+    assert np.array_equal(reordered.eigenvectors[::-1], first.eigenvectors)
+
+
+def test_leading_dimensions_layouts_and_dtypes(rng):
+    A = hermitian_stack(rng, 12, 6).reshape(3, 4, 6, 6)
+    w, U = cljacobi.eig_indefinite(A)
+    assert w.shape == (3, 4, 6) and U.shape == (3, 4, 6, 6)
+    check_eigenpairs(A, w, U)
+    fortran = np.asfortranarray(A)
+    assert np.array_equal(cljacobi.eig_indefinite(fortran).eigenvalues, w)
+    single = cljacobi.eig_indefinite(A.astype(np.float32))
+    assert single.eigenvalues.dtype == np.float32 and single.eigenvectors.dtype == np.float32
+    integers = cljacobi.eig_indefinite(np.rint(A).astype(np.int64), eigvals_only=True)
+    assert integers.dtype == np.float64
+    assert np.allclose(integers, np.linalg.eigvalsh(np.rint(A)), atol=1e-12 * 6 * 10)
+
+
+def test_input_is_not_modified(rng):
+    A = hermitian_stack(rng, 5, 7)
+    A[:, 0, 1] += 1e-12  # asymmetric within the tolerance: the lower triangle is used
+    copy = A.copy()
+    cljacobi.eig_indefinite(A)
+    assert np.array_equal(A, copy)
+
+
+def test_device_arrays_stay_on_the_device(rng, queue):
+    A = hermitian_stack(rng, 10, 8, complex_=True)
+    d_A = cl_array.to_device(queue, A)
+    w, U = cljacobi.eig_indefinite(d_A)
+    assert isinstance(w, cl_array.Array) and isinstance(U, cl_array.Array)
+    assert w.shape == (10, 8) and U.shape == (10, 8, 8) and U.dtype == np.complex128
+    host = cljacobi.eig_indefinite(A)
+    assert np.array_equal(w.get(), host.eigenvalues)
+    assert np.array_equal(U.get(), host.eigenvectors)
+    assert np.array_equal(d_A.get(), A)
+    # a strided view of a device stack, and single precision converted on the device
+    strided = d_A[::2]
+    assert np.array_equal(cljacobi.eig_indefinite(strided, eigvals_only=True).get(),
+                          host.eigenvalues[::2])
+    single = cljacobi.eig_indefinite(cl_array.to_device(queue, A.astype(np.complex64)))
+    assert single.eigenvalues.dtype == np.float32
+    assert single.eigenvectors.dtype == np.complex64
+
+
+def test_one_bad_matrix_is_named(rng):
+    A = hermitian_stack(rng, 6, 5).reshape(2, 3, 5, 5)
+    bad = A.copy()
+    bad[1, 2, 0, 4] += 1.0
+    with pytest.raises(ValueError, match=r"M\[1, 2\] is not symmetric"):
+        cljacobi.eig_indefinite(bad)
+    bad = A.copy()
+    bad[0, 1, 2, 2] = np.nan
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        cljacobi.eig_indefinite(bad)
+    with pytest.raises(np.linalg.LinAlgError, match="infs or NaNs"):
+        cljacobi.eig_indefinite(bad, check_finite=False)
+    bad = A.copy()
+    bad[1, 0, 0, 0] = 1e300
+    bad[1, 0, 1, 1] = 1e-310
+    bad[1, 0, 0, 1:] = bad[1, 0, 1:, 0] = 0
+    with pytest.raises(ValueError, match=r"M\[1, 0\] span magnitudes"):
+        cljacobi.eig_indefinite(bad)
+
+
+def test_nonconvergence_per_matrix(rng):
+    A = hermitian_stack(rng, 4, 12)
+    A[2] = np.diag(np.arange(12.0))  # converges in one sweep
+    with pytest.raises(ConvergenceError, match=r"matrix \(0,\) of the stack") as caught:
+        cljacobi.eig_indefinite(A, max_sweeps=2)
+    assert caught.value.info.sweeps == 2 and not caught.value.info.converged
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        (w, U), infos = cljacobi.eig_indefinite(A, max_sweeps=2, on_nonconvergence="warn",
+                                                return_info=True)
+    messages = [str(x.message) for x in seen if issubclass(x.category, ConvergenceWarning)]
+    assert len(messages) == 1 and "[(0,), (1,), (3,)]" in messages[0]
+    assert [info.converged for info in infos] == [False, False, True, False]
+    assert np.allclose(w[2], np.arange(12.0), rtol=4 * EPS, atol=0)
+
+
+@pytest.mark.parametrize("strategy", ["mm", "me", "ring", "round-robin"])
+@pytest.mark.parametrize("rotation", [1, 2])
+def test_strategies_and_rotations(strategy, rotation, rng):
+    A = hermitian_stack(rng, 5, 11)
+    (w, U), infos = cljacobi.eig_indefinite(A, strategy=strategy, rotation=rotation,
+                                            return_info=True)
+    assert all(info.strategy == strategy and info.rotation == rotation for info in infos)
+    check_eigenpairs(A, w, U)
+    unsorted = cljacobi.eig_indefinite(A, strategy=strategy, rotation=rotation,
+                                       sort_diagonal=False)
+    check_eigenpairs(A, *unsorted)
+
+
+def test_what_runs_where(rng, queue):
+    A = hermitian_stack(rng, 3, 6)
+    _, infos = cljacobi.eig_indefinite(A, rotation=3, return_info=True)
+    assert infos[0].variant == "pointwise"
+    _, info = cljacobi.eig_indefinite(A[0], return_info=True)
+    assert info.variant != "batched"
+    with pytest.raises(ValueError, match="variant='batched' cannot run here: rotation=3"):
+        cljacobi.eig_indefinite(A, rotation=3, variant="batched")
+    limit = batched_order_limit(queue.device, False)
+    big = hermitian_stack(rng, 2, limit + 1)
+    with pytest.raises(ValueError, match=f"order {limit + 1} exceeds {limit}"):
+        cljacobi.eig_indefinite(big, variant="batched", eigvals_only=True)
+    _, infos = cljacobi.eig_indefinite(big, eigvals_only=True, return_info=True)
+    assert infos[0].variant != "batched"
+    with pytest.raises(ValueError, match="block_width"):
+        cljacobi.eig_indefinite(A, variant="batched", block_width=4)
+    with pytest.raises(ValueError, match="variant must be one of"):
+        cljacobi.svd(A[0], variant="batched")
+
+
+def test_eigh_stack_runs_batched(rng):
+    A = hermitian_stack(rng, 7, 9, complex_=True)
+    (w, U), infos = cljacobi.eigh(A, return_info=True)
+    assert infos[0].variant == "batched"
+    check_eigenpairs(A, w, U)
+
+
+def test_local_memory_model():
+    """The documented limits: real n = 72 and complex n = 52 fit 48 KiB."""
+    assert local_bytes(72, False, True, 1) <= 48 * 1024 < local_bytes(73, False, True, 1)
+    assert local_bytes(52, True, True, 1) <= 48 * 1024 < local_bytes(53, True, True, 1)
+    assert [lanes_for(n) for n in (2, 3, 4, 5, 8, 9, 64)] == [1, 2, 2, 4, 4, 8, 32]
