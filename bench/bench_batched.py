@@ -95,7 +95,7 @@ def main() -> None:
         complex_ = dtype.startswith("complex")
         for text in args.stacks:
             n, count = (int(x) for x in text.split("x"))
-            A = hermitian_stack(rng, count, n, complex_)
+            A = np.ascontiguousarray(hermitian_stack(rng, count, n, complex_))
             check = A[: args.check]
             graded = graded_stack(rng, min(args.check, 64), n, complex_)
             graded_reference = np.array([cljacobi.eig_indefinite(M, variant="pointwise",

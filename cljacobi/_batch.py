@@ -27,6 +27,7 @@ import pyopencl.array as cl_array
 
 from ._arrays import is_device_array
 from ._results import EighResult, SolveInfo
+from .errors import warn_unconverged
 from .host.batched import FATAL, BatchStatus, batched_eig, batched_order_limit
 from .host.device import has_fp64, resolve_queue
 from .host.preflight import preflight
@@ -113,12 +114,15 @@ def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue,
     run = batched_eig(run_queue, flat, vectors=not method.eigvals_only,
                       strategy=plan.options.strategy, rotation=plan.options.rotation,
                       sort_diagonal=plan.options.sort_diagonal, max_sweeps=plan.max_sweeps)
-    infos = _infos(run, plan, run_queue)
-    _raise_for_errors(run, infos, leading, n, plan, method.argument, check_finite,
-                      complex_=stack.dtype.kind == "c")
-    from ._solve import _warn_about  # the one warning rule of the pipeline
-    _warn_about(infos, leading, plan.caller)
-
+    # The per-matrix records cross the bus only when a message or info needs them.
+    flags = run.flags
+    unconverged = (flags & BatchStatus.NOT_CONVERGED) != 0
+    records = run.records() if return_info or (flags & FATAL).any() or (
+        unconverged.any() and plan.on_nonconvergence == "raise") else None
+    if records is not None:
+        _raise_for_errors(run, records, leading, n, plan, method.argument, check_finite,
+                          complex_=stack.dtype.kind == "c")
+    warn_unconverged(unconverged, leading, plan.caller, stacklevel=5)
     w = run.w.reshape(*leading, n)
     U = None if run.U is None else run.U.reshape(*leading, n, n)
     real_result = np.dtype(np.finfo(result_dtype).dtype)
@@ -130,11 +134,10 @@ def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue,
         w = w.get()
         U = None if U is None else U.get()
     result = w if method.eigvals_only else EighResult(w, U)
-    if not leading:
-        infos_out: Any = infos[0]
-    else:
-        infos_out = infos
-    return (result, infos_out) if return_info else result
+    if not return_info:
+        return result
+    infos = [_info(run, records, b, plan, run_queue) for b in range(count)]
+    return result, (infos if leading else infos[0])
 
 
 def _device_stack(data: cl_array.Array, queue: cl.CommandQueue, name: str
@@ -171,36 +174,37 @@ def _as_three_dimensional(stack: cl_array.Array, count: int, n: int) -> cl_array
     return stack.copy().reshape(count, n, n)
 
 
-def _infos(run: Any, plan: Any, queue: cl.CommandQueue) -> list[SolveInfo]:
-    count = run.info.shape[0]
-    device = queue.device.name.strip()
-    share = run.seconds / max(count, 1)
-    infos = []
-    for b in range(count):
-        flags, sweeps, rank, positive = (int(x) for x in run.info[b, :4])
-        per_sweep = [int(x) for x in run.rotations[b, :sweeps]]
-        infos.append(SolveInfo(
-            sweeps=sweeps, rotations=sum(per_sweep), rotations_per_sweep=per_sweep,
-            converged=not flags & BatchStatus.NOT_CONVERGED, rank=rank, positive=positive,
-            device=device, work_group_size=run.work_group_size, variant=BATCHED_VARIANT,
-            block_width=0, factorization="bunch-parlett-batched", precision="double",
-            seconds={"total": share, "sweeps": share}, strategy=plan.options.strategy,
-            rotation=plan.options.rotation, sort_diagonal=plan.options.sort_diagonal))
-    return infos
+def _info(run: Any, records: tuple[np.ndarray, ...], b: int, plan: Any,
+          queue: cl.CommandQueue) -> SolveInfo:
+    """The :class:`SolveInfo` of matrix `b` (its share of the launch's seconds)."""
+    info, _, rotations = records
+    flags, sweeps, rank, positive = (int(x) for x in info[b, :4])
+    per_sweep = [int(x) for x in rotations[b, :sweeps]]
+    share = run.seconds / max(len(run.flags), 1)
+    return SolveInfo(
+        sweeps=sweeps, rotations=sum(per_sweep), rotations_per_sweep=per_sweep,
+        converged=not flags & BatchStatus.NOT_CONVERGED, rank=rank, positive=positive,
+        device=queue.device.name.strip(), work_group_size=run.work_group_size,
+        variant=BATCHED_VARIANT, block_width=0, factorization="bunch-parlett-batched",
+        precision="double", seconds={"total": share, "sweeps": share},
+        strategy=plan.options.strategy, rotation=plan.options.rotation,
+        sort_diagonal=plan.options.sort_diagonal)
 
 
-def _raise_for_errors(run: Any, infos: list[SolveInfo], leading: tuple[int, ...], n: int,
-                      plan: Any, argument: str, check_finite: bool, *, complex_: bool) -> None:
+def _raise_for_errors(run: Any, records: tuple[np.ndarray, ...], leading: tuple[int, ...],
+                      n: int, plan: Any, argument: str, check_finite: bool, *,
+                      complex_: bool) -> None:
     """The one-matrix path's exception for the first matrix (C order) with a
     fatal flag, then the first that did not converge (``on_nonconvergence="raise"``)."""
-    from ._solve import _not_converged, name_of, orthogonalization_error
+    from ._solve import _not_converged, name_of, orthogonalization_error  # noqa: PLC0415
 
-    flags = run.info[:, 0]
+    flags = run.flags
+    report = records[1]
     for b in np.flatnonzero(flags & (FATAL | BatchStatus.VALUE_RANGE)):
         index = tuple(int(i) for i in np.unravel_index(b, leading)) if leading else ()
         name = name_of(argument, index)
         flag = BatchStatus(int(flags[b]))
-        asymmetry, scale, smallest, largest, column_min, column_max = run.report[b]
+        asymmetry, scale, smallest, largest, column_min, column_max = report[b]
         if flag & BatchStatus.NOT_FINITE:
             if check_finite:
                 raise ValueError(f"{name} must not contain infs or NaNs")
@@ -224,6 +228,6 @@ def _raise_for_errors(run: Any, infos: list[SolveInfo], leading: tuple[int, ...]
     if plan.on_nonconvergence == "raise":
         for b in np.flatnonzero(flags & BatchStatus.NOT_CONVERGED):
             index = tuple(int(i) for i in np.unravel_index(b, leading)) if leading else ()
-            raise _not_converged(plan, infos[b], index, f"{plan.max_sweeps} sweeps",
-                                 "max_sweeps",
-                                 f" (rotations per sweep: {infos[b].rotations_per_sweep})")
+            info = _info(run, records, b, plan, plan.queue)
+            raise _not_converged(plan, info, index, f"{plan.max_sweeps} sweeps", "max_sweeps",
+                                 f" (rotations per sweep: {info.rotations_per_sweep})")

@@ -38,7 +38,7 @@ import pyopencl as cl
 from ._arrays import is_device_array, solve_stack, to_device, to_host
 from ._batch import batched_queue, solve_batched
 from ._results import SolveInfo
-from .errors import ConvergenceError, ConvergenceWarning
+from .errors import ConvergenceError, warn_unconverged
 from .host.blocked import BLOCK_VARIANTS, COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, BlockedHSVD
 from .host.device import has_fp64, resolve_queue
 from .host.factorization import DeviceJFactor
@@ -626,21 +626,8 @@ def _require_finite(values: str, result: Any) -> None:
 def _warn_about(infos: list[SolveInfo], leading: tuple[int, ...], caller: str) -> None:
     """The warnings of a finished call to `caller`, once per call, pointing at the
     caller's line."""
-
-    def which(flags: list[bool]) -> str:
-        if not leading:
-            return ""
-        hits = [np.unravel_index(k, leading) for k, flag in enumerate(flags) if flag]
-        return f" (matrices {[tuple(int(i) for i in h) for h in hits]} of the stack)"
-
-    unconverged = [not info.converged for info in infos]
-    if any(unconverged):
-        warnings.warn(
-            f"{caller} did not converge in max_sweeps sweeps"
-            f"{which(unconverged)}; the partial result is returned (info.converged is False)",
-            ConvergenceWarning,
-            stacklevel=4,  # public function <- solve <- here
-        )
+    warn_unconverged(np.array([not info.converged for info in infos], dtype=bool), leading,
+                     caller, stacklevel=5)
 
 
 def _cast(result: Any, dtype: np.dtype) -> Any:

@@ -7,6 +7,7 @@ written for numpy/scipy catches them unchanged; device problems derive from
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ __all__ = [
     "DeviceCapabilityError",
     "DeviceMemoryError",
     "DeviceNotFoundError",
+    "warn_unconverged",
 ]
 
 
@@ -59,3 +61,23 @@ class DeviceCapabilityError(RuntimeError):
 
 class DeviceMemoryError(DeviceCapabilityError, MemoryError):
     """The problem does not fit the device's global memory (checked before launch)."""
+
+
+def warn_unconverged(unconverged: np.ndarray, leading: tuple[int, ...], caller: str, *,
+                     stacklevel: int = 4) -> None:
+    """The :class:`ConvergenceWarning` of a call whose matrices (C order) flagged
+    in `unconverged` did not converge; `stacklevel` points at the public
+    function's caller."""
+    if not unconverged.any():
+        return
+    where_ = ""
+    if leading:
+        hits = [tuple(int(i) for i in np.unravel_index(k, leading))
+                for k in np.flatnonzero(unconverged)]
+        where_ = f" (matrices {hits} of the stack)"
+    warnings.warn(
+        f"{caller} did not converge in max_sweeps sweeps{where_}; the partial result is "
+        "returned (info.converged is False)",
+        ConvergenceWarning,
+        stacklevel=stacklevel,
+    )

@@ -38,8 +38,8 @@ BATCHED_DTYPES = ("float64", "complex128")
 #: Work-items a work-group aims at: matrices are packed until it is reached.
 TARGET_WORK_GROUP = 64
 
-#: Ints of a matrix's info record: flags, sweeps, rank, positive, s, t, 2 spare.
-INFO_WIDTH = 8
+#: Ints of a matrix's info record: flags, sweeps, rank, positive, s, t.
+INFO_WIDTH = 6
 #: Reals of its report: max|M - M^*|, max|M|, smallest nonzero and largest
 #: entry of the symmetrized M, smallest and largest column maximum of G.
 REPORT_WIDTH = 6
@@ -149,6 +149,7 @@ class BatchedSpec:
             int_arg("max_sweeps"),
             buffer("W", "__global cjac_real *"),
             *((buffer("U", f"__global {element} *"),) if self.vectors else ()),
+            buffer("status", "__global int *"),
             buffer("info", "__global int *"),
             buffer("report", "__global cjac_real *"),
             buffer("rotations", "__global int *"),
@@ -159,6 +160,7 @@ class BatchedSpec:
         sizes = {
             "N": self.order, "NPAD": self.padded_order, "LD": self.leading_dimension,
             "LANES": self.lanes, "MPG": self.matrices_per_group, "WG": self.work_group_size,
+            "INFO_WIDTH": INFO_WIDTH, "REPORT_WIDTH": REPORT_WIDTH,
         }
         flags = {f"CJAC_B_{name}": int(flag) for name, flag in BatchStatus.__members__.items()}
         return {
@@ -233,15 +235,28 @@ def _tables(strategy: str, order: int) -> tuple[np.ndarray, np.ndarray, int]:
 
 @dataclass
 class BatchedRun:
-    """A launch's results: device arrays, and the per-matrix records on the host."""
+    """A launch's results: device arrays, and the per-matrix flags on the host.
+
+    ``info`` (int32, ``(count, 8)``: flags, sweeps, rank, positive, s, t),
+    ``report`` (the magnitudes the error messages quote, ``(count, 6)``) and
+    ``rotations`` (per sweep, ``(count, max_sweeps)``) stay on the device
+    until :meth:`records` reads them; ``flags`` is read at once.
+    """
 
     w: cl_array.Array
     U: cl_array.Array | None
-    info: np.ndarray
-    report: np.ndarray
-    rotations: np.ndarray
+    flags: np.ndarray
+    info: cl_array.Array
+    report: cl_array.Array
+    rotations: cl_array.Array
+    max_sweeps: int
     work_group_size: int
     seconds: float
+
+    def records(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(info, report, rotations)`` on the host."""
+        return (self.info.get(), self.report.get(),
+                self.rotations.get()[:, : self.max_sweeps])
 
 
 def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool, strategy: str,
@@ -265,19 +280,20 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
         stack = stack.copy()  # misaligned views: contiguous first
     strides = [s // itemsize for s in stack.strides]
     pairs, starts, sweep_tables = _tables(strategy, n)
-    real = np.float64
+    sweeps = max(max_sweeps, 1)
     check_global_memory(device, {
-        "eigenvalues": count * n * 8, **({"eigenvectors": count * n * n * itemsize}
-                                         if vectors else {}),
-        "rotations per sweep": count * max_sweeps * 4,
+        "eigenvalues": count * n * 8,
+        **({"eigenvectors": count * n * n * itemsize} if vectors else {}),
+        "rotations per sweep": count * sweeps * 4,
     })
     program = build_program(queue.context, device, spec)
     start = time.perf_counter()
-    w = cl_array.zeros(queue, (count, n), real)
-    U = cl_array.zeros(queue, (count, n, n), stack.dtype) if vectors else None
-    info = cl_array.zeros(queue, (count, INFO_WIDTH), np.int32)
-    report = cl_array.zeros(queue, (count, REPORT_WIDTH), real)
-    rotations = cl_array.zeros(queue, (count, max(max_sweeps, 1)), np.int32)
+    w = cl_array.empty(queue, (count, n), np.float64)
+    U = cl_array.empty(queue, (count, n, n), stack.dtype) if vectors else None
+    status = cl_array.empty(queue, count, np.int32)
+    info = cl_array.empty(queue, (count, INFO_WIDTH), np.int32)
+    report = cl_array.empty(queue, (count, REPORT_WIDTH), np.float64)
+    rotations = cl_array.zeros(queue, (count, sweeps), np.int32)
     pairs_d = cl_array.to_device(queue, pairs)
     starts_d = cl_array.to_device(queue, starts)
     values = {
@@ -285,14 +301,14 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
         "matrix_stride": strides[0], "row_stride": strides[1], "col_stride": strides[2],
         "pairs": pairs_d.data, "table_start": starts_d.data, "sweep_tables": sweep_tables,
         "max_sweeps": max_sweeps, "W": w.data, "U": U.data if vectors else None,
-        "info": info.data, "report": report.data, "rotations": rotations.data,
+        "status": status.data, "info": info.data, "report": report.data, "rotations": rotations.data,
     }
     signature = spec.signatures["cjac_batched_eig"]
     kernel = signature.kernel(program, **{arg.name: values[arg.name] for arg in signature.args})
     groups = -(-count // group)
     cl.enqueue_nd_range_kernel(queue, kernel, (groups * spec.work_group_size,),
                                (spec.work_group_size,))
-    info_host, report_host, rotations_host = info.get(), report.get(), rotations.get()
+    flags = status.get()
     seconds = time.perf_counter() - start
-    return BatchedRun(w, U, info_host, report_host, rotations_host[:, :max_sweeps],
+    return BatchedRun(w, U, flags, info, report, rotations, max_sweeps,
                       spec.work_group_size, seconds)

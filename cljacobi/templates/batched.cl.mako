@@ -318,10 +318,10 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
         st->sweep_bits = 0;
         st->tau = N * CJAC_EPS * ldexp(largest, s);
         if (exists) {
-            report[6 * b] = asymmetry;
-            report[6 * b + 1] = everything;
-            report[6 * b + 2] = smallest;
-            report[6 * b + 3] = largest;
+            report[REPORT_WIDTH * b] = asymmetry;
+            report[REPORT_WIDTH * b + 1] = everything;
+            report[REPORT_WIDTH * b + 2] = smallest;
+            report[REPORT_WIDTH * b + 3] = largest;
         }
     }
     for (int i = lane; i < N; i += LANES) {
@@ -593,8 +593,8 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
         const int d_lo = -1021 + cjac_bits(N), d_hi = 1024 - 16;
         const int t_lo = -cjac_floordiv(2 * e_min - 2 - d_lo, 2);
         const int t_hi = cjac_floordiv(d_hi - cjac_bits(N) - 2 * e_max, 2);
-        report[6 * b + 4] = column_max;
-        report[6 * b + 5] = widest;
+        report[REPORT_WIDTH * b + 4] = column_max;
+        report[REPORT_WIDTH * b + 5] = widest;
         if (t_lo > t_hi) {
             st->flags |= CJAC_B_FACTOR_RANGE;
             st->active = 0;
@@ -675,12 +675,13 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
         if (!flags && st->active && r_pad > 0)
             flags |= CJAC_B_NOT_CONVERGED;
         st->flags = flags;
-        info[8 * b] = flags;
-        info[8 * b + 1] = st->sweeps;
-        info[8 * b + 2] = r;
-        info[8 * b + 3] = st->positive;
-        info[8 * b + 4] = st->s;
-        info[8 * b + 5] = st->t;
+        status[b] = flags;
+        info[INFO_WIDTH * b] = flags;
+        info[INFO_WIDTH * b + 1] = st->sweeps;
+        info[INFO_WIDTH * b + 2] = r;
+        info[INFO_WIDTH * b + 3] = st->positive;
+        info[INFO_WIDTH * b + 4] = st->s;
+        info[INFO_WIDTH * b + 5] = st->t;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -732,7 +733,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
     }
     lost = cjac_lanes_or(keys, lid, lane, lost);
     if (lane == 0 && writes && lost)
-        info[8 * b] = st->flags | CJAC_B_VALUE_RANGE;
+        status[b] = info[INFO_WIDTH * b] = st->flags | CJAC_B_VALUE_RANGE;
 %if vectors:
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     /* The null space: each missing column, in order, is the unit vector e_k
