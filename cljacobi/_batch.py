@@ -25,7 +25,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cl_array
 
-from ._arrays import is_device_array
+from ._arrays import is_device_array, to_host
 from ._results import EighResult, SolveInfo
 from .errors import warn_unconverged
 from .host.batched import FATAL, BatchStatus, batched_eig, batched_order_limit
@@ -33,7 +33,7 @@ from .host.device import has_fp64, resolve_queue
 from .host.preflight import preflight
 from .host.variants import BATCHED_VARIANT
 from .scaling import NOT_FINITE, factor_shift_from_maxima, matrix_shift_from_range
-from .validation import HERMITIAN_RTOL, as_float_matrix
+from .validation import HERMITIAN_RTOL, as_float_matrix, compute_dtype, result_dtype_of
 
 __all__ = ["batched_queue", "solve_batched"]
 
@@ -109,8 +109,7 @@ def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue,
     count = int(np.prod(leading, dtype=np.int64))
     preflight(run_queue, rows=n, columns=n, accumulate_v=False,
               element_bytes=stack.dtype.itemsize)
-    flat = stack.reshape(count, n, n) if stack.flags.c_contiguous or stack.flags.f_contiguous \
-        else _as_three_dimensional(stack, count, n)
+    flat = _three_dimensional(stack, count, n, run_queue)
     run = batched_eig(run_queue, flat, vectors=not method.eigvals_only,
                       strategy=plan.options.strategy, rotation=plan.options.rotation,
                       sort_diagonal=plan.options.sort_diagonal, max_sweeps=plan.max_sweeps)
@@ -143,35 +142,29 @@ def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue,
 def _device_stack(data: cl_array.Array, queue: cl.CommandQueue, name: str
                   ) -> tuple[cl_array.Array, np.dtype]:
     """A device array as a float64/complex128 stack on `queue`, converted on the
-    device (integer, float16/32 and complex64 input as numpy promotes them)."""
-    dtype = data.dtype
-    if dtype.kind in "biu":
-        result_dtype = np.dtype(np.float64)
-    elif dtype.kind == "f" and dtype.itemsize <= 8:
-        result_dtype = np.dtype(np.float32 if dtype.itemsize <= 4 else np.float64)
-    elif dtype.kind == "c" and dtype.itemsize <= 16:
-        result_dtype = np.dtype(np.complex64 if dtype.itemsize <= 8 else np.complex128)
-    else:
-        raise TypeError(f"{name} has unsupported dtype {dtype}; expected a real or complex "
-                        "array of at most double precision")
-    compute = np.dtype(np.complex128 if dtype.kind == "c" else np.float64)
+    device (:func:`cljacobi.validation.result_dtype_of`: numpy's promotions)."""
+    result_dtype = result_dtype_of(data.dtype, name)
     array = data.with_queue(queue) if data.queue is not queue else data
-    if dtype != compute:
-        array = array.astype(compute)
+    if array.dtype != compute_dtype(result_dtype):
+        array = array.astype(compute_dtype(result_dtype))
     return array, result_dtype
 
 
-def _as_three_dimensional(stack: cl_array.Array, count: int, n: int) -> cl_array.Array:
-    """A strided stack with more than one leading dimension as ``(count, n, n)``:
-    a view where the leading strides combine, else a contiguous copy."""
-    strides = stack.strides[:-2]
-    shape = stack.shape[:-2]
-    combined = all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 1))
-    if combined:
-        view = stack.reshape(count, n, n) if len(shape) == 1 else None
-        if view is not None:
-            return view
-    return stack.copy().reshape(count, n, n)
+def _three_dimensional(stack: cl_array.Array, count: int, n: int, queue: cl.CommandQueue
+                       ) -> cl_array.Array:
+    """The stack as ``(count, n, n)`` with element-aligned strides: itself when
+    it is 3-D (any such strides), a view when it is C-contiguous, else a
+    C-ordered copy made through the host (pyopencl copies and reshapes only
+    C-contiguous arrays; an F-ordered stack of more than one leading
+    dimension, or a strided view of one, crosses the bus once)."""
+    itemsize = stack.dtype.itemsize
+    if stack.ndim == 3 and not stack.offset % itemsize \
+            and not any(s % itemsize for s in stack.strides):
+        return stack
+    if stack.flags.c_contiguous:
+        return stack.reshape(count, n, n)
+    host, _ = to_host(stack, queue)
+    return cl_array.to_device(queue, np.ascontiguousarray(host).reshape(count, n, n))
 
 
 def _info(run: Any, records: tuple[np.ndarray, ...], b: int, plan: Any,

@@ -20,6 +20,7 @@ __all__ = [
     "check_max_sweeps",
     "check_on_nonconvergence",
     "check_queue_argument",
+    "compute_dtype",
     "symmetric_part",
 ]
 
@@ -77,6 +78,30 @@ def check_queue_argument(queue: object) -> None:
         )
 
 
+def result_dtype_of(dtype: np.dtype, name: str) -> np.dtype:
+    """The dtype the results of input of `dtype` come back in (numpy's rule):
+    float64 for integers and bools, float32 for float16/32, complex64 for
+    complex64, else float64/complex128; the computation is in float64 or
+    complex128 (:func:`compute_dtype`).  A TypeError names `name` for any other
+    dtype or a wider one."""
+    if dtype.kind in "biu":
+        return np.dtype(np.float64)
+    if dtype.kind == "f":
+        if dtype.itemsize > 8:
+            raise TypeError(f"{name} has dtype {dtype}; float64 is the widest supported")
+        return np.dtype(np.float32 if dtype.itemsize <= 4 else np.float64)
+    if dtype.kind == "c":
+        if dtype.itemsize > 16:
+            raise TypeError(f"{name} has dtype {dtype}; complex128 is the widest supported")
+        return np.dtype(np.complex64 if dtype.itemsize <= 8 else np.complex128)
+    raise TypeError(f"{name} has unsupported dtype {dtype}; expected a real or complex array")
+
+
+def compute_dtype(result_dtype: np.dtype) -> np.dtype:
+    """float64 or complex128: what input of `result_dtype` is computed in."""
+    return np.dtype(np.complex128 if result_dtype.kind == "c" else np.float64)
+
+
 def as_float_matrix(
     a: object, name: str, *, check_finite: bool, square: bool, stacked: bool = False
 ) -> tuple[np.ndarray, np.dtype]:
@@ -91,26 +116,13 @@ def as_float_matrix(
     complex64 results are returned for complex64 input.
     """
     array = np.asarray(a)
-    if array.dtype.kind in "biu":
-        result_dtype = np.dtype(np.float64)
-    elif array.dtype.kind == "f":
-        result_dtype = np.dtype(np.float32 if array.dtype.itemsize <= 4 else np.float64)
-        if array.dtype.itemsize > 8:
-            raise TypeError(f"{name} has dtype {array.dtype}; float64 is the widest supported")
-    elif array.dtype.kind == "c":
-        result_dtype = np.dtype(np.complex64 if array.dtype.itemsize <= 8 else np.complex128)
-        if array.dtype.itemsize > 16:
-            raise TypeError(f"{name} has dtype {array.dtype}; complex128 is the widest supported")
-    else:
-        raise TypeError(
-            f"{name} has unsupported dtype {array.dtype}; expected a real or complex array"
-        )
+    result_dtype = result_dtype_of(array.dtype, name)
     if array.ndim != 2 and not (stacked and array.ndim > 2):
         wanted = "at least 2-D (..., m, n)" if stacked else "a 2-D array"
         raise ValueError(f"{name} must be {wanted}, got {array.ndim} dimension(s)")
     if square and array.shape[-2] != array.shape[-1]:
         raise ValueError(f"{name} must be square, got shape {array.shape}")
-    array = array.astype(np.complex128 if result_dtype.kind == "c" else np.float64, copy=False)
+    array = array.astype(compute_dtype(result_dtype), copy=False)
     if check_finite and not np.isfinite(array).all():
         raise ValueError(f"{name} must not contain infs or NaNs")
     return array, result_dtype

@@ -165,6 +165,10 @@ def test_device_arrays_stay_on_the_device(rng, queue):
     strided = d_A[::2]
     assert np.array_equal(cljacobi.eig_indefinite(strided, eigvals_only=True).get(),
                           host.eigenvalues[::2])
+    # an F-ordered stack with two leading dimensions (pyopencl cannot reshape it)
+    fortran = cl_array.to_device(queue, np.asfortranarray(A.reshape(2, 5, 8, 8)))
+    assert np.array_equal(cljacobi.eig_indefinite(fortran).eigenvalues.get(),
+                          host.eigenvalues.reshape(2, 5, 8))
     single = cljacobi.eig_indefinite(cl_array.to_device(queue, A.astype(np.complex64)))
     assert single.eigenvalues.dtype == np.float32
     assert single.eigenvectors.dtype == np.complex64

@@ -262,7 +262,7 @@ class BatchedRun:
 def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool, strategy: str,
                 rotation: int, sort_diagonal: bool, max_sweeps: int) -> BatchedRun:
     """Run the batched kernel on `stack`, ``(count, n, n)`` float64 or complex128 on
-    `queue`'s device, any element strides.
+    `queue`'s device, any strides of whole elements.
 
     Returns the eigenvalues ``(count, n)`` ascending and, with `vectors`, the
     eigenvectors ``(count, n, n)`` as device arrays; a matrix with a fatal flag
@@ -276,8 +276,9 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
                        sort_diagonal, vectors)
     check_local_memory(device, spec.local_bytes, f"the batched kernel at order {n}")
     itemsize = stack.dtype.itemsize
-    if stack.offset % itemsize or any(s % itemsize for s in stack.strides):
-        stack = stack.copy()  # misaligned views: contiguous first
+    if stack.ndim != 3 or stack.offset % itemsize or any(s % itemsize for s in stack.strides):
+        raise ValueError("the batched kernel takes a (count, n, n) stack whose offset and "
+                         "strides are whole elements")
     strides = [s // itemsize for s in stack.strides]
     pairs, starts, sweep_tables = _tables(strategy, n)
     sweeps = max(max_sweeps, 1)
