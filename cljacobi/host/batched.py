@@ -220,7 +220,10 @@ def _tables(strategy: str, order: int) -> tuple[np.ndarray, np.ndarray, int]:
     """Every step table up to the order n, for each even bordered rank:
     ``(pairs, table_start, sweep_tables)``; ``table_start[r / 2]`` is the
     first pair and the steps of rank r's table (entry 0 for rank 0)."""
-    sweeps = 2 if strategy in ("ring", "mm") else 1
+    # The ring alternates forward and backward sweeps (Zhou & Brent 1997,
+    # Sect. 4); mm's odd sweeps differ from its even ones only by the slot a
+    # pair takes, and here every pair is one work-item's alone.
+    sweeps = 2 if strategy == "ring" else 1
     npad = order + (order & 1)
     chunks, starts, offset = [], [(0, 0)], 0
     for r in range(2, npad + 1, 2):

@@ -84,22 +84,27 @@ inline bool cjac_elem_finite(const cjac_elem x)
 %endif
 }
 
-/* Reductions over the LANES work-items of each matrix, in a fixed tree order
- * (bitwise reproducible); called by every work-item of the work-group. */
-inline cjac_real cjac_lanes_max(__local cjac_real *scratch, const int lid, const int lane,
-                                const cjac_real x)
+<%def name="lanes_reduce(name, ctype, combine)">
+inline ${ctype} ${name}(__local ${ctype} *scratch, const int lid, const int lane,
+                        const ${ctype} x)
 {
     scratch[lid] = x;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int w = LANES / 2; w > 0; w >>= 1) {
         if (lane < w)
-            scratch[lid] = fmax(scratch[lid], scratch[lid + w]);
+            scratch[lid] = ${combine.format("scratch[lid]", "scratch[lid + w]")};
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    const cjac_real result = scratch[lid - lane];
+    const ${ctype} result = scratch[lid - lane];
     barrier(CLK_LOCAL_MEM_FENCE);
     return result;
 }
+</%def>
+/* Reductions over the LANES work-items of each matrix, in a fixed tree order
+ * (bitwise reproducible); called by every work-item of the work-group. */
+${lanes_reduce("cjac_lanes_max", "cjac_real", "fmax({}, {})")}
+${lanes_reduce("cjac_lanes_or", "int", "{} | {}")}
+${lanes_reduce("cjac_lanes_sum", "int", "{} + {}")}
 
 /* The largest value and its key; ties go to the smaller key. */
 inline cjac_real cjac_lanes_argmax(__local cjac_real *scratch, __local int *keys,
@@ -122,34 +127,6 @@ inline cjac_real cjac_lanes_argmax(__local cjac_real *scratch, __local int *keys
     }
     const cjac_real result = scratch[lid - lane];
     *key = keys[lid - lane];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return result;
-}
-
-inline int cjac_lanes_or(__local int *keys, const int lid, const int lane, const int x)
-{
-    keys[lid] = x;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int w = LANES / 2; w > 0; w >>= 1) {
-        if (lane < w)
-            keys[lid] |= keys[lid + w];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    const int result = keys[lid - lane];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return result;
-}
-
-inline int cjac_lanes_sum(__local int *keys, const int lid, const int lane, const int x)
-{
-    keys[lid] = x;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int w = LANES / 2; w > 0; w >>= 1) {
-        if (lane < w)
-            keys[lid] += keys[lid + w];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    const int result = keys[lid - lane];
     barrier(CLK_LOCAL_MEM_FENCE);
     return result;
 }
@@ -343,6 +320,12 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
      * (Bunch & Parlett 1971; Slapnicar 1992: 1x1 pivots give l sqrt|d|, 2x2
      * pivots are diagonalized by a Jacobi rotation; cljacobi.factorization.
      * j_factorize, whose decisions these are, ties included). */
+    /* The rounding-error bound of trailing entry (i, j), 4 N eps (|m_ij| +
+     * ||g_i|| ||g_j||) with |m_ij| of the original entry now at (i, j)
+     * (cljacobi.factorization.entry_noise_level). */
+#define CJAC_NOISE_BOUND(i, j) (4 * N * CJAC_EPS * ( \
+        cjac_scaled_modulus(M, offset, b, matrix_stride, row_stride, col_stride, \
+                            perm[i], perm[j], st->s) + row_norm[i] * row_norm[j]))
     for (int step = 0; step < N; ++step) {
         const bool working = st->active && !st->done;
         const int k = st->k;
@@ -392,11 +375,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
                     const int j = e / N, i = e - j * N;
                     if (j < k || i < j)
                         continue;
-                    const cjac_real bound = 4 * N * CJAC_EPS * (
-                        cjac_scaled_modulus(M, offset, b, matrix_stride, row_stride, col_stride,
-                                            perm[i], perm[j], st->s)
-                        + row_norm[i] * row_norm[j]);
-                    if (cjac_elem_abs(A[j * LD + i]) <= bound) {
+                    if (cjac_elem_abs(A[j * LD + i]) <= CJAC_NOISE_BOUND(i, j)) {
                         A[j * LD + i] = CJAC_ELEM_ZERO;
                         A[i * LD + j] = CJAC_ELEM_ZERO;
                     }
@@ -530,11 +509,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
                 if (i == j)
                     x = cjac_from_real(cjac_real_part(x));
                 if (st->testing) {
-                    const cjac_real bound = 4 * N * CJAC_EPS * (
-                        cjac_scaled_modulus(M, offset, b, matrix_stride, row_stride, col_stride,
-                                            perm[i], perm[j], st->s)
-                        + row_norm[i] * row_norm[j]);
-                    if (cjac_elem_abs(x) <= bound)
+                    if (cjac_elem_abs(x) <= CJAC_NOISE_BOUND(i, j))
                         x = CJAC_ELEM_ZERO;
                 }
                 A[j * LD + i] = x;
@@ -698,6 +673,8 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
         sorted_all[mat * NPAD + D[q].rho] = D[q];
     barrier(CLK_LOCAL_MEM_FENCE);
     __local cjac_diag *by_column = sorted_all + mat * NPAD;
+    /* The eigenvalue of entry e, once (peak, dead after the sweeps, holds them). */
+    __local cjac_real *value_of = peak;
     int lost = 0;
     for (int e = lane; e < N && writes; e += LANES) {
         cjac_real value = 0;
@@ -706,15 +683,14 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
             value = ldexp(x.j * x.d, -shift);
             lost |= x.d != 0 && (value == 0 || !isfinite(value));
         }
+        value_of[e] = value;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int e = lane; e < N && writes; e += LANES) {
+        const cjac_real value = value_of[e];
         int place = 0;
-        for (int f = 0; f < N; ++f) {
-            cjac_real other = 0;
-            if (f < r) {
-                const cjac_diag y = by_column[column_of[f]];
-                other = ldexp(y.j * y.d, -shift);
-            }
-            place += other < value || (other == value && f < e);
-        }
+        for (int f = 0; f < N; ++f)
+            place += value_of[f] < value || (value_of[f] == value && f < e);
         W[b * N + place] = value;
 %if vectors:
         /* u = g / ||g||; a zero column (deflated) and the null space are completed below. */
