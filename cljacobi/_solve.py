@@ -59,7 +59,8 @@ from .validation import (
 __all__ = [
     "DEFAULT_MAX_SWEEPS", "Factored", "HZPair", "Method", "OnDevice", "SweepPlan",
     "TwoSidedMatrix", "complete",
-    "ldexp", "name_of", "orthogonal_complement", "orthogonalization_error", "real_dtype", "run_hz", "run_two_sided",
+    "ldexp", "name_of", "orthogonal_complement", "orthogonalization_error", "real_dtype",
+    "run_hz", "run_two_sided",
     "single_precision",
     "solve", "sweep_plan", "unit_columns", "where",
 ]

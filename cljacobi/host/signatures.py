@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl as cl
 
-__all__ = ["Arg", "KernelSignature", "buffer", "c_defines", "c_struct", "int_arg", "long_arg", "real_arg"]
+__all__ = ["Arg", "KernelSignature", "buffer", "c_defines", "c_struct", "int_arg", "long_arg",
+           "real_arg"]
 
 #: How a scalar argument's value is converted before it is set.
 _SCALARS = {"int": np.int32, "long": np.int64, "real": None}  # real: the signature's real type
