@@ -302,11 +302,11 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
     starts_d = cl_array.to_device(queue, starts)
     values = {
         "M": stack.base_data, "count": count, "offset": stack.offset // itemsize,
-        "matrix_stride": strides[0], "row_stride": strides[1],
-        "col_stride": strides[2],
+        "matrix_stride": strides[0], "row_stride": strides[1], "col_stride": strides[2],
         "pairs": pairs_d.data, "table_start": starts_d.data, "sweep_tables": sweep_tables,
         "max_sweeps": max_sweeps, "W": w.data, "U": U.data if vectors else None,
-        "status": status.data, "info": info.data, "report": report.data, "rotations": rotations.data,
+        "status": status.data, "info": info.data, "report": report.data,
+        "rotations": rotations.data,
     }
     signature = spec.signatures["cjac_batched_eig"]
     kernel = signature.kernel(program, **{arg.name: values[arg.name] for arg in signature.args})
