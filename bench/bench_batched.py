@@ -10,14 +10,16 @@ One command, every solver on the same stacks, in one process:
 * ``torch.linalg.eigh`` on CUDA, if PyTorch with CUDA is there;
 * ``numpy.linalg.eigh`` on the host's cores (LAPACK per matrix).
 
-Per row: seconds (median of ``--repeat`` after a warm-up), matrices per
-second, and the accuracy of each on the first ``--check`` matrices of the
-stack: the largest eigenvalue error against numpy relative to ``||A||``, the
-residual ``max ||A U - U diag(w)|| / ||A||`` and ``max |U^* U - I|``, and
-on a stack of graded matrices ``D A D`` (the hard input: eigenvalues from
-1e-18 to 10) the largest relative eigenvalue error against cljacobi's
-one-matrix path (whose relative accuracy the test suite checks against
-mpmath).
+Every stack comes in four families (``--families``): random Hermitian (the
+easy one), graded ``D A D`` (eigenvalues 1e-18..10), rank-deficient
+``G J G^*`` of rank ceil(n/2), and clustered (two clusters of eigenvalues
+spread by 1e-10).  Per row: seconds (median of ``--repeat`` after a
+warm-up), matrices per second, cljacobi's sweeps and ranks, and the accuracy
+of each solver on the first ``--check`` matrices: the largest eigenvalue
+error against numpy relative to ``||A||``, the residual
+``max ||A U - U diag(w)|| / ||A||``, ``max |U^* U - I|``, and for the graded
+family the largest relative eigenvalue error against cljacobi's one-matrix
+path (whose relative accuracy the test suite checks against mpmath).
 
     CLJACOBI_DEVICE=nvidia python bench/bench_batched.py \\
         --json bench/results/batched-H200-DATE.json
@@ -32,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import median_time, write_results  # noqa: E402
+from common import median_time, profiling_queue, write_results  # noqa: E402
 
 #: The stacks of the issue: (n, count).
 STACKS = [(2, 262_144), (8, 100_000), (32, 10_000), (64, 2_000)]
@@ -53,7 +55,40 @@ def graded_stack(rng, count, n, complex_):
     return D[:, :, None] * A * D[:, None, :]
 
 
-def accuracy(A, w, U):
+def rank_stack(rng, count, n, complex_):
+    """``G J G^*`` with G ``n x ceil(n/2)``: rank ceil(n/2), indefinite, the rest
+    exactly singular."""
+    r = (n + 1) // 2
+    G = rng.standard_normal((count, n, r))
+    if complex_:
+        G = G + 1j * rng.standard_normal((count, n, r))
+    signs = np.where(np.arange(r) % 2 == 0, 1.0, -1.0)
+    M = (G * signs) @ np.swapaxes(G, -1, -2).conj()
+    return (M + np.swapaxes(M, -1, -2).conj()) / 2
+
+
+def clustered_stack(rng, count, n, complex_):
+    """``Q diag(lambda) Q^*`` with the eigenvalues in two tight clusters, near
+    +1 and -2, spread by 1e-10 inside each."""
+    X = rng.standard_normal((count, n, n))
+    if complex_:
+        X = X + 1j * rng.standard_normal((count, n, n))
+    Q = np.linalg.qr(X)[0]
+    centres = np.where(np.arange(n) % 2 == 0, 1.0, -2.0)
+    lam = centres * (1 + 1e-10 * rng.standard_normal((count, n)))
+    M = (Q * lam[:, None, :]) @ np.swapaxes(Q, -1, -2).conj()
+    return (M + np.swapaxes(M, -1, -2).conj()) / 2
+
+
+#: The input families: random (easy) and the hard ones.
+FAMILIES = {"random": hermitian_stack, "graded": graded_stack, "rank": rank_stack,
+            "clustered": clustered_stack}
+
+
+def accuracy(A, w, U, relative_reference=None):
+    """Eigenvalue error against numpy relative to ||A||, residual and
+    orthogonality; with `relative_reference`, also the largest relative
+    eigenvalue error against it (graded data)."""
     reference = np.linalg.eigvalsh(A)
     scale = np.abs(reference).max(axis=-1)
     record = {"eigenvalue_error": float((np.abs(w - reference).max(axis=-1) / scale).max())}
@@ -62,11 +97,118 @@ def accuracy(A, w, U):
         gram = np.swapaxes(U, -1, -2).conj() @ U - np.eye(A.shape[-1])
         record["residual"] = float(residual.max())
         record["orthogonality"] = float(np.abs(gram).max())
+    if relative_reference is not None:
+        record["relative_error"] = float(
+            (np.abs(w - relative_reference) / np.abs(relative_reference)).max())
     return record
 
 
-def relative_error(w, reference):
-    return float((np.abs(w - reference) / np.abs(reference)).max())
+def run_stack(args, family, dtype, n, count, records, queue, A) -> None:
+    """Time every solver on the stack `A` and record its accuracy."""
+    import pyopencl.array as cl_array
+
+    import cljacobi
+    from cljacobi.host.batched import batched_eig
+    from cljacobi.options import resolve_options
+
+    check = A[: args.check]
+    relative_reference = None
+    if family == "graded":  # the reference whose relative accuracy the tests check
+        relative_reference = np.array([cljacobi.eig_indefinite(M, variant="pointwise",
+                                                               eigvals_only=True)
+                                       for M in check])
+
+    def report(name, seconds, w, U, extra=None):
+        row = {"solver": name, "family": family, "dtype": dtype, "n": n, "count": count,
+               "seconds": seconds, "matrices_per_second": count / seconds,
+               **accuracy(check, w, U, relative_reference), **(extra or {})}
+        records.append(row)
+        print(f"{dtype:10s} {family:9s} n={n:3d} x{count:7d}  {name:26s} {seconds:9.4f} s "
+              f"{row['matrices_per_second']:11.0f}/s  eig {row['eigenvalue_error']:.1e}"
+              f"  res {row.get('residual', float('nan')):.1e}"
+              f"  orth {row.get('orthogonality', float('nan')):.1e}"
+              + (f"  relative {row['relative_error']:.1e}" if relative_reference is not None
+                 else "")
+              + (f"  sweeps {row['sweeps_mean']:.1f} (max {row['sweeps_max']})"
+                 if "sweeps_mean" in row else ""), flush=True)
+
+    # cljacobi, host stack in and out
+    seconds, _, (w, U) = median_time(lambda: cljacobi.eig_indefinite(A), args.repeat)
+    _, infos = cljacobi.eig_indefinite(check, return_info=True, eigvals_only=True)
+    sweeps = [info.sweeps for info in infos]
+    ranks = [info.rank for info in infos]
+    report("cljacobi (numpy stack)", seconds, w[: args.check], U[: args.check],
+           {"sweeps_mean": float(np.mean(sweeps)), "sweeps_max": int(np.max(sweeps)),
+            "rank_min": int(np.min(ranks)), "rank_max": int(np.max(ranks)),
+            "variant": infos[0].variant})
+    del w, U
+    # cljacobi, device stack in and out
+    d_A = cl_array.to_device(queue, A)
+
+    def on_device():
+        result = cljacobi.eig_indefinite(d_A)
+        queue.finish()
+        return result
+
+    seconds, _, (d_w, d_U) = median_time(on_device, args.repeat)
+    report("cljacobi (device stack)", seconds, d_w[: args.check].get(),
+           d_U[: args.check].get())
+    del d_A, d_w, d_U
+    # the launch alone, from the profiling queue's event
+    p_queue = profiling_queue()
+    p_A = cl_array.to_device(p_queue, A)
+    options = resolve_options("auto", None, True)
+
+    def kernel_alone():
+        run = batched_eig(p_queue, p_A.reshape(count, n, n), vectors=True,
+                          strategy=options.strategy, rotation=options.rotation,
+                          sort_diagonal=True, max_sweeps=60)
+        return (run.event.profile.end - run.event.profile.start) * 1e-9, run
+
+    kernel_alone()
+    kernel = float(np.median([kernel_alone()[0] for _ in range(args.repeat)]))
+    run = kernel_alone()[1]
+    report("cljacobi kernel alone", kernel, run.w[: args.check].get(),
+           run.U[: args.check].get())
+    del p_A, run
+
+    if "cupy" in args.peers:
+        try:
+            import cupy
+
+            c_A = cupy.asarray(A)
+
+            def cupy_eigh():
+                result = cupy.linalg.eigh(c_A)
+                cupy.cuda.Device().synchronize()
+                return result
+
+            seconds, _, (c_w, c_U) = median_time(cupy_eigh, args.repeat)
+            report("cupy.linalg.eigh", seconds, cupy.asnumpy(c_w[: args.check]),
+                   cupy.asnumpy(c_U[: args.check]))
+            del c_A, c_w, c_U
+        except Exception as error:  # noqa: BLE001 - a missing peer is reported
+            print(f"# cupy: {error!r}")
+    if "torch" in args.peers:
+        try:
+            import torch
+
+            t_A = torch.from_numpy(A).cuda()
+
+            def torch_eigh():
+                result = torch.linalg.eigh(t_A)
+                torch.cuda.synchronize()
+                return result
+
+            seconds, _, (t_w, t_U) = median_time(torch_eigh, args.repeat)
+            report("torch.linalg.eigh (cuda)", seconds, t_w[: args.check].cpu().numpy(),
+                   t_U[: args.check].cpu().numpy())
+            del t_A, t_w, t_U
+        except Exception as error:  # noqa: BLE001
+            print(f"# torch: {error!r}")
+    if "numpy" in args.peers:
+        seconds, _, (n_w, n_U) = median_time(lambda: np.linalg.eigh(A), args.repeat)
+        report("numpy.linalg.eigh (host)", seconds, n_w[: args.check], n_U[: args.check])
 
 
 def main() -> None:
@@ -77,13 +219,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--check", type=int, default=200,
                         help="matrices of each stack whose accuracy is measured")
+    parser.add_argument("--families", nargs="*", default=list(FAMILIES),
+                        choices=list(FAMILIES))
     parser.add_argument("--peers", nargs="*", default=["cupy", "torch", "numpy"])
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
-    import pyopencl.array as cl_array
-
-    import cljacobi
     from cljacobi.host.device import default_queue
 
     queue = default_queue()
@@ -95,89 +236,9 @@ def main() -> None:
         complex_ = dtype.startswith("complex")
         for text in args.stacks:
             n, count = (int(x) for x in text.split("x"))
-            A = np.ascontiguousarray(hermitian_stack(rng, count, n, complex_))
-            check = A[: args.check]
-            graded = graded_stack(rng, min(args.check, 64), n, complex_)
-            graded_reference = np.array([cljacobi.eig_indefinite(M, variant="pointwise",
-                                                                 eigvals_only=True)
-                                         for M in graded])
-
-            def report(name, seconds, w, U, w_graded, extra=None):
-                row = {"solver": name, "dtype": dtype, "n": n, "count": count,
-                       "seconds": seconds, "matrices_per_second": count / seconds,
-                       **accuracy(check, w, U),
-                       "graded_relative_error": relative_error(w_graded, graded_reference),
-                       **(extra or {})}
-                records.append(row)
-                print(f"{dtype:10s} n={n:3d} x{count:7d}  {name:26s} {seconds:9.4f} s "
-                      f"{row['matrices_per_second']:11.0f}/s  eig {row['eigenvalue_error']:.1e}"
-                      f"  res {row.get('residual', float('nan')):.1e}"
-                      f"  orth {row.get('orthogonality', float('nan')):.1e}"
-                      f"  graded {row['graded_relative_error']:.1e}", flush=True)
-
-            # cljacobi, host stack in and out
-            seconds, _, (w, U) = median_time(lambda: cljacobi.eig_indefinite(A), args.repeat)
-            _, infos = cljacobi.eig_indefinite(check, return_info=True, eigvals_only=True)
-            w_graded = cljacobi.eig_indefinite(graded, eigvals_only=True)
-            sweeps = [info.sweeps for info in infos]
-            report("cljacobi (numpy stack)", seconds, w[: args.check], U[: args.check],
-                   w_graded, {"sweeps_mean": float(np.mean(sweeps)),
-                              "sweeps_max": int(np.max(sweeps)),
-                              "variant": infos[0].variant})
-            del w, U
-            # cljacobi, device stack in and out
-            d_A = cl_array.to_device(queue, A)
-
-            def on_device():
-                result = cljacobi.eig_indefinite(d_A)
-                queue.finish()
-                return result
-
-            seconds, _, (d_w, d_U) = median_time(on_device, args.repeat)
-            report("cljacobi (device stack)", seconds, d_w[: args.check].get(),
-                   d_U[: args.check].get(), w_graded)
-            del d_A, d_w, d_U
-
-            if "cupy" in args.peers:
-                try:
-                    import cupy
-
-                    c_A = cupy.asarray(A)
-
-                    def cupy_eigh():
-                        result = cupy.linalg.eigh(c_A)
-                        cupy.cuda.Device().synchronize()
-                        return result
-
-                    seconds, _, (c_w, c_U) = median_time(cupy_eigh, args.repeat)
-                    g_w = cupy.asnumpy(cupy.linalg.eigh(cupy.asarray(graded))[0])
-                    report("cupy.linalg.eigh", seconds, cupy.asnumpy(c_w[: args.check]),
-                           cupy.asnumpy(c_U[: args.check]), g_w)
-                    del c_A, c_w, c_U
-                except Exception as error:  # noqa: BLE001 - a missing peer is reported
-                    print(f"# cupy: {error!r}")
-            if "torch" in args.peers:
-                try:
-                    import torch
-
-                    t_A = torch.from_numpy(A).cuda()
-
-                    def torch_eigh():
-                        result = torch.linalg.eigh(t_A)
-                        torch.cuda.synchronize()
-                        return result
-
-                    seconds, _, (t_w, t_U) = median_time(torch_eigh, args.repeat)
-                    g_w = torch.linalg.eigh(torch.from_numpy(graded).cuda())[0].cpu().numpy()
-                    report("torch.linalg.eigh (cuda)", seconds, t_w[: args.check].cpu().numpy(),
-                           t_U[: args.check].cpu().numpy(), g_w)
-                    del t_A, t_w, t_U
-                except Exception as error:  # noqa: BLE001
-                    print(f"# torch: {error!r}")
-            if "numpy" in args.peers:
-                seconds, _, (n_w, n_U) = median_time(lambda: np.linalg.eigh(A), args.repeat)
-                report("numpy.linalg.eigh (host)", seconds, n_w[: args.check],
-                       n_U[: args.check], np.linalg.eigvalsh(graded))
+            for family in args.families:
+                run_stack(args, family, dtype, n, count, records, queue,
+                          np.ascontiguousarray(FAMILIES[family](rng, count, n, complex_)))
     write_results(args.json, "batched", device, records)
 
 

@@ -255,6 +255,8 @@ class BatchedRun:
     max_sweeps: int
     work_group_size: int
     seconds: float
+    #: The launch (its profiling times where the queue profiles).
+    event: cl.Event
 
     def records(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(info, report, rotations)`` on the host."""
@@ -311,9 +313,9 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
     signature = spec.signatures["cjac_batched_eig"]
     kernel = signature.kernel(program, **{arg.name: values[arg.name] for arg in signature.args})
     groups = -(-count // group)
-    cl.enqueue_nd_range_kernel(queue, kernel, (groups * spec.work_group_size,),
-                               (spec.work_group_size,))
+    event = cl.enqueue_nd_range_kernel(queue, kernel, (groups * spec.work_group_size,),
+                                       (spec.work_group_size,))
     flags = status.get()
     seconds = time.perf_counter() - start
     return BatchedRun(w, U, flags, info, report, rotations, max_sweeps,
-                      spec.work_group_size, seconds)
+                      spec.work_group_size, seconds, event)
