@@ -14,6 +14,7 @@ device, and only the per-matrix status comes back.
 from __future__ import annotations
 
 import enum
+import threading
 import time
 from dataclasses import dataclass
 from functools import cache
@@ -22,6 +23,7 @@ from typing import ClassVar
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cl_array
+import pyopencl.tools as cl_tools
 
 from ..strategies import step_table
 from .diagonal import DIAG_DTYPE
@@ -236,6 +238,37 @@ def _tables(strategy: str, order: int) -> tuple[np.ndarray, np.ndarray, int]:
             np.array(starts, dtype=np.int32), sweeps)
 
 
+_device_cache: dict[tuple[int, str, int], tuple[cl_array.Array, cl_array.Array, int]] = {}
+_pools: dict[int, cl_tools.MemoryPool] = {}
+_cache_lock = threading.Lock()
+
+
+def _memory_pool(queue: cl.CommandQueue) -> cl_tools.MemoryPool:
+    """The context's pool for the launch's buffers: a stack of 262,144 2x2
+    matrices takes 0.1 ms in the kernel, and fresh device buffers for its
+    results cost ms a call (the pool keeps freed buffers for the next one,
+    as CuPy's allocator does)."""
+    key = queue.context.int_ptr
+    with _cache_lock:
+        pool = _pools.get(key)
+        if pool is None:
+            pool = _pools[key] = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
+        return pool
+
+
+def _device_tables(queue: cl.CommandQueue, strategy: str, order: int
+                   ) -> tuple[cl_array.Array, cl_array.Array, int]:
+    """:func:`_tables` on the device, uploaded once per context."""
+    key = (queue.context.int_ptr, strategy, order)
+    with _cache_lock:
+        cached = _device_cache.get(key)
+        if cached is None:
+            pairs, starts, sweep_tables = _tables(strategy, order)
+            cached = _device_cache[key] = (cl_array.to_device(queue, pairs),
+                                           cl_array.to_device(queue, starts), sweep_tables)
+        return cached
+
+
 @dataclass
 class BatchedRun:
     """A launch's results: device arrays, and the per-matrix flags on the host.
@@ -285,7 +318,6 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
         raise ValueError("the batched kernel takes a (count, n, n) stack whose offset and "
                          "strides are whole elements")
     strides = [s // itemsize for s in stack.strides]
-    pairs, starts, sweep_tables = _tables(strategy, n)
     sweeps = max(max_sweeps, 1)
     check_global_memory(device, {
         "eigenvalues": count * n * 8,
@@ -294,14 +326,15 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
     })
     program = build_program(queue.context, device, spec)
     start = time.perf_counter()
-    w = cl_array.empty(queue, (count, n), np.float64)
-    U = cl_array.empty(queue, (count, n, n), stack.dtype) if vectors else None
-    status = cl_array.empty(queue, count, np.int32)
-    info = cl_array.empty(queue, (count, INFO_WIDTH), np.int32)
-    report = cl_array.empty(queue, (count, REPORT_WIDTH), np.float64)
-    rotations = cl_array.zeros(queue, (count, sweeps), np.int32)
-    pairs_d = cl_array.to_device(queue, pairs)
-    starts_d = cl_array.to_device(queue, starts)
+    pool = _memory_pool(queue)
+    w = cl_array.empty(queue, (count, n), np.float64, allocator=pool)
+    U = cl_array.empty(queue, (count, n, n), stack.dtype, allocator=pool) if vectors else None
+    status = cl_array.empty(queue, count, np.int32, allocator=pool)
+    info = cl_array.empty(queue, (count, INFO_WIDTH), np.int32, allocator=pool)
+    report = cl_array.empty(queue, (count, REPORT_WIDTH), np.float64, allocator=pool)
+    # written for the sweeps run, read only up to them
+    rotations = cl_array.empty(queue, (count, sweeps), np.int32, allocator=pool)
+    pairs_d, starts_d, sweep_tables = _device_tables(queue, strategy, n)
     values = {
         "M": stack.base_data, "count": count, "offset": stack.offset // itemsize,
         "matrix_stride": strides[0], "row_stride": strides[1], "col_stride": strides[2],
