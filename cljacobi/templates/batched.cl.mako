@@ -105,6 +105,7 @@ inline ${ctype} ${name}(__local ${ctype} *scratch, const int lid, const int lane
 ${lanes_reduce("cjac_lanes_max", "cjac_real", "fmax({}, {})")}
 ${lanes_reduce("cjac_lanes_or", "int", "{} | {}")}
 ${lanes_reduce("cjac_lanes_sum", "int", "{} + {}")}
+${lanes_reduce("cjac_lanes_sum_real", "cjac_real", "{} + {}")}
 
 /* The largest value and its key; ties go to the smaller key. */
 inline cjac_real cjac_lanes_argmax(__local cjac_real *scratch, __local int *keys,
@@ -675,6 +676,10 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
     __local cjac_diag *by_column = sorted_all + mat * NPAD;
     /* The eigenvalue of entry e, once (peak, dead after the sweeps, holds them). */
     __local cjac_real *value_of = peak;
+%if vectors:
+    for (int c = lane; c < NPAD; c += LANES)
+        second[c] = 0;  /* from here on: 1 for the columns of the orthonormal basis */
+%endif
     int lost = 0;
     for (int e = lane; e < N && writes; e += LANES) {
         cjac_real value = 0;
@@ -693,68 +698,110 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
             place += value_of[f] < value || (value_of[f] == value && f < e);
         W[b * N + place] = value;
 %if vectors:
-        /* u = g / ||g||; a zero column (deflated) and the null space are completed below. */
+        /* u = g / ||g||, normalized in place (the basis of the completion
+         * below); a zero column (deflated) and the null space are completed. */
         cjac_real norm = 0;
         const int c = e < r ? column_of[e] : 0;
         if (e < r)
             for (int i = 0; i < N; ++i)
                 norm = cjac_abs2_acc(A[c * LD + i], norm);
         norm = sqrt(norm);
-        for (int i = 0; i < N; ++i) {
-            const cjac_elem u = e < r && norm > 0 ? A[c * LD + i] / norm : CJAC_ELEM_ZERO;
+        const bool valid = e < r && norm > 0;
+        for (int i = 0; i < N && valid; ++i) {
+            const cjac_elem u = A[c * LD + i] / norm;
+            A[c * LD + i] = u;
             U[(b * N + perm[i]) * N + place] = u;
         }
-        missing_all[mat * N + place] = !(e < r && norm > 0);
+        if (valid)
+            second[c] = 1;  /* column c is in the basis */
+        missing_all[mat * N + place] = !valid;
 %endif
     }
     lost = cjac_lanes_or(keys, lid, lane, lost);
     if (lane == 0 && writes && lost)
         status[b] = info[INFO_WIDTH * b] = st->flags | CJAC_B_VALUE_RANGE;
 %if vectors:
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    barrier(CLK_LOCAL_MEM_FENCE);
     /* The null space: each missing column, in order, is the unit vector e_k
-     * whose row of the columns so far is shortest (ties: smaller k), made
-     * orthogonal to them by Gram-Schmidt twice and normalized. */
-    if (lane == 0 && writes) {
-        __global cjac_elem *u = U + b * N * N;
+     * whose row of the basis so far is shortest (ties: smaller k; rows in the
+     * factorization's order), made orthogonal to the basis by classical
+     * Gram-Schmidt twice, normalized, and put in a free column of A (a
+     * deflated one, or one from r on).  The lanes share rows and columns. */
+    if (lane == 0)
+        starts[mat] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int slot = lane; slot < N && writes; slot += LANES)
+        if (missing_all[mat * N + slot])
+            starts[mat] = 1;  /* any lane that finds one: the same value */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (cjac_any(starts)) {
         __local cjac_real *row_weight = row_norm;
-        for (int i = 0; i < N; ++i) {
+        __local cjac_elem *dots = (__local cjac_elem *)(sorted_all + mat * NPAD);
+        for (int i = lane; i < N; i += LANES) {
             cjac_real w = 0;
             for (int c = 0; c < N; ++c)
-                if (!missing_all[mat * N + c])
-                    w = cjac_abs2_acc(u[i * N + c], w);
+                if (second[c])
+                    w = cjac_abs2_acc(A[c * LD + i], w);
             row_weight[i] = w;
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
         for (int slot = 0; slot < N; ++slot) {
-            if (!missing_all[mat * N + slot])
+            const bool need = writes && missing_all[mat * N + slot];
+            if (lane == 0)
+                starts[mat] = need;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (!cjac_any(starts))
                 continue;
-            int pick = 0;
-            for (int i = 1; i < N; ++i)
-                if (row_weight[i] < row_weight[pick])
+            cjac_real lightest = -INFINITY;
+            int pick = 0x7fffffff;
+            for (int i = lane; i < N && need; i += LANES)
+                if (-row_weight[i] > lightest) {
+                    lightest = -row_weight[i];
                     pick = i;
-            for (int i = 0; i < N; ++i)
-                u[i * N + slot] = i == pick ? cjac_from_real(1) : CJAC_ELEM_ZERO;
-            for (int twice = 0; twice < 2; ++twice) {
-                for (int c = 0; c < N; ++c) {
-                    if (missing_all[mat * N + c])
-                        continue;
-                    cjac_elem dot = CJAC_ELEM_ZERO;
-                    for (int i = 0; i < N; ++i)
-                        dot = cjac_dot_acc(u[i * N + c], u[i * N + slot], dot);
-                    for (int i = 0; i < N; ++i)
-                        u[i * N + slot] = cjac_axpy(-dot, u[i * N + c], u[i * N + slot]);
                 }
+            cjac_lanes_argmax(scratch, keys, lid, lane, lightest, &pick);
+            if (lane == 0 && need) {
+                int free_column = 0;
+                while (second[free_column])
+                    ++free_column;
+                st->pivot = free_column;
             }
-            cjac_real norm = 0;
-            for (int i = 0; i < N; ++i)
-                norm = cjac_abs2_acc(u[i * N + slot], norm);
-            norm = sqrt(norm);
-            for (int i = 0; i < N; ++i) {
-                const cjac_elem x = u[i * N + slot] / norm;
-                u[i * N + slot] = x;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const int f = st->pivot;
+            for (int i = lane; i < N && need; i += LANES)
+                A[f * LD + i] = i == pick ? cjac_from_real(1) : CJAC_ELEM_ZERO;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (int twice = 0; twice < 2; ++twice) {
+                for (int c = lane; c < N && need; c += LANES) {
+                    cjac_elem dot = CJAC_ELEM_ZERO;
+                    if (second[c])
+                        for (int i = 0; i < N; ++i)
+                            dot = cjac_dot_acc(A[c * LD + i], A[f * LD + i], dot);
+                    dots[c] = dot;
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+                for (int i = lane; i < N && need; i += LANES) {
+                    cjac_elem x = A[f * LD + i];
+                    for (int c = 0; c < N; ++c)
+                        if (second[c])
+                            x = cjac_axpy(-dots[c], A[c * LD + i], x);
+                    A[f * LD + i] = x;
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+            cjac_real part = 0;
+            for (int i = lane; i < N && need; i += LANES)
+                part = cjac_abs2_acc(A[f * LD + i], part);
+            const cjac_real norm = sqrt(cjac_lanes_sum_real(scratch, lid, lane, part));
+            for (int i = lane; i < N && need; i += LANES) {
+                const cjac_elem x = A[f * LD + i] / norm;
+                A[f * LD + i] = x;
                 row_weight[i] = cjac_abs2_acc(x, row_weight[i]);
+                U[(b * N + perm[i]) * N + slot] = x;
             }
-            missing_all[mat * N + slot] = 0;
+            if (lane == 0 && need)
+                second[f] = 1;
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
     }
 %endif
