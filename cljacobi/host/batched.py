@@ -198,7 +198,11 @@ def local_bytes(order: int, complex_: bool, vectors: bool, matrices: int) -> int
 def batched_order_limit(device: cl.Device, complex_: bool, vectors: bool = True) -> int:
     """The largest order whose matrix fits the device's local memory alone
     (real n = 72 and complex n = 52 in 48 KiB)."""
-    available = int(device.local_mem_size)
+    return _order_limit(int(device.local_mem_size), complex_, vectors)
+
+
+@cache
+def _order_limit(available: int, complex_: bool, vectors: bool) -> int:
     order = 1
     while local_bytes(order + 1, complex_, vectors, 1) <= available:
         order += 1
@@ -267,6 +271,22 @@ def _device_tables(queue: cl.CommandQueue, strategy: str, order: int
             cached = _device_cache[key] = (cl_array.to_device(queue, pairs),
                                            cl_array.to_device(queue, starts), sweep_tables)
         return cached
+
+
+_thread_kernels = threading.local()
+
+
+def _kernel(program: cl.Program, signature: KernelSignature) -> cl.Kernel:
+    """This thread's kernel object of `program` (creating one costs more than a
+    small stack's launch; the arguments are bound for every call, so threads
+    that share a queue never share one)."""
+    kernels = getattr(_thread_kernels, "kernels", None)
+    if kernels is None:
+        kernels = _thread_kernels.kernels = {}
+    kernel = kernels.get(program.int_ptr)
+    if kernel is None:
+        kernel = kernels[program.int_ptr] = cl.Kernel(program, signature.name)
+    return kernel
 
 
 @dataclass
@@ -344,7 +364,8 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
         "rotations": rotations.data,
     }
     signature = spec.signatures["cjac_batched_eig"]
-    kernel = signature.kernel(program, **{arg.name: values[arg.name] for arg in signature.args})
+    kernel = _kernel(program, signature)
+    signature.bind(kernel, **{arg.name: values[arg.name] for arg in signature.args})
     groups = -(-count // group)
     event = cl.enqueue_nd_range_kernel(queue, kernel, (groups * spec.work_group_size,),
                                        (spec.work_group_size,))
