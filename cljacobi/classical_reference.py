@@ -37,7 +37,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ClassicalResult", "classical_jacobi", "cyclic_jacobi", "rotation"]
+__all__ = ["ClassicalResult", "blocked_cyclic_jacobi", "classical_jacobi", "cyclic_jacobi",
+           "rotation"]
 
 
 class ClassicalResult(NamedTuple):
@@ -204,3 +205,114 @@ def cyclic_jacobi(A: np.ndarray, *, strategy: str = "me", max_sweeps: int = 30,
             converged = True
             break
     return A, V, counts, converged
+
+
+def _pair_tangent(a_ii: float, a_jj: float, arg: float) -> float:
+    """The tangent of the rotation that annihilates ``a_ij`` of a Hermitian 2 x 2
+    block (``arg``: ``a_ij`` real, ``|a_ij|`` complex), as ``cjac_trig_tangent``
+    of ``templates/arith.cl.mako``: ``kappa = (a_jj - a_ii) / (2 arg)``, ``t =
+    sign(kappa) / (|kappa| + sqrt(1 + kappa^2))``, the root of ``t^2 + 2 kappa
+    t - 1 = 0`` of modulus at most 1."""
+    kappa = (a_jj - a_ii) / (2 * arg)
+    if abs(kappa) >= math.sqrt(2 / np.finfo(np.float64).eps):
+        return arg / (a_jj - a_ii)
+    return math.copysign(1 / (abs(kappa) + math.sqrt(kappa * kappa + 1)), kappa)
+
+
+def blocked_cyclic_jacobi(A: np.ndarray, *, block_width: int, strategy: str = "me",
+                          inner_strategy: str = "me", inner_sweeps: int = 1,
+                          max_sweeps: int = 30, tol: float | None = None,
+                          compute_v: bool = True
+                          ) -> tuple[np.ndarray, np.ndarray | None, list[int], bool]:
+    """The blocked parallel cyclic two-sided Jacobi method (eigh's ``"two-sided"``
+    with blocks; ``templates/two_sided.cl.mako``).
+
+    A is padded with zero rows and columns to ``N``, a multiple of ``2 w``
+    (``w = block_width``; the padding never rotates: its entries are 0), and
+    cut into ``B = N / w`` blocks of w indices.  Per step of the outer
+    strategy's table over the blocks (:func:`cljacobi.strategies.step_table`,
+    order B), every block pair ``(I, J)`` of the step, with index set ``P = I
+    u J`` (K = 2w indices, I's first):
+
+    1. the diagonal block ``A[P, P]`` gets `inner_sweeps` sweeps of the inner
+       strategy (order K; fewer where a sweep rotates nothing), each step's w
+       rotations decided from the same block as in :func:`cyclic_jacobi` (the
+       same test and floor) and applied together, ``A_PP <- R^* A_PP R`` and
+       ``W_P <- W_P R`` with ``R = c [[1, s_j], [s_i, 1]]`` (``s_j = t
+       e^{i alpha}``, ``s_i = -conj(s_j)``, t of :func:`_pair_tangent`), the
+       pivot entries set to 0 and the pivot diagonal to its real part;
+    2. then, for every two pairs ``P`` before ``Q`` of the step, ``A[P, Q] <-
+       W_P^* (A[P, Q] W_Q)`` and ``A[Q, P] <- A[P, Q]^*`` (so A stays exactly
+       Hermitian), and ``V[:, P] <- V[:, P] W_P``.
+
+    A sweep that rotates nothing ends the sweeps.
+
+    Returns
+    -------
+    tuple
+        ``(A, V, rotations_per_sweep, converged)``, A and V of order n.
+    """
+    from .strategies import step_table
+
+    A = np.array(A, dtype=np.result_type(A, np.float64), copy=True)
+    n = A.shape[0]
+    w = block_width
+    N = -(-max(n, 1) // (2 * w)) * (2 * w)
+    tol = n * np.finfo(np.float64).eps if tol is None else tol
+    floor = float(np.abs(np.diagonal(A)).max()) if n else 0.0
+    padded = np.zeros((N, N), dtype=A.dtype)
+    padded[:n, :n] = A
+    A = padded
+    V = np.eye(N, dtype=A.dtype) if compute_v else None
+    inner = step_table(inner_strategy, 2 * w).pairs.tolist()
+    counts: list[int] = []
+    converged = n < 2
+    for sweep in range(0 if converged else max_sweeps):
+        count = 0
+        for step in step_table(strategy, N // w, sweep=sweep).pairs.tolist():
+            sets = [np.r_[I * w:(I + 1) * w, J * w:(J + 1) * w] for I, J in step]
+            transforms = []
+            for P in sets:
+                block = A[np.ix_(P, P)]
+                W = np.eye(2 * w, dtype=A.dtype)
+                for _ in range(inner_sweeps):
+                    rotated = 0
+                    for pairs in inner:
+                        R = np.eye(2 * w, dtype=A.dtype)
+                        pivots = []
+                        for i, j in pairs:
+                            a_ij, a_ii, a_jj = block[i, j], block[i, i].real, block[j, j].real
+                            r = abs(a_ij)
+                            if not r > tol * max(math.sqrt(abs(a_ii)) * math.sqrt(abs(a_jj)),
+                                                 floor):
+                                continue
+                            arg = r if np.iscomplexobj(block) else a_ij
+                            t = _pair_tangent(a_ii, a_jj, arg)
+                            s_j = t * a_ij / arg if np.iscomplexobj(block) else t
+                            c = 1 / math.sqrt(1 + t * t)
+                            R[i, i] = R[j, j] = c
+                            R[i, j], R[j, i] = c * s_j, -c * np.conj(s_j)
+                            pivots.append((i, j))
+                        block = R.conj().T @ block @ R
+                        for i, j in pivots:
+                            block[i, j] = block[j, i] = 0
+                            block[i, i], block[j, j] = block[i, i].real, block[j, j].real
+                        W = W @ R
+                        rotated += len(pivots)
+                    count += rotated
+                    if not rotated:
+                        break
+                A[np.ix_(P, P)] = block
+                transforms.append(W)
+            for k, P in enumerate(sets):
+                for Q, W_Q in zip(sets[k + 1:], transforms[k + 1:]):
+                    tile = transforms[k].conj().T @ (A[np.ix_(P, Q)] @ W_Q)
+                    A[np.ix_(P, Q)] = tile
+                    A[np.ix_(Q, P)] = tile.conj().T
+                if V is not None:
+                    V[:, P] = V[:, P] @ transforms[k]
+        counts.append(count)
+        if count == 0:
+            converged = True
+            break
+    return A[:n, :n], None if V is None else V[:n, :n], counts, converged

@@ -65,6 +65,7 @@
 ##                     UPDATE_KP = NC RC, UPDATE_WG = NR NC
 ##   signatures        the kernels' arguments (cljacobi.host.signatures)
 <%namespace name="arith" file="arith.cl.mako"/>
+<%namespace name="inner" file="inner.cl.mako"/>\
 ${arith.prelude(real_ctype)}
 ${arith.element(real_ctype, complex_, layout, with_workgroup_sum=False)}
 ${arith.rotation_functions()}
@@ -413,63 +414,7 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
                 }
             }
             barrier(CJAC_FENCE);
-            /* Block (q1, q2): A <- R^* A R, W <- W R (eqs. (2.4)/(2.5)). */
-            for (int x = lid; x < BW * BW; x += ROTATE_WG) {
-                const int q1 = x / BW, q2 = x % BW;
-                const int rows = rot_flag[q1], cols = rot_flag[q2];
-                const int2 p1 = rot_pair[q1], p2 = rot_pair[q2];
-                if (rows | cols) {
-                    __local cjac_elem *a_i = A + p1.x * LDA, *a_j = A + p1.y * LDA;
-                    cjac_elem a_ii = a_i[p2.x], a_ij = a_i[p2.y];
-                    cjac_elem a_ji = a_j[p2.x], a_jj = a_j[p2.y];
-                    if (cols) {  /* columns i2, j2 of rows i1, j1: A R */
-                        const cjac_real cm1 = rot_cm1[q2];
-                        const cjac_elem s = rot_s[q2], si = rot_si[q2];
-                        const cjac_elem b_ii = cjac_scale_1p(cm1, cjac_axpy(si, a_ij, a_ii));
-                        const cjac_elem b_ij = cjac_scale_1p(cm1, cjac_axpy(s, a_ii, a_ij));
-                        const cjac_elem b_ji = cjac_scale_1p(cm1, cjac_axpy(si, a_jj, a_ji));
-                        const cjac_elem b_jj = cjac_scale_1p(cm1, cjac_axpy(s, a_ji, a_jj));
-                        a_ii = b_ii; a_ij = b_ij; a_ji = b_ji; a_jj = b_jj;
-                    }
-                    if (rows) {  /* rows i1, j1 of A R: R^* (A R) */
-                        const cjac_real cm1 = rot_cm1[q1];
-                        const cjac_elem s = cjac_conj(rot_s[q1]), si = cjac_conj(rot_si[q1]);
-                        const cjac_elem b_ii = cjac_scale_1p(cm1, cjac_axpy(si, a_ji, a_ii));
-                        const cjac_elem b_ji = cjac_scale_1p(cm1, cjac_axpy(s, a_ii, a_ji));
-                        const cjac_elem b_ij = cjac_scale_1p(cm1, cjac_axpy(si, a_jj, a_ij));
-                        const cjac_elem b_jj = cjac_scale_1p(cm1, cjac_axpy(s, a_ij, a_jj));
-                        a_ii = b_ii; a_ij = b_ij; a_ji = b_ji; a_jj = b_jj;
-                    }
-                    if (q1 == q2) {  /* the pivot entries: annihilated by construction */
-                        a_ij = a_ji = CJAC_ELEM_ZERO;
-%if complex_:
-                        /* the new squared norms, eq. (2.6): real */
-                        a_ii = cjac_from_real(cjac_real_part(a_ii));
-                        a_jj = cjac_from_real(cjac_real_part(a_jj));
-%endif
-                    }
-                    a_i[p2.x] = a_ii;
-                    a_i[p2.y] = a_ij;
-                    a_j[p2.x] = a_ji;
-                    a_j[p2.y] = a_jj;
-                }
-                if (cols) {  /* rows i1, j1 of W R */
-                    const cjac_real cm1 = rot_cm1[q2];
-                    const cjac_elem s = rot_s[q2], si = rot_si[q2];
-%for row in ("x", "y"):
-                    {
-%if transform_in_local:
-                        __local cjac_elem *w_row = W + p1.${row} * LDW;
-%else:
-                        __global cjac_elem *w_row = W + p1.${row} * LDW;
-%endif
-                        const cjac_elem wi = w_row[p2.x], wj = w_row[p2.y];
-                        w_row[p2.x] = cjac_scale_1p(cm1, cjac_axpy(si, wj, wi));
-                        w_row[p2.y] = cjac_scale_1p(cm1, cjac_axpy(s, wi, wj));
-                    }
-%endfor
-                }
-            }
+            ${inner.rotate_pairs(complex_, "__local" if transform_in_local else "__global", "ROTATE_WG")}
             barrier(CJAC_FENCE);
         }
         /* sweep_big was last written before the barrier ahead of the final
