@@ -47,6 +47,7 @@ from .host.hz import HZRun, hz_sweeps
 from .host.operands import Operands, gather_factor
 from .host.pointwise import HSVDState, PointwiseHSVD, complex_layout
 from .host.preflight import preflight
+from .host.two_sided import TWO_SIDED_INNER_SWEEPS, blocked_cyclic_run
 from .host.variants import check_variant_options, choose_variant
 from .options import JacobiOptions, resolve_options
 from .validation import (
@@ -308,6 +309,10 @@ class TwoSidedMatrix:
     max_rotations: int
     tol: float
     compute_v: bool
+    #: "two-sided": "pointwise", or the blocked "bo" (one inner sweep) or "fb"
+    variant: str = "pointwise"
+    #: "two-sided" blocked: w (None: the device's choice)
+    block_width: int | None = None
 
 
 def run_two_sided(source: TwoSidedMatrix, *, plan: SweepPlan, info: SolveInfo,
@@ -324,10 +329,18 @@ def run_two_sided(source: TwoSidedMatrix, *, plan: SweepPlan, info: SolveInfo,
         info.rotations = run.rotations
         budget, knob = f"{source.max_rotations} rotations", "max_rotations"
     else:
-        info.strategy = plan.options.strategy
-        run = cyclic_run(plan.queue, source.A, strategy=plan.options.strategy,
-                         max_sweeps=plan.max_sweeps, tol=source.tol,
-                         compute_v=source.compute_v)
+        info.strategy, info.variant = plan.options.strategy, source.variant
+        if source.variant == "pointwise":
+            run = cyclic_run(plan.queue, source.A, strategy=plan.options.strategy,
+                             max_sweeps=plan.max_sweeps, tol=source.tol,
+                             compute_v=source.compute_v)
+        else:
+            run = blocked_cyclic_run(
+                plan.queue, source.A, strategy=plan.options.strategy,
+                block_width=source.block_width,
+                inner_sweeps=TWO_SIDED_INNER_SWEEPS[source.variant], max_sweeps=plan.max_sweeps,
+                tol=source.tol, compute_v=source.compute_v)
+            info.block_width = run.block_width
         info.sweeps, info.rotations_per_sweep = run.sweeps, run.rotations_per_sweep
         info.rotations = sum(run.rotations_per_sweep)
         budget, knob = f"{plan.max_sweeps} sweeps", "max_sweeps"

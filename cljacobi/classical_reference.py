@@ -240,7 +240,9 @@ def blocked_cyclic_jacobi(A: np.ndarray, *, block_width: int, strategy: str = "m
        same test and floor) and applied together, ``A_PP <- R^* A_PP R`` and
        ``W_P <- W_P R`` with ``R = c [[1, s_j], [s_i, 1]]`` (``s_j = t
        e^{i alpha}``, ``s_i = -conj(s_j)``, t of :func:`_pair_tangent`), the
-       pivot entries set to 0 and the pivot diagonal to its real part;
+       pivot entries set to 0 and the pivot diagonal to its real part; the
+       block is written back as its upper triangle and that triangle's
+       conjugate (exactly Hermitian);
     2. then, for every two pairs ``P`` before ``Q`` of the step, ``A[P, Q] <-
        W_P^* (A[P, Q] W_Q)`` and ``A[Q, P] <- A[P, Q]^*`` (so A stays exactly
        Hermitian), and ``V[:, P] <- V[:, P] W_P``.
@@ -302,7 +304,8 @@ def blocked_cyclic_jacobi(A: np.ndarray, *, block_width: int, strategy: str = "m
                     count += rotated
                     if not rotated:
                         break
-                A[np.ix_(P, P)] = block
+                upper = np.triu(block)
+                A[np.ix_(P, P)] = upper + np.triu(block, 1).conj().T
                 transforms.append(W)
             for k, P in enumerate(sets):
                 for Q, W_Q in zip(sets[k + 1:], transforms[k + 1:]):

@@ -12,8 +12,12 @@ numpy reference, with the paper's slips corrected); it stops after
 ``max_rotations`` steps, as the paper's fixed iteration counts, or when the
 largest off-diagonal modulus is at most ``n eps max_i |a_ii|``.
 ``method="two-sided"`` is the parallel cyclic two-sided method (the strategy
-tables of :mod:`cljacobi.strategies`; pointwise, three launches a step),
-bounded by ``max_sweeps``.  Both have the two-sided methods' normwise
+tables of :mod:`cljacobi.strategies`), bounded by ``max_sweeps``: blocked
+(``variant="bo"``, what ``"auto"`` takes, or ``"fb"``;
+``templates/two_sided.cl.mako``, :mod:`cljacobi.host.two_sided`: per step the
+diagonal 2w x 2w blocks of the block pairs get inner sweeps in local memory
+and the off-diagonal tiles ``W_k^* A W_l``) or pointwise (``"pointwise"``,
+three launches a step).  Both have the two-sided methods' normwise
 accuracy (eigenvalue errors of order ``n eps ||A||``).
 """
 
@@ -31,6 +35,7 @@ from ._results import EighResult, SolveInfo
 from ._solve import DEFAULT_MAX_SWEEPS, Factored, SweepPlan, TwoSidedMatrix, ldexp
 from .eig import eig_indefinite
 from .host.classical import ClassicalRun, CyclicRun
+from .host.variants import check_variant_options
 from .scaling import matrix_shift_from_range
 from .validation import check_flag, symmetric_part
 
@@ -38,6 +43,9 @@ __all__ = ["METHODS", "eigh"]
 
 #: What ``method`` takes.
 METHODS = ("auto", "one-sided", "two-sided", "classical")
+
+#: What ``variant`` takes with ``method="two-sided"``.
+TWO_SIDED_VARIANTS = ("auto", "pointwise", "bo", "fb")
 
 #: The classical method's default ``max_rotations``, in sweeps' worth of
 #: steps (n (n - 1) / 2 each); random matrices took 4 to 6.
@@ -54,6 +62,8 @@ def eigh(
     max_rotations: int | None = None,
     strategy: str = "auto",
     max_sweeps: int = DEFAULT_MAX_SWEEPS,
+    variant: str = "auto",
+    block_width: int | None = None,
     on_nonconvergence: str = "raise",
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
@@ -73,8 +83,8 @@ def eigh(
         high relative accuracy.  "two-sided": the parallel cyclic two-sided
         Jacobi method on A itself (the method of cuSOLVER's ``syevj``): per
         step of `strategy`'s table, the rotations of all its disjoint pairs
-        from the same A, then ``A <- J^* A J`` (pointwise: three launches a
-        step).  "classical": the largest-pivot two-sided Jacobi method of
+        (pointwise) or block pairs (blocked) from the same A, then ``A <- J^*
+        A J`` (see `variant`).  "classical": the largest-pivot two-sided Jacobi method of
         [W] on the device (see the module notes).
     check_finite : bool, optional
         Raise ValueError for NaN or inf entries.
@@ -90,6 +100,15 @@ def eigh(
         "auto" is Mantharam-Eberlein); "one-sided": as in ``eig_indefinite``.
     max_sweeps : int, optional
         "two-sided": sweeps at most; "one-sided": as in ``eig_indefinite``.
+    variant : str, optional
+        "two-sided": "bo" (what "auto" takes; one inner sweep on each
+        diagonal block per step), "fb" (inner sweeps until one rotates
+        nothing) or "pointwise"; "one-sided": as in ``eig_indefinite``
+        (``"batched"`` included); "classical": "auto" only.
+    block_width : int, optional
+        "two-sided" blocked: w, the diagonal blocks and tiles are 2w x 2w
+        (default: the widest of 16, 8, ... that the device's local memory
+        holds and the order allows); "one-sided": as in ``eig_indefinite``.
     on_nonconvergence : {"raise", "warn"}, optional
         As in :func:`cljacobi.eig_indefinite`.
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
@@ -125,9 +144,19 @@ def eigh(
                          "bounded by max_sweeps")
     if method in ("auto", "one-sided"):
         return eig_indefinite(A, eigvals_only=eigvals_only, check_finite=check_finite,
-                              strategy=strategy, max_sweeps=max_sweeps,
+                              strategy=strategy, max_sweeps=max_sweeps, variant=variant,
+                              block_width=block_width,
                               on_nonconvergence=on_nonconvergence, queue=queue,
                               return_info=return_info)
+    if method == "classical" and (variant != "auto" or block_width is not None):
+        raise ValueError("method='classical' has no variants: variant='auto' and no "
+                         "block_width")
+    if method == "two-sided" and variant not in TWO_SIDED_VARIANTS:
+        raise ValueError(f"variant must be one of {TWO_SIDED_VARIANTS} with "
+                         f"method='two-sided', not {variant!r}")
+    check_variant_options(variant, block_width)
+    if method == "two-sided" and variant == "auto":
+        variant = "bo"
     if max_rotations is not None and (isinstance(max_rotations, bool) or not isinstance(
             max_rotations, (int, np.integer)) or max_rotations < 0):
         raise ValueError(f"max_rotations must be a nonnegative integer, not {max_rotations!r}")
@@ -135,8 +164,8 @@ def eigh(
         "eigh", strategy=strategy, rotation=None, sort_diagonal=True,
         max_sweeps=max_sweeps, on_nonconvergence=on_nonconvergence, variant="auto",
         block_width=None, queue=queue)
-    return _solve.solve(_TwoSided(eigvals_only, method, max_rotations), A, plan, queue=queue,
-                        check_finite=check_finite, return_info=return_info)
+    return _solve.solve(_TwoSided(eigvals_only, method, max_rotations, variant, block_width), A,
+                        plan, queue=queue, check_finite=check_finite, return_info=return_info)
 
 
 @dataclass(frozen=True)
@@ -148,6 +177,9 @@ class _TwoSided:
     eigvals_only: bool
     method: str
     max_rotations: int | None
+    #: "two-sided": "pointwise", "bo" or "fb"
+    variant: str
+    block_width: int | None
     argument = "A"
     square = True
     value_name = "an eigenvalue"
@@ -185,7 +217,8 @@ class _TwoSided:
         if rotations is None:
             rotations = DEFAULT_ROTATION_SWEEPS * n * (n - 1) // 2
         source = TwoSidedMatrix(scaled, self.method, rotations,
-                                n * float(np.finfo(np.float64).eps), not self.eigvals_only)
+                                n * float(np.finfo(np.float64).eps), not self.eigvals_only,
+                                self.variant, self.block_width)
         return Factored(source, np.empty(0, dtype=np.int8), kept={"shift": shift})
 
     def extract(self, run: ClassicalRun | CyclicRun, factored: Factored, index: tuple[int, ...],

@@ -1,5 +1,6 @@
-"""eigh: scipy's conventions over the one-sided path and the classical
-two-sided Jacobi method (Wang et al.), whose kernel is tested against
+"""eigh: scipy's conventions over the one-sided path, the classical
+two-sided Jacobi method (Wang et al.) and the parallel cyclic two-sided
+method (pointwise and blocked), whose kernels are tested against
 cljacobi.classical_reference."""
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import cljacobi
 from cljacobi import classical_reference
 from cljacobi.host.classical import ClassicalSpec, classical_run, cyclic_run
 from cljacobi.host.programs import build_program, render
+from cljacobi.host.two_sided import (TWO_SIDED_INNER_SWEEPS, TwoSidedSpec, blocked_cyclic_run,
+                                     two_sided_local_bytes)
 
 EPS = np.finfo(np.float64).eps
 DTYPES = [np.float64, np.complex128]
@@ -137,6 +140,14 @@ def test_classical_nonconvergence(rng):
     (np.eye(3), {"method": "classical", "max_rotations": -1}, ValueError, "max_rotations"),
     (np.eye(3), {"max_rotations": 10}, ValueError, "bounds method='classical'"),
     (np.eye(3), {"method": "two-sided", "strategy": "zigzag"}, ValueError, "unknown strategy"),
+    (np.eye(3), {"method": "two-sided", "variant": "stream"}, ValueError,
+     "with method='two-sided', not 'stream'"),
+    (np.eye(3), {"method": "two-sided", "variant": "pointwise", "block_width": 4}, ValueError,
+     "has no blocks"),
+    (np.eye(3), {"method": "two-sided", "block_width": 0}, ValueError, "positive integer"),
+    (np.eye(3), {"method": "classical", "variant": "bo"}, ValueError, "has no variants"),
+    (np.eye(3), {"method": "two-sided", "block_width": 4096}, cljacobi.DeviceCapabilityError,
+     "local memory"),
     (np.array([[1.0, 2.0], [0.0, 1.0]]), {"method": "classical"}, ValueError, "symmetric"),
     (np.ones((2, 3)), {"method": "classical"}, ValueError, "square"),
     (np.eye(2), {"method": "classical", "eigvals_only": "yes"}, TypeError, "eigvals_only"),
@@ -164,16 +175,97 @@ def test_cyclic_kernels_against_reference(strategy, n, dtype, queue, rng):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("n", [2, 17, 64])
-def test_two_sided_eigh_against_lapack(n, dtype, rng):
+@pytest.mark.parametrize("inner", ["bo", "fb"])
+@pytest.mark.parametrize(("n", "block_width", "strategy"), [
+    (8, 1, "me"), (16, 4, "me"), (33, 4, "me"), (45, 8, "ring"), (64, 8, "round-robin"),
+    (70, 16, "me"),
+])
+def test_blocked_two_sided_kernels_against_reference(n, block_width, strategy, inner, dtype,
+                                                     queue, rng):
+    """The blocked two-sided kernels are the reference's steps (n padded to a
+    multiple of 2w where it is not one): the same rotations every sweep, the
+    same A and V to rounding."""
     A = _hermitian(n, dtype, rng)
-    (w, V), info = cljacobi.eigh(A, method="two-sided", return_info=True)
+    tol = n * EPS
+    sweeps = TWO_SIDED_INNER_SWEEPS[inner]
+    A_ref, V_ref, counts, converged = classical_reference.blocked_cyclic_jacobi(
+        A, block_width=block_width, strategy=strategy, inner_sweeps=sweeps, max_sweeps=30,
+        tol=tol)
+    run = blocked_cyclic_run(queue, A, strategy=strategy, block_width=block_width,
+                             inner_sweeps=sweeps, max_sweeps=30, tol=tol, compute_v=True)
+    assert converged and run.converged and run.rotations_per_sweep == counts
+    assert run.block_width == block_width
+    # "fb" rotates up to 7x as often as "bo": the roundings of fma chains and
+    # of numpy's products part further
+    scale = np.abs(A).max()
+    np.testing.assert_allclose(run.A, A_ref, rtol=0, atol=1e4 * EPS * scale)
+    np.testing.assert_allclose(run.V, V_ref, rtol=0, atol=1e4 * EPS)
+    assert np.array_equal(run.A, run.A.conj().T)  # the tiles keep A exactly Hermitian
+    again = blocked_cyclic_run(queue, A, strategy=strategy, block_width=block_width,
+                               inner_sweeps=sweeps, max_sweeps=30, tol=tol, compute_v=True)
+    assert np.array_equal(again.A, run.A) and np.array_equal(again.V, run.V)
+
+
+def test_blocked_two_sided_without_vectors(queue, rng):
+    """Without V the same A (the vectors kernel only reads the transformations)."""
+    A = _hermitian(40, np.float64, rng)
+    runs = [blocked_cyclic_run(queue, A, strategy="me", block_width=4, inner_sweeps=1,
+                               max_sweeps=30, tol=40 * EPS, compute_v=v) for v in (True, False)]
+    assert runs[1].V is None and np.array_equal(runs[0].A, runs[1].A)
+
+
+def test_two_sided_spec_checks_and_local_memory():
+    with pytest.raises(ValueError, match="micro=3 does not divide K=16"):
+        TwoSidedSpec("float64", 8, solve_work_group_size=64, micro=3)
+    with pytest.raises(ValueError, match="float64 or complex128"):
+        TwoSidedSpec("float32", 8, solve_work_group_size=64, micro=2)
+    # w = 16 fits 48 KiB of local memory for real and complex data, w = 32 does not
+    assert two_sided_local_bytes(16, element_bytes=16) <= 48 * 1024
+    assert two_sided_local_bytes(32, element_bytes=8) > 48 * 1024
+    source = render(TwoSidedSpec("complex128", 4, solve_work_group_size=16, micro=1))
+    assert "cjac_two_sided_tiles" in source and "cjac_conj" in source
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("variant", ["auto", "pointwise", "bo", "fb"])
+@pytest.mark.parametrize("n", [2, 17, 64])
+def test_two_sided_eigh_against_lapack(n, variant, dtype, rng):
+    A = _hermitian(n, dtype, rng)
+    (w, V), info = cljacobi.eigh(A, method="two-sided", variant=variant, return_info=True)
     exact = scipy.linalg.eigh(A, eigvals_only=True)
     assert np.abs(w - exact).max() <= 10 * n * EPS * np.abs(exact).max()
     assert np.linalg.norm(A @ V - V * w) <= 10 * n * EPS * np.linalg.norm(A)
     assert np.linalg.norm(V.conj().T @ V - np.eye(n)) <= 10 * n * EPS
-    assert info.variant == "two-sided" and info.converged
+    assert info.variant == ("bo" if variant == "auto" else variant) and info.converged
+    assert (info.block_width > 0) == (info.variant != "pointwise")
     assert info.sweeps == len(info.rotations_per_sweep) and info.rotations_per_sweep[-1] == 0
+    w_only = cljacobi.eigh(A, method="two-sided", variant=variant, eigvals_only=True)
+    np.testing.assert_array_equal(w_only, w)
+
+
+@pytest.mark.parametrize("family", ["graded", "rank", "zero-diagonal", "clustered"])
+def test_blocked_two_sided_on_hard_matrices(family, rng):
+    """Graded, rank-deficient, zero-diagonal and clustered matrices converge to
+    the two-sided methods' normwise accuracy."""
+    n = 48
+    Q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+    if family == "graded":
+        D = np.logspace(0, -12, n)
+        A = D[:, None] * _hermitian(n, np.float64, rng) * D[None, :]
+    elif family == "rank":
+        A = (Q[:, : n // 2] * rng.uniform(-1, 1, n // 2)) @ Q[:, : n // 2].T
+    elif family == "zero-diagonal":
+        B = rng.standard_normal((n // 2, n // 2))
+        A = np.block([[np.zeros_like(B), B], [B.T, np.zeros_like(B)]])
+    else:
+        A = (Q * np.r_[np.full(n // 2, 1.0), 1 + 1e-10 * np.arange(n // 2)]) @ Q.T
+    A = (A + A.T) / 2
+    (w, V), info = cljacobi.eigh(A, method="two-sided", block_width=4, return_info=True)
+    exact = scipy.linalg.eigh(A, eigvals_only=True)
+    assert info.converged
+    assert np.abs(w - exact).max() <= 10 * n * EPS * np.abs(exact).max()
+    assert np.linalg.norm(A @ V - V * w) <= 10 * n * EPS * np.linalg.norm(A)
+    assert np.linalg.norm(V.T @ V - np.eye(n)) <= 10 * n * EPS
 
 
 def test_two_sided_zero_diagonal_and_nonconvergence(rng):

@@ -189,6 +189,8 @@ class CyclicRun(NamedTuple):
     rotations_per_sweep: list[int]
     converged: bool
     seconds: float
+    #: w of the blocked method (:func:`cljacobi.host.two_sided.blocked_cyclic_run`), 0 pointwise
+    block_width: int = 0
 
 
 def cyclic_run(queue: cl.CommandQueue, A: np.ndarray, *, strategy: str, max_sweeps: int,

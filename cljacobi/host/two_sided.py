@@ -290,4 +290,4 @@ def blocked_cyclic_run(queue: cl.CommandQueue, A: np.ndarray, *, strategy: str,
         cl.enqueue_copy(queue, V, v)
     queue.finish()
     return CyclicRun(np.array(out[:n, :n]), None if V is None else np.array(V[:n, :n]),
-                     len(counts), counts, converged, time.perf_counter() - start)
+                     len(counts), counts, converged, time.perf_counter() - start, w)

@@ -133,10 +133,13 @@ void cjac_two_sided_solve(${signatures["cjac_two_sided_solve"].parameters})
         if (!block_rotated)
             break;  /* uniform over the work-group */
     }
+    /* The block back, Hermitian exactly: its upper triangle and that
+     * triangle's conjugate (the rows-after-columns order of the update makes
+     * (x, y) and (y, x) differ by rounding). */
     for (int e = lid; e < K * K; e += SOLVE_WG) {
         const int col = e / K, row = e % K;
         a[(size_t)cjac_pair_index(blocks, col) * ld + cjac_pair_index(blocks, row)]
-            = A[row * LDA + col];
+            = row <= col ? A[row * LDA + col] : cjac_conj(A[col * LDA + row]);
     }
     __global cjac_elem *out = transforms + (size_t)k * (K * K);
     for (int e = lid; e < K * K; e += SOLVE_WG)
