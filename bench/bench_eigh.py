@@ -3,14 +3,23 @@ two-sided Jacobi method) and syevd, and LAPACK through numpy
 (common.eigh_peers, bench_eig.py's peers), on the same matrices, in one
 process.
 
-Random symmetric matrices ``A = Q diag(lambda) Q^T`` with Haar Q and
-eigenvalues uniform in [-1, 1]; for each n and solver the median of
-`--repeat` runs after an untimed one, the eigenvalue error in units of
-``n eps ||A||`` against LAPACK, ``||A V - V diag(w)|| / ||A||``, and for
-cljacobi the sweeps and rotations.
+Families (``--families``), real symmetric, ``Q`` Haar:
+
+* ``random``: ``Q diag(lambda) Q^T``, eigenvalues uniform in [-1, 1];
+* ``graded``: ``D S D`` with S of the random family and ``D = diag(10^(-6 k /
+  (n - 1)))``: eigenvalues from 1 down to about 1e-12;
+* ``rank``: ``Q_r diag(lambda) Q_r^T`` of rank n/2 (half the spectrum 0).
+
+For each n, family and solver the median of `--repeat` runs after an
+untimed one; the eigenvalue error in units of ``n eps ||A||`` against LAPACK,
+the largest relative error of the eigenvalues above ``1e-3 ||A||`` and of all
+of them against cljacobi's one-sided method when it runs (its eigenvalues
+are accurate to the data: eig_indefinite), ``||A V - V diag(w)|| / ||A||``,
+``||V^T V - I||``, and for cljacobi the sweeps and rotations.  A method is
+``method[:variant[:w]]``, e.g. ``two-sided:bo:16``.
 
     CLJACOBI_DEVICE=nvidia python bench/bench_eigh.py --sizes 1024 2048 4096 \\
-        --out bench/results/eigh-<device>-<date>.json
+        --methods two-sided one-sided --out bench/results/eigh-<device>-<date>.json
 """
 
 from __future__ import annotations
@@ -24,11 +33,38 @@ from common import eigh_peers, median_time, write_results
 import cljacobi
 from cljacobi.host.device import default_queue
 
+FAMILIES = ("random", "graded", "rank")
+
+
+def family_matrix(family: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    """A real symmetric matrix of `family` (see the module docstring)."""
+    Q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+    if family == "rank":
+        Q = Q[:, : n // 2]
+    A = (Q * rng.uniform(-1, 1, Q.shape[1])) @ Q.T
+    if family == "graded":
+        D = 10.0 ** (-6 * np.arange(n) / max(n - 1, 1))
+        A = D[:, None] * A * D[None, :]
+    return (A + A.T) / 2
+
+
+def cljacobi_solver(spec: str):
+    """``method[:variant[:w]]`` as a solver returning ``((w, V), info)``."""
+    method, *rest = spec.split(":")
+    options = {"method": method}
+    if rest:
+        options["variant"] = rest[0]
+    if len(rest) > 1:
+        options["block_width"] = int(rest[1])
+    return lambda A: cljacobi.eigh(A, return_info=True, **options)
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[512, 1024])
+    parser.add_argument("--families", nargs="+", default=["random"], choices=FAMILIES)
     parser.add_argument("--methods", nargs="+", default=["two-sided", "one-sided"])
+    parser.add_argument("--peers", nargs="*", help="peer names to run (default: all)")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path)
@@ -37,34 +73,52 @@ def main() -> None:
     print(f"# cljacobi device: {device}")
     rng = np.random.default_rng(args.seed)
     peers = eigh_peers()
+    if args.peers is not None:
+        peers = {name: solve for name, solve in peers.items()
+                 if any(p in name for p in args.peers)}
     records = []
-    for n in args.sizes:
-        Q = np.linalg.qr(rng.standard_normal((n, n)))[0]
-        A = (Q * rng.uniform(-1, 1, n)) @ Q.T
-        A = (A + A.T) / 2
-        exact = np.linalg.eigvalsh(A)
-        unit = n * np.finfo(np.float64).eps * np.abs(exact).max()
-        solvers = {f"cljacobi.eigh[{m}]": (lambda A, m=m: cljacobi.eigh(
-            A, method=m, return_info=True)) for m in args.methods}
-        solvers.update({name: (lambda A, solve=solve: (solve(A), None))
-                        for name, solve in peers.items()})
-        for name, solve in solvers.items():
-            seconds, _, ((w, V), info) = median_time(lambda: solve(A), args.repeat)
-            w, V = np.asarray(w), np.asarray(V)
-            order = np.argsort(w)
-            w, V = w[order], V[:, order]
-            record = {"n": n, "solver": name, "seconds": seconds,
-                      "eigenvalue_error_units": float(np.abs(w - exact).max() / unit),
-                      "residual": float(np.linalg.norm(A @ V - V * w) / np.linalg.norm(A))}
-            if info is not None:
-                record.update(sweeps=info.sweeps, rotations=info.rotations)
-            records.append(record)
-            print(record, flush=True)
-    print("\n| n | solver | seconds | sweeps | error / (n eps ||A||) | residual |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    for family in args.families:
+        for n in args.sizes:
+            A = family_matrix(family, n, rng)
+            exact = np.linalg.eigvalsh(A)
+            unit = n * np.finfo(np.float64).eps * np.abs(exact).max()
+            solvers = {f"cljacobi.eigh[{m}]": cljacobi_solver(m) for m in args.methods}
+            solvers.update({name: (lambda A, solve=solve: (solve(A), None))
+                            for name, solve in peers.items()})
+            eigenvalues = {}
+            for name, solve in solvers.items():
+                seconds, _, ((w, V), info) = median_time(lambda: solve(A), args.repeat)
+                w, V = np.asarray(w), np.asarray(V)
+                order = np.argsort(w)
+                w, V = w[order], V[:, order]
+                eigenvalues[name] = w
+                record = {"n": n, "family": family, "solver": name, "seconds": seconds,
+                          "eigenvalue_error_units": float(np.abs(w - exact).max() / unit),
+                          "residual": float(np.linalg.norm(A @ V - V * w) / np.linalg.norm(A)),
+                          "orthogonality": float(np.linalg.norm(V.T @ V - np.eye(n)))}
+                if info is not None:
+                    record.update(sweeps=info.sweeps, rotations=info.rotations,
+                                  variant=info.variant, block_width=info.block_width)
+                records.append(record)
+                print(record, flush=True)
+            accurate = eigenvalues.get("cljacobi.eigh[one-sided]")
+            if accurate is not None:
+                large = np.abs(accurate) > 1e-3 * np.abs(accurate).max()
+                nonzero = accurate != 0
+                for record in records[-len(solvers):]:
+                    relative = np.abs(eigenvalues[record["solver"]] - accurate)
+                    record["relative_error_large"] = float(
+                        (relative[large] / np.abs(accurate[large])).max())
+                    record["relative_error_all"] = float(
+                        (relative[nonzero] / np.abs(accurate[nonzero])).max())
+    print("\n| family | n | solver | seconds | sweeps | error / (n eps ||A||) | "
+          "rel. error (|l| > 1e-3 ||A||) | rel. error (all) | residual |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in records:
-        print(f"| {r['n']} | {r['solver']} | {r['seconds']:.3g} | {r.get('sweeps', '')} | "
-              f"{r['eigenvalue_error_units']:.2f} | {r['residual']:.1e} |")
+        print(f"| {r['family']} | {r['n']} | {r['solver']} | {r['seconds']:.3g} | "
+              f"{r.get('sweeps', '')} | {r['eigenvalue_error_units']:.2f} | "
+              f"{r.get('relative_error_large', float('nan')):.1e} | "
+              f"{r.get('relative_error_all', float('nan')):.1e} | {r['residual']:.1e} |")
     write_results(args.out, "eigh methods beside cuSOLVER", device, records)
 
 
