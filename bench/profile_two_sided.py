@@ -26,6 +26,8 @@ def main() -> None:
     parser.add_argument("--family", default="random")
     parser.add_argument("--variant", default="bo", choices=["bo", "fb", "pointwise"])
     parser.add_argument("--block-width", type=int)
+    parser.add_argument("--solve-wg", type=int, nargs="+", default=[None])
+    parser.add_argument("--micro", type=int)
     args = parser.parse_args()
     base = default_queue()
     queue = cl.CommandQueue(base.context, base.device,
@@ -41,7 +43,7 @@ def main() -> None:
     for module in (two_sided, classical):
         module.cl.enqueue_nd_range_kernel = recorded  # the modules' own cl is pyopencl
     rng = np.random.default_rng(0)
-    for n in args.sizes:
+    for n, solve_wg in [(n, g) for n in args.sizes for g in args.solve_wg]:
         A = family_matrix(args.family, n, rng)
         tol = np.sqrt(n) * np.finfo(np.float64).eps
         for attempt in range(2):  # the first builds the program
@@ -54,13 +56,17 @@ def main() -> None:
                 run = two_sided.blocked_cyclic_run(
                     queue, A, strategy="me", block_width=args.block_width,
                     inner_sweeps=TWO_SIDED_INNER_SWEEPS[args.variant], max_sweeps=60, tol=tol,
-                    compute_v=True)
+                    compute_v=True, solve_work_group_size=solve_wg, micro=args.micro)
             seconds = time.perf_counter() - start
         totals: dict[str, list[float]] = collections.defaultdict(list)
         for name, event in events:
             totals[name].append((event.profile.end - event.profile.start) * 1e-9)
-        print(f"n = {n}, {args.family}, {args.variant}, w = {run.block_width}: {seconds:.3f} s, "
-              f"{run.sweeps} sweeps, {len(events)} launches")
+        span = (max(e.profile.end for _, e in events)
+                - min(e.profile.start for _, e in events)) * 1e-9
+        print(f"n = {n}, {args.family}, {args.variant}, w = {run.block_width}, solve work-group "
+              f"{solve_wg or 'default'}, micro {args.micro or 'default'}: {seconds:.3f} s, "
+              f"{run.sweeps} sweeps, {len(events)} launches, {span:.3f} s from the first "
+              "launch's start to the last one's end")
         for name, times in totals.items():
             print(f"  {name:24s} {sum(times):8.3f} s  {len(times):6d} launches  "
                   f"{1e6 * np.mean(times):8.1f} us each")

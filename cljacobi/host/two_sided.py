@@ -141,7 +141,9 @@ class TwoSidedSpec:
         vectors = KernelSignature("cjac_two_sided_vectors", (
             buffer("v", element), int_arg("ld"), *step, *transforms,
         ))
-        return {sig.name: sig for sig in (solve, tiles, vectors)}
+        identity = KernelSignature("cjac_two_sided_identity", (buffer("v", element),
+                                                               int_arg("ld")))
+        return {sig.name: sig for sig in (solve, tiles, vectors, identity)}
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -183,7 +185,8 @@ def two_sided_block_width(device: cl.Device, n: int, *, element_bytes: int,
 
 def blocked_cyclic_run(queue: cl.CommandQueue, A: np.ndarray, *, strategy: str,
                        block_width: int | None, inner_sweeps: int, max_sweeps: int,
-                       tol: float, compute_v: bool) -> CyclicRun:
+                       tol: float, compute_v: bool, solve_work_group_size: int | None = None,
+                       micro: int | None = None) -> CyclicRun:
     """The blocked parallel cyclic two-sided Jacobi method on the Hermitian `A`
     (not modified).
 
@@ -205,6 +208,8 @@ def blocked_cyclic_run(queue: cl.CommandQueue, A: np.ndarray, *, strategy: str,
         ``floor`` the largest ``|a_kk|`` of `A` (as the pointwise method).
     compute_v : bool
         Accumulate the eigenvectors.
+    solve_work_group_size, micro : int, optional
+        :class:`TwoSidedSpec`'s (default: w^2 capped at 256; K / 8).
 
     Returns
     -------
@@ -228,8 +233,9 @@ def blocked_cyclic_run(queue: cl.CommandQueue, A: np.ndarray, *, strategy: str,
         "A": dtype.itemsize * N * N, "V": dtype.itemsize * N * N if compute_v else 0,
         "transformations": dtype.itemsize * slots * K * K})
     device_max = int(queue.device.max_work_group_size)
-    spec = TwoSidedSpec(dtype.name, w, solve_work_group_size=min(w * w, 256, device_max),
-                        micro=_micro(w))
+    spec = TwoSidedSpec(dtype.name, w,
+                        solve_work_group_size=solve_work_group_size or min(w * w, 256, device_max),
+                        micro=micro or _micro(w))
     if spec.update_work_group_size > device_max:
         raise DeviceCapabilityError(
             f"the two-sided tile kernels need work-groups of {spec.update_work_group_size} "
@@ -237,12 +243,16 @@ def blocked_cyclic_run(queue: cl.CommandQueue, A: np.ndarray, *, strategy: str,
     program = build_program(queue.context, queue.device, spec)
 
     flags, ctx = cl.mem_flags, queue.context
-    padded = np.zeros((N, N), dtype=dtype, order="F")
-    padded[:n, :n] = A
+    if N == n:
+        padded = np.asfortranarray(A)
+    else:
+        padded = np.zeros((N, N), dtype=dtype, order="F")
+        padded[:n, :n] = A
     a = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=padded)
-    V = np.eye(N, dtype=dtype, order="F") if compute_v else None
-    v = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR,
-                  hostbuf=V if compute_v else np.zeros(1, dtype))
+    v = cl.Buffer(ctx, flags.READ_WRITE, dtype.itemsize * (N * N if compute_v else 1))
+    if compute_v:
+        identity = spec.signatures["cjac_two_sided_identity"].kernel(program, v=v, ld=N)
+        cl.enqueue_nd_range_kernel(queue, identity, (N, N), None)
     outer_pairs = cl.Buffer(ctx, flags.READ_ONLY | flags.COPY_HOST_PTR,
                             hostbuf=np.ascontiguousarray(np.concatenate(tables), np.int32))
     transforms = cl.Buffer(ctx, flags.READ_WRITE, dtype.itemsize * slots * K * K)
@@ -286,8 +296,12 @@ def blocked_cyclic_run(queue: cl.CommandQueue, A: np.ndarray, *, strategy: str,
             break
     out = np.empty((N, N), dtype=dtype, order="F")
     cl.enqueue_copy(queue, out, a)
+    V = np.empty((N, N), dtype=dtype, order="F") if compute_v else None
     if compute_v:
         cl.enqueue_copy(queue, V, v)
     queue.finish()
-    return CyclicRun(np.array(out[:n, :n]), None if V is None else np.array(V[:n, :n]),
+    if N != n:
+        out = np.array(out[:n, :n], order="F")
+        V = None if V is None else np.array(V[:n, :n], order="F")
+    return CyclicRun(out, V,
                      len(counts), counts, converged, time.perf_counter() - start, w)

@@ -18,7 +18,8 @@
 ##                          conjugate transpose for every k < l (A stays
 ##                          exactly Hermitian);
 ##   cjac_two_sided_vectors V[R, P_k] <- V[R, P_k] W_k for the row chunks R of
-##                          K rows (with eigenvectors).
+##                          K rows (with eigenvectors; V = I from
+##                          cjac_two_sided_identity before the first step).
 ## A pair (i, j) of the diagonal block rotates when
 ##     |a_ij| > tol max(sqrt(|a_ii|) sqrt(|a_jj|), floor_)
 ## (the relative test of the pointwise cjac_cyclic_rotations in
@@ -280,4 +281,12 @@ void cjac_two_sided_vectors(${signatures["cjac_two_sided_vectors"].parameters})
         = acc_${r}_${s};
 %endfor
 %endfor
+}
+
+/* V = I: work-item (r, c) sets entry (r, c) of the N x N V. */
+__kernel void cjac_two_sided_identity(${signatures["cjac_two_sided_identity"].parameters})
+{
+    const int r = get_global_id(0), c = get_global_id(1);
+    if (r < ld && c < ld)
+        v[(size_t)c * ld + r] = cjac_from_real(r == c ? 1 : 0);
 }
