@@ -8,11 +8,15 @@ sequential code on one i5-760 core, for n = 1024 .. 10240 at 10000
 iterations (speedup 3.02 to 13.71) and for n = 2048 and 8192 at 1000 ..
 16000 iterations (a steady speedup).  Here: ``cljacobi``'s one-launch kernel
 (``templates/classical.cl.mako``, eigenvalues only, as the paper) on the
-device ``CLJACOBI_DEVICE`` names, against the sequential baseline
+device ``CLJACOBI_DEVICE`` names (on a GPU three launches a step over the
+whole device; ``one_launch_seconds``: the paper's single kernel, one
+work-group), against the sequential baseline
 ``cljacobi.classical_reference.classical_jacobi`` (numpy on the host, the
 same steps and the same O(n) search cache; the paper's sequential code
 scans all n(n-1)/2 entries a step, O(n^2)).  Random symmetric matrices,
 uniform entries in [0, 1); the steps are exactly `iterations` (tolerance 0).
+The sequential runs follow the device runs, ``--jobs`` processes at a time
+(one core each).
 
     CLJACOBI_DEVICE=nvidia python bench/bench_classical.py \\
         --out bench/results/classical-<device>-<date>.json
@@ -21,6 +25,7 @@ uniform entries in [0, 1); the steps are exactly `iterations` (tolerance 0).
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import time
 from pathlib import Path
 
@@ -35,23 +40,26 @@ from cljacobi.host.device import default_queue
 PAPER = {1024: 3.02, 10240: 13.71}
 
 
-def _matrix(n: int, rng: np.random.Generator) -> np.ndarray:
-    X = rng.uniform(size=(n, n))
+def _matrix(n: int, seed: int) -> np.ndarray:
+    X = np.random.default_rng([seed, n]).uniform(size=(n, n))
     return np.triu(X) + np.triu(X, 1).T
 
 
-def _measure(queue, A: np.ndarray, iterations: int) -> dict:
-    classical_run(queue, A[:64, :64], max_rotations=8, tol=0.0, compute_v=False)  # warm up
-    start = time.perf_counter()
-    run = classical_run(queue, A, max_rotations=iterations, tol=0.0, compute_v=False)
-    device = time.perf_counter() - start
+def _sequential(n: int, iterations: int, seed: int) -> tuple[float, np.ndarray]:
+    """Seconds of the sequential baseline (one process) and its diagonal."""
+    A = _matrix(n, seed)
     start = time.perf_counter()
     reference = classical_jacobi(A, max_rotations=iterations, tol=0.0, compute_v=False)
-    host = time.perf_counter() - start
-    agree = float(np.abs(np.diagonal(run.A) - np.diagonal(reference.A)).max()
-                  / np.abs(A).max())
-    return {"device_seconds": device, "sequential_seconds": host, "speedup": host / device,
-            "rotations": run.rotations, "max_diagonal_difference": agree}
+    return time.perf_counter() - start, np.diagonal(reference.A).copy()
+
+
+def _device(queue, A: np.ndarray, iterations: int, launches: str) -> tuple[float, object]:
+    classical_run(queue, A[:64, :64], max_rotations=8, tol=0.0, compute_v=False,
+                  launches=launches)  # warm up
+    start = time.perf_counter()
+    run = classical_run(queue, A, max_rotations=iterations, tol=0.0, compute_v=False,
+                        launches=launches)
+    return time.perf_counter() - start, run
 
 
 def main() -> None:
@@ -62,31 +70,54 @@ def main() -> None:
     parser.add_argument("--sweep-sizes", type=int, nargs="*", default=[2048, 8192])
     parser.add_argument("--sweep-iterations", type=int, nargs="*",
                         default=[1000, 2000, 4000, 8000, 16000])
+    parser.add_argument("--one-launch-max", type=int, default=4096,
+                        help="also time the one-launch kernel up to this n")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="sequential baselines run in this many processes at once "
+                             "(each one process on one core, after the device runs)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     queue = default_queue()
     device = queue.device.name.strip()
-    print(f"# device: {device}; sequential: numpy on the host (one process)")
-    rng = np.random.default_rng(args.seed)
-    records = []
-    matrices = {}
-    for n in sorted(set(args.sizes) | set(args.sweep_sizes)):
-        matrices[n] = _matrix(n, rng)
+    print(f"# device: {device}; sequential: numpy on the host, one process per run, "
+          f"{args.jobs} at a time")
     runs = [(n, args.iterations) for n in args.sizes]
     runs += [(n, it) for n in args.sweep_sizes for it in args.sweep_iterations
              if (n, it) not in runs]
+    records = []
+    diagonals = {}
     for n, iterations in runs:
-        record = {"n": n, "iterations": iterations, **_measure(queue, matrices[n], iterations)}
+        A = _matrix(n, args.seed)
+        seconds, run = _device(queue, A, iterations, "auto")
+        record = {"n": n, "iterations": iterations, "device_seconds": seconds,
+                  "rotations": run.rotations}
+        if n <= args.one_launch_max:
+            one, one_run = _device(queue, A, iterations, "one")
+            record["one_launch_seconds"] = one
+            record["launch_modes_bitwise_equal"] = bool(np.array_equal(one_run.A, run.A))
         if iterations == 10000 and n in PAPER:
             record["paper_speedup"] = PAPER[n]
+        diagonals[n, iterations] = np.diagonal(run.A).copy()
         records.append(record)
         print(record, flush=True)
-    print("\n| n | iterations | device s | sequential s | speedup |")
-    print("| --- | --- | --- | --- | --- |")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(_sequential, n, it, args.seed) for n, it in runs]
+        for record, future in zip(records, futures):
+            host, diagonal = future.result()
+            scale = np.abs(_matrix(record["n"], args.seed)).max()
+            record.update(sequential_seconds=host, speedup=host / record["device_seconds"],
+                          max_diagonal_difference=float(np.abs(
+                              diagonals[record["n"], record["iterations"]] - diagonal).max()
+                              / scale))
+            print(record, flush=True)
+    print("\n| n | iterations | device s | one launch s | sequential s | speedup | paper |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for r in records:
         print(f"| {r['n']} | {r['iterations']} | {r['device_seconds']:.3f} | "
-              f"{r['sequential_seconds']:.3f} | {r['speedup']:.2f} |")
+              f"{r.get('one_launch_seconds', float('nan')):.3f} | "
+              f"{r['sequential_seconds']:.3f} | {r['speedup']:.2f} | "
+              f"{r.get('paper_speedup', '')} |")
     write_results(args.out, "classical Jacobi, fixed iterations, device vs sequential numpy",
                   device, records)
 

@@ -56,7 +56,7 @@ def test_reference_converges_to_lapack(dtype, rng):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("n,steps", [(9, 5), (33, 40), (33, None)])
+@pytest.mark.parametrize("n,steps", [(9, 5), (33, 40), (33, None), (300, 600)])
 def test_kernel_against_reference(n, steps, dtype, queue, rng):
     """The same pivots step by step: after a fixed number of steps the same
     matrix and V to rounding; to convergence the same number of steps."""
@@ -70,6 +70,21 @@ def test_kernel_against_reference(n, steps, dtype, queue, rng):
     np.testing.assert_allclose(run.A, expected.A, rtol=0, atol=1e3 * EPS * scale)
     np.testing.assert_allclose(run.V, expected.V, rtol=0, atol=1e3 * EPS)
     np.testing.assert_array_equal(run.A, run.A.conj().T)  # kept exactly Hermitian
+    per_step = classical_run(queue, A, max_rotations=limit, tol=tol, compute_v=True,
+                             launches="per-step")  # three launches a step: the same bits
+    assert (per_step.rotations, per_step.converged) == (run.rotations, run.converged)
+    np.testing.assert_array_equal(per_step.A, run.A)
+    np.testing.assert_array_equal(per_step.V, run.V)
+
+
+def test_classical_launches_option(queue, rng):
+    A = _hermitian(5, np.float64, rng)
+    with pytest.raises(ValueError, match="launches must be"):
+        classical_run(queue, A, max_rotations=3, tol=0.0, compute_v=False, launches="two")
+    for launches in ("one", "per-step"):  # the step limit, and no V
+        run = classical_run(queue, A, max_rotations=3, tol=0.0, compute_v=False,
+                            launches=launches)
+        assert run.rotations == 3 and not run.converged and run.V is None
 
 
 def test_classical_spec_declares_its_signature(queue):

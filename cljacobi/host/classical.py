@@ -3,7 +3,8 @@
 ``templates/classical.cl.mako`` runs every step of the method of Wang et
 al. ("Implementing the Jacobi Algorithm for Solving Eigenvalues of Symmetric
 Matrices with CUDA") in one launch of one work-group, as the paper's single
-kernel does; this module is its spec (:class:`ClassicalSpec`, the
+kernel does, or (on GPUs) three launches a step over the whole device, with
+the same results bit for bit; this module is its spec (:class:`ClassicalSpec`, the
 specialization and the kernel's arguments, declared once) and the run
 (:func:`classical_run`).  :mod:`cljacobi.classical_reference` is the numpy
 reference of the same steps.
@@ -24,7 +25,8 @@ from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, int_arg, real_arg
 from .sizes import check_power_of_two
 
-__all__ = ["CLASSICAL_RESCAN_LIST", "CLASSICAL_WORK_GROUP", "ClassicalRun", "ClassicalSpec",
+__all__ = ["CLASSICAL_RESCAN_LIST", "CLASSICAL_STEP_BATCH", "CLASSICAL_WORK_GROUP",
+           "ClassicalRun", "ClassicalSpec",
            "CyclicRun", "classical_run", "cyclic_run"]
 
 #: Work-items of the one work-group (a power of two): a step touches O(n)
@@ -74,13 +76,25 @@ class ClassicalSpec:
             *step,
         ))
         rows = KernelSignature("cjac_cyclic_rows", (buffer("a", element), int_arg("n"), *step))
+        cache = (buffer("row_value", "__global cjac_real *"), buffer("row_arg", "__global int *"))
+        state = (buffer("state", "__global int *"), buffer("rot", "__global cjac_real *"))
+        step_pivot = KernelSignature("cjac_classical_step_pivot", (
+            buffer("a", "__global const cjac_elem *"), int_arg("n"), int_arg("max_rotations"),
+            real_arg("tol"), *cache, *state))
+        step_rotate = KernelSignature("cjac_classical_step_rotate", (
+            buffer("a", element), buffer("v", element), int_arg("n"), int_arg("compute_v"),
+            *cache, *state, buffer("rescan", "__global int *")))
+        step_rescan = KernelSignature("cjac_classical_step_rescan", (
+            buffer("a", "__global const cjac_elem *"), int_arg("n"), *cache,
+            buffer("state", "__global const int *"), buffer("rescan", "__global int *")))
         kernel = KernelSignature("cjac_classical", (
             buffer("a", element), buffer("v", element), int_arg("n"), int_arg("compute_v"),
             int_arg("max_rotations"), real_arg("tol"),
             buffer("row_value", "__global cjac_real *"), buffer("row_arg", "__global int *"),
             buffer("result", "__global int *"),
         ))
-        return {sig.name: sig for sig in (kernel, rotations, columns, rows)}
+        return {sig.name: sig for sig in (kernel, step_pivot, step_rotate, step_rescan,
+                                          rotations, columns, rows)}
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -100,8 +114,12 @@ class ClassicalRun(NamedTuple):
     seconds: float
 
 
+#: Steps the host enqueues between two looks at the stop flag (per-step launches).
+CLASSICAL_STEP_BATCH = 256
+
+
 def classical_run(queue: cl.CommandQueue, A: np.ndarray, *, max_rotations: int,
-                  tol: float, compute_v: bool) -> ClassicalRun:
+                  tol: float, compute_v: bool, launches: str = "auto") -> ClassicalRun:
     """The classical Jacobi method on the Hermitian `A` (not modified).
 
     Parameters
@@ -116,28 +134,77 @@ def classical_run(queue: cl.CommandQueue, A: np.ndarray, *, max_rotations: int,
         |a_ii|``.
     compute_v : bool
         Accumulate the eigenvectors.
+    launches : {"auto", "one", "per-step"}, optional
+        "one": every step in one launch of one work-group (``cjac_classical``,
+        the paper's single kernel); "per-step": three launches a step that
+        spread the step over the device (``cjac_classical_step_*``), the
+        same results bit for bit; "auto": per-step on GPUs (one work-group
+        leaves the other compute units idle: at n = 8192 a step took 6.4 ms
+        in one work-group of the H200), one launch elsewhere (a CPU device
+        pays more per launch than a step costs).
 
     Returns
     -------
     ClassicalRun
     """
+    if launches not in ("auto", "one", "per-step"):
+        raise ValueError(f"launches must be 'auto', 'one' or 'per-step', not {launches!r}")
     start = time.perf_counter()
     n = A.shape[0]
     program, spec, matrices = _upload(queue, A, compute_v)
     flags, ctx = cl.mem_flags, queue.context
     row_value = cl.Buffer(ctx, flags.READ_WRITE, 8 * max(n, 1))
     row_arg = cl.Buffer(ctx, flags.READ_WRITE, 4 * max(n, 1))
-    result = np.zeros(2, np.int32)
-    result_buf = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=result)
-    kernel = spec.signatures["cjac_classical"].kernel(
-        program, a=matrices.a, v=matrices.v, n=n, compute_v=int(compute_v),
-        max_rotations=max_rotations, tol=tol, row_value=row_value, row_arg=row_arg,
-        result=result_buf)
-    wg = spec.work_group_size
-    cl.enqueue_nd_range_kernel(queue, kernel, (wg,), (wg,))
-    cl.enqueue_copy(queue, result, result_buf)
+    if launches == "auto":
+        launches = "per-step" if queue.device.type & cl.device_type.GPU else "one"
+    if launches == "one":
+        result = np.zeros(2, np.int32)
+        result_buf = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=result)
+        kernel = spec.signatures["cjac_classical"].kernel(
+            program, a=matrices.a, v=matrices.v, n=n, compute_v=int(compute_v),
+            max_rotations=max_rotations, tol=tol, row_value=row_value, row_arg=row_arg,
+            result=result_buf)
+        wg = spec.work_group_size
+        cl.enqueue_nd_range_kernel(queue, kernel, (wg,), (wg,))
+        cl.enqueue_copy(queue, result, result_buf)
+        rotations, converged = int(result[0]), bool(result[1])
+    else:
+        rotations, converged = _per_step(queue, program, spec, matrices, n, max_rotations, tol,
+                                         compute_v, row_value, row_arg)
     out, V = _fetch(queue, matrices)
-    return ClassicalRun(out, V, int(result[0]), bool(result[1]), time.perf_counter() - start)
+    return ClassicalRun(out, V, rotations, converged, time.perf_counter() - start)
+
+
+def _per_step(queue: cl.CommandQueue, program: cl.Program, spec: ClassicalSpec,
+              matrices: _Matrices, n: int, max_rotations: int, tol: float, compute_v: bool,
+              row_value: cl.Buffer, row_arg: cl.Buffer) -> tuple[int, bool]:
+    """The steps of :func:`classical_run` three launches each; (rotations,
+    converged)."""
+    flags, ctx = cl.mem_flags, queue.context
+    state = np.zeros(4, np.int32)
+    state_buf = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=state)
+    rot = cl.Buffer(ctx, flags.READ_WRITE, 8 * 8)
+    rescan = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR,
+                       hostbuf=np.ones(max(n, 1), np.int32))  # every row at the start
+    cache = {"row_value": row_value, "row_arg": row_arg}
+    sigs, wg = spec.signatures, spec.work_group_size
+    pivot = sigs["cjac_classical_step_pivot"].kernel(
+        program, a=matrices.a, n=n, max_rotations=max_rotations, tol=tol, state=state_buf,
+        rot=rot, **cache)
+    rotate = sigs["cjac_classical_step_rotate"].kernel(
+        program, a=matrices.a, v=matrices.v, n=n, compute_v=int(compute_v), state=state_buf,
+        rot=rot, rescan=rescan, **cache)
+    rows = sigs["cjac_classical_step_rescan"].kernel(
+        program, a=matrices.a, n=n, state=state_buf, rescan=rescan, **cache)
+    rescan_size = ((n - 1) * wg,)
+    cl.enqueue_nd_range_kernel(queue, rows, rescan_size, (wg,))
+    while state[2] == 0 and state[3] < max_rotations:
+        for _ in range(min(CLASSICAL_STEP_BATCH, max_rotations - int(state[3]))):
+            cl.enqueue_nd_range_kernel(queue, pivot, (wg,), (wg,))
+            cl.enqueue_nd_range_kernel(queue, rotate, (n,), None)
+            cl.enqueue_nd_range_kernel(queue, rows, rescan_size, (wg,))
+        cl.enqueue_copy(queue, state, state_buf)
+    return int(state[3]), bool(state[2] == 1)
 
 
 class _Matrices(NamedTuple):
