@@ -67,8 +67,9 @@ def test_kernel_against_reference(n, steps, dtype, queue, rng):
     run = classical_run(queue, A, max_rotations=limit, tol=tol, compute_v=True)
     assert run.rotations == expected.rotations and run.converged == expected.converged
     scale = np.abs(A).max()
-    np.testing.assert_allclose(run.A, expected.A, rtol=0, atol=1e3 * EPS * scale)
-    np.testing.assert_allclose(run.V, expected.V, rtol=0, atol=1e3 * EPS)
+    atol = 1e3 * EPS * max(1, run.rotations / 100)  # the roundings part with the steps
+    np.testing.assert_allclose(run.A, expected.A, rtol=0, atol=atol * scale)
+    np.testing.assert_allclose(run.V, expected.V, rtol=0, atol=atol)
     np.testing.assert_array_equal(run.A, run.A.conj().T)  # kept exactly Hermitian
     per_step = classical_run(queue, A, max_rotations=limit, tol=tol, compute_v=True,
                              launches="per-step")  # three launches a step: the same bits
