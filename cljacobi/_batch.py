@@ -28,7 +28,8 @@ import pyopencl.array as cl_array
 from ._arrays import is_device_array, to_host
 from ._results import EighResult, SolveInfo
 from .errors import warn_unconverged
-from .host.batched import FATAL, BatchStatus, batched_eig, batched_order_limit
+from .host.batched import (BATCHED_GLOBAL_ORDER_LIMIT, FATAL, BatchStatus, batched_eig,
+                           batched_order_limit)
 from .host.device import has_fp64, resolve_queue
 from .host.preflight import preflight
 from .host.variants import BATCHED_VARIANT
@@ -50,8 +51,10 @@ def batched_queue(method: Any, data: Any, plan: Any, queue: Any) -> cl.CommandQu
     one-matrix path.
 
     ``variant="auto"`` takes the batched kernel for a stack (``ndim > 2``) of
-    orders from 2 up to :func:`cljacobi.host.batched.batched_order_limit` on a
-    device with fp64, with rotation 1 or 2 and no private options;
+    orders from 2 up to :data:`cljacobi.host.batched.BATCHED_GLOBAL_ORDER_LIMIT`
+    (the matrices in local memory up to
+    :func:`cljacobi.host.batched.batched_order_limit`, in global memory above)
+    on a device with fp64, with rotation 1 or 2 and no private options;
     ``variant="batched"`` asks for it, also for one matrix, and is a
     ValueError where it cannot run.
     """
@@ -73,12 +76,12 @@ def batched_queue(method: Any, data: Any, plan: Any, queue: Any) -> cl.CommandQu
     run_queue = resolve_queue(queue if queue is not None else (
         array_queue or (cl.CommandQueue(data.context) if is_device_array(data) else None)))
     device = run_queue.device
-    limit = batched_order_limit(device, kind == "c")
     reasons = []
-    if n > limit:
-        reasons.append(f"order {n} exceeds {limit}, the largest whose matrix fits the "
+    if n > BATCHED_GLOBAL_ORDER_LIMIT:
+        reasons.append(f"order {n} exceeds {BATCHED_GLOBAL_ORDER_LIMIT}, the largest it runs "
+                       f"(up to {batched_order_limit(device, kind == 'c')} in the "
                        f"{int(device.local_mem_size)} bytes of local memory of "
-                       f"{device.name.strip()!r}")
+                       f"{device.name.strip()!r}, above in global memory)")
     if plan.options.rotation not in (1, 2):
         reasons.append(f"rotation={plan.options.rotation} (it runs 1 and 2)")
     if plan.layout is not None or plan.single:

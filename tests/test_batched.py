@@ -18,7 +18,8 @@ import pytest
 import cljacobi
 from cljacobi import ConvergenceError, ConvergenceWarning
 from cljacobi.factorization import j_factorize
-from cljacobi.host.batched import batched_order_limit, lanes_for, local_bytes
+from cljacobi.host.batched import (BATCHED_GLOBAL_ORDER_LIMIT, batched_eig,
+                                   batched_order_limit, lanes_for, local_bytes)
 from cljacobi.matrices import graded, with_spectrum
 
 from hiprec import eigvalsh_hiprec
@@ -46,11 +47,9 @@ def check_eigenpairs(A, w, U, tol=60):
     assert np.abs(gram - np.eye(n)).max() <= tol * n * EPS
 
 
-@pytest.mark.parametrize("n", [2, 3, 5, 8, 13, 16, 33, 64])
+@pytest.mark.parametrize("n", [2, 3, 5, 8, 13, 16, 33, 64, 97])
 @pytest.mark.parametrize("complex_", [False, True])
 def test_stack_matches_lapack_and_one_matrix_path(n, complex_, rng, queue):
-    if n > batched_order_limit(queue.device, complex_):
-        n = batched_order_limit(queue.device, complex_)
     A = hermitian_stack(rng, 6, n, complex_)
     (w, U), infos = cljacobi.eig_indefinite(A, return_info=True)
     assert [info.variant for info in infos] == ["batched"] * 6
@@ -231,9 +230,9 @@ def test_what_runs_where(rng, queue):
     assert info.variant != "batched"
     with pytest.raises(ValueError, match="variant='batched' cannot run here: rotation=3"):
         cljacobi.eig_indefinite(A, rotation=3, variant="batched")
-    limit = batched_order_limit(queue.device, False)
+    limit = BATCHED_GLOBAL_ORDER_LIMIT
     big = hermitian_stack(rng, 2, limit + 1)
-    with pytest.raises(ValueError, match=f"order {limit + 1} exceeds {limit}"):
+    with pytest.raises(ValueError, match=f"order {limit + 1} exceeds {limit}, the largest"):
         cljacobi.eig_indefinite(big, variant="batched", eigvals_only=True)
     _, infos = cljacobi.eig_indefinite(big, eigvals_only=True, return_info=True)
     assert infos[0].variant != "batched"
@@ -250,8 +249,34 @@ def test_eigh_stack_runs_batched(rng):
     check_eigenpairs(A, w, U)
 
 
+@pytest.mark.parametrize("complex_", [False, True])
+@pytest.mark.parametrize("n", [2, 7, 24])
+def test_matrices_in_global_memory_give_the_same_bits(n, complex_, rng, queue):
+    """The specialization with the matrices in global memory (orders above the
+    local-memory limit) does the same operations: the same eigenvalues,
+    eigenvectors and records bit for bit, singular matrices included."""
+    A = hermitian_stack(rng, 5, n, complex_)
+    G = rng.standard_normal((n, max(n - 3, 1)))
+    A[1] = G @ G.T  # rank n - 3: the null space is completed
+    stack = cl_array.to_device(queue, A)
+    runs = [batched_eig(queue, stack, vectors=True, strategy="me", rotation=2,
+                        sort_diagonal=True, max_sweeps=60, matrix_in_global=in_global)
+            for in_global in (False, True)]
+    np.testing.assert_array_equal(runs[0].flags, runs[1].flags)
+    np.testing.assert_array_equal(runs[0].w.get(), runs[1].w.get())
+    np.testing.assert_array_equal(runs[0].U.get(), runs[1].U.get())
+    (info, report, rotations), (info1, report1, rotations1) = (r.records() for r in runs)
+    np.testing.assert_array_equal(info, info1)  # flags, sweeps, rank, inertia, shifts
+    np.testing.assert_array_equal(report, report1)
+    for b, sweeps in enumerate(info[:, 1]):  # written for the sweeps run
+        np.testing.assert_array_equal(rotations[b, :sweeps], rotations1[b, :sweeps])
+    check_eigenpairs(A, runs[1].w.get(), runs[1].U.get())
+
+
 def test_local_memory_model():
-    """The documented limits: real n = 72 and complex n = 52 fit 48 KiB."""
+    """The documented limits: real n = 72 and complex n = 52 fit 48 KiB; with the
+    matrices in global memory n = 128 needs a few KiB."""
     assert local_bytes(72, False, True, 1) <= 48 * 1024 < local_bytes(73, False, True, 1)
     assert local_bytes(52, True, True, 1) <= 48 * 1024 < local_bytes(53, True, True, 1)
+    assert local_bytes(128, True, True, 1, matrix_in_global=True) <= 8 * 1024
     assert [lanes_for(n) for n in (2, 3, 4, 5, 8, 9, 64)] == [1, 2, 2, 4, 4, 8, 32]

@@ -31,8 +31,8 @@ from .limits import check_global_memory, check_local_memory
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg, long_arg
 
-__all__ = ["BATCHED_DTYPES", "BatchStatus", "BatchedRun", "BatchedSpec", "batched_eig",
-           "batched_order_limit"]
+__all__ = ["BATCHED_DTYPES", "BATCHED_GLOBAL_ORDER_LIMIT", "BatchStatus", "BatchedRun",
+           "BatchedSpec", "batched_eig", "batched_order_limit"]
 
 #: The element types of the batched kernel (double precision only).
 BATCHED_DTYPES = ("float64", "complex128")
@@ -88,6 +88,10 @@ class BatchedSpec:
         Sort_Diagonal before the first and after every sweep.
     vectors : bool
         Whether the eigenvectors are computed.
+    matrix_in_global : bool
+        Each matrix in a slot of a global workspace instead of local memory
+        (orders above :func:`batched_order_limit`, up to
+        :data:`BATCHED_GLOBAL_ORDER_LIMIT`).
     """
 
     family: ClassVar[str] = "batched"
@@ -97,6 +101,7 @@ class BatchedSpec:
     rotation: int = 2
     sort_diagonal: bool = True
     vectors: bool = True
+    matrix_in_global: bool = False
 
     def __post_init__(self) -> None:
         if self.dtype not in BATCHED_DTYPES:
@@ -135,7 +140,13 @@ class BatchedSpec:
 
     @property
     def local_bytes(self) -> int:
-        return local_bytes(self.order, self.complex_, self.vectors, self.matrices_per_group)
+        return local_bytes(self.order, self.complex_, self.vectors, self.matrices_per_group,
+                           matrix_in_global=self.matrix_in_global)
+
+    @property
+    def workspace_elements(self) -> int:
+        """Elements of one matrix's slot in the global workspace (0 in local memory)."""
+        return self.padded_order * self.leading_dimension if self.matrix_in_global else 0
 
     @property
     def signatures(self) -> dict[str, KernelSignature]:
@@ -155,6 +166,7 @@ class BatchedSpec:
             buffer("info", "__global int *"),
             buffer("report", "__global cjac_real *"),
             buffer("rotations", "__global int *"),
+            *((buffer("workspace", f"__global {element} *"),) if self.matrix_in_global else ()),
         )
         return {"cjac_batched_eig": KernelSignature("cjac_batched_eig", args)}
 
@@ -168,6 +180,7 @@ class BatchedSpec:
         return {
             "complex_": self.complex_, "rotation": self.rotation,
             "sort_diagonal": self.sort_diagonal, "vectors": self.vectors,
+            "matrix_in_global": self.matrix_in_global,
             "size_defines": c_defines({**sizes, **flags}),
             "diag_struct": c_struct("cjac_diag", DIAG_DTYPE),
             "signatures": self.signatures,
@@ -180,12 +193,14 @@ def lanes_for(order: int) -> int:
     return 1 << max(pairs - 1, 0).bit_length()
 
 
-def local_bytes(order: int, complex_: bool, vectors: bool, matrices: int) -> int:
-    """Local memory of a work-group of `matrices` matrices of order n."""
+def local_bytes(order: int, complex_: bool, vectors: bool, matrices: int, *,
+                matrix_in_global: bool = False) -> int:
+    """Local memory of a work-group of `matrices` matrices of order n (the
+    matrices themselves not counted with `matrix_in_global`)."""
     npad = order + (order & 1)
     ld = (order + 1) | 1
     element = 16 if complex_ else 8
-    per_matrix = (npad * ld * element              # A
+    per_matrix = ((0 if matrix_in_global else npad * ld * element)  # A
                   + 2 * npad * DIAG_DTYPE.itemsize  # D and its sort buffer
                   + 8 * npad + 8 * order            # peaks, row norms
                   + 4 * order + 12 * npad           # perm, sign, second, column_of
@@ -195,9 +210,15 @@ def local_bytes(order: int, complex_: bool, vectors: bool, matrices: int) -> int
     return matrices * (per_matrix + lanes * 12)     # + scratch and keys
 
 
+#: The largest order of the batched kernel with the matrices in global memory.
+BATCHED_GLOBAL_ORDER_LIMIT = 128
+
+
 def batched_order_limit(device: cl.Device, complex_: bool, vectors: bool = True) -> int:
     """The largest order whose matrix fits the device's local memory alone
-    (real n = 72 and complex n = 52 in 48 KiB)."""
+    (real n = 72 and complex n = 52 in 48 KiB); above it up to
+    :data:`BATCHED_GLOBAL_ORDER_LIMIT` the kernel keeps the matrices in global
+    memory."""
     return _order_limit(int(device.local_mem_size), complex_, vectors)
 
 
@@ -209,14 +230,16 @@ def _order_limit(available: int, complex_: bool, vectors: bool) -> int:
     return order
 
 
-def matrices_per_group(device: cl.Device, order: int, complex_: bool, vectors: bool) -> int:
+def matrices_per_group(device: cl.Device, order: int, complex_: bool, vectors: bool, *,
+                       matrix_in_global: bool = False) -> int:
     """Matrices a work-group holds: up to :data:`TARGET_WORK_GROUP` work-items,
     within the local memory and the work-group size of the device."""
     lanes = lanes_for(order)
     count = max(1, TARGET_WORK_GROUP // lanes)
     limit = min(int(device.max_work_group_size), TARGET_WORK_GROUP * 4)
-    while count > 1 and (local_bytes(order, complex_, vectors, count) > int(device.local_mem_size)
-                         or count * lanes > limit):
+    while count > 1 and (local_bytes(order, complex_, vectors, count,
+                                     matrix_in_global=matrix_in_global)
+                         > int(device.local_mem_size) or count * lanes > limit):
         count //= 2
     return count
 
@@ -318,20 +341,25 @@ class BatchedRun:
 
 
 def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool, strategy: str,
-                rotation: int, sort_diagonal: bool, max_sweeps: int) -> BatchedRun:
+                rotation: int, sort_diagonal: bool, max_sweeps: int,
+                matrix_in_global: bool | None = None) -> BatchedRun:
     """Run the batched kernel on `stack`, ``(count, n, n)`` float64 or complex128 on
     `queue`'s device, any strides of whole elements.
 
     Returns the eigenvalues ``(count, n)`` ascending and, with `vectors`, the
     eigenvectors ``(count, n, n)`` as device arrays; a matrix with a fatal flag
-    (:data:`FATAL`) has no result written.
+    (:data:`FATAL`) has no result written.  The matrices go to global memory
+    above :func:`batched_order_limit` (`matrix_in_global` None), or as
+    `matrix_in_global` says (the same operations either way: the same bits).
     """
     count, n = stack.shape[0], stack.shape[-1]
     device = queue.device
     complex_ = stack.dtype == np.complex128
-    group = matrices_per_group(device, n, complex_, vectors)
+    in_global = (n > batched_order_limit(device, complex_, vectors)
+                 if matrix_in_global is None else matrix_in_global)
+    group = matrices_per_group(device, n, complex_, vectors, matrix_in_global=in_global)
     spec = BatchedSpec("complex128" if complex_ else "float64", n, group, rotation,
-                       sort_diagonal, vectors)
+                       sort_diagonal, vectors, matrix_in_global=in_global)
     check_local_memory(device, spec.local_bytes, f"the batched kernel at order {n}")
     itemsize = stack.dtype.itemsize
     if stack.ndim != 3 or stack.offset % itemsize or any(s % itemsize for s in stack.strides):
@@ -339,7 +367,10 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
                          "strides are whole elements")
     strides = [s // itemsize for s in stack.strides]
     sweeps = max(max_sweeps, 1)
+    groups = -(-count // group)
+    workspace_bytes = groups * group * spec.workspace_elements * itemsize
     check_global_memory(device, {
+        **({"matrices in global memory": workspace_bytes} if in_global else {}),
         "eigenvalues": count * n * 8,
         **({"eigenvectors": count * n * n * itemsize} if vectors else {}),
         "rotations per sweep": count * sweeps * 4,
@@ -354,6 +385,8 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
     report = cl_array.empty(queue, (count, REPORT_WIDTH), np.float64, allocator=pool)
     # written for the sweeps run, read only up to them
     rotations = cl_array.empty(queue, (count, sweeps), np.int32, allocator=pool)
+    workspace = (cl_array.empty(queue, groups * group * spec.workspace_elements, stack.dtype,
+                                allocator=pool) if in_global else None)
     pairs_d, starts_d, sweep_tables = _device_tables(queue, strategy, n)
     values = {
         "M": stack.base_data, "count": count, "offset": stack.offset // itemsize,
@@ -361,12 +394,11 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
         "pairs": pairs_d.data, "table_start": starts_d.data, "sweep_tables": sweep_tables,
         "max_sweeps": max_sweeps, "W": w.data, "U": U.data if vectors else None,
         "status": status.data, "info": info.data, "report": report.data,
-        "rotations": rotations.data,
+        "rotations": rotations.data, "workspace": None if workspace is None else workspace.data,
     }
     signature = spec.signatures["cjac_batched_eig"]
     kernel = _kernel(program, signature)
     signature.bind(kernel, **{arg.name: values[arg.name] for arg in signature.args})
-    groups = -(-count // group)
     event = cl.enqueue_nd_range_kernel(queue, kernel, (groups * spec.work_group_size,),
                                        (spec.work_group_size,))
     flags = status.get()

@@ -16,6 +16,11 @@
 ##   rotation        1 or 2 (Zhou & Brent 1997, Sect. 2; pointwise.cl.mako)
 ##   sort_diagonal   Sort_Diagonal before the first and after every sweep
 ##   vectors         whether the eigenvectors are written
+##   matrix_in_global  each matrix in its slot of the `workspace` buffer in
+##                   global memory instead of local memory (orders whose
+##                   matrix does not fit local memory; the O(n) arrays stay
+##                   in local memory, and every barrier also fences global
+##                   memory)
 ##   size_defines    N (order), NPAD (N rounded up to even), LD (leading
 ##                   dimension of a matrix in local memory, > N), LANES
 ##                   (work-items per matrix, a power of two >= NPAD/2), MPG
@@ -24,8 +29,8 @@
 ##   diag_struct     typedef of cjac_diag (cljacobi.host.diagonal)
 ##   signatures      the kernel's parameter list (BatchedSpec.signatures)
 ##
-## Storage of one matrix in local memory: A[c * LD + row], NPAD columns of LD
-## rows.  During the factorization A holds the trailing Schur complement in
+## Storage of one matrix in local (or global) memory: A[c * LD + row], NPAD
+## columns of LD rows.  During the factorization A holds the trailing Schur complement in
 ## full Hermitian storage and, in columns 0..k-1, the factor's columns in the
 ## permuted row order (perm[position] = row of M); afterwards it holds G with
 ## a zero row N, and for an odd rank r the border column e_N of eq. (4.1).
@@ -36,6 +41,12 @@ ${arith.element("double", complex_, "interleaved", with_workgroup_sum=False)}
 ${arith.rotation_functions()}
 
 ${size_defines}
+<% A_space = "__global" if matrix_in_global else "__local" %>\
+%if matrix_in_global:
+#define CJAC_FENCE (CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+%else:
+#define CJAC_FENCE CLK_LOCAL_MEM_FENCE
+%endif
 #if (LANES & (LANES - 1)) != 0 || 2 * LANES < NPAD || LD <= N
 #error "bad batched sizes (cljacobi.host.batched.BatchedSpec)"
 #endif
@@ -89,14 +100,14 @@ inline ${ctype} ${name}(__local ${ctype} *scratch, const int lid, const int lane
                         const ${ctype} x)
 {
     scratch[lid] = x;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
     for (int w = LANES / 2; w > 0; w >>= 1) {
         if (lane < w)
             scratch[lid] = ${combine.format("scratch[lid]", "scratch[lid + w]")};
-        barrier(CLK_LOCAL_MEM_FENCE);
+        barrier(CJAC_FENCE);
     }
     const ${ctype} result = scratch[lid - lane];
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
     return result;
 }
 </%def>
@@ -114,7 +125,7 @@ inline cjac_real cjac_lanes_argmax(__local cjac_real *scratch, __local int *keys
 {
     scratch[lid] = x;
     keys[lid] = *key;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
     for (int w = LANES / 2; w > 0; w >>= 1) {
         if (lane < w) {
             const cjac_real other = scratch[lid + w];
@@ -124,11 +135,11 @@ inline cjac_real cjac_lanes_argmax(__local cjac_real *scratch, __local int *keys
                 keys[lid] = other_key;
             }
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        barrier(CJAC_FENCE);
     }
     const cjac_real result = scratch[lid - lane];
     *key = keys[lid - lane];
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
     return result;
 }
 
@@ -174,10 +185,10 @@ inline void cjac_sort_diagonal(__local cjac_diag *D, __local cjac_diag *sorted,
         }
         sorted[place] = x;
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
     for (int e = lane; e < r_pad; e += LANES)
         D[e] = sorted[e];
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
 }
 
 /* Per matrix state, in local memory. */
@@ -203,7 +214,9 @@ typedef struct {
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
 {
+%if not matrix_in_global:
     __local cjac_elem A_all[MPG * NPAD * LD];
+%endif
     __local cjac_diag D_all[MPG * NPAD];
     __local cjac_diag sorted_all[MPG * NPAD];
     __local cjac_real peak_all[MPG * NPAD];
@@ -224,7 +237,11 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
     const int lane = lid % LANES, mat = lid / LANES;
     const long b = (long)get_group_id(0) * MPG + mat;
     const bool exists = b < count;
+%if matrix_in_global:
+    __global cjac_elem *A = workspace + ((size_t)get_group_id(0) * MPG + mat) * (NPAD * LD);
+%else:
     __local cjac_elem *A = A_all + mat * NPAD * LD;
+%endif
     __local cjac_diag *D = D_all + mat * NPAD;
     __local cjac_real *peak = peak_all + mat * NPAD;
     __local cjac_real *row_norm = row_norm_all + mat * N;
@@ -239,7 +256,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
     int bad = 0;
     for (int e = lane; e < NPAD * LD; e += LANES)
         A[e] = CJAC_ELEM_ZERO;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
     if (exists) {
         for (int e = lane; e < N * N; e += LANES) {
             const int j = e / N, i = e - j * N;
@@ -308,14 +325,14 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
     }
     for (int c = lane; c < NPAD; c += LANES)
         second[c] = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
     if (st->active) {
         for (int e = lane; e < N * N; e += LANES) {
             const int j = e / N, i = e - j * N;
             A[j * LD + i] = cjac_elem_ldexp(A[j * LD + i], st->s);
         }
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
 
     /* ---- Step 2: Bunch-Parlett complete pivoting, M = G J G^* ------------
      * (Bunch & Parlett 1971; Slapnicar 1992: 1x1 pivots give l sqrt|d|, 2x2
@@ -368,7 +385,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
                 if (st->start)
                     st->testing = 1;
             }
-            barrier(CLK_LOCAL_MEM_FENCE);
+            barrier(CJAC_FENCE);
             if (!cjac_any(starts))
                 break;
             if (st->start) {
@@ -382,7 +399,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
                     }
                 }
             }
-            barrier(CLK_LOCAL_MEM_FENCE);
+            barrier(CJAC_FENCE);
         }
         if (lane == 0 && working) {
             if (!(mu0 > st->tau) && !(mu0 > 0)) {
@@ -397,7 +414,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
                 st->pivot2 = row;
             }
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        barrier(CJAC_FENCE);
         const bool pivoting = working && !st->done;
         /* Symmetric interchanges k <-> pivot (and k + 1 <-> pivot2): rows over
          * every column (factor columns and trailing matrix), then columns. */
@@ -411,7 +428,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
                     A[c * LD + z] = x;
                 }
             }
-            barrier(CLK_LOCAL_MEM_FENCE);
+            barrier(CJAC_FENCE);
             if (swap) {
                 for (int i = k + lane; i < N; i += LANES) {
                     const cjac_elem x = A[a * LD + i];
@@ -427,7 +444,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
                     row_norm[z] = q;
                 }
             }
-            barrier(CLK_LOCAL_MEM_FENCE);
+            barrier(CJAC_FENCE);
         }
         /* The new columns of G, in place of the pivot columns; the pivot block
          * is read by every lane before any lane writes it. */
@@ -435,7 +452,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
         const cjac_real a = cjac_real_part(A[k * LD + k]);
         const cjac_real c = width == 2 ? cjac_real_part(A[(k + 1) * LD + k + 1]) : 0;
         const cjac_elem lower = width == 2 ? A[k * LD + k + 1] : CJAC_ELEM_ZERO;  /* conj(b) */
-        barrier(CLK_LOCAL_MEM_FENCE);
+        barrier(CJAC_FENCE);
         if (pivoting && width == 1) {
             /* 1x1 pivot d = a: column x / (sign(d) sqrt|d|), pivot entry sqrt|d|. */
             const cjac_real root = sqrt(fabs(a));
@@ -482,7 +499,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
                 second[k + 1] = 1;
             }
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        barrier(CJAC_FENCE);
         const int next = k + width;
         if (pivoting) {
             /* ||g_i|| with the new columns, i >= next (hypot, as the host). */
@@ -493,7 +510,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
                 row_norm[i] = norm;
             }
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        barrier(CJAC_FENCE);
         if (pivoting) {
             /* Schur update S <- S - W diag(signs) W^* of the trailing lower
              * triangle, mirrored; with the entrywise test on, the entries within
@@ -517,12 +534,12 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
                 A[i * LD + j] = cjac_conj(x);
             }
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        barrier(CJAC_FENCE);
         if (lane == 0 && pivoting) {
             st->k = next;
             st->done = next == N;
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        barrier(CJAC_FENCE);
     }
 
     /* ---- Step 3: G in sign order, the border, the factor shift 2^t -------- */
@@ -541,7 +558,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
         if (r & 1)
             column_of[r] = r;  /* the border column */
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
     /* Only G stays: zeros above each column (but the upper entry of a 2x2
      * pivot block), in row N, and in the columns from r on; e_N borders an
      * odd rank (eq. (4.1)). */
@@ -551,7 +568,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
         if (!keep)
             A[e] = (c == r && i == N && (r & 1)) ? cjac_from_real(1) : CJAC_ELEM_ZERO;
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
     cjac_real column_max = INFINITY;  /* +inf: no column (min below) */
     cjac_real widest = 0;
     for (int c = lane; c < r; c += LANES) {
@@ -577,13 +594,13 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
         }
         st->t = cjac_floordiv(t_lo + t_hi, 2);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
     const int rows = st->rows, r_pad = st->r_pad;
     if (st->active) {
         for (int e = lane; e < r * LD; e += LANES)
             A[e] = cjac_elem_ldexp(A[e], st->t);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
     /* Algorithm 4.2: the packed diagonal in sign order, the border last with
      * j = -1 as cjac_precompute gives it (its positions from p on are -1). */
     for (int q = lane; q < r_pad; q += LANES) {
@@ -596,14 +613,14 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
         D[q].j = q < st->positive ? 1 : -1;
         peak[c] = d;
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
 %if sort_diagonal:
     cjac_sort_diagonal(D, sorted_all + mat * NPAD, st->active ? r_pad : 0, lane);
 %endif
 
     /* ---- Step 4: the sweeps, one work-item per pivot pair ---------------- */
     {
-        __local cjac_elem *G = A;
+        ${A_space} cjac_elem *G = A;
         const int ldg = LD, m = rows;
         const bool peak_rounding = true;
         const int real_columns = r;
@@ -611,7 +628,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
         for (int sweep = 0; sweep < max_sweeps; ++sweep) {
             if (lane == 0)
                 starts[mat] = st->active && r_pad > 0;
-            barrier(CLK_LOCAL_MEM_FENCE);
+            barrier(CJAC_FENCE);
             if (!cjac_any(starts))
                 break;
             const bool sweeping = st->active && r_pad > 0;
@@ -621,11 +638,11 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
                 if (sweeping && step_index < table.y && lane < r_pad / 2) {
                     const int2 ij = pairs[first + (long)step_index * (r_pad / 2) + lane];
                     const int i = ij.x, j = ij.y;
-                    ${pair.pair_step("__local", "cjac_elem", rotation, False, "0", "1",
+                    ${pair.pair_step(A_space, "cjac_elem", rotation, False, "0", "1",
                                      "({})", "({})", "true", "pair_status",
                                      "pair_rotations")}
                 }
-                barrier(CLK_LOCAL_MEM_FENCE);
+                barrier(CJAC_FENCE);
             }
             const int bits = cjac_lanes_or(keys, lid, lane, pair_status);
             const int count_rotated = cjac_lanes_sum(keys, lid, lane, pair_rotations);
@@ -639,7 +656,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
                 if (!(bits & CJAC_BIG))
                     st->active = 0;
             }
-            barrier(CLK_LOCAL_MEM_FENCE);
+            barrier(CJAC_FENCE);
         }
     }
     if (lane == 0 && exists) {
@@ -659,7 +676,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
         info[INFO_WIDTH * b + 4] = st->s;
         info[INFO_WIDTH * b + 5] = st->t;
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
 
     /* ---- Step 5: eigenvalues ascending, eigenvectors --------------------- */
     /* lambda = j d 2^-(2t + s) of physical column c (the single path's column
@@ -672,7 +689,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
     /* D by physical column: where the final packed diagonal put it. */
     for (int q = lane; q < r_pad; q += LANES)
         sorted_all[mat * NPAD + D[q].rho] = D[q];
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
     __local cjac_diag *by_column = sorted_all + mat * NPAD;
     /* The eigenvalue of entry e, once (peak, dead after the sweeps, holds them). */
     __local cjac_real *value_of = peak;
@@ -690,7 +707,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
         }
         value_of[e] = value;
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
     for (int e = lane; e < N && writes; e += LANES) {
         const cjac_real value = value_of[e];
         int place = 0;
@@ -721,7 +738,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
     if (lane == 0 && writes && lost)
         status[b] = info[INFO_WIDTH * b] = st->flags | CJAC_B_VALUE_RANGE;
 %if vectors:
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
     /* The null space: each missing column, in order, is the unit vector e_k
      * whose row of the basis so far is shortest (ties: smaller k; rows in the
      * factorization's order), made orthogonal to the basis by classical
@@ -729,11 +746,11 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
      * deflated one, or one from r on).  The lanes share rows and columns. */
     if (lane == 0)
         starts[mat] = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
     for (int slot = lane; slot < N && writes; slot += LANES)
         if (missing_all[mat * N + slot])
             starts[mat] = 1;  /* any lane that finds one: the same value */
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CJAC_FENCE);
     if (cjac_any(starts)) {
         __local cjac_real *row_weight = row_norm;
         __local cjac_elem *dots = (__local cjac_elem *)(sorted_all + mat * NPAD);
@@ -744,12 +761,12 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
                     w = cjac_abs2_acc(A[c * LD + i], w);
             row_weight[i] = w;
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        barrier(CJAC_FENCE);
         for (int slot = 0; slot < N; ++slot) {
             const bool need = writes && missing_all[mat * N + slot];
             if (lane == 0)
                 starts[mat] = need;
-            barrier(CLK_LOCAL_MEM_FENCE);
+            barrier(CJAC_FENCE);
             if (!cjac_any(starts))
                 continue;
             cjac_real lightest = -INFINITY;
@@ -766,11 +783,11 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
                     ++free_column;
                 st->pivot = free_column;
             }
-            barrier(CLK_LOCAL_MEM_FENCE);
+            barrier(CJAC_FENCE);
             const int f = st->pivot;
             for (int i = lane; i < N && need; i += LANES)
                 A[f * LD + i] = i == pick ? cjac_from_real(1) : CJAC_ELEM_ZERO;
-            barrier(CLK_LOCAL_MEM_FENCE);
+            barrier(CJAC_FENCE);
             for (int twice = 0; twice < 2; ++twice) {
                 for (int c = lane; c < N && need; c += LANES) {
                     cjac_elem dot = CJAC_ELEM_ZERO;
@@ -779,7 +796,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
                             dot = cjac_dot_acc(A[c * LD + i], A[f * LD + i], dot);
                     dots[c] = dot;
                 }
-                barrier(CLK_LOCAL_MEM_FENCE);
+                barrier(CJAC_FENCE);
                 for (int i = lane; i < N && need; i += LANES) {
                     cjac_elem x = A[f * LD + i];
                     for (int c = 0; c < N; ++c)
@@ -787,7 +804,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
                             x = cjac_axpy(-dots[c], A[c * LD + i], x);
                     A[f * LD + i] = x;
                 }
-                barrier(CLK_LOCAL_MEM_FENCE);
+                barrier(CJAC_FENCE);
             }
             cjac_real part = 0;
             for (int i = lane; i < N && need; i += LANES)
@@ -801,7 +818,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
             }
             if (lane == 0 && need)
                 second[f] = 1;
-            barrier(CLK_LOCAL_MEM_FENCE);
+            barrier(CJAC_FENCE);
         }
     }
 %endif
