@@ -275,8 +275,8 @@ def test_matrices_in_global_memory_give_the_same_bits(n, complex_, rng, queue):
 
 def test_local_memory_model():
     """The documented limits: real n = 72 and complex n = 52 fit 48 KiB; with the
-    matrices in global memory n = 128 needs a few KiB."""
+    matrices in global memory complex n = 128 needs under 12 KiB."""
     assert local_bytes(72, False, True, 1) <= 48 * 1024 < local_bytes(73, False, True, 1)
     assert local_bytes(52, True, True, 1) <= 48 * 1024 < local_bytes(53, True, True, 1)
-    assert local_bytes(128, True, True, 1, matrix_in_global=True) <= 8 * 1024
+    assert local_bytes(128, True, True, 1, matrix_in_global=True) <= 12 * 1024
     assert [lanes_for(n) for n in (2, 3, 4, 5, 8, 9, 64)] == [1, 2, 2, 4, 4, 8, 32]

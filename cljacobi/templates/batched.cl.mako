@@ -218,7 +218,9 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
     __local cjac_elem A_all[MPG * NPAD * LD];
 %endif
     __local cjac_diag D_all[MPG * NPAD];
-    __local cjac_diag sorted_all[MPG * NPAD];
+    /* 16-byte aligned: the null-space completion keeps its complex dot
+     * products (double2) here, and cjac_diag is 16 bytes, 8-aligned */
+    __local cjac_diag sorted_all[MPG * NPAD] __attribute__((aligned(16)));
     __local cjac_real peak_all[MPG * NPAD];
     __local cjac_real row_norm_all[MPG * N];
     __local int perm_all[MPG * N];
