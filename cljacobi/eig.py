@@ -163,8 +163,10 @@ def eig_indefinite(
         local memory of one work-group (factorization, sweeps with one
         work-item per pivot pair, eigenvectors; README, "Stacks of small
         matrices"); "auto" takes it for stacks (``M.ndim > 2``) of orders
-        2 to ``cljacobi.host.batched.batched_order_limit`` (real 72 and
-        complex 52 on a device with 48 KiB of local memory).
+        2 to 128 (``cljacobi.host.batched.BATCHED_GLOBAL_ORDER_LIMIT``; in
+        local memory up to ``cljacobi.host.batched.batched_order_limit``,
+        real 72 and complex 52 on a device with 48 KiB, in global memory
+        above).
         The blocked variants run real and complex Hermitian M in double
         precision; single precision runs pointwise (a blocked variant there
         is a ValueError).
