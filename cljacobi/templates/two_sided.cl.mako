@@ -66,15 +66,6 @@ inline int cjac_pair_index(const int2 blocks, const int x)
     return x < BW ? blocks.x * BW + x : blocks.y * BW + (x - BW);
 }
 
-/* Whether the pair (i, j) of a diagonal block rotates: the relative test
- * with the floor (the same as cjac_cyclic_rotations'). */
-inline bool cjac_two_sided_rotates(const cjac_elem a_ij, const cjac_real a_ii,
-                                   const cjac_real a_jj, const cjac_real tol,
-                                   const cjac_real floor_)
-{
-    return cjac_elem_abs(a_ij) > tol * fmax(sqrt(fabs(a_ii)) * sqrt(fabs(a_jj)), floor_);
-}
-
 /* Inner sweeps on the diagonal block of pair k (at most inner_sweeps; fewer
  * when a sweep rotates nothing).  The local blocks are row-major with the
  * odd row stride LDA (bank conflicts, as cjac_block_rotate's); the global
@@ -103,24 +94,9 @@ void cjac_two_sided_solve(${signatures["cjac_two_sided_solve"].parameters})
     /* Every pair index q belongs to work-item q % SOLVE_WG throughout. */
     for (int q = lid; q < BW; q += SOLVE_WG)
         rot_count[q] = sweep_count[q] = 0;
-    if (lid == 0)
-        block_rotated = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    /* A block none of whose pairs passes the test never rotates (nothing in
-     * it changes): its sweeps are skipped, W stays I and the block is not
-     * written back (it is exactly Hermitian already), the same bits as
-     * sweeping it.  Late sweeps have many such blocks. */
-    for (int e = lid; e < K * K; e += SOLVE_WG) {
-        const int x = e / K, y = e % K;
-        if (x < y && cjac_two_sided_rotates(A[x * LDA + y], cjac_real_part(A[x * LDA + x]),
-                                            cjac_real_part(A[y * LDA + y]), tol, floor_))
-            block_rotated = 1;  /* every writer writes 1 */
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const bool quiet = !block_rotated;
-    barrier(CLK_LOCAL_MEM_FENCE);  /* read before lid 0 writes it again */
 
-    for (int sweep = 0; sweep < (quiet ? 0 : inner_sweeps); ++sweep) {
+    for (int sweep = 0; sweep < inner_sweeps; ++sweep) {
         for (int step = 0; step < INNER_STEPS; ++step) {
             for (int q = lid; q < BW; q += SOLVE_WG) {
                 const int2 p = cjac_inner_pairs[step * BW + q];
@@ -129,7 +105,7 @@ void cjac_two_sided_solve(${signatures["cjac_two_sided_solve"].parameters})
                 const cjac_real a_jj = cjac_real_part(A[p.y * LDA + p.y]);
                 const cjac_real arg = cjac_tangent_arg(a_ij);
                 cjac_real t = 0;
-                if (cjac_two_sided_rotates(a_ij, a_ii, a_jj, tol, floor_))
+                if (cjac_elem_abs(a_ij) > tol * fmax(sqrt(fabs(a_ii)) * sqrt(fabs(a_jj)), floor_))
                     t = cjac_trig_tangent(a_ii, a_jj, arg);
                 const cjac_elem s_j = cjac_with_phase(t, a_ij, arg);
                 rot_pair[q] = p;
@@ -161,7 +137,7 @@ void cjac_two_sided_solve(${signatures["cjac_two_sided_solve"].parameters})
     /* The block back, Hermitian exactly: its upper triangle and that
      * triangle's conjugate (the rows-after-columns order of the update makes
      * (x, y) and (y, x) differ by rounding). */
-    for (int e = lid; e < K * K && !quiet; e += SOLVE_WG) {
+    for (int e = lid; e < K * K; e += SOLVE_WG) {
         const int col = e / K, row = e % K;
         a[(size_t)cjac_pair_index(blocks, col) * ld + cjac_pair_index(blocks, row)]
             = row <= col ? A[row * LDA + col] : cjac_conj(A[col * LDA + row]);
