@@ -52,7 +52,7 @@ from .sweeps import RunStats, sweep_until_converged
 __all__ = [
     "BLOCK_VARIANTS", "COMPLEX_ELEMENT_BYTES", "FULL_BLOCK_INNER_SWEEPS", "REAL_ELEMENT_BYTES",
     "STREAM_HANDOVER_FRACTION", "stream_stalled",
-    "BlockedHSVD", "BlockedPlan", "BlockedSpec", "LocalMemoryFit", "RowChunks",
+    "BlockedHSVD", "BlockedPlan", "BlockedSpec", "LocalMemoryFit", "RowChunks", "inner_step_pairs",
     "blocked_local_bytes", "blocked_tuning", "gram_work_group_size", "local_memory_fit",
     "update_work_group_size",
 ]
@@ -348,6 +348,25 @@ def local_memory_fit(device: cl.Device, block_width: int, *,
         int(device.local_mem_size))
 
 
+def inner_step_pairs(strategy: str, order: int) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """The step table of the inner sweeps on a K x K pivot block (K = `order`)
+    as the templates render it: a tuple of steps, each a tuple of (i, j).
+
+    Raises
+    ------
+    ValueError
+        A step does not cover 0..K-1: the fused row and column update of the
+        inner steps (``templates/inner.cl.mako``) relies on it.
+    """
+    steps = tuple(tuple((int(i), int(j)) for i, j in step)
+                  for step in step_table(strategy, order).pairs)
+    for step in steps:
+        if sorted(i for pair in step for i in pair) != list(range(order)):
+            raise ValueError(f"inner strategy {strategy!r}: a step of order {order} does "
+                             f"not cover 0..{order - 1}")
+    return steps
+
+
 @dataclass(frozen=True, kw_only=True)
 class BlockedSpec:
     """Specialization parameters of ``templates/blocked.cl.mako``.
@@ -433,12 +452,7 @@ class BlockedSpec:
             raise ValueError(
                 f"update_tile_rows={self.update_tile_rows} must be a multiple of "
                 f"update_micro_rows={self.update_micro_rows}")
-        K = 2 * self.block_width
-        # The fused row and column update of cjac_block_rotate relies on this.
-        for step in step_table(self.inner_strategy, K).pairs:
-            if sorted(int(i) for pair in step for i in pair) != list(range(K)):
-                raise ValueError(f"inner strategy {self.inner_strategy!r}: a step of order "
-                                 f"{K} does not cover 0..{K - 1}")
+        inner_step_pairs(self.inner_strategy, 2 * self.block_width)
 
     @property
     def complex_(self) -> bool:
@@ -519,14 +533,12 @@ class BlockedSpec:
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
-        table = step_table(self.inner_strategy, 2 * self.block_width)
         constants = self.constants
         return {
             "real_ctype": "double", "complex_": self.complex_, "layout": self.layout,
             "store_ctype": self.store_ctype, "inner_method": self.inner_method,
             "transform_in_local": self.transform_in_local,
-            "inner_pairs": tuple(tuple((int(i), int(j)) for i, j in step)
-                                 for step in table.pairs),
+            "inner_pairs": inner_step_pairs(self.inner_strategy, 2 * self.block_width),
             # what the Mako loops unroll
             "gram_micro_tile": constants["GRAM_RB"], "gram_nb": constants["GRAM_NB"],
             "update_micro_rows": constants["UPDATE_RR"],

@@ -31,6 +31,7 @@ import pyopencl as cl
 
 from ..errors import DeviceCapabilityError
 from ..strategies import step_table
+from .blocked import inner_step_pairs
 from .classical import CyclicRun
 from .device import require_fp64
 from .limits import check_global_memory, check_local_memory
@@ -98,10 +99,7 @@ class TwoSidedSpec:
         K = 2 * self.block_width
         if K % self.micro:
             raise ValueError(f"micro={self.micro} does not divide K={K}")
-        for step in step_table(self.inner_strategy, K).pairs:
-            if sorted(int(i) for pair in step for i in pair) != list(range(K)):
-                raise ValueError(f"inner strategy {self.inner_strategy!r}: a step of order "
-                                 f"{K} does not cover 0..{K - 1}")
+        inner_step_pairs(self.inner_strategy, K)
 
     @property
     def complex_(self) -> bool:
@@ -147,10 +145,8 @@ class TwoSidedSpec:
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
-        table = step_table(self.inner_strategy, 2 * self.block_width)
         return {"real_ctype": "double", "complex_": self.complex_,
-                "inner_pairs": tuple(tuple((int(i), int(j)) for i, j in step)
-                                     for step in table.pairs),
+                "inner_pairs": inner_step_pairs(self.inner_strategy, 2 * self.block_width),
                 "micro": self.micro, "size_defines": c_defines(self.constants),
                 "signatures": self.signatures}
 
