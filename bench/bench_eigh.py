@@ -3,7 +3,8 @@ two-sided Jacobi method) and syevd, and LAPACK through numpy
 (common.eigh_peers, bench_eig.py's peers), on the same matrices, in one
 process.
 
-Families (``--families``), real symmetric, ``Q`` Haar:
+Families (``--families``), real symmetric (``--dtype complex128``: complex
+Hermitian), ``Q`` Haar:
 
 * ``random``: ``Q diag(lambda) Q^T``, eigenvalues uniform in [-1, 1];
 * ``graded``: ``D S D`` with S of the random family and ``D = diag(10^(-6 k /
@@ -36,16 +37,21 @@ from cljacobi.host.device import default_queue
 FAMILIES = ("random", "graded", "rank")
 
 
-def family_matrix(family: str, n: int, rng: np.random.Generator) -> np.ndarray:
-    """A real symmetric matrix of `family` (see the module docstring)."""
-    Q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+def family_matrix(family: str, n: int, rng: np.random.Generator,
+                  dtype: str = "float64") -> np.ndarray:
+    """A real symmetric (complex Hermitian) matrix of `family` (see the module
+    docstring)."""
+    X = rng.standard_normal((n, n))
+    if dtype == "complex128":
+        X = X + 1j * rng.standard_normal((n, n))
+    Q = np.linalg.qr(X)[0]
     if family == "rank":
         Q = Q[:, : n // 2]
-    A = (Q * rng.uniform(-1, 1, Q.shape[1])) @ Q.T
+    A = (Q * rng.uniform(-1, 1, Q.shape[1])) @ Q.conj().T
     if family == "graded":
         D = 10.0 ** (-6 * np.arange(n) / max(n - 1, 1))
         A = D[:, None] * A * D[None, :]
-    return (A + A.T) / 2
+    return (A + A.conj().T) / 2
 
 
 def cljacobi_solver(spec: str):
@@ -63,6 +69,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[512, 1024])
     parser.add_argument("--families", nargs="+", default=["random"], choices=FAMILIES)
+    parser.add_argument("--dtype", default="float64", choices=["float64", "complex128"])
     parser.add_argument("--methods", nargs="+", default=["two-sided", "one-sided"])
     parser.add_argument("--peers", nargs="*", help="peer names to run (default: all)")
     parser.add_argument("--repeat", type=int, default=2)
@@ -79,7 +86,7 @@ def main() -> None:
     records = []
     for family in args.families:
         for n in args.sizes:
-            A = family_matrix(family, n, rng)
+            A = family_matrix(family, n, rng, args.dtype)
             exact = np.linalg.eigvalsh(A)
             unit = n * np.finfo(np.float64).eps * np.abs(exact).max()
             solvers = {f"cljacobi.eigh[{m}]": cljacobi_solver(m) for m in args.methods}
@@ -92,10 +99,11 @@ def main() -> None:
                 order = np.argsort(w)
                 w, V = w[order], V[:, order]
                 eigenvalues[name] = w
-                record = {"n": n, "family": family, "solver": name, "seconds": seconds,
+                record = {"n": n, "family": family, "dtype": args.dtype, "solver": name,
+                          "seconds": seconds,
                           "eigenvalue_error_units": float(np.abs(w - exact).max() / unit),
                           "residual": float(np.linalg.norm(A @ V - V * w) / np.linalg.norm(A)),
-                          "orthogonality": float(np.linalg.norm(V.T @ V - np.eye(n)))}
+                          "orthogonality": float(np.linalg.norm(V.conj().T @ V - np.eye(n)))}
                 if info is not None:
                     record.update(sweeps=info.sweeps, rotations=info.rotations,
                                   variant=info.variant, block_width=info.block_width)
