@@ -17,7 +17,7 @@ the largest relative error of the eigenvalues above ``1e-3 ||A||`` and of all
 of them against cljacobi's one-sided method when it runs (its eigenvalues
 are accurate to the data: eig_indefinite), ``||A V - V diag(w)|| / ||A||``,
 ``||V^T V - I||``, and for cljacobi the sweeps and rotations.  A method is
-``method[:variant[:w]]``, e.g. ``two-sided:bo:16``.
+``method[:variant[:w[:strategy]]]``, e.g. ``two-sided:bo:16:ring``.
 
     CLJACOBI_DEVICE=nvidia python bench/bench_eigh.py --sizes 1024 2048 4096 \\
         --methods two-sided one-sided --out bench/results/eigh-<device>-<date>.json
@@ -55,13 +55,13 @@ def family_matrix(family: str, n: int, rng: np.random.Generator,
 
 
 def cljacobi_solver(spec: str):
-    """``method[:variant[:w]]`` as a solver returning ``((w, V), info)``."""
+    """``method[:variant[:w[:strategy]]]`` as a solver returning ``((w, V),
+    info)``; an empty field keeps the default."""
     method, *rest = spec.split(":")
     options = {"method": method}
-    if rest:
-        options["variant"] = rest[0]
-    if len(rest) > 1:
-        options["block_width"] = int(rest[1])
+    for name, value in zip(("variant", "block_width", "strategy"), rest):
+        if value:
+            options[name] = int(value) if name == "block_width" else value
     return lambda A: cljacobi.eigh(A, return_info=True, **options)
 
 
@@ -106,7 +106,8 @@ def main() -> None:
                           "orthogonality": float(np.linalg.norm(V.conj().T @ V - np.eye(n)))}
                 if info is not None:
                     record.update(sweeps=info.sweeps, rotations=info.rotations,
-                                  variant=info.variant, block_width=info.block_width)
+                                  variant=info.variant, block_width=info.block_width,
+                                  strategy=info.strategy)
                 records.append(record)
                 print(record, flush=True)
             accurate = eigenvalues.get("cljacobi.eigh[one-sided]")
