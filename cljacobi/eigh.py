@@ -44,10 +44,17 @@ from .host.variants import check_variant_options
 from .scaling import matrix_shift_from_range
 from .validation import check_flag, symmetric_part
 
-__all__ = ["METHODS", "eigh"]
+__all__ = ["METHODS", "TWO_SIDED_STRATEGY", "eigh"]
 
 #: What ``method`` takes.
 METHODS = ("auto", "one-sided", "two-sided", "classical")
+
+#: The outer strategy of ``method="two-sided"`` for ``strategy="auto"``: the
+#: ring of Zhou & Brent (forward and backward sweeps).  On the H200 at n =
+#: 1024 .. 4096 it took 18-20 sweeps on graded matrices (Mantharam-Eberlein
+#: 26-32) and 15 on rank-deficient ones (23-25), one more on random ones
+#: (bench/results/eigh-strategies-H200-2026-11-25.json).
+TWO_SIDED_STRATEGY = "ring"
 
 #: What ``variant`` takes with ``method="two-sided"``.
 TWO_SIDED_VARIANTS = ("auto", "pointwise", "bo", "fb")
@@ -102,7 +109,10 @@ def eigh(
         ``max_sweeps``.
     strategy : str, optional
         "two-sided": the parallel strategy (:func:`cljacobi.strategies.step_table`;
-        "auto" is Mantharam-Eberlein); "one-sided": as in ``eig_indefinite``.
+        "auto" is :data:`TWO_SIDED_STRATEGY`, the ring: on graded and
+        rank-deficient matrices it takes a third fewer sweeps than
+        Mantharam-Eberlein, on random ones one more, bench/README.md);
+        "one-sided": as in ``eig_indefinite``.
     max_sweeps : int, optional
         "two-sided": sweeps at most; "one-sided": as in ``eig_indefinite``.
     variant : str, optional
@@ -162,6 +172,8 @@ def eigh(
     check_variant_options(variant, block_width)
     if method == "two-sided" and variant == "auto":
         variant = "bo"
+    if method == "two-sided" and strategy == "auto":
+        strategy = TWO_SIDED_STRATEGY
     if max_rotations is not None and (isinstance(max_rotations, bool) or not isinstance(
             max_rotations, (int, np.integer)) or max_rotations < 0):
         raise ValueError(f"max_rotations must be a nonnegative integer, not {max_rotations!r}")

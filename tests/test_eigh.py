@@ -253,6 +253,7 @@ def test_two_sided_eigh_against_lapack(n, variant, dtype, rng):
     assert np.linalg.norm(A @ V - V * w) <= 10 * n * EPS * np.linalg.norm(A)
     assert np.linalg.norm(V.conj().T @ V - np.eye(n)) <= 10 * n * EPS
     assert info.variant == ("bo" if variant == "auto" else variant) and info.converged
+    assert info.strategy == "ring"  # TWO_SIDED_STRATEGY
     assert (info.block_width > 0) == (info.variant != "pointwise")
     assert info.sweeps == len(info.rotations_per_sweep) and info.rotations_per_sweep[-1] == 0
     w_only = cljacobi.eigh(A, method="two-sided", variant=variant, eigvals_only=True)
