@@ -239,7 +239,7 @@ def test_two_sided_spec_checks_and_local_memory():
     assert two_sided_local_bytes(16, element_bytes=16) <= 48 * 1024
     assert two_sided_local_bytes(32, element_bytes=8) > 48 * 1024
     source = render(TwoSidedSpec("complex128", 4, solve_work_group_size=16, micro=1))
-    assert "cjac_two_sided_tiles" in source and "cjac_conj" in source
+    assert "cjac_two_sided_update" in source and "cjac_conj" in source
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -4,14 +4,15 @@ eigh's ``method="two-sided"`` with ``variant="bo"`` or ``"fb"``: the method
 of cuSOLVER's ``syevj``, block pairs as the parallel unit.  The matrix is
 padded with zeros to a multiple of ``K = 2 w`` and cut into blocks of w
 indices; per step of the outer strategy (a :func:`cljacobi.strategies.step_table`
-over the blocks) three launches of ``templates/two_sided.cl.mako``:
+over the blocks) two launches of ``templates/two_sided.cl.mako``:
 
 1. ``cjac_two_sided_solve``: inner sweeps on the diagonal block of every block
    pair (one sweep for ``"bo"``, until a sweep rotates nothing for ``"fb"``),
    the block written back and its transformation W stored;
-2. ``cjac_two_sided_tiles``: every off-diagonal tile ``A[P_k, P_l] <- W_k^*
-   A[P_k, P_l] W_l`` and its conjugate transpose;
-3. ``cjac_two_sided_vectors``: ``V[:, P_k] <- V[:, P_k] W_k``.
+2. ``cjac_two_sided_update``: every off-diagonal tile ``A[P_k, P_l] <- W_k^*
+   A[P_k, P_l] W_l`` and its conjugate transpose, and ``V[:, P_k] <- V[:,
+   P_k] W_k`` by row chunks (one launch for both: at n = 1024 the host's
+   enqueues, not the device, set the pace of three launches a step).
 
 The sweeps end after one that rotates nothing.  This module is the family's
 spec (:class:`TwoSidedSpec`, the specialization and the kernels' arguments,
@@ -54,7 +55,7 @@ INNER_STRATEGY = "me"
 
 
 def _micro(block_width: int) -> int:
-    """M of the M x M register micro-tiles of the tile kernels: 64 work-items
+    """M of the M x M register micro-tiles of the update kernel: 64 work-items
     a tile where K = 2w allows it."""
     K = 2 * block_width
     return max(1, K // 8)
@@ -107,7 +108,7 @@ class TwoSidedSpec:
 
     @property
     def update_work_group_size(self) -> int:
-        """Work-items of the tile kernels, one per micro-tile."""
+        """Work-items of the update kernel, one per micro-tile."""
         return (2 * self.block_width // self.micro) ** 2
 
     @property
@@ -133,15 +134,13 @@ class TwoSidedSpec:
         ))
         transforms = (buffer("transforms", "__global const cjac_elem *"),
                       buffer("rotated", "__global const int *"))
-        tiles = KernelSignature("cjac_two_sided_tiles", (
-            buffer("a", element), int_arg("ld"), *step, int_arg("slots"), *transforms,
-        ))
-        vectors = KernelSignature("cjac_two_sided_vectors", (
-            buffer("v", element), int_arg("ld"), *step, *transforms,
+        update = KernelSignature("cjac_two_sided_update", (
+            buffer("a", element), buffer("v", element), int_arg("ld"), *step, int_arg("slots"),
+            int_arg("chunks"), *transforms,
         ))
         identity = KernelSignature("cjac_two_sided_identity", (buffer("v", element),
                                                                int_arg("ld")))
-        return {sig.name: sig for sig in (solve, tiles, vectors, identity)}
+        return {sig.name: sig for sig in (solve, update, identity)}
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -262,16 +261,13 @@ def blocked_cyclic_run(queue: cl.CommandQueue, A: np.ndarray, *, strategy: str,
         floor_=floor, inner_sweeps=inner_sweeps, **common)
     launches = [(solve, sigs["cjac_two_sided_solve"],
                  (slots * spec.solve_work_group_size,), (spec.solve_work_group_size,))]
-    tiles = slots * (slots - 1) // 2
+    tiles = slots * (slots - 1) // 2 + (slots * (N // K) if compute_v else 0)
     wg = spec.update_work_group_size
     if tiles:
-        launches.append((sigs["cjac_two_sided_tiles"].kernel(
-            program, a=a, slots=slots, transforms=transforms, rotated=rotated, **common),
-            sigs["cjac_two_sided_tiles"], (tiles * wg,), (wg,)))
-    if compute_v:
-        launches.append((sigs["cjac_two_sided_vectors"].kernel(
-            program, v=v, transforms=transforms, rotated=rotated, **common),
-            sigs["cjac_two_sided_vectors"], (slots * wg, N // K), (wg, 1)))
+        launches.append((sigs["cjac_two_sided_update"].kernel(
+            program, a=a, v=v, slots=slots, chunks=N // K, transforms=transforms,
+            rotated=rotated, **common),
+            sigs["cjac_two_sided_update"], (tiles * wg,), (wg,)))
     launches = [(kernel, sig.position("first"), size, local)
                 for kernel, sig, size, local in launches]
 

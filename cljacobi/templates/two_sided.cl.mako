@@ -13,13 +13,13 @@
 ##                          decided from the same block, then applied as
 ##                          A <- R^* A R, W <- W R by inner.rotate_pairs),
 ##                          the block written back and W_k stored;
-##   cjac_two_sided_tiles   one work-group per tile: A[P_k, P_l] <-
+##   cjac_two_sided_update  one work-group per tile: A[P_k, P_l] <-
 ##                          W_k^* (A[P_k, P_l] W_l) and A[P_l, P_k] <- its
 ##                          conjugate transpose for every k < l (A stays
-##                          exactly Hermitian);
-##   cjac_two_sided_vectors V[R, P_k] <- V[R, P_k] W_k for the row chunks R of
-##                          K rows (with eigenvectors; V = I from
-##                          cjac_two_sided_identity before the first step).
+##                          exactly Hermitian), and with eigenvectors
+##                          V[R, P_k] <- V[R, P_k] W_k for the row chunks R of
+##                          K rows (V = I from cjac_two_sided_identity before
+##                          the first step).
 ## A pair (i, j) of the diagonal block rotates when
 ##     |a_ij| > tol max(sqrt(|a_ii|) sqrt(|a_jj|), floor_)
 ## (the relative test of the pointwise cjac_cyclic_rotations in
@@ -34,7 +34,7 @@
 ##   complex_          complex Hermitian data (interleaved cjac_real2)
 ##   inner_pairs       the inner strategy's step table for order K, a tuple of
 ##                     steps, each a tuple of w (i, j) pairs covering 0..K-1
-##   micro             M: every work-item of the tile kernels computes an
+##   micro             M: every work-item of cjac_two_sided_update computes an
 ##                     M x M block of a tile's product in registers
 ##   size_defines      BW = w, K = 2w, INNER_STEPS, LDA and LDW (odd row
 ##                     strides of the local blocks and of W), SOLVE_WG (work-items of the solve
@@ -50,7 +50,7 @@ ${size_defines}
 #error "cjac_two_sided: the sizes do not match the block"
 #endif
 #if UPDATE_WG != UPDATE_NM * UPDATE_NM
-#error "cjac_two_sided_tiles: the work-group is not one item per micro-tile"
+#error "cjac_two_sided_update: the work-group is not one item per micro-tile"
 #endif
 
 /* The inner strategy (pairs of local indices 0..K-1), one row per step. */
@@ -154,16 +154,16 @@ void cjac_two_sided_solve(${signatures["cjac_two_sided_solve"].parameters})
     }
 }
 
-<%def name="micro_product(left, right, conj_left)">\
+<%def name="micro_product(left, right, conj_left, steps)">\
 /* This work-item's micro-tile of ${left + ("^* " if conj_left else " ") + right}
          * (rows i + r UPDATE_NM, columns j + s UPDATE_NM), every entry the fma
-         * chain over c = 0, 1, ..., K-1 from 0. */
+         * chain over c = 0, 1, ..., ${steps} - 1 from 0. */
 %for r in range(micro):
 %for s in range(micro):
         cjac_elem acc_${r}_${s} = CJAC_ELEM_ZERO;
 %endfor
 %endfor
-        for (int c = 0; c < K; ++c) {
+        for (int c = 0; c < ${steps}; ++c) {
 %for r in range(micro):
 %if conj_left:
             const cjac_elem x_${r} = cjac_conj(${left}[c * LDA + i + ${r} * UPDATE_NM]);
@@ -190,97 +190,94 @@ void cjac_two_sided_solve(${signatures["cjac_two_sided_solve"].parameters})
 %endfor
 </%def>
 
-/* The tiles of A, one per work-group: tile (k, l), k < l, numbered row by
- * row, is A[P_k, P_l].  A tile whose transformations are both the identity
- * (no rotation in the solve) is left as it is: the products would give it
- * back bit for bit.
+/* The tiles, one per work-group, in one launch: groups 0 .. A_TILES - 1
+ * (A_TILES = slots (slots - 1) / 2) the off-diagonal blocks of A, tile
+ * (k, l), k < l, numbered row by row, being A[P_k, P_l]; with eigenvectors the
+ * next slots * chunks groups the blocks V[R, P_k] (pair k, chunk R of K rows).
+ * A tile whose transformations are the identity (no rotation in the solve)
+ * is left as it is: the products would give it back bit for bit.
  *
- * The tile X and W_l go to local memory (row-major, odd stride LDA); the
- * M x M register micro-tiles are cut cyclically, work-item lid = i +
- * UPDATE_NM j holding rows i + r UPDATE_NM and columns j + s UPDATE_NM
- * (consecutive work-items read consecutive addresses of the right factor and
- * the conjugated left one, and addresses LDA apart, odd, of the plain left
- * one: no bank conflicts).  Y = X W_l goes back into the tile (after a
- * barrier), W_k over W_l, then W_k^* Y, staged in the tile and written twice,
- * as itself at (P_k, P_l) and conjugate-transposed at (P_l, P_k), a column at
- * a time. */
+ * The tile X and the right transformation go to local memory (row-major, odd
+ * stride LDA); the M x M register micro-tiles are cut cyclically, work-item
+ * lid = i + UPDATE_NM j holding rows i + r UPDATE_NM and columns j + s
+ * UPDATE_NM (consecutive work-items read consecutive addresses of the right
+ * factor and the conjugated left one, and addresses LDA apart, odd, of the
+ * plain left one: no bank conflicts).
+ *   A tile: Y = X W_l goes back into the tile (after a barrier), W_k over
+ *   W_l, then W_k^* Y, staged in the tile and written twice, as itself at
+ *   (P_k, P_l) and conjugate-transposed at (P_l, P_k), a column at a time.
+ *   V tile: X W_k written out of the registers (consecutive work-items,
+ *   consecutive rows); its second product runs no step.
+ * Both kinds pass the same barriers (one launch for the two, where three
+ * launches a step cost the host more than the device at small orders). */
 __kernel __attribute__((reqd_work_group_size(UPDATE_WG, 1, 1)))
-void cjac_two_sided_tiles(${signatures["cjac_two_sided_tiles"].parameters})
+void cjac_two_sided_update(${signatures["cjac_two_sided_update"].parameters})
 {
     __local cjac_elem X[K * LDA];
     __local cjac_elem T[K * LDA];
     const int lid = get_local_id(0);
     const int i = lid % UPDATE_NM, j = lid / UPDATE_NM;
-    int k = 0, l = get_group_id(0);
-    while (l >= slots - 1 - k) {
-        l -= slots - 1 - k;
-        ++k;
+    const int a_tiles = slots * (slots - 1) / 2;
+    const int group = get_group_id(0);
+    const bool on_v = group >= a_tiles;
+    int k = 0, l = group;  /* A: tile (k, l); V: pair k, chunk l */
+    if (on_v) {
+        k = (group - a_tiles) / chunks;
+        l = (group - a_tiles) % chunks;
+    } else {
+        while (l >= slots - 1 - k) {
+            l -= slots - 1 - k;
+            ++k;
+        }
+        l += k + 1;
     }
-    l += k + 1;
-    if (!rotated[k] && !rotated[l])
+    if (on_v ? !rotated[k] : !rotated[k] && !rotated[l])
         return;  /* uniform over the work-group, before any barrier */
-    const int2 rows = outer_pairs[first + k], cols = outer_pairs[first + l];
-    __global const cjac_elem *w_right = transforms + (size_t)l * (K * K);
+    const int right = on_v ? k : l;
+    const int2 rows = outer_pairs[first + k], cols = outer_pairs[first + right];
+    __global const cjac_elem *w_right = transforms + (size_t)right * (K * K);
     for (int e = lid; e < K * K; e += UPDATE_WG) {
         const int col = e / K, row = e % K;
-        X[row * LDA + col] = a[(size_t)cjac_pair_index(cols, col) * ld
-                               + cjac_pair_index(rows, row)];
+        const size_t column = (size_t)cjac_pair_index(cols, col) * ld;
+        X[row * LDA + col] = on_v ? v[column + l * K + row]
+                                  : a[column + cjac_pair_index(rows, row)];
         T[(e / K) * LDA + e % K] = w_right[e];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     {
-        ${micro_product("X", "T", False)}
+        ${micro_product("X", "T", False, "K")}
+        if (on_v) {
+%for r in range(micro):
+%for s in range(micro):
+            v[(size_t)cjac_pair_index(cols, j + ${s} * UPDATE_NM) * ld + l * K + i
+              + ${r} * UPDATE_NM] = acc_${r}_${s};
+%endfor
+%endfor
+        }
         barrier(CLK_LOCAL_MEM_FENCE);  /* X and W_l read by every work-item */
-        ${store_micro("X")}
+        if (!on_v) {
+            ${store_micro("X")}
+        }
     }
     __global const cjac_elem *w_left = transforms + (size_t)k * (K * K);
-    for (int e = lid; e < K * K; e += UPDATE_WG)
+    for (int e = lid; e < K * K && !on_v; e += UPDATE_WG)
         T[(e / K) * LDA + e % K] = w_left[e];
     barrier(CLK_LOCAL_MEM_FENCE);
     {
-        ${micro_product("T", "X", True)}
+        ${micro_product("T", "X", True, "(on_v ? 0 : K)")}
         barrier(CLK_LOCAL_MEM_FENCE);  /* Y read by every work-item */
-        ${store_micro("X")}
+        if (!on_v) {
+            ${store_micro("X")}
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int e = lid; e < K * K; e += UPDATE_WG) {
+    for (int e = lid; e < K * K && !on_v; e += UPDATE_WG) {
         const int col = e / K, row = e % K;
         a[(size_t)cjac_pair_index(cols, col) * ld + cjac_pair_index(rows, row)]
             = X[row * LDA + col];
         a[(size_t)cjac_pair_index(rows, col) * ld + cjac_pair_index(cols, row)]
             = cjac_conj(X[col * LDA + row]);
     }
-}
-
-/* V[R, P_k] <- V[R, P_k] W_k for chunk R of K rows: work-group (k, R) of a
- * (slots x N / K) grid, the product of cjac_two_sided_tiles written out of
- * the registers (consecutive work-items, consecutive rows). */
-__kernel __attribute__((reqd_work_group_size(UPDATE_WG, 1, 1)))
-void cjac_two_sided_vectors(${signatures["cjac_two_sided_vectors"].parameters})
-{
-    __local cjac_elem X[K * LDA];
-    __local cjac_elem T[K * LDA];
-    const int k = get_group_id(0), chunk = get_group_id(1);
-    if (!rotated[k])
-        return;  /* uniform over the work-group, before any barrier */
-    const int lid = get_local_id(0);
-    const int i = lid % UPDATE_NM, j = lid / UPDATE_NM;
-    const int2 cols = outer_pairs[first + k];
-    const int row0 = chunk * K;
-    __global const cjac_elem *w_right = transforms + (size_t)k * (K * K);
-    for (int e = lid; e < K * K; e += UPDATE_WG) {
-        const int col = e / K, row = e % K;
-        X[row * LDA + col] = v[(size_t)cjac_pair_index(cols, col) * ld + row0 + row];
-        T[(e / K) * LDA + e % K] = w_right[e];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    ${micro_product("X", "T", False)}
-%for r in range(micro):
-%for s in range(micro):
-    v[(size_t)cjac_pair_index(cols, j + ${s} * UPDATE_NM) * ld + row0 + i + ${r} * UPDATE_NM]
-        = acc_${r}_${s};
-%endfor
-%endfor
 }
 
 /* V = I: work-item (r, c) sets entry (r, c) of the N x N V. */
