@@ -15,7 +15,10 @@ only in the products:
   ``mma.sync`` m16n8k4 per block and 4 rows (fragments as the PTX ISA gives
   them for .f64: A 16 x 4 row-major, a0 = A[g][t], a1 = A[g + 8][t]; B 4 x 8
   column-major, b0 = B[t][g]; C 16 x 8, c0, c1 = C[g][2t, 2t + 1], c2, c3 =
-  C[g + 8][2t, 2t + 1]; g = lane / 4, t = lane % 4).
+  C[g + 8][2t, 2t + 1]; g = lane / 4, t = lane % 4);
+* ``dmma_global``: the same products with the fragments read straight from
+  global memory (no tile, no barrier; a 32-byte sector per 4 lanes; the row
+  loop unrolled 8 times so that loads of later rows are in flight).
 
 Prints, for each, the maximal difference from numpy's X_c^T X_c in units of
 ``eps max|X_c^T X_c|`` and the TFLOP/s of the kernel alone (profiling
@@ -121,6 +124,57 @@ void gram_dmma(__global const double *X, const int ld, const int chunk, __global
         o[(m0 + gid + 8) * K + n0 + 2 * tig + 1] = c[nb][3];
     }
 }
+
+/* The same products with the fragments read straight from global memory:
+ * no tile, no barrier.  Lanes g of a fragment load read 4 consecutive rows
+ * of one column (a 32-byte sector each), the warps of a work-group share
+ * their reads through the L1 cache.  Rows of the chunk in steps of 4
+ * (chunk a multiple of 4). */
+__kernel __attribute__((reqd_work_group_size(256, 1, 1)))
+void gram_dmma_global(__global const double *X, const int ld, const int chunk,
+                      __global double *out)
+{
+    const int lid = get_local_id(0), g = get_group_id(0);
+    const int warp = lid / 32, lane = lid % 32;
+    const int gid = lane / 4, tig = lane % 4;
+    const int first = g * chunk, last = first + chunk;
+    const int m0 = 16 * (warp / 2);
+    __global const double *col_a0 = X + (size_t)(m0 + gid) * ld + tig;
+    __global const double *col_a1 = X + (size_t)(m0 + gid + 8) * ld + tig;
+    __global const double *col_b[4];
+    for (int nb = 0; nb < 4; ++nb)
+        col_b[nb] = X + (size_t)(8 * (4 * (warp % 2) + nb) + gid) * ld + tig;
+    double c[4][4] = {{0}};
+#pragma unroll 8
+    for (int r = first; r < last; r += 4) {
+        const double a0 = col_a0[r], a1 = col_a1[r];
+        const double b0 = col_b[0][r], b1 = col_b[1][r], b2 = col_b[2][r], b3 = col_b[3][r];
+        asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 "
+                     "{%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+                     : "+d"(c[0][0]), "+d"(c[0][1]), "+d"(c[0][2]), "+d"(c[0][3])
+                     : "d"(a0), "d"(a1), "d"(b0));
+        asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 "
+                     "{%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+                     : "+d"(c[1][0]), "+d"(c[1][1]), "+d"(c[1][2]), "+d"(c[1][3])
+                     : "d"(a0), "d"(a1), "d"(b1));
+        asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 "
+                     "{%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+                     : "+d"(c[2][0]), "+d"(c[2][1]), "+d"(c[2][2]), "+d"(c[2][3])
+                     : "d"(a0), "d"(a1), "d"(b2));
+        asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 "
+                     "{%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+                     : "+d"(c[3][0]), "+d"(c[3][1]), "+d"(c[3][2]), "+d"(c[3][3])
+                     : "d"(a0), "d"(a1), "d"(b3));
+    }
+    for (int nb = 0; nb < 4; ++nb) {
+        const int n0 = 8 * (4 * (warp % 2) + nb);
+        __global double *o = out + (size_t)g * K * K;
+        o[(m0 + gid) * K + n0 + 2 * tig] = c[nb][0];
+        o[(m0 + gid) * K + n0 + 2 * tig + 1] = c[nb][1];
+        o[(m0 + gid + 8) * K + n0 + 2 * tig] = c[nb][2];
+        o[(m0 + gid + 8) * K + n0 + 2 * tig + 1] = c[nb][3];
+    }
+}
 """
 
 
@@ -146,7 +200,7 @@ def main() -> None:
                          @ X[g * args.chunk:(g + 1) * args.chunk] for g in range(groups)])
     unit = np.finfo(np.float64).eps * np.abs(expected).max()
     flops = 2.0 * args.rows * K * K
-    for name in ("gram_fma", "gram_dmma"):
+    for name in ("gram_fma", "gram_dmma", "gram_dmma_global"):
         kernel = getattr(program, name)
         kernel.set_args(x_buf, np.int32(args.rows), np.int32(args.chunk), out_buf)
         times = []
