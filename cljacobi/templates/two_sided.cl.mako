@@ -23,10 +23,12 @@
 ## A pair (i, j) of the diagonal block rotates when
 ##     |a_ij| > tol max(sqrt(|a_ii|) sqrt(|a_jj|), floor_)
 ## (the relative test of the pointwise cjac_cyclic_rotations in
-## classical.cl.mako, the same tol and floor); the rotation is the one that
-## annihilates a_ij, t of cjac_trig_tangent (arith.rotation_functions) on
-## a_ii, a_jj and a_ij (|a_ij| for complex data, whose phase goes into
-## s_j = t e^{i alpha}, s_i = -conj(s_j)).  cljacobi.classical_reference.
+## classical.cl.mako, the same tol and floor); the rotation is the Jacobi
+## rotation that annihilates a_ij, with t = tan(theta) of eq. (2.4) of
+## Novakovic & Singer 2011 (cjac_trig_tangent, arith.rotation_functions: the
+## root of t^2 + 2 kappa t - 1 = 0, kappa = (a_jj - a_ii) / (2 a_ij), of
+## modulus at most 1) on a_ii, a_jj and a_ij (|a_ij| for complex data, whose
+## phase goes into s_j = t e^{i alpha}, s_i = -conj(s_j)).  cljacobi.classical_reference.
 ## blocked_cyclic_jacobi is the numpy reference of the same steps.
 ##
 ## Render parameters (cljacobi.host.two_sided.TwoSidedSpec):
@@ -37,8 +39,9 @@
 ##   micro             M: every work-item of cjac_two_sided_update computes an
 ##                     M x M block of a tile's product in registers
 ##   size_defines      BW = w, K = 2w, INNER_STEPS, LDA and LDW (odd row
-##                     strides of the local blocks and of W), SOLVE_WG (work-items of the solve
-##                     kernel), UPDATE_NM = K / M, UPDATE_WG = UPDATE_NM^2
+##                     strides of the local blocks and of W), SOLVE_WG
+##                     (work-items of the solve kernel), UPDATE_NM = K / M,
+##                     UPDATE_WG = UPDATE_NM^2
 ##   signatures        the kernels' arguments (cljacobi.host.signatures)
 <%namespace name="arith" file="arith.cl.mako"/>\
 <%namespace name="inner" file="inner.cl.mako"/>\
@@ -82,7 +85,7 @@ void cjac_two_sided_solve(${signatures["cjac_two_sided_solve"].parameters})
     __local int rot_flag[BW], rot_count[BW], sweep_count[BW];
     __local int block_rotated;
 
-    const int k = get_group_id(0), slots = get_num_groups(0);
+    const int k = get_group_id(0);
     const int lid = get_local_id(0);
     const int2 blocks = outer_pairs[first + k];
     for (int e = lid; e < K * K; e += SOLVE_WG) {
