@@ -5,7 +5,10 @@ the specialization parameters its template uses, with a ``family`` (the
 template's file stem) and ``render_args()`` (:class:`~cljacobi.host.pointwise_plan.PointwiseSpec`,
 :class:`~cljacobi.host.blocked.BlockedSpec`,
 :class:`~cljacobi.host.factorization.BunchParlettSpec`,
-:class:`~cljacobi.host.operands.ColumnsSpec`).  The spec is the only input of
+:class:`~cljacobi.host.operands.ColumnsSpec`,
+:class:`~cljacobi.host.hz.HZSpec`, :class:`~cljacobi.host.batched.BatchedSpec`,
+:class:`~cljacobi.host.classical.ClassicalSpec`,
+:class:`~cljacobi.host.two_sided.TwoSidedSpec`).  The spec is the only input of
 rendering and, together with the device, the key of the in-process program
 cache.  PyOpenCL's own binary cache serves later processes.
 """
