@@ -27,7 +27,7 @@ from .sizes import check_power_of_two
 
 __all__ = ["CLASSICAL_RESCAN_LIST", "CLASSICAL_STEP_BATCH", "CLASSICAL_WORK_GROUP",
            "ClassicalRun", "ClassicalSpec",
-           "CyclicRun", "classical_run", "cyclic_run"]
+           "CyclicRun", "classical_run", "cyclic_run", "cyclic_sweeps"]
 
 #: Work-items of the one work-group (a power of two): a step touches O(n)
 #: entries, so the group strides over rows and columns.
@@ -89,8 +89,7 @@ class ClassicalSpec:
             buffer("state", "__global const int *"), buffer("rescan", "__global int *")))
         kernel = KernelSignature("cjac_classical", (
             buffer("a", element), buffer("v", element), int_arg("n"), int_arg("compute_v"),
-            int_arg("max_rotations"), real_arg("tol"),
-            buffer("row_value", "__global cjac_real *"), buffer("row_arg", "__global int *"),
+            int_arg("max_rotations"), real_arg("tol"), *cache,
             buffer("result", "__global int *"),
         ))
         return {sig.name: sig for sig in (kernel, step_pivot, step_rotate, step_rescan,
@@ -297,21 +296,41 @@ def cyclic_run(queue: cl.CommandQueue, A: np.ndarray, *, strategy: str, max_swee
         (sigs["cjac_cyclic_rows"].kernel(program, a=matrices.a, **common),
          sigs["cjac_cyclic_rows"], (n, per_step)),
     ]
-    launches = [(kernel, sig.position("first"), size) for kernel, sig, size in launches]
+    launches = [(kernel, sig.position("first"), size, None) for kernel, sig, size in launches]
+    counts, converged = cyclic_sweeps(queue, launches, counter, steps=steps,
+                                      per_step=per_step, max_sweeps=0 if n < 2 else max_sweeps)
+    out, V = _fetch(queue, matrices)
+    return CyclicRun(out, V, len(counts), counts, converged or n < 2,
+                     time.perf_counter() - start)
+
+
+def cyclic_sweeps(queue: cl.CommandQueue,
+                  launches: list[tuple[cl.Kernel, int, tuple, tuple | None]],
+                  counter: cl.Buffer, *, steps: int, per_step: int, max_sweeps: int
+                  ) -> tuple[list[int], bool]:
+    """The sweep loop of the parallel cyclic methods (pointwise and blocked).
+
+    Every step of a sweep enqueues `launches` (kernel, the position of its
+    ``first`` argument, global and local size) with ``first`` the step's
+    offset into the step tables, ``((sweep % 2) * steps + step) * per_step``
+    (the tables of even and odd sweeps one after the other).  `counter`
+    (int32, any length: the kernels add the sweep's rotations to it) is
+    zeroed before a sweep and summed after it; the sweeps end after one
+    without a rotation.  Returns the rotations of every sweep and whether
+    the sweeps converged.
+    """
+    length = counter.size // 4
+    count = np.zeros(length, np.int32)
     counts: list[int] = []
-    converged = n < 2
-    count = np.zeros(1, np.int32)
-    for sweep in range(0 if converged else max_sweeps):
-        cl.enqueue_copy(queue, counter, np.zeros(1, np.int32))
+    for sweep in range(max_sweeps):
+        cl.enqueue_copy(queue, counter, np.zeros(length, np.int32))
         for s in range(steps):
             first = np.int32(((sweep % 2) * steps + s) * per_step)
-            for kernel, position, size in launches:
+            for kernel, position, size, local in launches:
                 kernel.set_arg(position, first)
-                cl.enqueue_nd_range_kernel(queue, kernel, size, None)
+                cl.enqueue_nd_range_kernel(queue, kernel, size, local)
         cl.enqueue_copy(queue, count, counter)
-        counts.append(int(count[0]))
+        counts.append(int(count.sum()))
         if counts[-1] == 0:
-            converged = True
-            break
-    out, V = _fetch(queue, matrices)
-    return CyclicRun(out, V, len(counts), counts, converged, time.perf_counter() - start)
+            return counts, True
+    return counts, False

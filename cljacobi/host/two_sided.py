@@ -33,7 +33,7 @@ import pyopencl as cl
 from ..errors import DeviceCapabilityError
 from ..strategies import step_table
 from .blocked import inner_step_pairs
-from .classical import CyclicRun
+from .classical import CyclicRun, cyclic_sweeps
 from .device import require_fp64
 from .limits import check_global_memory, check_local_memory
 from .programs import build_program
@@ -271,21 +271,8 @@ def blocked_cyclic_run(queue: cl.CommandQueue, A: np.ndarray, *, strategy: str,
     launches = [(kernel, sig.position("first"), size, local)
                 for kernel, sig, size, local in launches]
 
-    counts: list[int] = []
-    converged = n < 2
-    per_slot = np.zeros(slots, np.int32)
-    for sweep in range(0 if converged else max_sweeps):
-        cl.enqueue_copy(queue, rotations, np.zeros(slots, np.int32))
-        for s in range(steps):
-            first = np.int32(((sweep % 2) * steps + s) * slots)
-            for kernel, position, size, local in launches:
-                kernel.set_arg(position, first)
-                cl.enqueue_nd_range_kernel(queue, kernel, size, local)
-        cl.enqueue_copy(queue, per_slot, rotations)
-        counts.append(int(per_slot.sum()))
-        if counts[-1] == 0:
-            converged = True
-            break
+    counts, converged = cyclic_sweeps(queue, launches, rotations, steps=steps, per_step=slots,
+                                      max_sweeps=0 if n < 2 else max_sweeps)
     out = np.empty((N, N), dtype=dtype, order="F")
     cl.enqueue_copy(queue, out, a)
     V = np.empty((N, N), dtype=dtype, order="F") if compute_v else None
@@ -295,5 +282,5 @@ def blocked_cyclic_run(queue: cl.CommandQueue, A: np.ndarray, *, strategy: str,
     if N != n:
         out = np.array(out[:n, :n], order="F")
         V = None if V is None else np.array(V[:n, :n], order="F")
-    return CyclicRun(out, V,
-                     len(counts), counts, converged, time.perf_counter() - start, w)
+    return CyclicRun(out, V, len(counts), counts, converged or n < 2,
+                     time.perf_counter() - start, w)
