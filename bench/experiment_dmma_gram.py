@@ -57,6 +57,30 @@ inline void load_tile(__global const double *X, const int ld, const int r0, cons
     }
 }
 
+/* C (16 x 8, this lane's 4 entries c) += A (16 x 4: a0, a1) B (4 x 8: b0). */
+inline void mma_16x8x4(double *c, const double a0, const double a1, const double b0)
+{
+    asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 "
+                 "{%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+                 : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+                 : "d"(a0), "d"(a1), "d"(b0));
+}
+
+/* The warp's four 16 x 8 blocks (rows m0.., columns 8 (4 (warp % 2) + nb)..)
+ * of work-group g's result, from this lane's fragments. */
+inline void store_blocks(__global double *out, const int g, const int warp, const int m0,
+                         const int gid, const int tig, double c[4][4])
+{
+    __global double *o = out + (size_t)g * K * K;
+    for (int nb = 0; nb < 4; ++nb) {
+        const int n0 = 8 * (4 * (warp % 2) + nb);
+        o[(m0 + gid) * K + n0 + 2 * tig] = c[nb][0];
+        o[(m0 + gid) * K + n0 + 2 * tig + 1] = c[nb][1];
+        o[(m0 + gid + 8) * K + n0 + 2 * tig] = c[nb][2];
+        o[(m0 + gid + 8) * K + n0 + 2 * tig + 1] = c[nb][3];
+    }
+}
+
 __kernel __attribute__((reqd_work_group_size(256, 1, 1)))
 void gram_fma(__global const double *X, const int ld, const int chunk, __global double *out)
 {
@@ -106,23 +130,12 @@ void gram_dmma(__global const double *X, const int ld, const int chunk, __global
             for (int nb = 0; nb < 4; ++nb) {
                 const int n0 = 8 * (4 * (warp % 2) + nb);
                 /* B = X (4 x 8): B[kk][nn] = X[k0 + kk][n0 + nn] */
-                const double b0 = tile[(k0 + tig) * STRIDE + n0 + gid];
-                asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 "
-                             "{%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
-                             : "+d"(c[nb][0]), "+d"(c[nb][1]), "+d"(c[nb][2]), "+d"(c[nb][3])
-                             : "d"(a0), "d"(a1), "d"(b0));
+                mma_16x8x4(c[nb], a0, a1, tile[(k0 + tig) * STRIDE + n0 + gid]);
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    for (int nb = 0; nb < 4; ++nb) {
-        const int n0 = 8 * (4 * (warp % 2) + nb);
-        __global double *o = out + (size_t)g * K * K;
-        o[(m0 + gid) * K + n0 + 2 * tig] = c[nb][0];
-        o[(m0 + gid) * K + n0 + 2 * tig + 1] = c[nb][1];
-        o[(m0 + gid + 8) * K + n0 + 2 * tig] = c[nb][2];
-        o[(m0 + gid + 8) * K + n0 + 2 * tig + 1] = c[nb][3];
-    }
+    store_blocks(out, g, warp, m0, gid, tig, c);
 }
 
 /* The same products with the fragments read straight from global memory:
@@ -148,32 +161,11 @@ void gram_dmma_global(__global const double *X, const int ld, const int chunk,
 #pragma unroll 8
     for (int r = first; r < last; r += 4) {
         const double a0 = col_a0[r], a1 = col_a1[r];
-        const double b0 = col_b[0][r], b1 = col_b[1][r], b2 = col_b[2][r], b3 = col_b[3][r];
-        asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 "
-                     "{%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
-                     : "+d"(c[0][0]), "+d"(c[0][1]), "+d"(c[0][2]), "+d"(c[0][3])
-                     : "d"(a0), "d"(a1), "d"(b0));
-        asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 "
-                     "{%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
-                     : "+d"(c[1][0]), "+d"(c[1][1]), "+d"(c[1][2]), "+d"(c[1][3])
-                     : "d"(a0), "d"(a1), "d"(b1));
-        asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 "
-                     "{%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
-                     : "+d"(c[2][0]), "+d"(c[2][1]), "+d"(c[2][2]), "+d"(c[2][3])
-                     : "d"(a0), "d"(a1), "d"(b2));
-        asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 "
-                     "{%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
-                     : "+d"(c[3][0]), "+d"(c[3][1]), "+d"(c[3][2]), "+d"(c[3][3])
-                     : "d"(a0), "d"(a1), "d"(b3));
+        const double b[4] = {col_b[0][r], col_b[1][r], col_b[2][r], col_b[3][r]};
+        for (int nb = 0; nb < 4; ++nb)
+            mma_16x8x4(c[nb], a0, a1, b[nb]);
     }
-    for (int nb = 0; nb < 4; ++nb) {
-        const int n0 = 8 * (4 * (warp % 2) + nb);
-        __global double *o = out + (size_t)g * K * K;
-        o[(m0 + gid) * K + n0 + 2 * tig] = c[nb][0];
-        o[(m0 + gid) * K + n0 + 2 * tig + 1] = c[nb][1];
-        o[(m0 + gid + 8) * K + n0 + 2 * tig] = c[nb][2];
-        o[(m0 + gid + 8) * K + n0 + 2 * tig + 1] = c[nb][3];
-    }
+    store_blocks(out, g, warp, m0, gid, tig, c);
 }
 """
 

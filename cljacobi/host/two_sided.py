@@ -75,7 +75,7 @@ class TwoSidedSpec:
         Work-items of the solve kernel (any positive count; w^2 gives one
         2 x 2 block of the inner update to each).
     micro : int
-        M: every work-item of the tile kernels computes an M x M block of a
+        M: every work-item of the update kernel computes an M x M block of a
         product; M divides K.
     inner_strategy : str
         The inner strategy's step table of order K (every step covers
@@ -152,7 +152,7 @@ class TwoSidedSpec:
 
 def two_sided_local_bytes(block_width: int, *, element_bytes: int) -> int:
     """Local memory of the family's largest kernel (the solve kernel's two
-    blocks and per-pair rotation data; the tile kernels' two blocks)."""
+    blocks and per-pair rotation data; the update kernel's two blocks)."""
     K = 2 * block_width
     blocks = 2 * K * (K + 1) * element_bytes
     per_pair = block_width * (8 + 2 * element_bytes + 8 + 3 * 4)
@@ -233,7 +233,7 @@ def blocked_cyclic_run(queue: cl.CommandQueue, A: np.ndarray, *, strategy: str,
                         micro=micro or _micro(w))
     if spec.update_work_group_size > device_max:
         raise DeviceCapabilityError(
-            f"the two-sided tile kernels need work-groups of {spec.update_work_group_size} "
+            f"the two-sided update kernel needs work-groups of {spec.update_work_group_size} "
             f"items; device {queue.device.name.strip()!r} allows {device_max}")
     program = build_program(queue.context, queue.device, spec)
 
