@@ -108,6 +108,12 @@ class SolveInfo:
         The rotation algorithm that ran (1, 2 or 3; ``None`` resolved).
     sort_diagonal : bool
         Whether the packed diagonal was sorted after every sweep.
+    ranks : int
+        Ranks of the communicator the sweeps ran on (``comm=``; 1 without).
+        Their sweeps are outermost sweeps over the stripes, and ``seconds``
+        has ``communication`` (rank 0's waiting for stripes and reductions)
+        and ``distributed`` (rank 0's whole distributed run: scatter,
+        sweeps, gather).
     """
 
     sweeps: int = 0
@@ -128,3 +134,4 @@ class SolveInfo:
     strategy: str = ""
     rotation: int = 0
     sort_diagonal: bool = True
+    ranks: int = 1

@@ -44,7 +44,7 @@ from .host.device import has_fp64, resolve_queue
 from .host.factorization import DeviceJFactor
 from .host.classical import ClassicalRun, CyclicRun, classical_run, cyclic_run
 from .host.hz import HZRun, hz_sweeps
-from .host.operands import Operands, gather_factor
+from .host.operands import Operands, download, gather_factor
 from .host.pointwise import HSVDState, PointwiseHSVD, complex_layout
 from .host.preflight import preflight
 from .host.two_sided import TWO_SIDED_INNER_SWEEPS, blocked_cyclic_run
@@ -63,7 +63,7 @@ __all__ = [
     "ldexp", "name_of", "orthogonal_complement", "orthogonalization_error", "real_dtype",
     "run_hz", "run_two_sided",
     "single_precision",
-    "solve", "sweep_plan", "unit_columns", "where",
+    "solve", "solve_on", "sweep_plan", "unit_columns", "where",
 ]
 
 
@@ -198,6 +198,9 @@ class SweepPlan:
     #: None when no matrix of the call needs the device.
     queue: cl.CommandQueue | None = None
     result_dtype: np.dtype = _FLOAT64
+    #: The mpi4py communicator the sweeps run on (rank 0's plan; None: this
+    #: device alone; :mod:`cljacobi.distributed`).
+    comm: Any = None
 
 
 def sweep_plan(
@@ -240,6 +243,11 @@ class OnDevice:
             accumulate_v=accumulate_v, column_multiple=column_multiple, dtype=f.dtype,
             split=split,
         )
+
+    def host_factor(self) -> np.ndarray:
+        """The scaled factor (``n x rank``, its columns in the sweeps' order)
+        on the host."""
+        return download(self.factor.queue, self.operands(2, False, split=False))[0]
 
 
 @dataclass
@@ -469,6 +477,10 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
         info = SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0,
                                   "sort": 0.0})
         outcome = method.factor(matrix, index, plan, info)
+        if isinstance(outcome, Factored) and plan.comm is not None and isinstance(
+                outcome.source, OnDevice):
+            # The stripes leave from the host: a factor on rank 0's device comes back.
+            outcome.source = outcome.source.host_factor()
         if isinstance(outcome, Factored):
             if isinstance(outcome.source, HZPair):
                 state = run_hz(outcome.source, plan=plan, info=info, index=index)
@@ -495,6 +507,21 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
     if is_device_array(data):
         result = to_device(result, array_queue or run_queue or resolve_queue(queue))
     return (result, info) if return_info else result
+
+
+def solve_on(comm: Any, method: Method, data: Any, plan: SweepPlan, *, queue: Any,
+             check_finite: bool, return_info: bool) -> Any:
+    """:func:`solve`, or with a communicator its sweeps on all ranks
+    (:func:`cljacobi.distributed.solve_on`: rank 0 runs :func:`solve`)."""
+    if comm is None:
+        return solve(method, data, plan, queue=queue, check_finite=check_finite,
+                     return_info=return_info)
+    from .distributed import solve_on as solve_on_comm
+
+    on_comm = SweepPlan(**{**plan.__dict__, "comm": comm})
+    return solve_on_comm(comm, queue, lambda rank_queue: solve(
+        method, data, on_comm, queue=rank_queue, check_finite=check_finite,
+        return_info=return_info))
 
 
 def run_sweeps(
@@ -535,6 +562,12 @@ def run_sweeps(
     (a rule per element type; the local memory of 16-byte complex elements
     decides which widths fit).
     """
+    if plan.comm is not None:
+        from .distributed import run_sweeps as run_on_comm
+
+        state = run_on_comm(G, signs, plan=plan, accumulate_v=accumulate_v, info=info,
+                            index=index, peak_rounding=peak_rounding)
+        return _checked(state, plan, info, index)
     queue, max_sweeps, options = plan.queue, plan.max_sweeps, plan.options
     variant, block_width = plan.variant, plan.block_width
     info.strategy, info.rotation = options.strategy, options.rotation
@@ -587,17 +620,25 @@ def run_sweeps(
     info.rotations = sum(info.rotations_per_sweep)
     info.converged = stats.converged and info.sweeps <= max_sweeps
     info.breakdown = stats.breakdown
+    info.work_group_size = stats.work_group_size
+    for phase, seconds in stats.seconds.items():
+        info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
+    return _checked(state, plan, info, index)
+
+
+def _checked(state: HSVDState, plan: SweepPlan, info: SolveInfo, index: tuple[int, ...]
+             ) -> HSVDState:
+    """`state` after the checks of every run: a pair that could not be
+    rotated raises, and so does non-convergence unless the plan warns."""
+    stats = state.stats
     if stats.breakdown or stats.tiny_column:
         # What was not rotated is not orthogonal: no result to relative accuracy.
         subject = name_of("G" if plan.caller == "hsvd" else "the factor", index)
         raise orthogonalization_error(plan.caller, subject, breakdown=stats.breakdown)
-    info.work_group_size = stats.work_group_size
-    for phase, seconds in stats.seconds.items():
-        info.seconds[phase] = info.seconds.get(phase, 0.0) + seconds
     if not info.converged and plan.on_nonconvergence == "raise":
         if plan.caller != "eig_indefinite":  # the extraction that counts them will not run
             info.rank = int(np.count_nonzero(state.d))
-        raise _not_converged(plan, info, index, f"{max_sweeps} sweeps", "max_sweeps",
+        raise _not_converged(plan, info, index, f"{plan.max_sweeps} sweeps", "max_sweeps",
                              f" (rotations per sweep: {info.rotations_per_sweep})")
     return state
 

@@ -65,6 +65,7 @@ def eig_indefinite(
     factorization: str = "auto",
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
+    comm: Any = None,
     _layout: str | None = None,
     _single: bool | None = None,
 ):
@@ -192,6 +193,13 @@ def eig_indefinite(
     return_info : bool, optional
         Also return a :class:`~cljacobi.SolveInfo` (for a stack: a list of
         them, one per matrix in C order of the leading indices).
+    comm : mpi4py.MPI.Intracomm, optional
+        Run the sweeps on all ranks of `comm`, one OpenCL device each
+        (:mod:`cljacobi.distributed`; needs the ``mpi`` extra).  Call on
+        every rank with the same options; the input is given on rank 0 (the
+        others pass None) and the result is returned there (None on the
+        others).  Stacks are solved by rank 0's device alone when they run
+        in one launch.
     _layout : {"interleaved", "split"}, optional
         Private, for benchmarks: the device storage of complex data (default
         ``$CLJACOBI_COMPLEX_LAYOUT``, else the library default: interleaved
@@ -264,6 +272,8 @@ def eig_indefinite(
     if factorization not in FACTORIZATIONS:
         raise ValueError(f"factorization must be one of {FACTORIZATIONS}, not {factorization!r}")
     if B is not None:
+        if comm is not None:
+            raise ValueError("eig_indefinite(M, B) runs on one device: comm=None")
         if variant not in ("auto", "pointwise") or block_width is not None:  # not "batched"
             raise ValueError("eig_indefinite(M, B) runs the pointwise kernel only: variant "
                              "'auto' or 'pointwise', no block_width")
@@ -274,8 +284,8 @@ def eig_indefinite(
         return _solve.solve(EigGeneralized(eigvals_only), (M, B), pair_plan, queue=queue,
                             check_finite=check_finite, return_info=return_info)
     method = _EigIndefinite(eigvals_only=eigvals_only, factorization=factorization)
-    return _solve.solve(method, M, plan, queue=queue, check_finite=check_finite,
-                        return_info=return_info)
+    return _solve.solve_on(comm, method, M, plan, queue=queue, check_finite=check_finite,
+                           return_info=return_info)
 
 
 @dataclass(frozen=True)

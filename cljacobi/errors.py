@@ -18,6 +18,7 @@ __all__ = [
     "DeviceCapabilityError",
     "DeviceMemoryError",
     "DeviceNotFoundError",
+    "DistributedError",
     "warn_unconverged",
 ]
 
@@ -61,6 +62,12 @@ class DeviceCapabilityError(RuntimeError):
 
 class DeviceMemoryError(DeviceCapabilityError, MemoryError):
     """The problem does not fit the device's global memory (checked before launch)."""
+
+
+class DistributedError(RuntimeError):
+    """Another rank of a ``comm=`` call failed (the message names the rank and
+    its error); raised on the ranks where nothing went wrong, so that none of
+    them waits for the failed one."""
 
 
 def warn_unconverged(unconverged: np.ndarray, leading: tuple[int, ...], caller: str, *,

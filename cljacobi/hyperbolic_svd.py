@@ -44,6 +44,7 @@ def hsvd(
     block_width: int | None = None,
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
+    comm: Any = None,
     _layout: str | None = None,
     _single: bool | None = None,
 ):
@@ -79,7 +80,7 @@ def hsvd(
         Compute U and Vh (V is accumulated on the device).  If False only
         ``(S, J)`` are returned.
     check_finite, strategy, rotation, sort_diagonal, max_sweeps, on_nonconvergence
-    variant, block_width, queue, return_info, _layout, _single
+    variant, block_width, queue, return_info, comm, _layout, _single
         As in :func:`eig_indefinite`.
 
     Returns
@@ -118,8 +119,8 @@ def hsvd(
         max_sweeps=max_sweeps, on_nonconvergence=on_nonconvergence, variant=variant,
         block_width=block_width, queue=queue, layout=_layout, single=_single)
     method = _HSVD(J, compute_uv=compute_uv, queue=queue)
-    return _solve.solve(method, G, plan, queue=queue, check_finite=check_finite,
-                        return_info=return_info)
+    return _solve.solve_on(comm, method, G, plan, queue=queue,
+                           check_finite=check_finite, return_info=return_info)
 
 
 def _columns_carry_scale(R: np.ndarray) -> bool:

@@ -84,6 +84,7 @@ def svd(
     block_width: int | None = None,
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
+    comm: Any = None,
     _layout: str | None = None,
     _single: bool | None = None,
 ):
@@ -124,7 +125,7 @@ def svd(
         :func:`cljacobi.eig_indefinite`.
     max_sweeps : int, optional
         Sweeps before :class:`~cljacobi.ConvergenceError`.
-    on_nonconvergence, variant, block_width
+    on_nonconvergence, variant, block_width, comm
         As in :func:`cljacobi.eig_indefinite`.
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
         Where to run; default: the device ``CLJACOBI_DEVICE`` names.
@@ -194,8 +195,8 @@ def svd(
         max_sweeps=max_sweeps, on_nonconvergence=on_nonconvergence, variant=variant,
         block_width=block_width, queue=queue, layout=_layout, single=_single)
     method = _SVD(full_matrices=full_matrices, compute_uv=compute_uv)
-    return _solve.solve(method, A, plan, queue=queue, check_finite=check_finite,
-                        return_info=return_info)
+    return _solve.solve_on(comm, method, A, plan, queue=queue,
+                           check_finite=check_finite, return_info=return_info)
 
 
 @dataclass(frozen=True)

@@ -629,7 +629,7 @@ class BlockedPlan:
     rows, columns : int
         Rows of G and (bordered) columns of G, a multiple of 2w.
     accumulate_v : bool
-        Whether the update kernel also runs on V (``columns`` rows).
+        Whether the update kernel also runs on V (`v_rows` rows).
     inner_sweeps : int
         Inner sweeps at most: 1 ("bo", and "stream", which has none) or
         :data:`FULL_BLOCK_INNER_SWEEPS` ("fb").
@@ -644,6 +644,8 @@ class BlockedPlan:
     update_g_chunks, update_v_chunks : RowChunks
         Row chunks of the update of G and of V (their own, finer chunks: no
         partial sums to add).
+    v_rows : int
+        Rows of V: ``columns``, or all rows of a distributed run's columns.
     """
 
     spec: BlockedSpec
@@ -656,12 +658,14 @@ class BlockedPlan:
     gram_chunks: RowChunks
     update_g_chunks: RowChunks
     update_v_chunks: RowChunks
+    v_rows: int
 
     @classmethod
     def for_device(
         cls, device: cl.Device, *, rows: int, columns: int, dtype: object,
         layout: str = "interleaved", block_width: int, variant: str, accumulate_v: bool,
-        work_group_size: int | None = None, **tuning: int | None,
+        work_group_size: int | None = None, v_rows: int | None = None,
+        **tuning: int | None,
     ) -> BlockedPlan:
         """The plan for a ``rows x columns`` factor on `device`, after checking
         that the device has fp64, the local memory and the work-group sizes
@@ -686,6 +690,8 @@ class BlockedPlan:
         work_group_size : int, optional
             Work-items of the status reduction (a power of two; default from
             the device and the rows, :func:`~cljacobi.host.limits.choose_work_group_size`).
+        v_rows : int, optional
+            Rows of V (default `columns`).
         **tuning
             The knobs of :func:`blocked_tuning` (None or left out: default).
 
@@ -746,12 +752,13 @@ class BlockedPlan:
                 )
         slots = columns // (2 * w)
         per_unit = sizes["update_groups_per_unit"]
+        v_rows = columns if v_rows is None else v_rows
         return cls(
             spec, rows, columns, accumulate_v,
             FULL_BLOCK_INNER_SWEEPS if variant == "fb" else 1, wg,
             fit.need_in_local if fit.transform_in_local else fit.need,
             _row_chunks(rows, slots, device), _row_chunks(rows, slots, device, per_unit),
-            _row_chunks(columns, slots, device, per_unit))
+            _row_chunks(v_rows, slots, device, per_unit), v_rows)
 
     @property
     def blocks(self) -> int:
@@ -949,7 +956,7 @@ class BlockedHSVD:
             self.device, rows=ops.rows, columns=ops.columns, dtype=ops.dtype,
             layout="split" if complex_ and ops.split else "interleaved", block_width=w,
             variant=self.variant, accumulate_v=self.accumulate_v,
-            work_group_size=self.requested_work_group_size, **self.tuning)
+            work_group_size=self.requested_work_group_size, v_rows=ops.v_rows, **self.tuning)
         wg = plan.work_group_size
         program = build_program(self.queue.context, self.device, plan.spec)
         status_spec = PointwiseSpec("float64", wg, False)
@@ -1001,7 +1008,7 @@ class BlockedHSVD:
         launches = [(gram, gram_sig, ranges["gram"]), (rotate, rotate_sig, ranges["rotate"]),
                     (update_g, update_sig, ranges["update_g"])]
         if self.accumulate_v:
-            update_v = update_sig.kernel(program, X=ops.v, ldx=ops.ldv, m=ops.columns,
+            update_v = update_sig.kernel(program, X=ops.v, ldx=ops.ldv, m=ops.v_rows,
                                          chunk_rows=plan.update_v_chunks.rows, **update)
             launches.append((update_v, update_sig, ranges["update_v"]))
         # The step is set before every launch, at its position found by name

@@ -115,6 +115,8 @@ class Operands:
     columns follow the r columns of G, border column ``r + i`` being the unit
     vector ``e_(m + i)`` (so ``rows = m + columns - r`` rows are in use).
     `column_signs` is the signature of the r columns of G (+1 or -1).
+    V has `v_rows` rows in use (``columns``, the default: V is square; a
+    rank of a distributed run holds all rows of its columns of V).
     Complex data are stored as ``dtype`` elements, or with ``split`` as each
     column's real parts followed by its imaginary parts (then the stride is
     ``2 * ldg`` reals).
@@ -137,6 +139,12 @@ class Operands:
     #: reals of the working precision), kept by the sweep kernels from phase to
     #: phase; None until a phase creates it.
     peak: cl.Buffer | None = None
+    #: Rows of V in use (None: ``columns``, set so by the constructor).
+    v_rows: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.v_rows is None:
+            self.v_rows = self.columns
 
     @property
     def p(self) -> int:

@@ -250,8 +250,8 @@ class PointwiseHSVD:
         # its signature declares (V, the stepper or the step table, the real
         # column count by the specialization).
         values = {
-            "G": ops.g, "ldg": plan.ldg, "m": plan.rows, "V": ops.v, "ldv": plan.ldv,
-            "mv": r_pad, "D": d_buf, "peak": ops.peak, "keep_peaks": keep_peaks,
+            "G": ops.g, "ldg": plan.ldg, "m": plan.rows, "V": ops.v, "ldv": ops.ldv,
+            "mv": ops.v_rows, "D": d_buf, "peak": ops.peak, "keep_peaks": keep_peaks,
             "peak_rounding": peak_rounding, "stepper": stepper_buf, "pairs": pairs_buf,
             "step": 0, "status": status_buf, "rotations": rotations_buf, "r": r_pad,
             "p": ops.p, "real_columns": r,  # columns >= r are the border

@@ -21,10 +21,10 @@ from ..strategies import STRATEGIES
 from .device import require_fp64
 from .diagonal import DIAG_DTYPE, DIAG_DTYPE_SINGLE
 from .limits import check_global_memory, check_local_memory, choose_work_group_size
-from .operands import Operands, bordered_columns, leading_dimensions
+from .operands import ROW_ALIGNMENT, Operands, bordered_columns, leading_dimensions
 from .programs import KERNEL_STRATEGIES, build_program, check_layout
 from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg
-from .sizes import REAL_ELEMENT_BYTES, check_power_of_two
+from .sizes import REAL_ELEMENT_BYTES, check_power_of_two, round_up
 
 __all__ = ["POINTWISE_DTYPES", "PointwisePlan", "PointwiseSpec"]
 
@@ -276,7 +276,8 @@ class PointwisePlan:
         precision), as :meth:`for_device`; raises ValueError if the operands'
         rows in use and leading dimensions are not those of their shape."""
         ops = operands
-        expected = leading_dimensions(ops.m, ops.r, ops.columns)
+        rows, ldg, _ = leading_dimensions(ops.m, ops.r, ops.columns)
+        expected = (rows, ldg, round_up(ops.v_rows, ROW_ALIGNMENT))
         if (ops.rows, ops.ldg, ops.ldv) != expected:
             raise ValueError(f"operands with (rows, ldg, ldv) = {(ops.rows, ops.ldg, ops.ldv)}; "
                              f"a bordered {ops.m} x {ops.r} factor has {expected}")

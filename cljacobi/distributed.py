@@ -1,0 +1,360 @@
+"""The solvers on an MPI communicator (``comm=``), one OpenCL device per rank.
+
+``eig_indefinite(M, comm=comm)``, ``hsvd(G, J, comm=comm)`` and
+``svd(A, comm=comm)`` are called on every rank of `comm` (an ``mpi4py``
+intracommunicator).  The input is given whole on rank 0 (the other ranks
+pass None); rank 0 validates it and prepares the factor (scaling, the
+J-factorization or the QR shortening) as one device would, then the sweeps
+run on all ranks (:mod:`cljacobi.host.distributed`: two stripes of the
+factor's columns per rank, exchanged by the Mantharam-Eberlein table), and
+the result comes back whole on rank 0; the other ranks return None.
+
+The steps of a call, on every rank:
+
+1. each rank resolves its device (:func:`rank_queue`), and all ranks learn
+   whether every one did (an error on any rank raises on all of them:
+   :class:`~cljacobi.errors.DistributedError` naming the rank, or the
+   error itself on the rank it happened on);
+2. rank 0 runs the one solver pipeline (:func:`cljacobi._solve.solve`); its
+   sweeps (:func:`run_sweeps`) send a job to the other ranks, which wait
+   for jobs in :func:`serve`;
+3. rank 0 ends the call by telling the others that it is done, or that it
+   failed (they then raise :class:`~cljacobi.errors.DistributedError`).
+
+A rank that fails *during* the sweeps cannot be answered by the others,
+which wait for its stripes: it prints the error and aborts the
+communicator (``MPI_Abort``), so no rank hangs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pyopencl as cl
+
+from ._results import SolveInfo
+from .errors import DistributedError
+from .host.device import ENV_VAR, default_queue, has_fp64, list_devices, resolve_queue
+from .host.distributed import (
+    META_COLUMNS,
+    RankStripes,
+    StripeLayout,
+    StripeSweeps,
+    exchange_plan,
+)
+from .host.limits import check_global_memory
+from .host.operands import ROW_ALIGNMENT, download
+from .host.pointwise import HSVDState, complex_layout
+from .host.sizes import round_up
+from .host.sweeps import RunStats
+from .host.variants import choose_variant
+from .host.blocked import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES
+
+__all__ = ["check_comm", "rank_queue", "run_sweeps", "serve", "solve_on"]
+
+#: Tag of the messages that scatter and gather the stripes (the exchange
+#: between steps uses tags below it).
+_SCATTER_TAG = 100
+
+
+def check_comm(comm: Any) -> Any:
+    """`comm` if it is an ``mpi4py`` intracommunicator (TypeError otherwise;
+    ImportError naming the ``mpi`` extra without ``mpi4py``)."""
+    try:
+        from mpi4py import MPI
+    except ImportError as error:  # pragma: no cover - the test extra installs mpi4py
+        raise ImportError("comm= needs mpi4py: pip install 'cljacobi[mpi]'") from error
+    if not isinstance(comm, MPI.Intracomm):
+        raise TypeError(f"comm must be an mpi4py intracommunicator (such as "
+                        f"MPI.COMM_WORLD), not {type(comm).__name__}")
+    return comm
+
+
+_rank_queues: dict[int, cl.CommandQueue] = {}
+
+
+def rank_queue(comm: Any) -> cl.CommandQueue:
+    """This rank's default queue: the device ``CLJACOBI_DEVICE`` names when it
+    is set; otherwise GPU number ``k mod g`` of this node's ``g`` GPUs with
+    fp64, ``k`` being the rank's index among the ranks on its node (the
+    default device where the node has no such GPU)."""
+    if os.environ.get(ENV_VAR, "").strip():
+        return default_queue()
+    from mpi4py import MPI
+
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    local_rank = node.Get_rank()
+    node.Free()
+    gpus = [entry.device for entry in list_devices()
+            if entry.device.type & cl.device_type.GPU and has_fp64(entry.device)]
+    if not gpus:
+        return default_queue()
+    index = local_rank % len(gpus)
+    queue = _rank_queues.get(index)
+    if queue is None:
+        device = gpus[index]
+        queue = _rank_queues[index] = cl.CommandQueue(cl.Context([device]), device)
+    return queue
+
+
+def _describe(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+def collective(comm: Any, action: Callable[[], Any]) -> Any:
+    """``action()`` on every rank, then all ranks learn whether it failed
+    anywhere: it raises on the rank where it failed (the error itself) and
+    :class:`DistributedError` on the others, naming the ranks and errors."""
+    error, failure = None, None
+    try:
+        value = action()
+    except Exception as caught:  # noqa: BLE001 - handed to every rank
+        error, failure, value = caught, _describe(caught), None
+    failures = comm.allgather(failure)
+    if error is not None:
+        raise error
+    failed = [(rank, text) for rank, text in enumerate(failures) if text is not None]
+    if failed:
+        raise DistributedError("; ".join(f"rank {rank} failed: {text}" for rank, text in failed))
+    return value
+
+
+def abort(comm: Any, error: BaseException) -> None:
+    """Print `error` and abort the communicator (``MPI_Abort``): a rank failing
+    while others wait for its stripes."""
+    sys.stderr.write(
+        f"cljacobi: rank {comm.Get_rank()} of {comm.Get_size()} failed during the "
+        f"distributed sweeps ({_describe(error)}); aborting the communicator\n")
+    sys.stderr.flush()
+    comm.Abort(1)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What rank 0 tells the others about one factor's sweeps."""
+
+    layout: StripeLayout
+    rows: int
+    dtype: str
+    split: bool
+    accumulate_v: bool
+    variant: str
+    block_width: int
+    strategy: str
+    rotation: int
+    sort_diagonal: bool
+    peak_rounding: bool
+    max_sweeps: int
+
+
+@dataclass(frozen=True)
+class _Done:
+    """Rank 0's last message of a call: None when it succeeded, else its error."""
+
+    failure: str | None = None
+
+
+def solve_on(comm: Any, queue: Any, on_root: Callable[[cl.CommandQueue], Any]) -> Any:
+    """Run one public call on `comm`: ``on_root(queue)`` on rank 0 (the
+    pipeline, with this rank's queue), :func:`serve` on the others."""
+    check_comm(comm)
+    own_queue = collective(comm, lambda: resolve_queue(queue) if queue is not None
+                           else rank_queue(comm))
+    if comm.Get_rank() != 0:
+        serve(comm, own_queue)
+        return None
+    try:
+        result = on_root(own_queue)
+    except BaseException as error:
+        comm.bcast(_Done(_describe(error)), root=0)
+        raise
+    comm.bcast(_Done(), root=0)
+    return result
+
+
+def serve(comm: Any, queue: cl.CommandQueue) -> None:
+    """A rank other than 0: run the sweeps of every job rank 0 sends, until it
+    says it is done (DistributedError if it failed)."""
+    while True:
+        job = comm.bcast(None, root=0)
+        if isinstance(job, _Done):
+            if job.failure is not None:
+                raise DistributedError(f"rank 0 failed: {job.failure}")
+            return
+        stripes, sweeps = collective(comm, lambda: _prepare(comm, queue, job))
+        _sweep_and_gather(comm, sweeps, stripes, job)
+
+
+def _prepare(comm: Any, queue: cl.CommandQueue, job: _Job) -> tuple[RankStripes, StripeSweeps]:
+    """This rank's sweeps object and host stripes (V set to its columns of
+    the identity; G and the metadata arrive from rank 0), after checking
+    that its device holds them."""
+    width = job.layout.width
+    dtype = np.dtype(job.dtype)
+    ldg, ldv = round_up(job.rows, ROW_ALIGNMENT), round_up(job.layout.columns, ROW_ALIGNMENT)
+    local = 2 * width
+    check_global_memory(queue.device, {
+        "G stripes": dtype.itemsize * ldg * local,
+        **({"V stripes": dtype.itemsize * ldv * local} if job.accumulate_v else {}),
+    })
+    sweeps = StripeSweeps(
+        comm, queue, layout=job.layout, rows=job.rows, dtype=dtype, split=job.split,
+        accumulate_v=job.accumulate_v, variant=job.variant, block_width=job.block_width,
+        strategy=job.strategy, rotation=job.rotation, sort_diagonal=job.sort_diagonal,
+        peak_rounding=job.peak_rounding)
+    stripes = sweeps.new_stripes()
+    held = exchange_plan(job.layout.ranks)[0][comm.Get_rank()].stripes
+    columns = np.concatenate([np.arange(s * width, (s + 1) * width) for s in held])
+    if stripes.v is not None:
+        stripes.v[...] = 0
+        identity = stripes.v.view(np.float64) if not job.split else stripes.v
+        # Column c of V starts as e_c (the real part's entry for split data).
+        step = 2 if dtype.kind == "c" and not job.split else 1
+        identity[np.arange(local), columns * step] = 1.0
+    return stripes, sweeps
+
+
+def _sweep_and_gather(comm: Any, sweeps: StripeSweeps, stripes: RankStripes,
+                      job: _Job) -> tuple[RankStripes, Any] | None:
+    """Receive the stripes from rank 0, run the outermost sweeps and send the
+    final stripes back (every rank, rank 0 included, whose own stripes are
+    copied).  Returns the final stripes of all ranks and the statistics on
+    rank 0, None elsewhere."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    try:
+        comm.Recv(stripes.g, source=0, tag=_SCATTER_TAG)
+        comm.Recv(stripes.meta, source=0, tag=_SCATTER_TAG + 1)
+        final, stats = sweeps.run(stripes, max_sweeps=job.max_sweeps)
+        parts = [final.g, final.meta] + ([final.v] if final.v is not None else [])
+        requests = [comm.Isend(part, dest=0, tag=_SCATTER_TAG + 2 + k)
+                    for k, part in enumerate(parts)]
+        gathered = None
+        if rank == 0:
+            gathered = []
+            for source in range(size):
+                arrays = [np.empty_like(part) for part in parts]
+                for k, array in enumerate(arrays):
+                    comm.Recv(array, source=source, tag=_SCATTER_TAG + 2 + k)
+                gathered.append(arrays)
+        from mpi4py import MPI
+
+        MPI.Request.Waitall(requests)
+    except Exception as error:  # noqa: BLE001 - the others wait for this rank
+        abort(comm, error)
+        raise  # pragma: no cover - Abort does not return
+    return (gathered, stats) if rank == 0 else None
+
+
+def run_sweeps(G: np.ndarray, signs: np.ndarray, *, plan: Any, accumulate_v: bool,
+               info: SolveInfo, index: tuple[int, ...], peak_rounding: bool) -> HSVDState:
+    """Rank 0's side of the sweeps of one factor on ``plan.comm``: what
+    :func:`cljacobi._solve.run_sweeps` returns, with the sweeps on all ranks.
+
+    `G` is the host factor (m x r) with signature `signs`.  The variant and
+    block width are chosen as on one device for the whole factor; stripes
+    are as narrow as the ranks allow, a multiple of the block width
+    (bordered columns fill the last ones).
+    """
+    comm, queue = plan.comm, plan.queue
+    size = comm.Get_size()
+    m, r = G.shape
+    complex_ = np.iscomplexobj(G)
+    dtype = np.dtype(np.complex128 if complex_ else np.float64)
+    element_bytes = COMPLEX_ELEMENT_BYTES if complex_ else REAL_ELEMENT_BYTES
+    variant, block_width = choose_variant(queue.device, r, plan.variant, plan.block_width,
+                                          element_bytes=element_bytes, rows=m)
+    layout = StripeLayout.for_columns(r, size, block_width or 1)
+    columns = layout.columns
+    rows = m + columns - r
+    split = complex_ and complex_layout(plan.layout, blocked=variant != "pointwise") == "split"
+    options = plan.options
+    job = _Job(layout, rows, dtype.name, split, accumulate_v, variant, block_width,
+               options.strategy, options.rotation, options.sort_diagonal, peak_rounding,
+               plan.max_sweeps)
+    info.strategy, info.rotation = options.strategy, options.rotation
+    info.sort_diagonal = options.sort_diagonal
+    info.variant, info.block_width = variant, block_width
+    info.device = queue.device.name.strip()
+    info.precision, info.ranks = "double", size
+
+    start = time.perf_counter()
+    comm.bcast(job, root=0)
+    stripes, sweeps = collective(comm, lambda: _prepare(comm, queue, job))
+    # Every rank's two stripes of G, bordered (border column c >= r is the
+    # unit vector e_(m + c - r)), and their metadata.
+    width = layout.width
+    ldg = round_up(rows, ROW_ALIGNMENT)
+    requests, sent = [], []
+    for rank, step in enumerate(exchange_plan(size)[0]):
+        held = np.concatenate([np.arange(s * width, (s + 1) * width) for s in step.stripes])
+        real = held < r
+        columns_g = np.zeros((2 * width, ldg), dtype=dtype)  # row c: local column c
+        columns_g[real, :m] = G[:, held[real]].T
+        columns_g[~real, m + held[~real] - r] = 1.0
+        g = np.empty_like(stripes.g)
+        if split:
+            g[:, :ldg], g[:, ldg:] = columns_g.real, columns_g.imag
+        else:
+            g[...] = columns_g
+        meta = np.zeros((2 * width, META_COLUMNS))
+        meta[:, 0] = held
+        meta[:, 1] = np.where(real, np.asarray(signs)[np.minimum(held, r - 1)], 1)
+        sent += [g, meta]  # referenced until the sends complete
+        requests += [comm.Isend(g, dest=rank, tag=_SCATTER_TAG),
+                     comm.Isend(meta, dest=rank, tag=_SCATTER_TAG + 1)]
+    outcome = _sweep_and_gather(comm, sweeps, stripes, job)
+    from mpi4py import MPI
+
+    MPI.Request.Waitall(requests)
+    gathered, stats = outcome
+    G_final, V_final, d, final_signs = _assemble(gathered, job, m, r, split)
+    elapsed = time.perf_counter() - start
+
+    info.blocked_sweeps = stats.blocked_sweeps
+    info.sweeps = stats.sweeps
+    info.rotations_per_sweep = list(stats.rotations_per_sweep)
+    info.rotations = sum(stats.rotations_per_sweep)
+    info.converged = stats.converged
+    info.breakdown = stats.breakdown
+    info.seconds["sweeps"] = info.seconds.get("sweeps", 0.0) + stats.seconds["sweeps"]
+    info.seconds["communication"] = stats.seconds["communication"]
+    info.seconds["distributed"] = elapsed
+    run_stats = RunStats(sweeps=stats.sweeps, rotations=info.rotations,
+                         rotations_per_sweep=list(stats.rotations_per_sweep),
+                         converged=stats.converged, breakdown=stats.breakdown,
+                         tiny_column=stats.tiny_column)
+    return HSVDState(G=G_final, V=V_final, d=d, signs=final_signs, stats=run_stats)
+
+
+def _assemble(gathered: list[list[np.ndarray]], job: _Job, m: int, r: int, split: bool
+              ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
+    """The gathered stripes as ``(G, V, d, signs)`` of the first r columns,
+    border stripped, in the original column order."""
+    dtype = np.dtype(job.dtype)
+    ldg = round_up(job.rows, ROW_ALIGNMENT)
+    ldv = round_up(job.layout.columns, ROW_ALIGNMENT)
+    G = np.empty((m, r), dtype=dtype, order="F")
+    V = np.empty((r, r), dtype=dtype, order="F") if job.accumulate_v else None
+    d = np.empty(r)
+    signs = np.empty(r, dtype=np.int8)
+
+    def columns_of(rows: np.ndarray, length: int, count: int) -> np.ndarray:
+        if split:  # each row: the real parts (length), then the imaginary parts
+            return (rows[:, :count] + 1j * rows[:, length:length + count]).T
+        return rows[:, :count].T
+
+    for parts in gathered:
+        g, meta = parts[0], parts[1]
+        held = meta[:, 0].astype(np.int64)
+        real = held < r
+        G[:, held[real]] = columns_of(g[real], ldg, m)
+        if V is not None:
+            V[:, held[real]] = columns_of(parts[2][real], ldv, r)
+        d[held[real]] = meta[real, 3]
+        signs[held[real]] = meta[real, 1]
+    return G, V, d, signs
