@@ -8,7 +8,8 @@ Jacobi rotations on the device ``CLJACOBI_DEVICE`` names (Novaković & Singer,
 BIT 51, 2011).  :func:`svd` is the same method with ``J = I``;
 :func:`gsvd` the generalized SVD by the implicit Hari-Zimmermann method;
 :func:`eigh` takes scipy's conventions and also runs the classical
-two-sided Jacobi method.
+two-sided Jacobi method.  With ``comm=`` (an ``mpi4py`` communicator) the
+sweeps run on all its ranks, one device each (:mod:`cljacobi.distributed`).
 """
 
 from ._results import EighResult, HSVDResult, SolveInfo
@@ -20,6 +21,7 @@ from .errors import (
     DeviceCapabilityError,
     DeviceMemoryError,
     DeviceNotFoundError,
+    DistributedError,
 )
 from .gsvd import GSVDResult, gsvd, gsvdvals
 from .host.device import show_devices
@@ -31,6 +33,7 @@ __all__ = [
     "DeviceCapabilityError",
     "DeviceMemoryError",
     "DeviceNotFoundError",
+    "DistributedError",
     "EighResult",
     "GSVDResult",
     "HSVDResult",

@@ -27,6 +27,7 @@ sqrt(a_ii a_jj)``) are the kernels' (``docs/design.md``, Appendix B).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -369,11 +370,16 @@ def run_hz(pair: HZPair, *, plan: SweepPlan, info: SolveInfo, index: tuple[int, 
     info.precision = "double"
     info.variant, info.block_width = (pair.variant, pair.block_width) if pair.block_width \
         else ("pointwise", 0)
-    run = hz_sweeps(plan.queue, pair.F, pair.G, pair.Z, prescaled=pair.prescaled,
-                    criterion=pair.criterion, strategy=plan.options.strategy,
-                    max_sweeps=plan.max_sweeps, block_width=pair.block_width,
-                    variant=pair.variant, positive_rows=pair.positive_rows,
-                    enhanced_dots=pair.enhanced_dots)
+    if plan.comm is not None:
+        from .distributed import run_hz as run_hz_on_comm
+
+        run = run_hz_on_comm(pair, plan=plan, info=info)
+    else:
+        run = hz_sweeps(plan.queue, pair.F, pair.G, pair.Z, prescaled=pair.prescaled,
+                        criterion=pair.criterion, strategy=plan.options.strategy,
+                        max_sweeps=plan.max_sweeps, block_width=pair.block_width,
+                        variant=pair.variant, positive_rows=pair.positive_rows,
+                        enhanced_dots=pair.enhanced_dots)
     info.sweeps, info.converged = run.sweeps, run.converged
     info.rotations_per_sweep, info.rotations = run.transformations, sum(run.transformations)
     info.seconds["sweeps"] += run.seconds
@@ -510,18 +516,22 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
 
 
 def solve_on(comm: Any, method: Method, data: Any, plan: SweepPlan, *, queue: Any,
-             check_finite: bool, return_info: bool) -> Any:
-    """:func:`solve`, or with a communicator its sweeps on all ranks
-    (:func:`cljacobi.distributed.solve_on`: rank 0 runs :func:`solve`)."""
-    if comm is None:
-        return solve(method, data, plan, queue=queue, check_finite=check_finite,
-                     return_info=return_info)
+             check_finite: bool, return_info: bool, signature: Any = None) -> Any:
+    """:func:`solve` with its sweeps on all ranks of `comm`
+    (:func:`cljacobi.distributed.solve_on`: rank 0 runs :func:`solve`).
+    `signature` is hsvd's J, which the method holds; with block columns on
+    every rank it is gathered like them and handed to the method on rank 0."""
     from .distributed import solve_on as solve_on_comm
 
     on_comm = SweepPlan(**{**plan.__dict__, "comm": comm})
-    return solve_on_comm(comm, queue, lambda rank_queue: solve(
-        method, data, on_comm, queue=rank_queue, check_finite=check_finite,
-        return_info=return_info))
+
+    def on_root(whole: Any, J: Any, rank_queue: cl.CommandQueue) -> Any:
+        root_method = method if J is None else dataclasses.replace(method, J=J)
+        return solve(root_method, whole, on_comm, queue=rank_queue,
+                     check_finite=check_finite, return_info=return_info)
+
+    return solve_on_comm(comm, queue, data, on_root, signature=signature,
+                         return_info=return_info)
 
 
 def run_sweeps(

@@ -42,11 +42,13 @@ from .errors import DistributedError
 from .host.device import ENV_VAR, default_queue, has_fp64, list_devices, resolve_queue
 from .host.distributed import (
     META_COLUMNS,
+    HZStripeSweeps,
     RankStripes,
     StripeLayout,
     StripeSweeps,
     exchange_plan,
 )
+from .host.hz import HZRun, border_pair
 from .host.limits import check_global_memory
 from .host.operands import ROW_ALIGNMENT, download
 from .host.pointwise import HSVDState, complex_layout
@@ -55,7 +57,7 @@ from .host.sweeps import RunStats
 from .host.variants import choose_variant
 from .host.blocked import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES
 
-__all__ = ["check_comm", "rank_queue", "run_sweeps", "serve", "solve_on"]
+__all__ = ["check_comm", "rank_queue", "run_hz", "run_sweeps", "serve", "solve_on"]
 
 #: Tag of the messages that scatter and gather the stripes (the exchange
 #: between steps uses tags below it).
@@ -151,6 +153,35 @@ class _Job:
     peak_rounding: bool
     max_sweeps: int
 
+    def serve(self, comm: Any, queue: cl.CommandQueue) -> None:
+        """A rank other than 0: its part of the job."""
+        stripes, sweeps = collective(comm, lambda: _prepare(comm, queue, self))
+        _sweep_and_gather(comm, sweeps, stripes, self)
+
+
+@dataclass(frozen=True)
+class _HZJob:
+    """What rank 0 tells the others about a GSVD's sweeps."""
+
+    width: int
+    rows: int
+    rows_z: int
+    dtype: str
+    prescaled: bool
+    criterion: str
+    strategy: str
+    block_width: int
+    variant: str
+    enhanced_dots: bool
+    max_sweeps: int
+    #: The n of the tolerance sqrt(n) eps (one device's: its bordered columns).
+    order: int
+
+    def serve(self, comm: Any, queue: cl.CommandQueue) -> None:
+        """A rank other than 0: its part of the job."""
+        arrays, sweeps = collective(comm, lambda: _prepare_hz(comm, queue, self))
+        _hz_sweep_and_gather(comm, sweeps, arrays, self)
+
 
 @dataclass(frozen=True)
 class _Done:
@@ -159,22 +190,118 @@ class _Done:
     failure: str | None = None
 
 
-def solve_on(comm: Any, queue: Any, on_root: Callable[[cl.CommandQueue], Any]) -> Any:
-    """Run one public call on `comm`: ``on_root(queue)`` on rank 0 (the
-    pipeline, with this rank's queue), :func:`serve` on the others."""
+def solve_on(comm: Any, queue: Any, data: Any, on_root: Callable[[Any, Any, cl.CommandQueue], Any],
+             *, signature: Any = None, return_info: bool = False) -> Any:
+    """Run one public call on `comm`.
+
+    `data` is this rank's input: the whole matrix on rank 0 and None on the
+    others, or on every rank its block columns (then `signature`, hsvd's J,
+    is the rank's part of J too).  ``on_root(data, signature, queue)`` runs
+    the pipeline on rank 0 with this rank's queue; the other ranks
+    :func:`serve` its sweeps.  Returns rank 0's result (None elsewhere), or
+    for block columns every rank's part (:func:`_scatter_result`).
+    """
     check_comm(comm)
+    given = comm.allgather(data is not None)
+    if not given[0] or (any(given[1:]) and not all(given)):
+        missing = [rank for rank, has in enumerate(given) if not has]
+        raise ValueError(
+            f"comm=: give the input whole on rank 0 (None on the others) or on every rank "
+            f"its block columns; ranks {missing} gave None")
+    columns = all(given) and len(given) > 1
     own_queue = collective(comm, lambda: resolve_queue(queue) if queue is not None
                            else rank_queue(comm))
+    counts = None
+    if columns:
+        data, signature, counts = collective(
+            comm, lambda: _gather_columns(comm, data, signature))
     if comm.Get_rank() != 0:
         serve(comm, own_queue)
-        return None
-    try:
-        result = on_root(own_queue)
-    except BaseException as error:
-        comm.bcast(_Done(_describe(error)), root=0)
-        raise
-    comm.bcast(_Done(), root=0)
-    return result
+        result = None
+    else:
+        try:
+            result = on_root(data, signature, own_queue)
+        except BaseException as error:
+            comm.bcast(_Done(_describe(error)), root=0)
+            raise
+        comm.bcast(_Done(), root=0)
+    if counts is None:
+        return result
+    return _scatter_result(comm, result, counts, return_info)
+
+
+def _gather_columns(comm: Any, local: Any, signature: Any) -> tuple[Any, Any, list[int]]:
+    """Rank 0's whole matrix (or pair of matrices) from every rank's block
+    columns (in rank order), and hsvd's J likewise; the ranks' column counts."""
+    if isinstance(local, tuple):  # a pair: the same columns of both
+        gathered = [_gather_columns(comm, part, None) for part in local]
+        counts = gathered[0][2]
+        if any(g[2] != counts for g in gathered):
+            raise ValueError(f"the block columns of the pair differ: counts "
+                             f"{[g[2] for g in gathered]} by matrix")
+        whole = None if comm.Get_rank() else tuple(g[0] for g in gathered)
+        return whole, None, counts
+    local = np.asarray(local)
+    if local.ndim != 2:
+        raise ValueError(f"comm= with block columns on every rank takes one matrix: this "
+                         f"rank's columns have shape {local.shape}")
+    shapes = comm.allgather((local.shape, local.dtype.str))
+    rows = {shape[0] for shape, _ in shapes}
+    if len(rows) != 1:
+        raise ValueError(f"the ranks' block columns have different row counts: "
+                         f"{[shape for shape, _ in shapes]}")
+    dtype = np.result_type(*(np.dtype(code) for _, code in shapes))
+    counts = [shape[1] for shape, _ in shapes]
+    m, n = rows.pop(), sum(counts)
+    # Column-major blocks: rank k's columns follow rank k - 1's.
+    block = np.asfortranarray(local, dtype=dtype)
+    whole = np.empty((n, m), dtype=dtype) if comm.Get_rank() == 0 else None
+    comm.Gatherv(block.T, (whole, [c * m for c in counts]) if whole is not None else None,
+                 root=0)
+    parts = comm.gather(None if signature is None else np.asarray(signature), root=0)
+    if comm.Get_rank() != 0:
+        return None, None, counts
+    J = None if signature is None else np.concatenate([np.ravel(p) for p in parts])
+    return whole.T, J, counts
+
+
+def _scatter_result(comm: Any, result: Any, counts: list[int], return_info: bool) -> Any:
+    """Every rank's part of rank 0's result, as the input came: each
+    two-dimensional array with as many columns as the input (``sum(counts)``)
+    is split by `counts`, any other matrix's columns evenly
+    (``numpy.array_split``), and vectors (eigenvalues, singular values, J)
+    and the info go to every rank whole."""
+    rank = comm.Get_rank()
+    if rank == 0:
+        value, info = result if return_info else (result, None)
+        fields = list(value) if isinstance(value, tuple) else [value]
+        if hasattr(value, "Z"):  # gsvd's result carries Z beside its fields
+            fields.append(value.Z)
+        kind = type(value) if isinstance(value, tuple) else None
+        shapes = [(np.shape(a), np.asarray(a).dtype.str) for a in fields]
+    else:
+        value = info = kind = shapes = fields = None
+    kind, shapes, info = comm.bcast((kind, shapes, info), root=0)
+    n, parts = sum(counts), []
+    for k, (shape, code) in enumerate(shapes):
+        array = fields[k] if rank == 0 else None
+        if len(shape) != 2:
+            parts.append(comm.bcast(array, root=0))
+            continue
+        rows, cols = shape
+        split = counts if cols == n else [len(c) for c in np.array_split(np.arange(cols),
+                                                                         len(counts))]
+        local = np.empty((rows, split[rank]), dtype=np.dtype(code), order="F")
+        send = None
+        if rank == 0:
+            send = (np.ascontiguousarray(np.asarray(array).T), [c * rows for c in split])
+        comm.Scatterv(send, local.T, root=0)
+        parts.append(local)
+    if kind is None:
+        value = parts[0]
+    else:  # a named tuple (EighResult, ...) or a plain one ((S, J))
+        value = kind(*parts) if hasattr(kind, "_fields") else kind(parts)
+    return (value, info) if return_info else value
 
 
 def serve(comm: Any, queue: cl.CommandQueue) -> None:
@@ -186,8 +313,7 @@ def serve(comm: Any, queue: cl.CommandQueue) -> None:
             if job.failure is not None:
                 raise DistributedError(f"rank 0 failed: {job.failure}")
             return
-        stripes, sweeps = collective(comm, lambda: _prepare(comm, queue, job))
-        _sweep_and_gather(comm, sweeps, stripes, job)
+        job.serve(comm, queue)
 
 
 def _prepare(comm: Any, queue: cl.CommandQueue, job: _Job) -> tuple[RankStripes, StripeSweeps]:
@@ -358,3 +484,108 @@ def _assemble(gathered: list[list[np.ndarray]], job: _Job, m: int, r: int, split
         d[held[real]] = meta[real, 3]
         signs[held[real]] = meta[real, 1]
     return G, V, d, signs
+
+
+# -- the GSVD -----------------------------------------------------------------------
+
+
+def _prepare_hz(comm: Any, queue: cl.CommandQueue, job: _HZJob
+                ) -> tuple[list[np.ndarray], HZStripeSweeps]:
+    """This rank's (empty) column-major F, G, Z stripes and sweeps object,
+    after checking that its device holds them."""
+    dtype = np.dtype(job.dtype)
+    local = 2 * job.width
+    check_global_memory(queue.device, {
+        "F and G stripes": 2 * dtype.itemsize * job.rows * local,
+        "Z stripes": dtype.itemsize * job.rows_z * local})
+    arrays = [np.empty((rows, local), dtype=dtype, order="F")
+              for rows in (job.rows, job.rows, job.rows_z)]
+    sweeps = HZStripeSweeps(
+        comm, queue, width=job.width, prescaled=job.prescaled, criterion=job.criterion,
+        strategy=job.strategy, block_width=job.block_width, variant=job.variant,
+        enhanced_dots=job.enhanced_dots, order=job.order)
+    return arrays, sweeps
+
+
+def _hz_sweep_and_gather(comm: Any, sweeps: HZStripeSweeps, arrays: list[np.ndarray],
+                         job: _HZJob) -> tuple[list[list[np.ndarray]], Any] | None:
+    """Receive F, G, Z's stripes from rank 0, run the outermost sweeps, send
+    them back; rank 0 gets every rank's arrays and the statistics."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    try:
+        for k, array in enumerate(arrays):
+            comm.Recv(array.T, source=0, tag=_SCATTER_TAG + k)
+        stats = sweeps.run(*arrays, max_sweeps=job.max_sweeps)
+        requests = [comm.Isend(array.T, dest=0, tag=_SCATTER_TAG + 3 + k)
+                    for k, array in enumerate(arrays)]
+        gathered = None
+        if rank == 0:
+            gathered = []
+            for source in range(size):
+                received = [np.empty_like(array) for array in arrays]
+                for k, array in enumerate(received):
+                    comm.Recv(array.T, source=source, tag=_SCATTER_TAG + 3 + k)
+                gathered.append(received)
+        from mpi4py import MPI
+
+        MPI.Request.Waitall(requests)
+    except Exception as error:  # noqa: BLE001 - the others wait for this rank
+        abort(comm, error)
+        raise  # pragma: no cover - Abort does not return
+    return (gathered, stats) if rank == 0 else None
+
+
+def run_hz(pair: Any, *, plan: Any, info: SolveInfo) -> HZRun:
+    """Rank 0's side of a GSVD's sweeps on ``plan.comm``: the
+    :class:`~cljacobi.host.hz.HZRun` of :func:`cljacobi.host.hz.hz_sweeps`,
+    with the sweeps on all ranks (:class:`~cljacobi.host.distributed.HZStripeSweeps`).
+
+    F and G are bordered as on one device (:func:`cljacobi.host.hz.border_pair`:
+    zero columns in F, unit columns in new rows of G and Z) to ``2 s``
+    stripes of a multiple of the block width, and share their rows.
+    """
+    if pair.positive_rows is not None:  # pragma: no cover - eig_indefinite(M, B) refuses comm
+        raise ValueError("the indefinite pencil runs on one device")
+    comm, queue = plan.comm, plan.queue
+    size = comm.Get_size()
+    F, G, Z = pair.F, pair.G, pair.Z
+    (mf, n), mg = F.shape, G.shape[0]
+    layout = StripeLayout.for_columns(n, size, pair.block_width or 1)
+    F_b, G_b, Z_b = border_pair(F, G, Z, layout.columns)
+    width = layout.width
+    job = _HZJob(width, F_b.shape[0], Z_b.shape[0], np.dtype(F.dtype).name, pair.prescaled,
+                 pair.criterion, plan.options.strategy, pair.block_width, pair.variant,
+                 pair.enhanced_dots, plan.max_sweeps,
+                 round_up(n, 2 * pair.block_width) if pair.block_width else n)
+    info.ranks = size
+
+    start = time.perf_counter()
+    comm.bcast(job, root=0)
+    arrays, sweeps = collective(comm, lambda: _prepare_hz(comm, queue, job))
+    requests, sent = [], []
+    for rank, step in enumerate(exchange_plan(size)[0]):
+        held = np.concatenate([np.arange(s * width, (s + 1) * width) for s in step.stripes])
+        for k, whole in enumerate((F_b, G_b, Z_b)):
+            part = np.ascontiguousarray(whole[:, held].T)
+            sent.append(part)  # referenced until the sends complete
+            requests.append(comm.Isend(part, dest=rank, tag=_SCATTER_TAG + k))
+    gathered, stats = _hz_sweep_and_gather(comm, sweeps, arrays, job)
+    from mpi4py import MPI
+
+    MPI.Request.Waitall(requests)
+    for rank, step in enumerate(exchange_plan(size)[0]):
+        held = np.concatenate([np.arange(s * width, (s + 1) * width) for s in step.stripes])
+        for whole, part in zip((F_b, G_b, Z_b), gathered[rank]):
+            whole[:, held] = part
+    if stats.breakdown:
+        raise np.linalg.LinAlgError(sweeps.failure or (
+            "B is not of full column rank: a pivot submatrix of B^* B was not positive "
+            "definite in floating point on another rank (numerically dependent columns)"))
+    # The border columns are those with a nonzero in G's border rows.
+    real = ~np.any(G_b[mg:], axis=0)
+    info.seconds["communication"] = stats.seconds["communication"]
+    info.seconds["distributed"] = time.perf_counter() - start
+    info.blocked_sweeps = stats.blocked_sweeps
+    return HZRun(F_b[:mf, real], G_b[:mg, real], Z_b[:n, real], stats.sweeps,
+                 stats.converged, list(stats.rotations_per_sweep), [],
+                 stats.seconds["sweeps"])

@@ -284,8 +284,11 @@ def eig_indefinite(
         return _solve.solve(EigGeneralized(eigvals_only), (M, B), pair_plan, queue=queue,
                             check_finite=check_finite, return_info=return_info)
     method = _EigIndefinite(eigvals_only=eigvals_only, factorization=factorization)
-    return _solve.solve_on(comm, method, M, plan, queue=queue, check_finite=check_finite,
-                           return_info=return_info)
+    if comm is not None:  # the sweeps on all ranks (cljacobi.distributed)
+        return _solve.solve_on(comm, method, M, plan, queue=queue,
+                               check_finite=check_finite, return_info=return_info)
+    return _solve.solve(method, M, plan, queue=queue, check_finite=check_finite,
+                        return_info=return_info)
 
 
 @dataclass(frozen=True)

@@ -85,6 +85,9 @@ class GSVDResult(_GSVDFields):
         result.Z = Z
         return result
 
+    def __getnewargs__(self):  # pickling (and mpi4py) keeps Z
+        return (*self, self.Z)
+
 
 def gsvd(
     A: Any,
@@ -103,7 +106,8 @@ def gsvd(
     on_nonconvergence: str = "raise",
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
-) -> GSVDResult | tuple[GSVDResult, SolveInfo]:
+    comm: Any = None,
+) -> GSVDResult | tuple[GSVDResult, SolveInfo] | None:
     """Generalized singular value decomposition of the pair ``(A, B)``.
 
     ``A = U diag(C) X^H`` and ``B = V diag(S) X^H`` with orthonormal
@@ -164,6 +168,14 @@ def gsvd(
     return_info : bool, optional
         Also return a :class:`~cljacobi.SolveInfo` (``rotations_per_sweep``
         counts the transformations of each sweep).
+    comm : mpi4py.MPI.Intracomm, optional
+        Run the sweeps on all ranks of `comm`, one OpenCL device each
+        (:mod:`cljacobi.distributed`: stripes of F, G and Z, as in [NS]
+        Sect. 4).  Call on every rank with the same options, with the pair
+        on rank 0 (the others pass None for A and B) and the result returned
+        there, or with every rank's block columns of A and B (the same
+        columns of both) and every rank's block columns of U, V, X and Z
+        returned (C and S whole).
 
     Returns
     -------
@@ -205,6 +217,10 @@ def gsvd(
     method = _GSVD(compute_uv=compute_uv, compute_x=compute_x, prescale=prescale,
                    criterion=criterion, enhanced_dots=dots == "enhanced", variant=variant,
                    block_width=block_width)
+    if comm is not None:  # the sweeps on all ranks (cljacobi.distributed)
+        pair = None if A is None and B is None else (A, B)
+        return _solve.solve_on(comm, method, pair, plan, queue=queue,
+                               check_finite=check_finite, return_info=return_info)
     return _solve.solve(method, (A, B), plan, queue=queue, check_finite=check_finite,
                         return_info=return_info)
 

@@ -119,8 +119,11 @@ def hsvd(
         max_sweeps=max_sweeps, on_nonconvergence=on_nonconvergence, variant=variant,
         block_width=block_width, queue=queue, layout=_layout, single=_single)
     method = _HSVD(J, compute_uv=compute_uv, queue=queue)
-    return _solve.solve_on(comm, method, G, plan, queue=queue,
-                           check_finite=check_finite, return_info=return_info)
+    if comm is not None:  # the sweeps on all ranks (cljacobi.distributed)
+        return _solve.solve_on(comm, method, G, plan, queue=queue,
+                               check_finite=check_finite, return_info=return_info, signature=J)
+    return _solve.solve(method, G, plan, queue=queue, check_finite=check_finite,
+                        return_info=return_info)
 
 
 def _columns_carry_scale(R: np.ndarray) -> bool:

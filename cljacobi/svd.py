@@ -195,8 +195,11 @@ def svd(
         max_sweeps=max_sweeps, on_nonconvergence=on_nonconvergence, variant=variant,
         block_width=block_width, queue=queue, layout=_layout, single=_single)
     method = _SVD(full_matrices=full_matrices, compute_uv=compute_uv)
-    return _solve.solve_on(comm, method, A, plan, queue=queue,
-                           check_finite=check_finite, return_info=return_info)
+    if comm is not None:  # the sweeps on all ranks (cljacobi.distributed)
+        return _solve.solve_on(comm, method, A, plan, queue=queue,
+                               check_finite=check_finite, return_info=return_info)
+    return _solve.solve(method, A, plan, queue=queue, check_finite=check_finite,
+                        return_info=return_info)
 
 
 @dataclass(frozen=True)

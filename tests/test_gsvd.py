@@ -148,7 +148,7 @@ def _block_kernel(queue, spec, A_hats, B_hats, *, n, inner_sweeps):
     rotated = cl.Buffer(queue.context, flags.READ_WRITE, 4 * slots)
     partial_f, partial_g = upload(np.stack(A_hats)), upload(np.stack(B_hats))  # kept alive
     kernel = spec.signatures["cjac_hz_block"].kernel(
-        program, partial_f=partial_f, partial_g=partial_g, chunks=1, n=n,
+        program, partial_f=partial_f, partial_g=partial_g, chunks=1, order=n,
         inner_sweeps=inner_sweeps, transforms=transforms, rotated=rotated, counters=counters)
     cl.enqueue_nd_range_kernel(queue, kernel, (slots * w * w,), (w * w,))
     out = np.empty((slots, 2 * w, 2 * w), dtype=dtype)
@@ -379,3 +379,15 @@ def test_scaled_far_out_of_the_squares_range(rng):
         # the residuals measured at the scale of A and B (their squares overflow)
         assert np.linalg.norm(A - np.ldexp(U * C_s @ X.T, -j)) <= 100 * EPS * np.linalg.norm(A)
         assert np.linalg.norm(B - np.ldexp(V * S_s @ X.T, -k)) <= 100 * EPS * np.linalg.norm(B)
+
+
+def test_result_pickles_with_z():
+    """GSVDResult keeps Z through pickle (multiprocessing, mpi4py's gather)."""
+    import pickle
+
+    from cljacobi.gsvd import GSVDResult
+
+    result = GSVDResult(np.eye(2), np.eye(2), np.ones(2), np.zeros(2), np.eye(2), 2 * np.eye(2))
+    copy = pickle.loads(pickle.dumps(result))
+    assert all(np.array_equal(a, b) for a, b in zip(copy, result))
+    assert np.array_equal(copy.Z, result.Z) and type(copy) is GSVDResult

@@ -935,12 +935,16 @@ class BlockedHSVD:
         stats.seconds["transfer"] = operands.transfer_seconds
         return G, V, stats
 
-    def run_operands(self, operands: Operands, *, max_sweeps: int) -> RunStats:
+    def run_operands(self, operands: Operands, *, max_sweeps: int,
+                     outer_pairs: np.ndarray | None = None) -> RunStats:
         """Blocked sweeps on the device operands, in place.
 
         ``operands`` hold float64 or complex128 data (complex ones in the
         layout ``operands.split`` says, rendered into the kernels) with
         ``operands.columns`` a multiple of ``2 * block_width``.
+        `outer_pairs` (``steps x blocks/2 x 2`` block pairs, each block
+        once a step) replaces the outer strategy's table of a sweep (a
+        distributed run's steps that pair only the blocks of two stripes).
         """
         seconds = {"sweeps": 0.0, "sort": 0.0}
         w = self.block_width
@@ -962,11 +966,17 @@ class BlockedHSVD:
         status_spec = PointwiseSpec("float64", wg, False)
         status_program = build_program(self.queue.context, self.device, status_spec)
 
-        outer_tables = [step_table(OUTER_STRATEGY, plan.blocks, sweep=s) for s in (0, 1)]
-        outer_steps = outer_tables[0].steps
-        outer = np.ascontiguousarray(
-            np.concatenate([table.pairs for table in outer_tables]), dtype=np.int32
-        )
+        if outer_pairs is None:
+            tables = [step_table(OUTER_STRATEGY, plan.blocks, sweep=s).pairs for s in (0, 1)]
+        else:
+            if outer_pairs.ndim != 3 or outer_pairs.shape[1:] != (plan.slots, 2) or not all(
+                    np.array_equal(np.sort(step.ravel()), np.arange(plan.blocks))
+                    for step in outer_pairs):
+                raise ValueError(f"outer_pairs must pair each of the {plan.blocks} blocks "
+                                 f"once a step, not {outer_pairs.tolist()}")
+            tables = [outer_pairs, outer_pairs]
+        outer_steps = len(tables[0])
+        outer = np.ascontiguousarray(np.concatenate(tables), dtype=np.int32)
         mf = cl.mem_flags
         ctx = self.queue.context
         slots = plan.slots

@@ -1,8 +1,10 @@
-"""The one-sided sweeps on an MPI communicator: two stripes of G (and V) per rank.
+"""The sweeps on an MPI communicator: two stripes of the columns per rank.
 
 The multi-GPU algorithm of Novaković & Singer, "Implicit Hari-Zimmermann
-algorithm for the generalized SVD on the GPUs" (Sect. 4), applied to the
-one-sided hyperbolic Jacobi method.  With ``s`` ranks the bordered columns
+algorithm for the generalized SVD on the GPUs" (Sect. 4), for its own
+implicit Hari-Zimmermann method (:class:`HZStripeSweeps`) and for the
+one-sided hyperbolic Jacobi method (:class:`StripeSweeps`: G, and V when
+it is accumulated).  With ``s`` ranks the bordered columns
 are cut into ``2 s`` *stripes* of equal width (Sect. 4.1.2); rank ``r`` holds
 two of them, joined as one ``rows x 2 width`` factor in its device's memory,
 and in an outermost step runs one sweep of the single-device method on them
@@ -21,12 +23,12 @@ convergence; both phases here are outermost sweeps over the stripes.
 Communication (Algorithms 2-4): before its local sweep a rank posts the
 non-blocking receives of the two stripes it holds next, into the second of
 two host buffers; after the sweep it posts the non-blocking sends of its
-two stripes from the first; then it waits for all of them and swaps the
-buffers.  A stripe travels as up to three messages (G, V, and its columns'
-metadata: global index, sign, largest squared norm so far and squared
-norm), tagged
-by the kind and by the stripe's slot at the destination (the paper's tags
-1-12 and its ``+-(t + 1)`` encoding of the slot).  Unlike the paper the
+two stripes from the first; then it waits for all of them and takes the
+received stripes.  A stripe travels as one message per array (for the
+one-sided method G, V and its columns' metadata: global index, sign,
+largest squared norm so far and squared norm; F, G and Z for the GSVD),
+tagged by the array and by the stripe's slot at the destination (the
+paper's tags 1-12 and its ``+-(t + 1)`` encoding of the slot).  Unlike the paper the
 receives name their source (known from the table): MPI's ordering of the
 messages of one source and tag then matches every message to its step, and
 no barrier is needed between steps.
@@ -40,7 +42,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 import pyopencl as cl
@@ -53,8 +55,9 @@ from .sizes import round_up
 from .status import Status
 
 __all__ = [
-    "META_COLUMNS", "DistributedStats", "ExchangeStep", "RankStripes", "StripeLayout",
-    "StripeSweeps", "exchange_plan",
+    "META_COLUMNS", "DistributedStats", "ExchangeStep", "LocalSweep", "RankStripes",
+    "HZStripeSweeps", "StripeLayout", "StripeSweeps", "cross_pairs", "exchange_plan",
+    "outermost_sweeps",
 ]
 
 #: The Jacobi strategy over the stripes (the paper's ME, Sect. 4.1.3).
@@ -66,8 +69,6 @@ OUTERMOST_STRATEGY = "me"
 #: pointwise sweep (the packed diagonal's ``d``).
 META_COLUMNS = 4
 
-#: Message kinds; a tag is ``slot * len(KINDS) + kind``.
-KINDS = ("G", "V", "meta")
 
 
 @dataclass(frozen=True)
@@ -174,13 +175,8 @@ class RankStripes:
     v: np.ndarray | None
     meta: np.ndarray
 
-    def empty_like(self) -> RankStripes:
-        return RankStripes(np.empty_like(self.g),
-                           None if self.v is None else np.empty_like(self.v),
-                           np.empty_like(self.meta))
-
     def parts(self) -> list[np.ndarray | None]:
-        """The arrays in the order of :data:`KINDS`."""
+        """G, V (None without it) and the metadata: the messages of a stripe."""
         return [self.g, self.v, self.meta]
 
 
@@ -232,8 +228,6 @@ class StripeSweeps:
                  block_width: int, strategy: str, rotation: int, sort_diagonal: bool,
                  peak_rounding: bool) -> None:
         self.comm, self.queue, self.layout = comm, queue, layout
-        self.rank = comm.Get_rank()
-        self.plan = exchange_plan(layout.ranks)
         self.rows, self.dtype, self.split = rows, np.dtype(dtype), split
         self.accumulate_v, self.variant = accumulate_v, variant
         self.peak_rounding = peak_rounding
@@ -247,10 +241,11 @@ class StripeSweeps:
         self.v_buf = (cl.Buffer(ctx, mf.READ_WRITE, itemsize * self.ldv * local)
                       if accumulate_v else None)
         self.peak_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * local)
-        self.blocked = None
+        self.blocked = self.cross_pairs = None
         if variant != "pointwise":
             self.blocked = BlockedHSVD(queue, accumulate_v=accumulate_v,
                                        block_width=block_width, variant=variant)
+            self.cross_pairs = cross_pairs(layout.width // block_width)
         self.pointwise = PointwiseHSVD(
             queue, accumulate_v=accumulate_v, layout="split" if split else "interleaved",
             strategy=strategy, rotation=rotation, sort_diagonal=sort_diagonal)
@@ -302,15 +297,19 @@ class StripeSweeps:
 
     # -- one local sweep ----------------------------------------------------
 
-    def _local_sweep(self, stripes: RankStripes, phase: str) -> tuple[int, int]:
-        """One sweep of the single-device method on the two stripes, in
-        place; returns its status word (OR over the work-groups) and rotations."""
+    def _local_sweep(self, stripes: RankStripes, phase: str, step: int) -> LocalSweep:
+        """Outermost step `step`'s sweep of the two stripes, in place: a
+        sweep of the single-device method, or in the blocked phase after
+        the first step only the block pairs across the two stripes
+        (:func:`cross_pairs`)."""
         signs = stripes.meta[:, 1]
         if phase == "blocked":
             self._upload(stripes, None)
-            stats = self.blocked.run_operands(self._operands(signs), max_sweeps=1)
+            stats = self.blocked.run_operands(
+                self._operands(signs), max_sweeps=1,
+                outer_pairs=None if step == 0 else self.cross_pairs)
             self._download(stripes, None)
-            return stats.last_status, stats.rotations
+            return _outcome(stats.last_status, stats.rotations)
         # The pointwise kernels take the signature sorted, +1 first: the
         # columns go to the device in that order (stable, so the order is
         # fixed by the stripes alone) and come back to their places.
@@ -320,77 +319,194 @@ class StripeSweeps:
                                             fetch=False, peak_rounding=self.peak_rounding)
         self._download(stripes, order)
         stripes.meta[order, 3] = state.d
-        return state.stats.last_status, state.stats.rotations
-
-    # -- the outermost sweeps -------------------------------------------------
-
-    def _exchange_start(self, step: ExchangeStep, incoming: RankStripes) -> list[Any]:
-        """Algorithm 2: the receives of the stripes held next."""
-        width = self.layout.width
-        requests = []
-        for slot, source in enumerate(step.sources):
-            for kind, array in enumerate(incoming.parts()):
-                if array is not None:
-                    requests.append(self.comm.Irecv(
-                        array[slot * width:(slot + 1) * width], source=source,
-                        tag=slot * len(KINDS) + kind))
-        return requests
-
-    def _exchange_send(self, step: ExchangeStep, outgoing: RankStripes) -> list[Any]:
-        """Algorithm 3: the sends of the transformed stripes."""
-        width = self.layout.width
-        requests = []
-        for slot, (target, target_slot) in enumerate(step.destinations):
-            for kind, array in enumerate(outgoing.parts()):
-                if array is not None:
-                    requests.append(self.comm.Isend(
-                        array[slot * width:(slot + 1) * width], dest=target,
-                        tag=target_slot * len(KINDS) + kind))
-        return requests
+        return _outcome(state.stats.last_status, state.stats.rotations)
 
     def run(self, stripes: RankStripes, *, max_sweeps: int) -> tuple[RankStripes, DistributedStats]:
-        """Outermost sweeps until convergence or `max_sweeps` (both phases
-        together); returns the final stripes (a new object: the buffers
-        alternate) and the statistics."""
-        from mpi4py import MPI
-
-        stats = DistributedStats(seconds={"sweeps": 0.0, "communication": 0.0})
-        incoming = stripes.empty_like()
+        """The outermost sweeps (:func:`outermost_sweeps`), blocked then
+        pointwise (pointwise only for that variant); the stripes in place."""
         phases = ["blocked", "pointwise"] if self.blocked is not None else ["pointwise"]
-        for phase in phases:
-            budget = max_sweeps - stats.sweeps if phase == "blocked" else \
-                max(max_sweeps - stats.sweeps, 1)
-            converged = False
-            for _ in range(budget):
-                status, rotations = 0, 0
-                for step in self.plan:
-                    mine = step[self.rank]
-                    requests = self._exchange_start(mine, incoming)
-                    start = time.perf_counter()
-                    word, count = self._local_sweep(stripes, phase)
-                    stats.seconds["sweeps"] += time.perf_counter() - start
-                    status |= word
-                    rotations += count
-                    requests += self._exchange_send(mine, stripes)
-                    start = time.perf_counter()
-                    MPI.Request.Waitall(requests)
-                    stats.seconds["communication"] += time.perf_counter() - start
-                    stripes, incoming = incoming, stripes
-                # Algorithm 5: the sweep's counters over all ranks.
-                start = time.perf_counter()
-                big, broken, tiny = (int(bool(status & flag)) for flag in
-                                     (Status.BIG, Status.BROKEN, Status.TINY_COLUMN))
-                totals = np.array([big, rotations, broken, tiny], dtype=np.int64)
-                self.comm.Allreduce(MPI.IN_PLACE, totals, op=MPI.SUM)
-                stats.seconds["communication"] += time.perf_counter() - start
-                stats.sweeps += 1
-                stats.blocked_sweeps += phase == "blocked"
-                stats.rotations_per_sweep.append(int(totals[1]))
-                stats.breakdown |= bool(totals[2])
-                stats.tiny_column |= bool(totals[3])
-                if not totals[0]:
-                    converged = True
-                    break
-            stats.converged = converged and phase == "pointwise"
-        stats.converged = stats.converged and stats.sweeps <= max_sweeps
+        arrays = [a for a in stripes.parts() if a is not None]
+        final, stats = outermost_sweeps(
+            self.comm, self.layout.width, arrays,
+            lambda phase, step: self._local_sweep(stripes, phase, step), phases=phases,
+            max_sweeps=max_sweeps)
         return stripes, stats
+
+
+def cross_pairs(blocks: int) -> np.ndarray:
+    """The block pairs across two stripes of `blocks` blocks each, one of each
+    pair a step: step ``t`` pairs block ``i`` of the first stripe with block
+    ``(i + t) mod blocks`` of the second (``blocks`` steps).
+
+    In an outermost sweep, step 0 sweeps all pairs of the two stripes a
+    rank holds (the single-device table), so the pairs within every stripe
+    are met once; the later steps need only the pairs across, and a rank's
+    work in a sweep falls from ``(2s - 1) (n/s)^2 / 2`` column pairs to
+    ``n^2 / (2s)`` -- the ``n^2 / 2`` of one device, divided by the ranks.
+    """
+    first = np.arange(blocks)
+    return np.stack([np.stack([first, blocks + (first + t) % blocks], axis=1)
+                     for t in range(blocks)]).astype(np.int32)
+
+
+def _outcome(status: int, count: int) -> LocalSweep:
+    """A local sweep's report from its status word (OR over the work-groups)."""
+    return LocalSweep(bool(status & Status.BIG), count, bool(status & Status.BROKEN),
+                      bool(status & Status.TINY_COLUMN))
+
+# -- the outermost sweeps ---------------------------------------------------------
+
+
+class LocalSweep(NamedTuple):
+    """What one local sweep of an outermost step reports."""
+
+    #: A big transformation happened (the phase goes on).
+    big: bool
+    #: Transformations applied.
+    count: int
+    #: A pair could not be transformed (a dependent hyperbolic pair, a pivot
+    #: submatrix of B^* B not positive definite): the run fails on every rank.
+    broken: bool = False
+    #: A column below the normal range met one it is not orthogonal to.
+    tiny_column: bool = False
+
+
+def _exchange_start(comm: Any, step: ExchangeStep, incoming: list[np.ndarray],
+                    width: int) -> list[Any]:
+    """Algorithm 2: the receives of the stripes held next (row blocks of
+    `width` rows of each array, in slot order)."""
+    return [comm.Irecv(array[slot * width:(slot + 1) * width], source=source,
+                       tag=slot * len(incoming) + kind)
+            for slot, source in enumerate(step.sources)
+            for kind, array in enumerate(incoming)]
+
+
+def _exchange_send(comm: Any, step: ExchangeStep, outgoing: list[np.ndarray],
+                   width: int) -> list[Any]:
+    """Algorithm 3: the sends of the transformed stripes."""
+    return [comm.Isend(array[slot * width:(slot + 1) * width], dest=target,
+                       tag=target_slot * len(outgoing) + kind)
+            for slot, (target, target_slot) in enumerate(step.destinations)
+            for kind, array in enumerate(outgoing)]
+
+
+def outermost_sweeps(
+    comm: Any, width: int, stripes: list[np.ndarray],
+    local_sweep: Callable[[str, int], LocalSweep],
+    *, phases: list[str], max_sweeps: int,
+) -> tuple[list[np.ndarray], DistributedStats]:
+    """The outermost sweeps of one rank (Algorithm 6 of the GSVD paper).
+
+    `stripes` are this rank's arrays, C-contiguous, each holding its first
+    stripe in rows ``0 .. width - 1`` and its second in the next `width`
+    rows (a column-major matrix's transpose, or the host image of device
+    columns); ``local_sweep(phase, step)`` transforms them in place in
+    outermost step `step` (a sweep of the single-device method of `phase`
+    on the two joined stripes, or of the pairs across them).  The
+    phases run in order, each until an outermost sweep without a big
+    transformation on any rank, `max_sweeps` outermost sweeps in all (the
+    last phase gets at least one).  After every sweep the stripes are back
+    where they were at its start.  Returns the arrays (those passed in,
+    transformed) and the statistics.
+    """
+    from mpi4py import MPI
+
+    rank = comm.Get_rank()
+    plan = exchange_plan(comm.Get_size())
+    stats = DistributedStats(seconds={"sweeps": 0.0, "communication": 0.0})
+    incoming = [np.empty_like(array) for array in stripes]
+    for phase in phases:
+        last = phase == phases[-1]
+        budget = max(max_sweeps - stats.sweeps, 1) if last else max_sweeps - stats.sweeps
+        converged = False
+        for _ in range(budget):
+            big = broken = tiny = False
+            count = 0
+            for k, step in enumerate(plan):
+                mine = step[rank]
+                requests = _exchange_start(comm, mine, incoming, width)
+                start = time.perf_counter()
+                outcome = local_sweep(phase, k) if not broken else LocalSweep(False, 0)
+                stats.seconds["sweeps"] += time.perf_counter() - start
+                big |= outcome.big
+                broken |= outcome.broken
+                tiny |= outcome.tiny_column
+                count += outcome.count
+                requests += _exchange_send(comm, mine, stripes, width)
+                start = time.perf_counter()
+                MPI.Request.Waitall(requests)
+                stats.seconds["communication"] += time.perf_counter() - start
+                for target, source in zip(stripes, incoming):
+                    target[...] = source
+            # Algorithm 5: the sweep's counters over all ranks.
+            start = time.perf_counter()
+            totals = np.array([big, count, broken, tiny], dtype=np.int64)
+            comm.Allreduce(MPI.IN_PLACE, totals, op=MPI.SUM)
+            stats.seconds["communication"] += time.perf_counter() - start
+            stats.sweeps += 1
+            stats.blocked_sweeps += phase == "blocked"
+            stats.rotations_per_sweep.append(int(totals[1]))
+            stats.breakdown |= bool(totals[2])
+            stats.tiny_column |= bool(totals[3])
+            if stats.breakdown:
+                return stripes, stats
+            if not totals[0]:
+                converged = True
+                break
+        stats.converged = converged and last
+    stats.converged = stats.converged and stats.sweeps <= max_sweeps
+    return stripes, stats
+
+
+class HZStripeSweeps:
+    """One rank's side of the GSVD's outermost sweeps: stripes of F, G and Z.
+
+    The paper's own multi-GPU algorithm (Sect. 4): the local sweep is one
+    sweep of the single-device implicit Hari-Zimmermann method
+    (:func:`cljacobi.host.hz.hz_sweeps` with ``max_sweeps=1``: a blocked
+    sweep, or a pointwise one in the finishing phase) on the joined stripes
+    of F, G (the same rows, bordered by rank 0) and Z (all its rows), with
+    the tolerance of the whole problem's `order` (what one device would use);
+    blocked steps after the first of an outermost sweep take only the block
+    pairs across the stripes (:func:`cross_pairs`).
+    A pivot submatrix of ``B^* B`` that is not positive definite on any rank
+    ends the run on every rank after that outermost sweep (``breakdown``;
+    :attr:`failure` holds this rank's message).
+    """
+
+    def __init__(self, comm: Any, queue: cl.CommandQueue, *, width: int, prescaled: bool,
+                 criterion: str, strategy: str, block_width: int, variant: str,
+                 enhanced_dots: bool, order: int) -> None:
+        self.comm, self.queue, self.width = comm, queue, width
+        self.options = {"prescaled": prescaled, "criterion": criterion, "strategy": strategy,
+                        "variant": variant, "enhanced_dots": enhanced_dots, "order": order}
+        self.block_width = block_width
+        self.cross_pairs = cross_pairs(width // block_width) if block_width else None
+        self.failure: str | None = None
+
+    def _local_sweep(self, F: np.ndarray, G: np.ndarray, Z: np.ndarray, phase: str,
+                     step: int) -> LocalSweep:
+        from .hz import hz_sweeps
+
+        blocked = phase == "blocked"
+        try:
+            run = hz_sweeps(self.queue, F, G, Z, max_sweeps=1,
+                            block_width=self.block_width if blocked else 0,
+                            outer_pairs=self.cross_pairs if blocked and step else None,
+                            **self.options)
+        except np.linalg.LinAlgError as error:
+            self.failure = str(error)
+            return LocalSweep(False, 0, broken=True)
+        F[...], G[...], Z[...] = run.F, run.G, run.Z
+        return LocalSweep(run.big_transformations[-1] > 0, run.transformations[-1])
+
+    def run(self, F: np.ndarray, G: np.ndarray, Z: np.ndarray, *, max_sweeps: int
+            ) -> DistributedStats:
+        """The outermost sweeps on the rank's column-major ``F``, ``G``, ``Z``
+        (``2 width`` columns each), in place."""
+        phases = ["blocked", "pointwise"] if self.block_width else ["pointwise"]
+        _, stats = outermost_sweeps(
+            self.comm, self.width, [F.T, G.T, Z.T],
+            lambda phase, step: self._local_sweep(F, G, Z, phase, step), phases=phases,
+            max_sweeps=max_sweeps)
+        return stats

@@ -26,7 +26,8 @@ from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, int_arg
 from .sizes import check_power_of_two, round_up
 
-__all__ = ["CRITERIA", "HZ_COUNTERS", "HZ_DTYPES", "HZ_WORK_GROUP", "HZRun", "HZSpec", "hz_sweeps"]
+__all__ = ["CRITERIA", "HZ_COUNTERS", "HZ_DTYPES", "HZ_WORK_GROUP", "HZRun", "HZSpec", "border_pair",
+           "hz_sweeps"]
 
 #: Convergence criteria of the paper's Sect. 2.5.
 CRITERIA = ("C1", "C2")
@@ -106,12 +107,19 @@ class HZSpec:
 
     @property
     def signatures(self) -> dict[str, KernelSignature]:
-        """The step kernel's arguments, declared once."""
+        """The kernels' arguments, declared once.
+
+        ``n`` is the number of columns, ``mz`` the rows of Z (n, or all rows
+        of a rank's stripes of Z) and ``order`` the n of the relative
+        orthogonality tolerance ``sqrt(n) eps`` (the whole problem's: the
+        columns, or all columns of a distributed run).
+        """
         column = "__global cjac_elem *"
         step = KernelSignature("cjac_hz_step", (
             buffer("f", column), int_arg("ldf"), int_arg("mf"),
             buffer("g", column), int_arg("ldg"), int_arg("mg"),
-            buffer("zz", column), int_arg("ldz"), int_arg("n"),
+            buffer("zz", column), int_arg("ldz"), int_arg("mz"), int_arg("n"),
+            int_arg("order"),
             buffer("pairs", "__global const int *"), int_arg("first"),
             buffer("counters", "__global int *"),
         ) + ((int_arg("positive_rows"),) if self.indefinite else ()))
@@ -120,7 +128,7 @@ class HZSpec:
         partial = "__global const cjac_elem *"
         block = KernelSignature("cjac_hz_block", (
             buffer("partial_f", partial), buffer("partial_g", partial), int_arg("chunks"),
-            int_arg("n"), int_arg("inner_sweeps"),
+            int_arg("order"), int_arg("inner_sweeps"),
             buffer("transforms", "__global cjac_elem *"), buffer("rotated", "__global int *"),
             buffer("counters", "__global int *"),
         ))
@@ -171,9 +179,11 @@ class _Pair(NamedTuple):
     rows_g: int
     rows_z: int
     columns: int
+    #: The n of the tolerance sqrt(n) eps.
+    order: int
 
 
-def _bordered(F: np.ndarray, G: np.ndarray, Z: np.ndarray, columns: int) -> tuple[np.ndarray, ...]:
+def border_pair(F: np.ndarray, G: np.ndarray, Z: np.ndarray, columns: int) -> tuple[np.ndarray, ...]:
     """F, G, Z bordered to `columns` columns (a multiple of 2w; [NS] Sect. 3.1):
     zero columns in F, unit columns e_(m_G + j) in G, e_(n + j) in Z, so that a
     border column is relatively orthogonal to every other and never
@@ -207,6 +217,8 @@ def hz_sweeps(
     variant: str = "bo",
     positive_rows: int | None = None,
     enhanced_dots: bool = False,
+    order: int | None = None,
+    outer_pairs: np.ndarray | None = None,
 ) -> HZRun:
     """Implicit Hari-Zimmermann sweeps on the device until convergence.
 
@@ -224,7 +236,8 @@ def hz_sweeps(
     F, G : numpy.ndarray
         ``m_F x n`` and ``m_G x n``, float64 or complex128 alike; not modified.
     Z : numpy.ndarray
-        ``n x n``, the transformation so far (``Z_0``); not modified.
+        ``n x n``, the transformation so far (``Z_0``); not modified (any
+        number of rows: a rank's stripes of Z hold all of them).
     prescaled, criterion : optional
         As :class:`HZSpec`.
     strategy : str, optional
@@ -247,6 +260,14 @@ def hz_sweeps(
         F^* F``.
     enhanced_dots : bool, optional
         As :class:`HZSpec`.
+    order : int, optional
+        The n of the tolerance ``sqrt(n) eps`` of [NS] Sect. 2.5 (default:
+        the bordered columns; a rank of a distributed run passes the whole
+        problem's).  Z may have any number of rows (all of a rank's stripes).
+    outer_pairs : numpy.ndarray, optional
+        The block pairs of a blocked sweep's steps (``steps x blocks/2 x
+        2``, each block once a step) instead of the outer strategy's table
+        (as :meth:`cljacobi.host.blocked.BlockedHSVD.run_operands`).
 
     Returns
     -------
@@ -261,13 +282,14 @@ def hz_sweeps(
     # F and G share the blocked kernels' plan, so they need the same rows.
     bordered = bool(block_width) and (columns != n or F.shape[0] != G.shape[0])
     if bordered:
-        F, G, Z = _bordered(F, G, Z, columns)
+        F, G, Z = border_pair(F, G, Z, columns)
     check_global_memory(queue.device, {name: dtype.itemsize * Y.size
                                        for name, Y in (("F", F), ("G", G), ("Z", Z))})
     flags = cl.mem_flags
     buffers = [cl.Buffer(queue.context, flags.READ_WRITE | flags.COPY_HOST_PTR,
                          hostbuf=np.asfortranarray(Y)) for Y in (F, G, Z)]
-    pair = _Pair(*buffers, F.shape[0], G.shape[0], Z.shape[0], columns)
+    pair = _Pair(*buffers, F.shape[0], G.shape[0], Z.shape[0], columns,
+                 columns if order is None else order)
     counters = cl.Buffer(queue.context, flags.READ_WRITE, 4 * len(HZ_COUNTERS))
     spec = HZSpec(dtype.name, prescaled=prescaled, criterion=criterion, block_width=block_width,
                   enhanced_dots=enhanced_dots, indefinite=positive_rows is not None)
@@ -277,7 +299,7 @@ def hz_sweeps(
     converged = n < 2
     if block_width and not converged:
         _blocked_sweeps(queue, program, spec, pair, counters, max_sweeps, transformations, big,
-                        variant)
+                        variant, outer_pairs)
     if not converged:
         converged = _pointwise_sweeps(queue, program, spec, pair, counters, strategy,
                                       max_sweeps - len(transformations), transformations, big,
@@ -324,7 +346,8 @@ def _pointwise_sweeps(queue, program, spec, pair, counters, strategy, max_sweeps
                       hostbuf=np.ascontiguousarray(np.concatenate(tables), dtype=np.int32))
     kernel = signature.kernel(
         program, f=pair.f, ldf=pair.rows_f, mf=pair.rows_f, g=pair.g, ldg=pair.rows_g,
-        mg=pair.rows_g, zz=pair.z, ldz=pair.rows_z, n=n, pairs=pairs, first=0,
+        mg=pair.rows_g, zz=pair.z, ldz=pair.rows_z, mz=pair.rows_z, n=n, order=pair.order,
+        pairs=pairs, first=0,
         counters=counters, **({"positive_rows": positive_rows} if spec.indefinite else {}))
     first = signature.position("first")
     zero = np.zeros(len(HZ_COUNTERS), dtype=np.int32)
@@ -340,7 +363,7 @@ def _pointwise_sweeps(queue, program, spec, pair, counters, strategy, max_sweeps
 
 
 def _blocked_sweeps(queue, program, spec, pair, counters, max_sweeps, transformations,
-                    big, variant) -> None:
+                    big, variant, outer_pairs=None) -> None:
     """Block sweeps ([NS] Sect. 2.3, BO or FB) until one has no big transformation."""
     from .blocked import FULL_BLOCK_INNER_SWEEPS, OUTER_STRATEGY, BlockedPlan
 
@@ -351,9 +374,12 @@ def _blocked_sweeps(queue, program, spec, pair, counters, max_sweeps, transforma
              for rows in (pair.rows_f, pair.rows_z)]
     fg_plan, z_plan = plans
     programs = [build_program(queue.context, queue.device, plan.spec) for plan in plans]
-    outer_tables = [step_table(OUTER_STRATEGY, fg_plan.blocks, sweep=s) for s in (0, 1)]
-    outer_steps = outer_tables[0].steps
-    outer = np.ascontiguousarray(np.concatenate([t.pairs for t in outer_tables]), np.int32)
+    if outer_pairs is None:
+        tables = [step_table(OUTER_STRATEGY, fg_plan.blocks, sweep=s).pairs for s in (0, 1)]
+    else:
+        tables = [outer_pairs, outer_pairs]
+    outer_steps = len(tables[0])
+    outer = np.ascontiguousarray(np.concatenate(tables), np.int32)
     ctx, flags = queue.context, cl.mem_flags
     outer_buf = cl.Buffer(ctx, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=outer)
     partials = [cl.Buffer(ctx, flags.READ_WRITE, fg_plan.partial_bytes) for _ in range(2)]
@@ -371,7 +397,7 @@ def _blocked_sweeps(queue, program, spec, pair, counters, max_sweeps, transforma
         launches.append((kernel, gram_sig.position("step"), *fg_plan.launches()["gram"]))
     block = spec.signatures["cjac_hz_block"].kernel(
         program, partial_f=partials[0], partial_g=partials[1],
-        chunks=fg_plan.gram_chunks.count, n=pair.columns,
+        chunks=fg_plan.gram_chunks.count, order=pair.order,
         inner_sweeps=1 if variant == "bo" else FULL_BLOCK_INNER_SWEEPS,
         transforms=transforms, rotated=rotated, counters=counters)
     launches.append((block, None, (fg_plan.slots * w * w,), (w * w,)))

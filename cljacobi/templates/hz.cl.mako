@@ -438,7 +438,7 @@ void cjac_hz_step(${signatures["cjac_hz_step"].parameters})
 %endif
 
     if (lid == 0 && active) {
-        const hz_decision d = hz_decide(a_ii, a_ij, a_jj, b_ii, b_ij, b_jj, n);
+        const hz_decision d = hz_decide(a_ii, a_ij, a_jj, b_ii, b_ij, b_jj, order);
         if (d.not_definite)
             atomic_inc(&counters[HZ_NOT_DEFINITE]);
         if (d.transformed)
@@ -456,7 +456,7 @@ void cjac_hz_step(${signatures["cjac_hz_step"].parameters})
     const hz_transform z = shared_z;
     hz_update(f_i, f_j, mf, z);
     hz_update(g_i, g_j, mg, z);
-    hz_update(zz + (size_t)i * ldz, zz + (size_t)j * ldz, n, z);
+    hz_update(zz + (size_t)i * ldz, zz + (size_t)j * ldz, mz, z);
 }
 %if block_width:
 
@@ -633,7 +633,7 @@ void cjac_hz_block(${signatures["cjac_hz_block"].parameters})
                 const cjac_elem a_pq = dots[q][4], b_pq = dots[q][5];
 %endif
                 const hz_decision d = hz_decide(dots[q][0], a_pq, dots[q][1], dots[q][2], b_pq,
-                                                dots[q][3], n);
+                                                dots[q][3], order);
                 /* A pivot pair of B^ that is not positive definite (the
                  * Cholesky factor of a nearly singular B^) is left to the
                  * pointwise level, which reads the columns themselves. */
