@@ -5,8 +5,9 @@ says the batched kernel takes it (``variant="batched"``, or ``"auto"`` for
 a stack whose order fits the device's local memory): the stack goes to the
 device once (a pyopencl stack stays there), one launch of
 ``templates/batched.cl.mako`` solves every matrix
-(:func:`cljacobi.host.batched.batched_eig`), and only the per-matrix records
-come back to decide the errors, the warnings and the ``info`` objects.  The
+(:func:`cljacobi.host.batched.batched_eig`), and only the OR of the
+matrices' flags comes back; the per-matrix flags and records follow where
+it says an error or a warning needs them, or for the ``info`` objects.  The
 results are device arrays for device input and numpy arrays otherwise.
 
 Errors are per matrix: the first matrix (in C order) with a fatal flag
@@ -116,15 +117,17 @@ def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue,
     run = batched_eig(run_queue, flat, vectors=not method.eigvals_only,
                       strategy=plan.options.strategy, rotation=plan.options.rotation,
                       sort_diagonal=plan.options.sort_diagonal, max_sweeps=plan.max_sweeps)
-    # The per-matrix records cross the bus only when a message or info needs them.
-    flags = run.flags
-    unconverged = (flags & BatchStatus.NOT_CONVERGED) != 0
-    records = run.records() if return_info or (flags & FATAL).any() or (
-        unconverged.any() and plan.on_nonconvergence == "raise") else None
+    # The per-matrix flags and records cross the bus only when a message or
+    # info needs them (the OR of the flags says whether one does).
+    summary = run.summary
+    records = run.records() if return_info or summary & FATAL or (
+        summary & BatchStatus.NOT_CONVERGED and plan.on_nonconvergence == "raise") else None
     if records is not None:
         _raise_for_errors(run, records, leading, n, plan, method.argument, check_finite,
                           complex_=stack.dtype.kind == "c")
-    warn_unconverged(unconverged, leading, plan.caller, stacklevel=5)
+    if summary & BatchStatus.NOT_CONVERGED:
+        warn_unconverged((run.flags & BatchStatus.NOT_CONVERGED) != 0, leading, plan.caller,
+                         stacklevel=5)
     w = run.w.reshape(*leading, n)
     U = None if run.U is None else run.U.reshape(*leading, n, n)
     real_result = np.dtype(np.finfo(result_dtype).dtype)
@@ -176,7 +179,7 @@ def _info(run: Any, records: tuple[np.ndarray, ...], b: int, plan: Any,
     info, _, rotations = records
     flags, sweeps, rank, positive = (int(x) for x in info[b, :4])
     per_sweep = [int(x) for x in rotations[b, :sweeps]]
-    share = run.seconds / max(len(run.flags), 1)
+    share = run.seconds / max(run.count, 1)
     return SolveInfo(
         sweeps=sweeps, rotations=sum(per_sweep), rotations_per_sweep=per_sweep,
         converged=not flags & BatchStatus.NOT_CONVERGED, rank=rank, positive=positive,

@@ -18,7 +18,7 @@ import pytest
 import cljacobi
 from cljacobi import ConvergenceError, ConvergenceWarning
 from cljacobi.factorization import j_factorize
-from cljacobi.host.batched import (BATCHED_GLOBAL_ORDER_LIMIT, batched_eig,
+from cljacobi.host.batched import (BATCHED_GLOBAL_ORDER_LIMIT, BatchStatus, batched_eig,
                                    batched_order_limit, lanes_for, local_bytes)
 from cljacobi.matrices import graded, with_spectrum
 
@@ -280,3 +280,23 @@ def test_local_memory_model():
     assert local_bytes(52, True, True, 1) <= 48 * 1024 < local_bytes(53, True, True, 1)
     assert local_bytes(128, True, True, 1, matrix_in_global=True) <= 12 * 1024
     assert [lanes_for(n) for n in (2, 3, 4, 5, 8, 9, 64)] == [1, 2, 2, 4, 4, 8, 32]
+
+
+def test_flags_summary_is_the_or_of_the_flags(rng, queue):
+    """The launch reads back the OR of the matrices' flags instead of every
+    flag: zero for a clean stack (no per-matrix read), and where a matrix is
+    flagged, the OR of exactly the flags the records hold."""
+    A = hermitian_stack(rng, 40, 6)
+    clean = batched_eig(queue, cl_array.to_device(queue, A), vectors=True, strategy="me",
+                        rotation=2, sort_diagonal=True, max_sweeps=60)
+    assert clean.summary == 0 and not clean.flags.any()
+    assert not clean.records()[0][:, 0].any()
+    A[7, 0, 1] += 1.0    # not symmetric
+    A[31, 2, 2] = np.inf  # not finite
+    flagged = batched_eig(queue, cl_array.to_device(queue, A), vectors=True, strategy="me",
+                          rotation=2, sort_diagonal=True, max_sweeps=1)  # some unconverged
+    flags = flagged.flags
+    assert flags[7] == BatchStatus.NOT_HERMITIAN and flags[31] == BatchStatus.NOT_FINITE
+    assert (flags & BatchStatus.NOT_CONVERGED).any()
+    assert flagged.summary == np.bitwise_or.reduce(flags)
+    np.testing.assert_array_equal(flagged.records()[0][:, 0], flags)

@@ -95,6 +95,18 @@ inline bool cjac_elem_finite(const cjac_elem x)
 %endif
 }
 
+<%def name="for_trailing_lower(first)">
+/* The entries (i, j), N > i >= j >= ${first}, of the trailing lower triangle
+ * in increasing key j N + i, dealt to the lanes in turn (a lane visits its
+ * keys increasingly): only the triangle is visited, not all N^2 entries. */
+for (int j = ${first}, i = ${first} + lane; ; i += LANES) {
+    while (i >= N && j < N) {  /* past column j: on in column j + 1 from row j + 1 */
+        ++j;
+        i += j - N;
+    }
+    if (j >= N)
+        break;
+</%def>
 <%def name="lanes_reduce(name, ctype, combine)">
 inline ${ctype} ${name}(__local ${ctype} *scratch, const int lid, const int lane,
                         const ${ctype} x)
@@ -357,15 +369,12 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
             cjac_real best0 = 0, best1 = -1;
             int key0 = 0x7fffffff, key1 = 0x7fffffff;
             if (working) {
-                for (int e = lane; e < N * N; e += LANES) {
-                    const int j = e / N, i = e - j * N;
-                    if (j < k || i < j)
-                        continue;
+                ${for_trailing_lower("k")}
                     const cjac_real modulus = i == j ? fabs(cjac_real_part(A[j * LD + i]))
                                                      : cjac_elem_abs(A[j * LD + i]);
                     if (modulus > best0) {  /* lanes visit keys increasingly */
                         best0 = modulus;
-                        key0 = e;
+                        key0 = j * N + i;
                     }
                     if (i == j && modulus > best1) {
                         best1 = modulus;
@@ -391,10 +400,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
             if (!cjac_any(starts))
                 break;
             if (st->start) {
-                for (int e = lane; e < N * N; e += LANES) {
-                    const int j = e / N, i = e - j * N;
-                    if (j < k || i < j)
-                        continue;
+                ${for_trailing_lower("k")}
                     if (cjac_elem_abs(A[j * LD + i]) <= CJAC_NOISE_BOUND(i, j)) {
                         A[j * LD + i] = CJAC_ELEM_ZERO;
                         A[i * LD + j] = CJAC_ELEM_ZERO;
@@ -517,10 +523,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
             /* Schur update S <- S - W diag(signs) W^* of the trailing lower
              * triangle, mirrored; with the entrywise test on, the entries within
              * 4 N eps (|m_ij| + ||g_i|| ||g_j||) are dropped. */
-            for (int e = lane; e < N * N; e += LANES) {
-                const int j = e / N, i = e - j * N;
-                if (j < next || i < j)
-                    continue;
+            ${for_trailing_lower("next")}
                 cjac_elem x = A[j * LD + i];
                 for (int c = k; c < next; ++c) {
                     const cjac_elem term = cjac_mul(A[c * LD + i], cjac_conj(A[c * LD + j]));
@@ -671,6 +674,8 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
             flags |= CJAC_B_NOT_CONVERGED;
         st->flags = flags;
         status[b] = flags;
+        if (flags)  /* the OR the host reads instead of every status */
+            atomic_or(summary, flags);
         info[INFO_WIDTH * b] = flags;
         info[INFO_WIDTH * b + 1] = st->sweeps;
         info[INFO_WIDTH * b + 2] = r;
@@ -737,8 +742,10 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
 %endif
     }
     lost = cjac_lanes_or(keys, lid, lane, lost);
-    if (lane == 0 && writes && lost)
+    if (lane == 0 && writes && lost) {
         status[b] = info[INFO_WIDTH * b] = st->flags | CJAC_B_VALUE_RANGE;
+        atomic_or(summary, CJAC_B_VALUE_RANGE);
+    }
 %if vectors:
     barrier(CJAC_FENCE);
     /* The null space: each missing column, in order, is the unit vector e_k
