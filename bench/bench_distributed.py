@@ -32,15 +32,16 @@ sys.path.insert(0, str(Path(__file__).parent))
 from common import write_results  # noqa: E402
 
 
-def _timed(comm, call, repeat: int):
-    """Median seconds on rank 0 (all ranks start together) and the last result."""
+def _timed(comm, call, repeat: int, warmup: int):
+    """Median seconds on rank 0 of `repeat` runs after `warmup` untimed ones
+    (program builds), all ranks starting together; and the last result."""
     times, result = [], None
-    for run in range(repeat + 1):
+    for run in range(warmup + repeat):
         comm.Barrier()
         start = time.perf_counter()
         result = call()
         comm.Barrier()
-        if run:  # the first run builds the programs
+        if run >= warmup:
             times.append(time.perf_counter() - start)
     return statistics.median(times), result
 
@@ -68,6 +69,8 @@ def main(argv=None) -> None:
     parser.add_argument("--gsvd-sizes", type=int, nargs="*", default=[])
     parser.add_argument("--variant", default="bo")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--warmup", type=int, default=1,
+                        help="untimed runs before the first size of each case (default 1)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     comm = MPI.COMM_WORLD
@@ -82,6 +85,7 @@ def main(argv=None) -> None:
 
     for dtype in args.dtypes:
         for family in args.families:
+            warmup = args.warmup
             for n in args.sizes:
                 rng = np.random.default_rng(n)
                 M = _matrix(family, n, dtype, rng) if rank == 0 else None
@@ -90,10 +94,12 @@ def main(argv=None) -> None:
                 if rank == 0:
                     alone_seconds, alone = _timed(
                         MPI.COMM_SELF, lambda: cljacobi.eig_indefinite(M, **options),
-                        args.repeat)
+                        args.repeat, warmup)
                 comm.Barrier()
                 seconds, together = _timed(
-                    comm, lambda: cljacobi.eig_indefinite(M, comm=comm, **options), args.repeat)
+                    comm, lambda: cljacobi.eig_indefinite(M, comm=comm, **options), args.repeat,
+                    warmup)
+                warmup = 0
                 if rank != 0:
                     continue
                 (w, U), info = together
@@ -121,10 +127,11 @@ def main(argv=None) -> None:
         options = {"variant": args.variant, "return_info": True}
         if rank == 0:
             alone_seconds, alone = _timed(
-                MPI.COMM_SELF, lambda: cljacobi.gsvd(*pair, **options), args.repeat)
+                MPI.COMM_SELF, lambda: cljacobi.gsvd(*pair, **options), args.repeat,
+                args.warmup)
         comm.Barrier()
         seconds, together = _timed(comm, lambda: cljacobi.gsvd(*pair, comm=comm, **options),
-                                   args.repeat)
+                                   args.repeat, args.warmup)
         if rank != 0:
             continue
         result, info = together

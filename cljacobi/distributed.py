@@ -355,7 +355,9 @@ def _sweep_and_gather(comm: Any, sweeps: StripeSweeps, stripes: RankStripes,
     try:
         comm.Recv(stripes.g, source=0, tag=_SCATTER_TAG)
         comm.Recv(stripes.meta, source=0, tag=_SCATTER_TAG + 1)
-        final, stats = sweeps.run(stripes, max_sweeps=job.max_sweeps)
+        sweeps.load(stripes)
+        stats = sweeps.run(max_sweeps=job.max_sweeps)
+        final = sweeps.unload()
         parts = [final.g, final.meta] + ([final.v] if final.v is not None else [])
         requests = [comm.Isend(part, dest=0, tag=_SCATTER_TAG + 2 + k)
                     for k, part in enumerate(parts)]

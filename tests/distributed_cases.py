@@ -45,7 +45,7 @@ def inputs(name: str) -> tuple[np.ndarray, ...]:
     if name == "graded40":
         return (graded(40, p=17, low_exponent=-30, rng=rng)[0],)
     if name == "graded32c":
-        return (graded(32, p=20, low_exponent=-30, rng=rng, dtype=np.complex128)[0],)
+        return (graded(32, p=20, low_exponent=-40, rng=rng, dtype=np.complex128)[0],)
     if name == "singular36":
         X = rng.standard_normal((36, 20))
         return (X @ np.diag(np.where(np.arange(20) < 12, 1.0, -1.0)) @ X.T,)
@@ -143,7 +143,7 @@ def run_failure(path: str, kind: str) -> None:
     if kind == "abort" and rank == 1:
         from cljacobi.host import distributed
 
-        sweep = distributed.StripeSweeps._local_sweep
+        sweep = distributed.StripeSweeps.sweep
 
         calls = []
 
@@ -153,7 +153,7 @@ def run_failure(path: str, kind: str) -> None:
                 raise RuntimeError("injected failure in the second local sweep")
             return sweep(self, *args)
 
-        distributed.StripeSweeps._local_sweep = failing
+        distributed.StripeSweeps.sweep = failing
     if kind == "root_error":
         args = (M[:, :40] if rank == 0 else None,)  # not square
     elif kind == "mismatch":

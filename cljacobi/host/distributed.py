@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Protocol
 
 import numpy as np
 import pyopencl as cl
@@ -55,9 +55,9 @@ from .sizes import round_up
 from .status import Status
 
 __all__ = [
-    "META_COLUMNS", "DistributedStats", "ExchangeStep", "LocalSweep", "RankStripes",
-    "HZStripeSweeps", "StripeLayout", "StripeSweeps", "cross_pairs", "exchange_plan",
-    "outermost_sweeps",
+    "META_COLUMNS", "DistributedStats", "ExchangeStep", "Holder", "HostStripes", "LocalSweep",
+    "RankStripes", "HZStripeSweeps", "StripeLayout", "StripeSweeps", "cross_pairs",
+    "exchange_plan", "outermost_sweeps",
 ]
 
 #: The Jacobi strategy over the stripes (the paper's ME, Sect. 4.1.3).
@@ -197,140 +197,96 @@ class DistributedStats:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-class StripeSweeps:
-    """One rank's side of the outermost sweeps.
+# -- the outermost sweeps ---------------------------------------------------------
 
-    Parameters
-    ----------
-    comm : mpi4py.MPI.Comm
-    queue : pyopencl.CommandQueue
-        This rank's device.
-    layout : StripeLayout
-    rows : int
-        Rows of G in use (the bordered rows of the whole factor).
-    dtype : numpy.dtype
-        float64 or complex128.
-    split : bool
-        Complex data stored as each column's real parts, then its imaginary ones.
-    accumulate_v : bool
-    variant : {"pointwise", "bo", "fb", "stream"}
-        The local sweep of an outermost step: blocked ("bo" recommended)
-        or pointwise only.
-    block_width : int
-    strategy, rotation, sort_diagonal
-        The pointwise sweeps' options.
-    peak_rounding : bool
-        As :meth:`cljacobi.host.pointwise.PointwiseHSVD.run_operands`.
+
+class LocalSweep(NamedTuple):
+    """What one local sweep of an outermost step reports."""
+
+    #: A big transformation happened (the phase goes on).
+    big: bool
+    #: Transformations applied.
+    count: int
+    #: A pair could not be transformed (a dependent hyperbolic pair, a pivot
+    #: submatrix of B^* B not positive definite): the run fails on every rank.
+    broken: bool = False
+    #: A column below the normal range met one it is not orthogonal to.
+    tiny_column: bool = False
+
+
+class Holder(Protocol):
+    """A rank's two stripes, wherever they live, as :func:`outermost_sweeps`
+    moves and sweeps them in an outermost step: ``receive`` (post the
+    receives of the stripes held next, Algorithm 2), ``sweep``, ``send``
+    (post the sends of the stripes that leave and move those that stay,
+    Algorithm 3), then, after all requests completed, ``settle`` (take the
+    received stripes, Algorithm 4)."""
+
+    def receive(self, step: ExchangeStep) -> list[Any]: ...
+
+    def sweep(self, phase: str, step: int) -> LocalSweep: ...
+
+    def send(self, step: ExchangeStep) -> list[Any]: ...
+
+    def settle(self, step: ExchangeStep) -> None: ...
+
+
+def outermost_sweeps(comm: Any, holder: Holder, *, phases: list[str], max_sweeps: int
+                     ) -> DistributedStats:
+    """The outermost sweeps of one rank (Algorithm 6 of the GSVD paper).
+
+    The phases run in order, each until an outermost sweep without a big
+    transformation on any rank, `max_sweeps` outermost sweeps in all (the
+    last phase gets at least one); ``holder.sweep(phase, k)`` is step k's
+    local sweep.  After every sweep the stripes are back where they were at
+    its start.  Returns the statistics (the same on every rank but the
+    seconds).
     """
+    from mpi4py import MPI
 
-    def __init__(self, comm: Any, queue: cl.CommandQueue, *, layout: StripeLayout, rows: int,
-                 dtype: np.dtype, split: bool, accumulate_v: bool, variant: str,
-                 block_width: int, strategy: str, rotation: int, sort_diagonal: bool,
-                 peak_rounding: bool) -> None:
-        self.comm, self.queue, self.layout = comm, queue, layout
-        self.rows, self.dtype, self.split = rows, np.dtype(dtype), split
-        self.accumulate_v, self.variant = accumulate_v, variant
-        self.peak_rounding = peak_rounding
-        local = 2 * layout.width
-        self.ldg = round_up(rows, ROW_ALIGNMENT)
-        self.ldv = round_up(layout.columns, ROW_ALIGNMENT)
-        itemsize = self.dtype.itemsize
-        mf = cl.mem_flags
-        ctx = queue.context
-        self.g_buf = cl.Buffer(ctx, mf.READ_WRITE, itemsize * self.ldg * local)
-        self.v_buf = (cl.Buffer(ctx, mf.READ_WRITE, itemsize * self.ldv * local)
-                      if accumulate_v else None)
-        self.peak_buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * local)
-        self.blocked = self.cross_pairs = None
-        if variant != "pointwise":
-            self.blocked = BlockedHSVD(queue, accumulate_v=accumulate_v,
-                                       block_width=block_width, variant=variant)
-            self.cross_pairs = cross_pairs(layout.width // block_width)
-        self.pointwise = PointwiseHSVD(
-            queue, accumulate_v=accumulate_v, layout="split" if split else "interleaved",
-            strategy=strategy, rotation=rotation, sort_diagonal=sort_diagonal)
-
-    # -- buffers ------------------------------------------------------------
-
-    def new_stripes(self) -> RankStripes:
-        """Uninitialized host stripes of this run's shape."""
-        local = 2 * self.layout.width
-        part = np.dtype(np.float64) if self.split else self.dtype
-        factor = 2 if self.split else 1
-        g = np.empty((local, factor * self.ldg), part)
-        v = np.empty((local, factor * self.ldv), part) if self.accumulate_v else None
-        return RankStripes(g, v, np.empty((local, META_COLUMNS)))
-
-    def _operands(self, signs: np.ndarray) -> Operands:
-        local = 2 * self.layout.width
-        return Operands(self.g_buf, self.ldg, self.rows, local, self.v_buf, self.ldv,
-                        self.rows, local, signs.astype(np.int32), self.dtype, self.split,
-                        peak=self.peak_buf, v_rows=self.layout.columns)
-
-    def _upload(self, stripes: RankStripes, order: np.ndarray | None) -> None:
-        def rows(array):
-            return np.ascontiguousarray(array if order is None else array[order])
-        cl.enqueue_copy(self.queue, self.g_buf, rows(stripes.g))
-        if self.v_buf is not None:
-            cl.enqueue_copy(self.queue, self.v_buf, rows(stripes.v))
-        cl.enqueue_copy(self.queue, self.peak_buf, rows(stripes.meta[:, 2]))
-
-    def _download(self, stripes: RankStripes, order: np.ndarray | None) -> None:
-        targets = [(self.g_buf, stripes.g)]
-        if self.v_buf is not None:
-            targets.append((self.v_buf, stripes.v))
-        peaks = np.empty(len(stripes.meta))
-        for buf, array in targets:
-            host = np.empty_like(array)
-            cl.enqueue_copy(self.queue, host, buf)
-            self.queue.finish()
-            if order is None:
-                array[...] = host
-            else:
-                array[order] = host
-        cl.enqueue_copy(self.queue, peaks, self.peak_buf)
-        self.queue.finish()
-        if order is None:
-            stripes.meta[:, 2] = peaks
-        else:
-            stripes.meta[order, 2] = peaks
-
-    # -- one local sweep ----------------------------------------------------
-
-    def _local_sweep(self, stripes: RankStripes, phase: str, step: int) -> LocalSweep:
-        """Outermost step `step`'s sweep of the two stripes, in place: a
-        sweep of the single-device method, or in the blocked phase after
-        the first step only the block pairs across the two stripes
-        (:func:`cross_pairs`)."""
-        signs = stripes.meta[:, 1]
-        if phase == "blocked":
-            self._upload(stripes, None)
-            stats = self.blocked.run_operands(
-                self._operands(signs), max_sweeps=1,
-                outer_pairs=None if step == 0 else self.cross_pairs)
-            self._download(stripes, None)
-            return _outcome(stats.last_status, stats.rotations)
-        # The pointwise kernels take the signature sorted, +1 first: the
-        # columns go to the device in that order (stable, so the order is
-        # fixed by the stripes alone) and come back to their places.
-        order = np.argsort(-signs, kind="stable")
-        self._upload(stripes, order)
-        state = self.pointwise.run_operands(self._operands(signs[order]), max_sweeps=1,
-                                            fetch=False, peak_rounding=self.peak_rounding)
-        self._download(stripes, order)
-        stripes.meta[order, 3] = state.d
-        return _outcome(state.stats.last_status, state.stats.rotations)
-
-    def run(self, stripes: RankStripes, *, max_sweeps: int) -> tuple[RankStripes, DistributedStats]:
-        """The outermost sweeps (:func:`outermost_sweeps`), blocked then
-        pointwise (pointwise only for that variant); the stripes in place."""
-        phases = ["blocked", "pointwise"] if self.blocked is not None else ["pointwise"]
-        arrays = [a for a in stripes.parts() if a is not None]
-        final, stats = outermost_sweeps(
-            self.comm, self.layout.width, arrays,
-            lambda phase, step: self._local_sweep(stripes, phase, step), phases=phases,
-            max_sweeps=max_sweeps)
-        return stripes, stats
+    rank = comm.Get_rank()
+    plan = exchange_plan(comm.Get_size())
+    stats = DistributedStats(seconds={"sweeps": 0.0, "communication": 0.0})
+    for phase in phases:
+        last = phase == phases[-1]
+        budget = max(max_sweeps - stats.sweeps, 1) if last else max_sweeps - stats.sweeps
+        converged = False
+        for _ in range(budget):
+            big = broken = tiny = False
+            count = 0
+            for k, step in enumerate(plan):
+                mine = step[rank]
+                requests = holder.receive(mine)
+                start = time.perf_counter()
+                outcome = holder.sweep(phase, k) if not broken else LocalSweep(False, 0)
+                stats.seconds["sweeps"] += time.perf_counter() - start
+                big |= outcome.big
+                broken |= outcome.broken
+                tiny |= outcome.tiny_column
+                count += outcome.count
+                start = time.perf_counter()
+                requests += holder.send(mine)
+                MPI.Request.Waitall(requests)
+                holder.settle(mine)
+                stats.seconds["communication"] += time.perf_counter() - start
+            # Algorithm 5: the sweep's counters over all ranks.
+            start = time.perf_counter()
+            totals = np.array([big, count, broken, tiny], dtype=np.int64)
+            comm.Allreduce(MPI.IN_PLACE, totals, op=MPI.SUM)
+            stats.seconds["communication"] += time.perf_counter() - start
+            stats.sweeps += 1
+            stats.blocked_sweeps += phase == "blocked"
+            stats.rotations_per_sweep.append(int(totals[1]))
+            stats.breakdown |= bool(totals[2])
+            stats.tiny_column |= bool(totals[3])
+            if stats.breakdown:
+                return stats
+            if not totals[0]:
+                converged = True
+                break
+        stats.converged = converged and last
+    stats.converged = stats.converged and stats.sweeps <= max_sweeps
+    return stats
 
 
 def cross_pairs(blocks: int) -> np.ndarray:
@@ -349,113 +305,271 @@ def cross_pairs(blocks: int) -> np.ndarray:
                      for t in range(blocks)]).astype(np.int32)
 
 
+class HostStripes:
+    """Stripes held as host arrays (the GSVD's column-major F, G, Z, seen
+    through their transposes): every stripe travels through MPI, even to
+    its own rank, into receive buffers copied back by ``settle``."""
+
+    def __init__(self, comm: Any, width: int, arrays: list[np.ndarray],
+                 sweep: Callable[[str, int], LocalSweep]) -> None:
+        self.comm, self.width, self.arrays = comm, width, arrays
+        self.incoming = [np.empty_like(array) for array in arrays]
+        self.sweep = sweep
+
+    def receive(self, step: ExchangeStep) -> list[Any]:
+        w = self.width
+        return [self.comm.Irecv(array[slot * w:(slot + 1) * w], source=source,
+                                tag=slot * len(self.arrays) + kind)
+                for slot, source in enumerate(step.sources)
+                for kind, array in enumerate(self.incoming)]
+
+    def send(self, step: ExchangeStep) -> list[Any]:
+        w = self.width
+        return [self.comm.Isend(array[slot * w:(slot + 1) * w], dest=target,
+                                tag=target_slot * len(self.arrays) + kind)
+                for slot, (target, target_slot) in enumerate(step.destinations)
+                for kind, array in enumerate(self.arrays)]
+
+    def settle(self, step: ExchangeStep) -> None:
+        for array, received in zip(self.arrays, self.incoming):
+            array[...] = received
+
+
+class StripeSweeps:
+    """One rank's side of the one-sided method's outermost sweeps, its two
+    stripes of G (and V) and their columns' peaks kept in its device's memory.
+
+    An outermost step moves only what changes place: a stripe that goes to
+    another rank is read back and sent (G, V, and its metadata with the
+    peaks), one that stays moves between the two slots on the device, and a
+    received one is written to its slot.  The blocked sweeps run on the
+    device buffers as they are (the signature is a kernel argument); the
+    pointwise kernels take the signature sorted, +1 first, so a pointwise
+    sweep reads the columns back and writes them in that order (stable:
+    fixed by the stripes alone), and puts them back after the sweep.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+    queue : pyopencl.CommandQueue
+        This rank's device.
+    layout : StripeLayout
+    rows : int
+        Rows of G in use (the bordered rows of the whole factor).
+    dtype : numpy.dtype
+        float64 or complex128.
+    split : bool
+        Complex data stored as each column's real parts, then its imaginary ones.
+    accumulate_v : bool
+    variant : {"pointwise", "bo", "fb", "stream"}
+        The local sweep of an outermost step: blocked ("bo" recommended)
+        then pointwise, or pointwise only; after the first step of an
+        outermost sweep a blocked sweep takes only the block pairs across the
+        two stripes (:func:`cross_pairs`).
+    block_width : int
+    strategy, rotation, sort_diagonal
+        The pointwise sweeps' options.
+    peak_rounding : bool
+        As :meth:`cljacobi.host.pointwise.PointwiseHSVD.run_operands`.
+    """
+
+    def __init__(self, comm: Any, queue: cl.CommandQueue, *, layout: StripeLayout, rows: int,
+                 dtype: np.dtype, split: bool, accumulate_v: bool, variant: str,
+                 block_width: int, strategy: str, rotation: int, sort_diagonal: bool,
+                 peak_rounding: bool) -> None:
+        self.comm, self.queue, self.layout = comm, queue, layout
+        self.rank = comm.Get_rank()
+        self.rows, self.dtype, self.split = rows, np.dtype(dtype), split
+        self.accumulate_v, self.variant = accumulate_v, variant
+        self.peak_rounding = peak_rounding
+        local = 2 * layout.width
+        self.ldg = round_up(rows, ROW_ALIGNMENT)
+        self.ldv = round_up(layout.columns, ROW_ALIGNMENT)
+        itemsize = self.dtype.itemsize
+        #: Bytes of one column of G and of V on the device, and of a peak.
+        self.column_bytes = [itemsize * self.ldg] + (
+            [itemsize * self.ldv] if accumulate_v else []) + [8]
+        mf = cl.mem_flags
+        ctx = queue.context
+        self.buffers = [cl.Buffer(ctx, mf.READ_WRITE, size * local)
+                        for size in self.column_bytes]
+        self._spare: list[cl.Buffer] | None = None
+        self.blocked = self.cross_pairs = None
+        if variant != "pointwise":
+            self.blocked = BlockedHSVD(queue, accumulate_v=accumulate_v,
+                                       block_width=block_width, variant=variant)
+            self.cross_pairs = cross_pairs(layout.width // block_width)
+        self.pointwise = PointwiseHSVD(
+            queue, accumulate_v=accumulate_v, layout="split" if split else "interleaved",
+            strategy=strategy, rotation=rotation, sort_diagonal=sort_diagonal)
+        #: Host metadata of the local columns (index, sign, -, d; the peaks
+        #: live on the device and are filled in where stripes leave it).
+        self.meta = np.zeros((local, META_COLUMNS))
+        #: Host buffers of the stripes that leave and of those that arrive,
+        #: a region per slot.
+        self.outgoing = self.new_stripes()
+        self.incoming = self.new_stripes()
+
+    # -- buffers ------------------------------------------------------------
+
+    def new_stripes(self, columns: int | None = None) -> RankStripes:
+        """Uninitialized host arrays for `columns` columns (default both stripes)."""
+        columns = 2 * self.layout.width if columns is None else columns
+        part = np.dtype(np.float64) if self.split else self.dtype
+        factor = 2 if self.split else 1
+        g = np.empty((columns, factor * self.ldg), part)
+        v = np.empty((columns, factor * self.ldv), part) if self.accumulate_v else None
+        return RankStripes(g, v, np.empty((columns, META_COLUMNS)))
+
+    def _host_arrays(self, stripes: RankStripes) -> list[np.ndarray]:
+        """The host images of the device buffers, in their order (peaks last)."""
+        return [stripes.g] + ([stripes.v] if self.accumulate_v else []) + [None]
+
+    def _write(self, stripes: RankStripes, first: int, order: np.ndarray | None = None) -> None:
+        """Columns ``first ..`` on the device from `stripes` (its rows
+        ``order[0], order[1], ...`` when given)."""
+        for buf, size, array in zip(self.buffers, self.column_bytes,
+                                    self._host_arrays(stripes)):
+            array = stripes.meta[:, 2] if array is None else array
+            array = array if order is None else array[order]
+            cl.enqueue_copy(self.queue, buf, np.ascontiguousarray(array),
+                            dst_offset=first * size)
+
+    def _read(self, stripes: RankStripes, first: int, order: np.ndarray | None = None) -> None:
+        """Columns ``first ..`` of the device into `stripes` (device column
+        ``i`` into row ``order[i]`` when given)."""
+        for buf, size, array in zip(self.buffers, self.column_bytes,
+                                    self._host_arrays(stripes)):
+            target = stripes.meta[:, 2] if array is None else array
+            host = np.empty_like(target)
+            cl.enqueue_copy(self.queue, host, buf, src_offset=first * size)
+            if order is None:
+                target[...] = host
+            else:
+                target[order] = host
+
+    def _copy(self, source: list[cl.Buffer], source_slot: int, target: list[cl.Buffer],
+              target_slot: int) -> None:
+        """One stripe's columns from a slot of `source` to a slot of `target`
+        (device buffers in the order of :attr:`buffers`; slot 0 of a spare)."""
+        w = self.layout.width
+        for src, dst, size in zip(source, target, self.column_bytes):
+            cl.enqueue_copy(self.queue, dst, src, byte_count=size * w,
+                            src_offset=source_slot * w * size, dst_offset=target_slot * w * size)
+
+    def _operands(self, signs: np.ndarray) -> Operands:
+        local = 2 * self.layout.width
+        g_buf, *rest = self.buffers
+        v_buf = rest[0] if self.accumulate_v else None
+        return Operands(g_buf, self.ldg, self.rows, local, v_buf, self.ldv,
+                        self.rows, local, signs.astype(np.int32), self.dtype, self.split,
+                        peak=self.buffers[-1], v_rows=self.layout.columns)
+
+    def load(self, stripes: RankStripes) -> None:
+        """Both stripes onto the device (and their metadata)."""
+        self._write(stripes, 0)
+        self.meta[...] = stripes.meta
+
+    def unload(self) -> RankStripes:
+        """Both stripes back from the device, with their metadata."""
+        stripes = self.new_stripes()
+        stripes.meta[...] = self.meta
+        self._read(stripes, 0)
+        return stripes
+
+    # -- an outermost step (Holder) --------------------------------------------
+
+    def receive(self, step: ExchangeStep) -> list[Any]:
+        w = self.layout.width
+        requests = []
+        for slot, source in enumerate(step.sources):
+            if source == self.rank:
+                continue
+            for kind, array in enumerate(self.incoming.parts()):
+                if array is not None:
+                    requests.append(self.comm.Irecv(
+                        array[slot * w:(slot + 1) * w], source=source, tag=slot * 3 + kind))
+        return requests
+
+    def sweep(self, phase: str, step: int) -> LocalSweep:
+        """Outermost step `step`'s sweep of the two stripes, in place: a
+        sweep of the single-device method, or in the blocked phase after
+        the first step only the block pairs across the two stripes."""
+        signs = self.meta[:, 1]
+        if phase == "blocked":
+            stats = self.blocked.run_operands(
+                self._operands(signs), max_sweeps=1,
+                outer_pairs=None if step == 0 else self.cross_pairs)
+            return _outcome(stats.last_status, stats.rotations)
+        order = np.argsort(-signs, kind="stable")
+        staged = self.unload()
+        self._write(staged, 0, order)
+        state = self.pointwise.run_operands(self._operands(signs[order]), max_sweeps=1,
+                                            fetch=False, peak_rounding=self.peak_rounding)
+        self._read(staged, 0, order)
+        self._write(staged, 0)
+        self.meta[order, 3] = state.d
+        return _outcome(state.stats.last_status, state.stats.rotations)
+
+    def send(self, step: ExchangeStep) -> list[Any]:
+        w = self.layout.width
+        requests, moves = [], []
+        # Read back every stripe that leaves first: one that stays may take
+        # its slot next.
+        for slot, (target, target_slot) in enumerate(step.destinations):
+            if target == self.rank:
+                if target_slot != slot:
+                    moves.append((slot, target_slot))
+                continue
+            part = slice(slot * w, (slot + 1) * w)
+            leaving = RankStripes(self.outgoing.g[part],
+                                  None if self.outgoing.v is None else self.outgoing.v[part],
+                                  self.outgoing.meta[part])
+            leaving.meta[...] = self.meta[part]
+            self._read(leaving, slot * w)
+            for kind, array in enumerate(leaving.parts()):
+                if array is not None:
+                    requests.append(self.comm.Isend(array, dest=target,
+                                                    tag=target_slot * 3 + kind))
+        first, second = slice(0, w), slice(w, 2 * w)
+        if len(moves) == 2:  # the two stripes exchange their slots
+            if self._spare is None:
+                self._spare = [cl.Buffer(self.queue.context, cl.mem_flags.READ_WRITE, size * w)
+                               for size in self.column_bytes]
+            self._copy(self.buffers, 0, self._spare, 0)
+            self._copy(self.buffers, 1, self.buffers, 0)
+            self._copy(self._spare, 0, self.buffers, 1)
+            self.meta[first], self.meta[second] = self.meta[second].copy(), self.meta[first].copy()
+        elif moves:  # one stays and changes slot; the other one left
+            (slot, target_slot), = moves
+            self._copy(self.buffers, slot, self.buffers, target_slot)
+            self.meta[target_slot * w:(target_slot + 1) * w] = self.meta[slot * w:(slot + 1) * w]
+        self.queue.finish()
+        return requests
+
+    def settle(self, step: ExchangeStep) -> None:
+        w = self.layout.width
+        for slot, source in enumerate(step.sources):
+            if source == self.rank:
+                continue
+            part = slice(slot * w, (slot + 1) * w)
+            arrived = RankStripes(self.incoming.g[part],
+                                  None if self.incoming.v is None else self.incoming.v[part],
+                                  self.incoming.meta[part])
+            self._write(arrived, slot * w)
+            self.meta[part] = arrived.meta
+
+    def run(self, *, max_sweeps: int) -> DistributedStats:
+        """The outermost sweeps (:func:`outermost_sweeps`) on the loaded
+        stripes: blocked then pointwise (pointwise only for that variant)."""
+        phases = ["blocked", "pointwise"] if self.blocked is not None else ["pointwise"]
+        return outermost_sweeps(self.comm, self, phases=phases, max_sweeps=max_sweeps)
+
+
 def _outcome(status: int, count: int) -> LocalSweep:
     """A local sweep's report from its status word (OR over the work-groups)."""
     return LocalSweep(bool(status & Status.BIG), count, bool(status & Status.BROKEN),
                       bool(status & Status.TINY_COLUMN))
-
-# -- the outermost sweeps ---------------------------------------------------------
-
-
-class LocalSweep(NamedTuple):
-    """What one local sweep of an outermost step reports."""
-
-    #: A big transformation happened (the phase goes on).
-    big: bool
-    #: Transformations applied.
-    count: int
-    #: A pair could not be transformed (a dependent hyperbolic pair, a pivot
-    #: submatrix of B^* B not positive definite): the run fails on every rank.
-    broken: bool = False
-    #: A column below the normal range met one it is not orthogonal to.
-    tiny_column: bool = False
-
-
-def _exchange_start(comm: Any, step: ExchangeStep, incoming: list[np.ndarray],
-                    width: int) -> list[Any]:
-    """Algorithm 2: the receives of the stripes held next (row blocks of
-    `width` rows of each array, in slot order)."""
-    return [comm.Irecv(array[slot * width:(slot + 1) * width], source=source,
-                       tag=slot * len(incoming) + kind)
-            for slot, source in enumerate(step.sources)
-            for kind, array in enumerate(incoming)]
-
-
-def _exchange_send(comm: Any, step: ExchangeStep, outgoing: list[np.ndarray],
-                   width: int) -> list[Any]:
-    """Algorithm 3: the sends of the transformed stripes."""
-    return [comm.Isend(array[slot * width:(slot + 1) * width], dest=target,
-                       tag=target_slot * len(outgoing) + kind)
-            for slot, (target, target_slot) in enumerate(step.destinations)
-            for kind, array in enumerate(outgoing)]
-
-
-def outermost_sweeps(
-    comm: Any, width: int, stripes: list[np.ndarray],
-    local_sweep: Callable[[str, int], LocalSweep],
-    *, phases: list[str], max_sweeps: int,
-) -> tuple[list[np.ndarray], DistributedStats]:
-    """The outermost sweeps of one rank (Algorithm 6 of the GSVD paper).
-
-    `stripes` are this rank's arrays, C-contiguous, each holding its first
-    stripe in rows ``0 .. width - 1`` and its second in the next `width`
-    rows (a column-major matrix's transpose, or the host image of device
-    columns); ``local_sweep(phase, step)`` transforms them in place in
-    outermost step `step` (a sweep of the single-device method of `phase`
-    on the two joined stripes, or of the pairs across them).  The
-    phases run in order, each until an outermost sweep without a big
-    transformation on any rank, `max_sweeps` outermost sweeps in all (the
-    last phase gets at least one).  After every sweep the stripes are back
-    where they were at its start.  Returns the arrays (those passed in,
-    transformed) and the statistics.
-    """
-    from mpi4py import MPI
-
-    rank = comm.Get_rank()
-    plan = exchange_plan(comm.Get_size())
-    stats = DistributedStats(seconds={"sweeps": 0.0, "communication": 0.0})
-    incoming = [np.empty_like(array) for array in stripes]
-    for phase in phases:
-        last = phase == phases[-1]
-        budget = max(max_sweeps - stats.sweeps, 1) if last else max_sweeps - stats.sweeps
-        converged = False
-        for _ in range(budget):
-            big = broken = tiny = False
-            count = 0
-            for k, step in enumerate(plan):
-                mine = step[rank]
-                requests = _exchange_start(comm, mine, incoming, width)
-                start = time.perf_counter()
-                outcome = local_sweep(phase, k) if not broken else LocalSweep(False, 0)
-                stats.seconds["sweeps"] += time.perf_counter() - start
-                big |= outcome.big
-                broken |= outcome.broken
-                tiny |= outcome.tiny_column
-                count += outcome.count
-                requests += _exchange_send(comm, mine, stripes, width)
-                start = time.perf_counter()
-                MPI.Request.Waitall(requests)
-                stats.seconds["communication"] += time.perf_counter() - start
-                for target, source in zip(stripes, incoming):
-                    target[...] = source
-            # Algorithm 5: the sweep's counters over all ranks.
-            start = time.perf_counter()
-            totals = np.array([big, count, broken, tiny], dtype=np.int64)
-            comm.Allreduce(MPI.IN_PLACE, totals, op=MPI.SUM)
-            stats.seconds["communication"] += time.perf_counter() - start
-            stats.sweeps += 1
-            stats.blocked_sweeps += phase == "blocked"
-            stats.rotations_per_sweep.append(int(totals[1]))
-            stats.breakdown |= bool(totals[2])
-            stats.tiny_column |= bool(totals[3])
-            if stats.breakdown:
-                return stripes, stats
-            if not totals[0]:
-                converged = True
-                break
-        stats.converged = converged and last
-    stats.converged = stats.converged and stats.sweeps <= max_sweeps
-    return stripes, stats
 
 
 class HZStripeSweeps:
@@ -505,8 +619,6 @@ class HZStripeSweeps:
         """The outermost sweeps on the rank's column-major ``F``, ``G``, ``Z``
         (``2 width`` columns each), in place."""
         phases = ["blocked", "pointwise"] if self.block_width else ["pointwise"]
-        _, stats = outermost_sweeps(
-            self.comm, self.width, [F.T, G.T, Z.T],
-            lambda phase, step: self._local_sweep(F, G, Z, phase, step), phases=phases,
-            max_sweeps=max_sweeps)
-        return stats
+        holder = HostStripes(self.comm, self.width, [F.T, G.T, Z.T],
+                             lambda phase, step: self._local_sweep(F, G, Z, phase, step))
+        return outermost_sweeps(self.comm, holder, phases=phases, max_sweeps=max_sweeps)
