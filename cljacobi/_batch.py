@@ -128,8 +128,10 @@ def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue,
     if summary & BatchStatus.NOT_CONVERGED:
         warn_unconverged((run.flags & BatchStatus.NOT_CONVERGED) != 0, leading, plan.caller,
                          stacklevel=5)
-    w = run.w.reshape(*leading, n)
-    U = None if run.U is None else run.U.reshape(*leading, n, n)
+    # (a reshape makes a new Array even to the same shape: tens of microseconds)
+    w = run.w if run.w.shape == (*leading, n) else run.w.reshape(*leading, n)
+    U = run.U if run.U is None or run.U.shape == (*leading, n, n) else \
+        run.U.reshape(*leading, n, n)
     real_result = np.dtype(np.finfo(result_dtype).dtype)
     if w.dtype != real_result:
         w = w.astype(real_result)

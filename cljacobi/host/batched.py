@@ -320,38 +320,48 @@ class BatchedRun:
 
     ``summary`` (the OR of every matrix's flags) is read at once: where it
     is zero no matrix needs a message, and :attr:`flags` is zero without a
-    read-back.  ``status`` (the flags, ``(count,)``), ``info`` (int32,
-    ``(count, 6)``: flags, sweeps, rank, positive, s, t), ``report`` (the
-    magnitudes the error messages quote, ``(count, 6)``) and ``rotations``
-    (per sweep, ``(count, max_sweeps)``) stay on the device until
-    :attr:`flags` or :meth:`records` reads them.
+    read-back.  The per-matrix records stay in device buffers until
+    :attr:`flags` or :meth:`records` reads them: ``status`` (the flags,
+    int32 ``(count,)``), ``info`` (int32 ``(count, 6)``: flags, sweeps,
+    rank, positive, s, t), ``report`` (the magnitudes the error messages
+    quote, float64 ``(count, 6)``) and ``rotations`` (int32, per sweep,
+    ``(count, max(max_sweeps, 1))``).
     """
 
     w: cl_array.Array
     U: cl_array.Array | None
+    queue: cl.CommandQueue
     count: int
     summary: int
-    status: cl_array.Array
-    info: cl_array.Array
-    report: cl_array.Array
-    rotations: cl_array.Array
+    status: cl.MemoryObjectHolder
+    info: cl.MemoryObjectHolder
+    report: cl.MemoryObjectHolder
+    rotations: cl.MemoryObjectHolder
     max_sweeps: int
     work_group_size: int
     seconds: float
     #: The launch (its profiling times where the queue profiles).
     event: cl.Event
 
+    def _read(self, buffer: cl.MemoryObjectHolder, shape: tuple[int, ...],
+              dtype: type) -> np.ndarray:
+        host = np.empty(shape, dtype)
+        cl.enqueue_copy(self.queue, host, buffer)
+        return host
+
     @property
     def flags(self) -> np.ndarray:
         """Every matrix's flags on the host (read only where one is set)."""
         if not self.summary:
             return np.zeros(self.count, np.int32)
-        return self.status.get()
+        return self._read(self.status, (self.count,), np.int32)
 
     def records(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(info, report, rotations)`` on the host."""
-        return (self.info.get(), self.report.get(),
-                self.rotations.get()[:, : self.max_sweeps])
+        rotations = self._read(self.rotations, (self.count, max(self.max_sweeps, 1)), np.int32)
+        return (self._read(self.info, (self.count, INFO_WIDTH), np.int32),
+                self._read(self.report, (self.count, REPORT_WIDTH), np.float64),
+                rotations[:, : self.max_sweeps])
 
 
 #: The initial value of the launch's OR of flags, uploaded before each launch
@@ -399,24 +409,24 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
     pool = _memory_pool(queue)
     w = cl_array.empty(queue, (count, n), np.float64, allocator=pool)
     U = cl_array.empty(queue, (count, n, n), stack.dtype, allocator=pool) if vectors else None
-    status = cl_array.empty(queue, count, np.int32, allocator=pool)
-    summary = cl_array.empty(queue, 1, np.int32, allocator=pool)
-    cl.enqueue_copy(queue, summary.data, _NO_FLAGS, is_blocking=False)
-    info = cl_array.empty(queue, (count, INFO_WIDTH), np.int32, allocator=pool)
-    report = cl_array.empty(queue, (count, REPORT_WIDTH), np.float64, allocator=pool)
+    # The records are plain buffers of the pool: a pyopencl Array costs tens
+    # of microseconds to make, which a 2x2 stack's call notices.
+    status = pool.allocate(count * 4)
+    summary = pool.allocate(4)
+    cl.enqueue_copy(queue, summary, _NO_FLAGS, is_blocking=False)
+    info = pool.allocate(count * INFO_WIDTH * 4)
+    report = pool.allocate(count * REPORT_WIDTH * 8)
     # written for the sweeps run, read only up to them
-    rotations = cl_array.empty(queue, (count, sweeps), np.int32, allocator=pool)
-    workspace = (cl_array.empty(queue, groups * group * spec.workspace_elements, stack.dtype,
-                                allocator=pool) if in_global else None)
+    rotations = pool.allocate(count * sweeps * 4)
+    workspace = pool.allocate(workspace_bytes) if in_global else None
     pairs_d, starts_d, sweep_tables = _device_tables(queue, strategy, n)
     values = {
         "M": stack.base_data, "count": count, "offset": stack.offset // itemsize,
         "matrix_stride": strides[0], "row_stride": strides[1], "col_stride": strides[2],
         "pairs": pairs_d.data, "table_start": starts_d.data, "sweep_tables": sweep_tables,
         "max_sweeps": max_sweeps, "W": w.data, "U": U.data if vectors else None,
-        "status": status.data, "summary": summary.data, "info": info.data,
-        "report": report.data,
-        "rotations": rotations.data, "workspace": None if workspace is None else workspace.data,
+        "status": status, "summary": summary, "info": info, "report": report,
+        "rotations": rotations, "workspace": workspace,
     }
     signature = spec.signatures["cjac_batched_eig"]
     kernel = _kernel(program, signature)
@@ -426,7 +436,7 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
     # 4 bytes back instead of every matrix's flags (1 MB for 262,144 matrices,
     # and the host's work on them, took longer than the launch of 2x2 stacks)
     flags_or = np.empty(1, np.int32)
-    cl.enqueue_copy(queue, flags_or, summary.data)
+    cl.enqueue_copy(queue, flags_or, summary)
     seconds = time.perf_counter() - start
-    return BatchedRun(w, U, count, int(flags_or[0]), status, info, report, rotations,
+    return BatchedRun(w, U, queue, count, int(flags_or[0]), status, info, report, rotations,
                       max_sweeps, spec.work_group_size, seconds, event)
