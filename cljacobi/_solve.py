@@ -521,9 +521,11 @@ def solve_on(comm: Any, method: Method, data: Any, plan: SweepPlan, *, queue: An
     (:func:`cljacobi.distributed.solve_on`: rank 0 runs :func:`solve`).
     `signature` is hsvd's J, which the method holds; with block columns on
     every rank it is gathered like them and handed to the method on rank 0."""
-    from .distributed import solve_on as solve_on_comm
+    from .distributed import check_comm, solve_on as solve_on_comm
 
-    on_comm = SweepPlan(**{**plan.__dict__, "comm": comm})
+    check_comm(comm)
+    # One rank: the single-device sweeps (the same results, no staging).
+    on_comm = SweepPlan(**{**plan.__dict__, "comm": comm if comm.Get_size() > 1 else None})
 
     def on_root(whole: Any, J: Any, rank_queue: cl.CommandQueue) -> Any:
         root_method = method if J is None else dataclasses.replace(method, J=J)

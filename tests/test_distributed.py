@@ -262,3 +262,12 @@ def test_generalized_problem_refuses_comm():
 
     with pytest.raises(ValueError, match=r"eig_indefinite\(M, B\) runs on one device"):
         cljacobi.eig_indefinite(np.eye(3), np.eye(3), comm=MPI.COMM_SELF)
+
+
+def test_one_rank_is_the_single_device_solver():
+    from mpi4py import MPI
+
+    M = inputs("random50")[0]
+    on_comm = cljacobi.eig_indefinite(M, comm=MPI.COMM_SELF, variant="bo", block_width=8)
+    alone = cljacobi.eig_indefinite(M, variant="bo", block_width=8)
+    assert all(np.array_equal(a, b) for a, b in zip(on_comm, alone))
