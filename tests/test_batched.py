@@ -279,6 +279,10 @@ def test_local_memory_model():
     assert local_bytes(72, False, True, 1) <= 48 * 1024 < local_bytes(73, False, True, 1)
     assert local_bytes(52, True, True, 1) <= 48 * 1024 < local_bytes(53, True, True, 1)
     assert local_bytes(128, True, True, 1, matrix_in_global=True) <= 12 * 1024
+    # six real 64 x 64 work-groups (each with the 1 KiB an NVIDIA SM reserves
+    # per block) in an H200 SM's 228 KiB: arrays with disjoint lifetimes share
+    # storage (five fit before, and 2,000 matrices took four waves, not three)
+    assert 6 * (local_bytes(64, False, True, 1) + 1024) <= 228 * 1024
     assert [lanes_for(n) for n in (2, 3, 4, 5, 8, 9, 64)] == [1, 2, 2, 4, 4, 8, 32]
 
 

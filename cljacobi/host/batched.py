@@ -204,9 +204,9 @@ def local_bytes(order: int, complex_: bool, vectors: bool, matrices: int, *,
     element = 16 if complex_ else 8
     per_matrix = ((0 if matrix_in_global else npad * ld * element)  # A
                   + 2 * npad * DIAG_DTYPE.itemsize  # D and its sort buffer
-                  + 8 * npad + 8 * order            # peaks, row norms
-                  + 4 * order + 12 * npad           # perm, sign, second, column_of
-                  + (4 * order if vectors else 0)   # missing
+                  + 8 * npad                        # peaks (and row norms, eigenvalues)
+                  + 4 * order + 12 * npad           # perm, sign (and missing), second,
+                                                    # column_of
                   + 4 + 128)                        # starts, state
     lanes = lanes_for(order)
     return matrices * (per_matrix + lanes * 12)     # + scratch and keys

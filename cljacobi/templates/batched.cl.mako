@@ -233,15 +233,18 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
     /* 16-byte aligned: the null-space completion keeps its complex dot
      * products (double2) here, and cjac_diag is 16 bytes, 8-aligned */
     __local cjac_diag sorted_all[MPG * NPAD] __attribute__((aligned(16)));
+    /* The row norms of the factorization, then the peaks of the sweeps, then
+     * the eigenvalues of the extraction, then the row weights of the null
+     * space: one array, each use dead before the next (barriers between).
+     * Likewise the signs of the pivots (up to step 3) and the eigenvector
+     * columns still to complete (step 5).  Every 256 bytes count: a real
+     * 64 x 64 matrix's work-group fits six times in an H200 SM's 228 KiB of
+     * shared memory, not five. */
     __local cjac_real peak_all[MPG * NPAD];
-    __local cjac_real row_norm_all[MPG * N];
     __local int perm_all[MPG * N];
     __local int sign_all[MPG * NPAD];
     __local int second_all[MPG * NPAD];   /* 1: second column of a 2x2 pivot */
     __local int column_of_all[MPG * NPAD]; /* column of the q-th in sign order */
-%if vectors:
-    __local int missing_all[MPG * N];      /* eigenvector columns still to complete */
-%endif
     __local cjac_real scratch[WG];
     __local int keys[WG];
     __local int starts[MPG];
@@ -258,9 +261,12 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
 %endif
     __local cjac_diag *D = D_all + mat * NPAD;
     __local cjac_real *peak = peak_all + mat * NPAD;
-    __local cjac_real *row_norm = row_norm_all + mat * N;
+    __local cjac_real *row_norm = peak;  /* ||g_i|| in the factorization only */
     __local int *perm = perm_all + mat * N;
     __local int *sign = sign_all + mat * NPAD;
+%if vectors:
+    __local int *missing = sign;  /* eigenvector columns still to complete (step 5) */
+%endif
     __local int *second = second_all + mat * NPAD;
     __local int *column_of = column_of_all + mat * NPAD;
     __local cjac_matrix_state *st = state_all + mat;
@@ -698,7 +704,8 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
         sorted_all[mat * NPAD + D[q].rho] = D[q];
     barrier(CJAC_FENCE);
     __local cjac_diag *by_column = sorted_all + mat * NPAD;
-    /* The eigenvalue of entry e, once (peak, dead after the sweeps, holds them). */
+    /* The eigenvalue of entry e, once (peak, dead after the sweeps, holds them;
+     * the row weights below take it over). */
     __local cjac_real *value_of = peak;
 %if vectors:
     for (int c = lane; c < NPAD; c += LANES)
@@ -738,7 +745,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
         }
         if (valid)
             second[c] = 1;  /* column c is in the basis */
-        missing_all[mat * N + place] = !valid;
+        missing[place] = !valid;
 %endif
     }
     lost = cjac_lanes_or(keys, lid, lane, lost);
@@ -757,7 +764,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
         starts[mat] = 0;
     barrier(CJAC_FENCE);
     for (int slot = lane; slot < N && writes; slot += LANES)
-        if (missing_all[mat * N + slot])
+        if (missing[slot])
             starts[mat] = 1;  /* any lane that finds one: the same value */
     barrier(CJAC_FENCE);
     if (cjac_any(starts)) {
@@ -772,7 +779,7 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
         }
         barrier(CJAC_FENCE);
         for (int slot = 0; slot < N; ++slot) {
-            const bool need = writes && missing_all[mat * N + slot];
+            const bool need = writes && missing[slot];
             if (lane == 0)
                 starts[mat] = need;
             barrier(CJAC_FENCE);
