@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 

@@ -1,13 +1,15 @@
 """The solvers on an MPI communicator (``comm=``), one OpenCL device per rank.
 
-``eig_indefinite(M, comm=comm)``, ``hsvd(G, J, comm=comm)`` and
-``svd(A, comm=comm)`` are called on every rank of `comm` (an ``mpi4py``
-intracommunicator).  The input is given whole on rank 0 (the other ranks
-pass None); rank 0 validates it and prepares the factor (scaling, the
-J-factorization or the QR shortening) as one device would, then the sweeps
-run on all ranks (:mod:`cljacobi.host.distributed`: two stripes of the
-factor's columns per rank, exchanged by the Mantharam-Eberlein table), and
-the result comes back whole on rank 0; the other ranks return None.
+``eig_indefinite``, ``hsvd``, ``svd`` and ``gsvd`` with ``comm=`` (an
+``mpi4py`` intracommunicator) are called on every rank.  The input is given
+whole on rank 0 (the other ranks pass None, and get None back), or on every
+rank its block columns (gathered to rank 0, and every rank gets its columns
+of the result: :func:`solve_on`).  Rank 0 validates it and prepares the
+factor (scaling, the J-factorization, the QR shortening) as one device
+would; the sweeps then run on all ranks (:mod:`cljacobi.host.distributed`:
+two stripes of the factor's columns per rank, exchanged by the
+Mantharam-Eberlein table), and rank 0 reads the result off as one device
+would.  With one rank the single-device sweeps run.
 
 The steps of a call, on every rank:
 
@@ -39,6 +41,7 @@ import pyopencl as cl
 
 from ._results import SolveInfo
 from .errors import DistributedError
+from .host.blocked import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES
 from .host.device import ENV_VAR, default_queue, has_fp64, list_devices, resolve_queue
 from .host.distributed import (
     META_COLUMNS,
@@ -50,12 +53,11 @@ from .host.distributed import (
 )
 from .host.hz import HZRun, border_pair
 from .host.limits import check_global_memory
-from .host.operands import ROW_ALIGNMENT, download
+from .host.operands import ROW_ALIGNMENT
 from .host.pointwise import HSVDState, complex_layout
 from .host.sizes import round_up
 from .host.sweeps import RunStats
 from .host.variants import choose_variant
-from .host.blocked import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES
 
 __all__ = ["check_comm", "rank_queue", "run_hz", "run_sweeps", "serve", "solve_on"]
 
