@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, NamedTuple, Protocol
+from typing import Any, Callable, ClassVar, NamedTuple, Protocol
 
 import numpy as np
 import pyopencl as cl
@@ -171,6 +171,9 @@ class RankStripes:
     (:data:`META_COLUMNS`).
     """
 
+    #: What :meth:`parts` holds: a message each (a tag each, by slot).
+    KINDS: ClassVar[tuple[str, ...]] = ("G", "V", "meta")
+
     g: np.ndarray
     v: np.ndarray | None
     meta: np.ndarray
@@ -191,9 +194,9 @@ class DistributedStats:
     converged: bool = False
     breakdown: bool = False
     tiny_column: bool = False
-    #: This rank's seconds: ``sweeps`` (its local sweeps, transfers to and
-    #: from its device included), ``communication`` (waiting for the
-    #: stripes, and the reductions).
+    #: This rank's seconds: ``sweeps`` (its local sweeps), ``communication``
+    #: (reading back the stripes that leave, moving and writing the others,
+    #: waiting for the messages, and the reductions).
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -488,7 +491,8 @@ class StripeSweeps:
             for kind, array in enumerate(self.incoming.parts()):
                 if array is not None:
                     requests.append(self.comm.Irecv(
-                        array[slot * w:(slot + 1) * w], source=source, tag=slot * 3 + kind))
+                        array[slot * w:(slot + 1) * w], source=source,
+                        tag=slot * len(RankStripes.KINDS) + kind))
         return requests
 
     def sweep(self, phase: str, step: int) -> LocalSweep:
@@ -529,8 +533,8 @@ class StripeSweeps:
             self._read(leaving, slot * w)
             for kind, array in enumerate(leaving.parts()):
                 if array is not None:
-                    requests.append(self.comm.Isend(array, dest=target,
-                                                    tag=target_slot * 3 + kind))
+                    requests.append(self.comm.Isend(
+                        array, dest=target, tag=target_slot * len(RankStripes.KINDS) + kind))
         first, second = slice(0, w), slice(w, 2 * w)
         if len(moves) == 2:  # the two stripes exchange their slots
             if self._spare is None:
