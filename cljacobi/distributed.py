@@ -39,6 +39,7 @@ from typing import Any, Callable
 import numpy as np
 import pyopencl as cl
 
+from ._arrays import is_device_array
 from ._results import SolveInfo
 from .errors import DistributedError
 from .host.blocked import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES
@@ -243,6 +244,9 @@ def _gather_columns(comm: Any, local: Any, signature: Any) -> tuple[Any, Any, li
                              f"{[g[2] for g in gathered]} by matrix")
         whole = None if comm.Get_rank() else tuple(g[0] for g in gathered)
         return whole, None, counts
+    if is_device_array(local):
+        raise TypeError("comm= with block columns on every rank takes numpy arrays, not "
+                        "pyopencl arrays (a pyopencl array may be given whole on rank 0)")
     local = np.asarray(local)
     if local.ndim != 2:
         raise ValueError(f"comm= with block columns on every rank takes one matrix: this "

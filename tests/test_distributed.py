@@ -244,6 +244,13 @@ def test_input_on_some_ranks_only_is_an_error_everywhere(tmp_path):
         assert "ranks [1] gave None" in text
 
 
+def test_block_columns_on_the_device_are_refused_on_every_rank(tmp_path):
+    done, outcome = failure(tmp_path, 2, "device_columns")
+    assert len(outcome) == 2, done.stdout + done.stderr
+    for text in outcome.values():
+        assert text.startswith("TypeError: comm= with block columns on every rank takes numpy")
+
+
 def test_rank_failing_inside_the_sweeps_aborts_the_job(tmp_path):
     done, outcome = failure(tmp_path, 2, "abort", timeout=300)
     assert done.returncode != 0
