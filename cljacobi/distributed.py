@@ -159,7 +159,7 @@ class _Job:
     def serve(self, comm: Any, queue: cl.CommandQueue) -> None:
         """A rank other than 0: its part of the job."""
         stripes, sweeps = collective(comm, lambda: _prepare(comm, queue, self))
-        _sweep_and_gather(comm, sweeps, stripes, self)
+        _one_sided_job(comm, sweeps, stripes, self)
 
 
 @dataclass(frozen=True)
@@ -183,7 +183,7 @@ class _HZJob:
     def serve(self, comm: Any, queue: cl.CommandQueue) -> None:
         """A rank other than 0: its part of the job."""
         arrays, sweeps = collective(comm, lambda: _prepare_hz(comm, queue, self))
-        _hz_sweep_and_gather(comm, sweeps, arrays, self)
+        _hz_job(comm, sweeps, arrays, self)
 
 
 @dataclass(frozen=True)
@@ -351,29 +351,30 @@ def _prepare(comm: Any, queue: cl.CommandQueue, job: _Job) -> tuple[RankStripes,
     return stripes, sweeps
 
 
-def _sweep_and_gather(comm: Any, sweeps: StripeSweeps, stripes: RankStripes,
-                      job: _Job) -> tuple[RankStripes, Any] | None:
-    """Receive the stripes from rank 0, run the outermost sweeps and send the
-    final stripes back (every rank, rank 0 included, whose own stripes are
-    copied).  Returns the final stripes of all ranks and the statistics on
-    rank 0, None elsewhere."""
+def _sweep_and_gather(comm: Any, incoming: list[np.ndarray],
+                      run: Callable[[], tuple[list[np.ndarray], Any]]
+                      ) -> tuple[list[list[np.ndarray]], Any] | None:
+    """Every rank's side of one job: receive its stripes from rank 0 into
+    the C-contiguous `incoming`, ``run()`` the outermost sweeps (which
+    returns the final arrays and the statistics) and send the final arrays
+    back.  Rank 0 (whose own stripes travel to itself) gets every rank's
+    arrays, in rank order, and the statistics; the others None.  A failure
+    here aborts the communicator (the others wait for this rank)."""
     rank, size = comm.Get_rank(), comm.Get_size()
     try:
-        comm.Recv(stripes.g, source=0, tag=_SCATTER_TAG)
-        comm.Recv(stripes.meta, source=0, tag=_SCATTER_TAG + 1)
-        sweeps.load(stripes)
-        stats = sweeps.run(max_sweeps=job.max_sweeps)
-        final = sweeps.unload()
-        parts = [final.g, final.meta] + ([final.v] if final.v is not None else [])
-        requests = [comm.Isend(part, dest=0, tag=_SCATTER_TAG + 2 + k)
-                    for k, part in enumerate(parts)]
+        for k, array in enumerate(incoming):
+            comm.Recv(array, source=0, tag=_SCATTER_TAG + k)
+        outgoing, stats = run()
+        first_tag = _SCATTER_TAG + len(incoming)
+        requests = [comm.Isend(array, dest=0, tag=first_tag + k)
+                    for k, array in enumerate(outgoing)]
         gathered = None
         if rank == 0:
             gathered = []
             for source in range(size):
-                arrays = [np.empty_like(part) for part in parts]
+                arrays = [np.empty_like(array) for array in outgoing]
                 for k, array in enumerate(arrays):
-                    comm.Recv(array, source=source, tag=_SCATTER_TAG + 2 + k)
+                    comm.Recv(array, source=source, tag=first_tag + k)
                 gathered.append(arrays)
         from mpi4py import MPI
 
@@ -382,6 +383,19 @@ def _sweep_and_gather(comm: Any, sweeps: StripeSweeps, stripes: RankStripes,
         abort(comm, error)
         raise  # pragma: no cover - Abort does not return
     return (gathered, stats) if rank == 0 else None
+
+
+def _one_sided_job(comm: Any, sweeps: StripeSweeps, stripes: RankStripes, job: _Job
+                   ) -> tuple[list[list[np.ndarray]], Any] | None:
+    """:func:`_sweep_and_gather` of the one-sided method: G and the metadata
+    arrive (V starts as the identity's columns), G, the metadata and V return."""
+    def run() -> tuple[list[np.ndarray], Any]:
+        sweeps.load(stripes)
+        stats = sweeps.run(max_sweeps=job.max_sweeps)
+        final = sweeps.unload()
+        return [final.g, final.meta] + ([final.v] if final.v is not None else []), stats
+
+    return _sweep_and_gather(comm, [stripes.g, stripes.meta], run)
 
 
 def run_sweeps(G: np.ndarray, signs: np.ndarray, *, plan: Any, accumulate_v: bool,
@@ -441,7 +455,7 @@ def run_sweeps(G: np.ndarray, signs: np.ndarray, *, plan: Any, accumulate_v: boo
         sent += [g, meta]  # referenced until the sends complete
         requests += [comm.Isend(g, dest=rank, tag=_SCATTER_TAG),
                      comm.Isend(meta, dest=rank, tag=_SCATTER_TAG + 1)]
-    outcome = _sweep_and_gather(comm, sweeps, stripes, job)
+    outcome = _one_sided_job(comm, sweeps, stripes, job)
     from mpi4py import MPI
 
     MPI.Request.Waitall(requests)
@@ -515,32 +529,15 @@ def _prepare_hz(comm: Any, queue: cl.CommandQueue, job: _HZJob
     return arrays, sweeps
 
 
-def _hz_sweep_and_gather(comm: Any, sweeps: HZStripeSweeps, arrays: list[np.ndarray],
-                         job: _HZJob) -> tuple[list[list[np.ndarray]], Any] | None:
-    """Receive F, G, Z's stripes from rank 0, run the outermost sweeps, send
-    them back; rank 0 gets every rank's arrays and the statistics."""
-    rank, size = comm.Get_rank(), comm.Get_size()
-    try:
-        for k, array in enumerate(arrays):
-            comm.Recv(array.T, source=0, tag=_SCATTER_TAG + k)
+def _hz_job(comm: Any, sweeps: HZStripeSweeps, arrays: list[np.ndarray], job: _HZJob
+            ) -> tuple[list[list[np.ndarray]], Any] | None:
+    """:func:`_sweep_and_gather` of the GSVD: F, G and Z's stripes (through
+    their C-contiguous transposes) arrive and return."""
+    def run() -> tuple[list[np.ndarray], Any]:
         stats = sweeps.run(*arrays, max_sweeps=job.max_sweeps)
-        requests = [comm.Isend(array.T, dest=0, tag=_SCATTER_TAG + 3 + k)
-                    for k, array in enumerate(arrays)]
-        gathered = None
-        if rank == 0:
-            gathered = []
-            for source in range(size):
-                received = [np.empty_like(array) for array in arrays]
-                for k, array in enumerate(received):
-                    comm.Recv(array.T, source=source, tag=_SCATTER_TAG + 3 + k)
-                gathered.append(received)
-        from mpi4py import MPI
+        return [array.T for array in arrays], stats
 
-        MPI.Request.Waitall(requests)
-    except Exception as error:  # noqa: BLE001 - the others wait for this rank
-        abort(comm, error)
-        raise  # pragma: no cover - Abort does not return
-    return (gathered, stats) if rank == 0 else None
+    return _sweep_and_gather(comm, [array.T for array in arrays], run)
 
 
 def run_hz(pair: Any, *, plan: Any, info: SolveInfo) -> HZRun:
@@ -577,14 +574,14 @@ def run_hz(pair: Any, *, plan: Any, info: SolveInfo) -> HZRun:
             part = np.ascontiguousarray(whole[:, held].T)
             sent.append(part)  # referenced until the sends complete
             requests.append(comm.Isend(part, dest=rank, tag=_SCATTER_TAG + k))
-    gathered, stats = _hz_sweep_and_gather(comm, sweeps, arrays, job)
+    gathered, stats = _hz_job(comm, sweeps, arrays, job)
     from mpi4py import MPI
 
     MPI.Request.Waitall(requests)
     for rank, step in enumerate(exchange_plan(size)[0]):
         held = np.concatenate([np.arange(s * width, (s + 1) * width) for s in step.stripes])
         for whole, part in zip((F_b, G_b, Z_b), gathered[rank]):
-            whole[:, held] = part
+            whole[:, held] = part.T
     if stats.breakdown:
         raise np.linalg.LinAlgError(sweeps.failure or (
             "B is not of full column rank: a pivot submatrix of B^* B was not positive "
