@@ -27,7 +27,7 @@ def main(argv=None) -> None:
     import pyopencl as cl
     from mpi4py import MPI
 
-    from cljacobi.distributed import rank_queue
+    from cljacobi.distributed import node_rank, rank_queue
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--megabytes", type=int, default=512)
@@ -38,7 +38,7 @@ def main(argv=None) -> None:
     rank = comm.Get_rank()
     size = args.megabytes << 20
     host = np.ones(size // 8)
-    queue = rank_queue(comm)
+    queue = rank_queue(node_rank(comm))
     buf = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, size)
 
     def rate(action) -> float:

@@ -13,7 +13,9 @@ would.  With one rank the single-device sweeps run.
 
 The steps of a call, on every rank:
 
-1. each rank resolves its device (:func:`rank_queue`), and all ranks learn
+1. each rank resolves its device (:func:`rank_queue`; no collective call
+   depends on how, so a rank that fails cannot leave the others in one),
+   and all ranks learn
    whether every one did (an error on any rank raises on all of them:
    :class:`~cljacobi.errors.DistributedError` naming the rank, or the
    error itself on the rank it happened on);
@@ -60,7 +62,7 @@ from .host.sizes import round_up
 from .host.sweeps import RunStats
 from .host.variants import choose_variant
 
-__all__ = ["check_comm", "rank_queue", "run_hz", "run_sweeps", "serve", "solve_on"]
+__all__ = ["check_comm", "node_rank", "rank_queue", "run_hz", "run_sweeps", "serve", "solve_on"]
 
 #: Tag of the messages that scatter and gather the stripes (the exchange
 #: between steps uses tags below it).
@@ -83,18 +85,25 @@ def check_comm(comm: Any) -> Any:
 _rank_queues: dict[int, cl.CommandQueue] = {}
 
 
-def rank_queue(comm: Any) -> cl.CommandQueue:
-    """This rank's default queue: the device ``CLJACOBI_DEVICE`` names when it
-    is set; otherwise GPU number ``k mod g`` of this node's ``g`` GPUs with
-    fp64, ``k`` being the rank's index among the ranks on its node (the
-    default device where the node has no such GPU)."""
-    if os.environ.get(ENV_VAR, "").strip():
-        return default_queue()
+def node_rank(comm: Any) -> int:
+    """This rank's index among the ranks of `comm` on its node (a collective
+    call: every rank of `comm` makes it)."""
     from mpi4py import MPI
 
     node = comm.Split_type(MPI.COMM_TYPE_SHARED)
     local_rank = node.Get_rank()
     node.Free()
+    return local_rank
+
+
+def rank_queue(local_rank: int) -> cl.CommandQueue:
+    """The default queue of the rank with node index `local_rank`
+    (:func:`node_rank`): the device ``CLJACOBI_DEVICE`` names when it is set;
+    otherwise GPU number ``local_rank mod g`` of this node's ``g`` GPUs with
+    fp64 (the default device where the node has no such GPU).  Not a
+    collective call."""
+    if os.environ.get(ENV_VAR, "").strip():
+        return default_queue()
     gpus = [entry.device for entry in list_devices()
             if entry.device.type & cl.device_type.GPU and has_fp64(entry.device)]
     if not gpus:
@@ -212,8 +221,10 @@ def solve_on(comm: Any, queue: Any, data: Any, on_root: Callable[[Any, Any, cl.C
             f"comm=: give the input whole on rank 0 (None on the others) or on every rank "
             f"its block columns; ranks {missing} gave None")
     columns = all(given) and len(given) > 1
+    # Every rank takes part in the collective calls, whatever its queue.
+    local_rank = node_rank(comm)
     own_queue = collective(comm, lambda: resolve_queue(queue) if queue is not None
-                           else rank_queue(comm))
+                           else rank_queue(local_rank))
     counts = None
     if columns:
         data, signature, counts = collective(

@@ -138,8 +138,11 @@ def run_failure(path: str, kind: str) -> None:
     rank = comm.Get_rank()
     M = inputs("random50")[0]
     kwargs = {"variant": "bo", "block_width": 8}
-    if kind == "bad_device" and rank == 1:
-        os.environ["CLJACOBI_DEVICE"] = "no-such-device"
+    if kind == "bad_device":  # rank 0 chooses its device by default, rank 1 names none there is
+        if rank == 1:
+            os.environ["CLJACOBI_DEVICE"] = "no-such-device"
+        else:
+            os.environ.pop("CLJACOBI_DEVICE", None)
     if kind == "abort" and rank == 1:
         from cljacobi.host import distributed
 
