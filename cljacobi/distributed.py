@@ -244,42 +244,54 @@ def solve_on(comm: Any, queue: Any, data: Any, on_root: Callable[[Any, Any, cl.C
     return _scatter_result(comm, result, counts, return_info)
 
 
-def _gather_columns(comm: Any, local: Any, signature: Any) -> tuple[Any, Any, list[int]]:
-    """Rank 0's whole matrix (or pair of matrices) from every rank's block
-    columns (in rank order), and hsvd's J likewise; the ranks' column counts."""
-    if isinstance(local, tuple):  # a pair: the same columns of both
-        gathered = [_gather_columns(comm, part, None) for part in local]
-        counts = gathered[0][2]
-        if any(g[2] != counts for g in gathered):
-            raise ValueError(f"the block columns of the pair differ: counts "
-                             f"{[g[2] for g in gathered]} by matrix")
-        whole = None if comm.Get_rank() else tuple(g[0] for g in gathered)
-        return whole, None, counts
-    if is_device_array(local):
+def _check_columns(local: Any) -> tuple[np.ndarray, ...]:
+    """This rank's block columns as numpy matrices (a pair of them for the
+    GSVD); TypeError or ValueError naming what is wrong."""
+    parts = local if isinstance(local, tuple) else (local,)
+    if any(is_device_array(part) for part in parts):
         raise TypeError("comm= with block columns on every rank takes numpy arrays, not "
                         "pyopencl arrays (a pyopencl array may be given whole on rank 0)")
-    local = np.asarray(local)
-    if local.ndim != 2:
-        raise ValueError(f"comm= with block columns on every rank takes one matrix: this "
-                         f"rank's columns have shape {local.shape}")
-    shapes = comm.allgather((local.shape, local.dtype.str))
-    rows = {shape[0] for shape, _ in shapes}
-    if len(rows) != 1:
-        raise ValueError(f"the ranks' block columns have different row counts: "
-                         f"{[shape for shape, _ in shapes]}")
-    dtype = np.result_type(*(np.dtype(code) for _, code in shapes))
-    counts = [shape[1] for shape, _ in shapes]
-    m, n = rows.pop(), sum(counts)
-    # Column-major blocks: rank k's columns follow rank k - 1's.
-    block = np.asfortranarray(local, dtype=dtype)
-    whole = np.empty((n, m), dtype=dtype) if comm.Get_rank() == 0 else None
-    comm.Gatherv(block.T, (whole, [c * m for c in counts]) if whole is not None else None,
-                 root=0)
-    parts = comm.gather(None if signature is None else np.asarray(signature), root=0)
+    parts = tuple(np.asarray(part) for part in parts)
+    if any(part.ndim != 2 for part in parts):
+        raise ValueError(f"comm= with block columns on every rank takes one matrix (or one "
+                         f"pair): this rank's columns have shape "
+                         f"{[part.shape for part in parts]}")
+    return parts
+
+
+def _gather_columns(comm: Any, local: Any, signature: Any) -> tuple[Any, Any, list[int]]:
+    """Rank 0's whole matrix (or pair of matrices) from every rank's block
+    columns (in rank order), and hsvd's J likewise; the ranks' column counts.
+
+    Every rank makes the same collective calls whatever its input: each
+    checks its own first (:func:`collective`), then the shapes are shared
+    and judged alike everywhere."""
+    parts = collective(comm, lambda: _check_columns(local))
+    shapes = comm.allgather([(part.shape, part.dtype.str) for part in parts])
+    if len({len(rank_shapes) for rank_shapes in shapes}) != 1:
+        raise ValueError(f"the ranks gave different numbers of matrices: "
+                         f"{[len(rank_shapes) for rank_shapes in shapes]}")
+    counts = [rank_shapes[0][0][1] for rank_shapes in shapes]
+    wholes = []
+    for k, part in enumerate(parts):
+        of_part = [rank_shapes[k] for rank_shapes in shapes]
+        rows = {shape[0] for shape, _ in of_part}
+        if len(rows) != 1 or [shape[1] for shape, _ in of_part] != counts:
+            raise ValueError(f"the ranks' block columns do not fit together (the same rows, "
+                             f"the same columns of every matrix): shapes by rank {shapes}")
+        dtype = np.result_type(*(np.dtype(code) for _, code in of_part))
+        m, n = rows.pop(), sum(counts)
+        # Column-major blocks: rank k's columns follow rank k - 1's.
+        block = np.asfortranarray(part, dtype=dtype)
+        whole = np.empty((n, m), dtype=dtype) if comm.Get_rank() == 0 else None
+        comm.Gatherv(block.T, (whole, [c * m for c in counts]) if whole is not None else None,
+                     root=0)
+        wholes.append(None if whole is None else whole.T)
+    signs = comm.gather(None if signature is None else np.asarray(signature), root=0)
     if comm.Get_rank() != 0:
         return None, None, counts
-    J = None if signature is None else np.concatenate([np.ravel(p) for p in parts])
-    return whole.T, J, counts
+    J = None if signature is None else np.concatenate([np.ravel(p) for p in signs])
+    return (tuple(wholes) if isinstance(local, tuple) else wholes[0]), J, counts
 
 
 def _scatter_result(comm: Any, result: Any, counts: list[int], return_info: bool) -> Any:
