@@ -36,7 +36,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 import numpy as np
 import pyopencl as cl
@@ -138,14 +138,16 @@ def collective(comm: Any, action: Callable[[], Any]) -> Any:
     return value
 
 
-def abort(comm: Any, error: BaseException) -> None:
+def abort(comm: Any, error: BaseException) -> NoReturn:
     """Print `error` and abort the communicator (``MPI_Abort``): a rank failing
-    while others wait for its stripes."""
+    while others wait for its stripes.  Raises `error` should the abort
+    return before the process ends."""
     sys.stderr.write(
         f"cljacobi: rank {comm.Get_rank()} of {comm.Get_size()} failed during the "
         f"distributed sweeps ({_describe(error)}); aborting the communicator\n")
     sys.stderr.flush()
     comm.Abort(1)
+    raise error
 
 
 @dataclass(frozen=True)
@@ -404,7 +406,6 @@ def _sweep_and_gather(comm: Any, incoming: list[np.ndarray],
         MPI.Request.Waitall(requests)
     except Exception as error:  # noqa: BLE001 - the others wait for this rank
         abort(comm, error)
-        raise  # pragma: no cover - Abort does not return
     return (gathered, stats) if rank == 0 else None
 
 
@@ -457,27 +458,32 @@ def run_sweeps(G: np.ndarray, signs: np.ndarray, *, plan: Any, accumulate_v: boo
     comm.bcast(job, root=0)
     stripes, sweeps = collective(comm, lambda: _prepare(comm, queue, job))
     # Every rank's two stripes of G, bordered (border column c >= r is the
-    # unit vector e_(m + c - r)), and their metadata.
+    # unit vector e_(m + c - r)), and their metadata; a failure here leaves
+    # the others waiting for them, so it aborts.
     width = layout.width
     ldg = round_up(rows, ROW_ALIGNMENT)
     requests, sent = [], []
-    for rank, step in enumerate(exchange_plan(size)[0]):
-        held = np.concatenate([np.arange(s * width, (s + 1) * width) for s in step.stripes])
-        real = held < r
-        columns_g = np.zeros((2 * width, ldg), dtype=dtype)  # row c: local column c
-        columns_g[real, :m] = G[:, held[real]].T
-        columns_g[~real, m + held[~real] - r] = 1.0
-        g = np.empty_like(stripes.g)
-        if split:
-            g[:, :ldg], g[:, ldg:] = columns_g.real, columns_g.imag
-        else:
-            g[...] = columns_g
-        meta = np.zeros((2 * width, META_COLUMNS))
-        meta[:, 0] = held
-        meta[:, 1] = np.where(real, np.asarray(signs)[np.minimum(held, r - 1)], 1)
-        sent += [g, meta]  # referenced until the sends complete
-        requests += [comm.Isend(g, dest=rank, tag=_SCATTER_TAG),
-                     comm.Isend(meta, dest=rank, tag=_SCATTER_TAG + 1)]
+    try:
+        for rank, step in enumerate(exchange_plan(size)[0]):
+            held = np.concatenate([np.arange(s * width, (s + 1) * width)
+                                   for s in step.stripes])
+            real = held < r
+            columns_g = np.zeros((2 * width, ldg), dtype=dtype)  # row c: local column c
+            columns_g[real, :m] = G[:, held[real]].T
+            columns_g[~real, m + held[~real] - r] = 1.0
+            g = np.empty_like(stripes.g)
+            if split:
+                g[:, :ldg], g[:, ldg:] = columns_g.real, columns_g.imag
+            else:
+                g[...] = columns_g
+            meta = np.zeros((2 * width, META_COLUMNS))
+            meta[:, 0] = held
+            meta[:, 1] = np.where(real, np.asarray(signs)[np.minimum(held, r - 1)], 1)
+            sent += [g, meta]  # referenced until the sends complete
+            requests += [comm.Isend(g, dest=rank, tag=_SCATTER_TAG),
+                         comm.Isend(meta, dest=rank, tag=_SCATTER_TAG + 1)]
+    except Exception as error:  # noqa: BLE001 - the others wait for their stripes
+        abort(comm, error)
     outcome = _one_sided_job(comm, sweeps, stripes, job)
     from mpi4py import MPI
 
@@ -591,12 +597,16 @@ def run_hz(pair: Any, *, plan: Any, info: SolveInfo) -> HZRun:
     comm.bcast(job, root=0)
     arrays, sweeps = collective(comm, lambda: _prepare_hz(comm, queue, job))
     requests, sent = [], []
-    for rank, step in enumerate(exchange_plan(size)[0]):
-        held = np.concatenate([np.arange(s * width, (s + 1) * width) for s in step.stripes])
-        for k, whole in enumerate((F_b, G_b, Z_b)):
-            part = np.ascontiguousarray(whole[:, held].T)
-            sent.append(part)  # referenced until the sends complete
-            requests.append(comm.Isend(part, dest=rank, tag=_SCATTER_TAG + k))
+    try:  # a failure here leaves the others waiting for their stripes
+        for rank, step in enumerate(exchange_plan(size)[0]):
+            held = np.concatenate([np.arange(s * width, (s + 1) * width)
+                                   for s in step.stripes])
+            for k, whole in enumerate((F_b, G_b, Z_b)):
+                part = np.ascontiguousarray(whole[:, held].T)
+                sent.append(part)  # referenced until the sends complete
+                requests.append(comm.Isend(part, dest=rank, tag=_SCATTER_TAG + k))
+    except Exception as error:  # noqa: BLE001
+        abort(comm, error)
     gathered, stats = _hz_job(comm, sweeps, arrays, job)
     from mpi4py import MPI
 
