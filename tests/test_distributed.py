@@ -103,6 +103,18 @@ def test_cross_pairs_meet_every_pair_across_the_stripes_once(blocks):
     assert across == {(i, blocks + j) for i in range(blocks) for j in range(blocks)}
 
 
+@pytest.mark.parametrize("signs", [[1, 1, -1, -1], [1, -1, 1, -1, 1, 1], [-1, -1, 1], [1, 1, 1]])
+def test_sign_order_runs_rebuild_the_permutation(signs):
+    from cljacobi.host.distributed import _runs
+
+    order = np.argsort(-np.array(signs), kind="stable")
+    rebuilt = np.empty_like(order)
+    for target, source, count in _runs(order):
+        rebuilt[target:target + count] = np.arange(source, source + count)
+    assert np.array_equal(rebuilt, order)
+    assert len(_runs(order)) == 1 + np.count_nonzero(np.diff(order) != 1)
+
+
 def test_stripe_layout_borders_to_equal_stripes():
     layout = StripeLayout.for_columns(50, 3, 8)
     assert (layout.width, layout.stripes, layout.columns) == (16, 6, 96)

@@ -348,8 +348,8 @@ class StripeSweeps:
     received one is written to its slot.  The blocked sweeps run on the
     device buffers as they are (the signature is a kernel argument); the
     pointwise kernels take the signature sorted, +1 first, so a pointwise
-    sweep reads the columns back and writes them in that order (stable:
-    fixed by the stripes alone), and puts them back after the sweep.
+    sweep copies the columns on the device in that order (stable: fixed by
+    the stripes alone) and back after the sweep.
 
     Parameters
     ----------
@@ -396,7 +396,7 @@ class StripeSweeps:
         ctx = queue.context
         self.buffers = [cl.Buffer(ctx, mf.READ_WRITE, size * local)
                         for size in self.column_bytes]
-        self._spare: list[cl.Buffer] | None = None
+        self._spares: list[cl.Buffer] | None = None
         self.blocked = self.cross_pairs = None
         if variant != "pointwise":
             self.blocked = BlockedHSVD(queue, accumulate_v=accumulate_v,
@@ -451,22 +451,31 @@ class StripeSweeps:
             else:
                 target[order] = host
 
-    def _copy(self, source: list[cl.Buffer], source_slot: int, target: list[cl.Buffer],
-              target_slot: int) -> None:
-        """One stripe's columns from a slot of `source` to a slot of `target`
-        (device buffers in the order of :attr:`buffers`; slot 0 of a spare)."""
-        w = self.layout.width
+    def _copy(self, source: list[cl.Buffer], source_column: int, target: list[cl.Buffer],
+              target_column: int, count: int) -> None:
+        """`count` columns from `source_column` of `source` to `target_column`
+        of `target` (device buffers in the order of :attr:`buffers`)."""
         for src, dst, size in zip(source, target, self.column_bytes):
-            cl.enqueue_copy(self.queue, dst, src, byte_count=size * w,
-                            src_offset=source_slot * w * size, dst_offset=target_slot * w * size)
+            cl.enqueue_copy(self.queue, dst, src, byte_count=size * count,
+                            src_offset=source_column * size, dst_offset=target_column * size)
 
-    def _operands(self, signs: np.ndarray) -> Operands:
+    def _spare(self) -> list[cl.Buffer]:
+        """Device buffers for both stripes' columns beside :attr:`buffers`
+        (made on first use: a swap of the two stripes, or a pointwise sweep
+        whose signature is not already sorted)."""
+        if self._spares is None:
+            local = 2 * self.layout.width
+            self._spares = [cl.Buffer(self.queue.context, cl.mem_flags.READ_WRITE, size * local)
+                            for size in self.column_bytes]
+        return self._spares
+
+    def _operands(self, signs: np.ndarray, buffers: list[cl.Buffer] | None = None) -> Operands:
         local = 2 * self.layout.width
-        g_buf, *rest = self.buffers
+        g_buf, *rest = self.buffers if buffers is None else buffers
         v_buf = rest[0] if self.accumulate_v else None
         return Operands(g_buf, self.ldg, self.rows, local, v_buf, self.ldv,
                         self.rows, local, signs.astype(np.int32), self.dtype, self.split,
-                        peak=self.buffers[-1], v_rows=self.layout.columns)
+                        peak=rest[-1], v_rows=self.layout.columns)
 
     def load(self, stripes: RankStripes) -> None:
         """Both stripes onto the device (and their metadata)."""
@@ -505,13 +514,23 @@ class StripeSweeps:
                 self._operands(signs), max_sweeps=1,
                 outer_pairs=None if step == 0 else self.cross_pairs)
             return _outcome(stats.last_status, stats.rotations)
+        # The pointwise kernels take the signature sorted, +1 first: the
+        # columns are copied in that order (stable) to the spare buffers, in
+        # runs of consecutive columns (a factor's signature is sorted, so a
+        # stripe has at most one change of sign: a few runs), and back.
         order = np.argsort(-signs, kind="stable")
-        staged = self.unload()
-        self._write(staged, 0, order)
-        state = self.pointwise.run_operands(self._operands(signs[order]), max_sweeps=1,
-                                            fetch=False, peak_rounding=self.peak_rounding)
-        self._read(staged, 0, order)
-        self._write(staged, 0)
+        runs = _runs(order)
+        if len(runs) == 1:
+            operands = self._operands(signs)
+        else:
+            for target, source, count in runs:
+                self._copy(self.buffers, source, self._spare(), target, count)
+            operands = self._operands(signs[order], self._spare())
+        state = self.pointwise.run_operands(operands, max_sweeps=1, fetch=False,
+                                            peak_rounding=self.peak_rounding)
+        if len(runs) > 1:
+            for target, source, count in runs:
+                self._copy(self._spare(), target, self.buffers, source, count)
         self.meta[order, 3] = state.d
         return _outcome(state.stats.last_status, state.stats.rotations)
 
@@ -537,16 +556,13 @@ class StripeSweeps:
                         array, dest=target, tag=target_slot * len(RankStripes.KINDS) + kind))
         first, second = slice(0, w), slice(w, 2 * w)
         if len(moves) == 2:  # the two stripes exchange their slots
-            if self._spare is None:
-                self._spare = [cl.Buffer(self.queue.context, cl.mem_flags.READ_WRITE, size * w)
-                               for size in self.column_bytes]
-            self._copy(self.buffers, 0, self._spare, 0)
-            self._copy(self.buffers, 1, self.buffers, 0)
-            self._copy(self._spare, 0, self.buffers, 1)
+            self._copy(self.buffers, 0, self._spare(), 0, w)
+            self._copy(self.buffers, w, self.buffers, 0, w)
+            self._copy(self._spare(), 0, self.buffers, w, w)
             self.meta[first], self.meta[second] = self.meta[second].copy(), self.meta[first].copy()
         elif moves:  # one stays and changes slot; the other one left
             (slot, target_slot), = moves
-            self._copy(self.buffers, slot, self.buffers, target_slot)
+            self._copy(self.buffers, slot * w, self.buffers, target_slot * w, w)
             self.meta[target_slot * w:(target_slot + 1) * w] = self.meta[slot * w:(slot + 1) * w]
         self.queue.finish()
         return requests
@@ -568,6 +584,15 @@ class StripeSweeps:
         stripes: blocked then pointwise (pointwise only for that variant)."""
         phases = ["blocked", "pointwise"] if self.blocked is not None else ["pointwise"]
         return outermost_sweeps(self.comm, self, phases=phases, max_sweeps=max_sweeps)
+
+
+def _runs(order: np.ndarray) -> list[tuple[int, int, int]]:
+    """``(target, source, count)`` runs of the permutation `order`
+    (position ``target + k`` takes column ``source + k``, ``k < count``)."""
+    breaks = np.flatnonzero(np.diff(order) != 1) + 1
+    starts = np.concatenate([[0], breaks])
+    ends = np.concatenate([breaks, [len(order)]])
+    return [(int(a), int(order[a]), int(b - a)) for a, b in zip(starts, ends)]
 
 
 def _outcome(status: int, count: int) -> LocalSweep:
