@@ -290,3 +290,28 @@ def test_one_rank_is_the_single_device_solver():
     on_comm = cljacobi.eig_indefinite(M, comm=MPI.COMM_SELF, variant="bo", block_width=8)
     alone = cljacobi.eig_indefinite(M, variant="bo", block_width=8)
     assert all(np.array_equal(a, b) for a, b in zip(on_comm, alone))
+
+
+def test_blocked_sweep_takes_the_cross_pairs_and_refuses_a_table_missing_a_block(queue):
+    from cljacobi.host.blocked import BlockedHSVD
+    from cljacobi.host.operands import download, upload
+
+    G = np.random.default_rng(0).standard_normal((40, 32))
+    run = BlockedHSVD(queue, accumulate_v=False, block_width=8, variant="bo")
+    operands = upload(queue, G, np.ones(32), accumulate_v=False, column_multiple=16,
+                      dtype=np.float64)
+    with pytest.raises(ValueError, match="outer_pairs must pair each of the 4 blocks"):
+        run.run_operands(operands, max_sweeps=1,
+                         outer_pairs=np.array([[[0, 1], [0, 3]]], np.int32))
+    # Blocks 0, 1 | 2, 3.  A table of the pairs within the halves rotates
+    # each half by an orthogonal transformation, which keeps the Frobenius
+    # norm of the across block of G^T G; the pairs across the halves shrink it.
+    def across(operands):
+        G_now = download(queue, operands)[0]
+        return np.linalg.norm((G_now.T @ G_now)[:16, 16:])
+
+    start = across(operands)
+    run.run_operands(operands, max_sweeps=1, outer_pairs=np.array([[[0, 1], [2, 3]]], np.int32))
+    assert np.isclose(across(operands), start, rtol=1e-12)
+    run.run_operands(operands, max_sweeps=1, outer_pairs=cross_pairs(2))
+    assert across(operands) < 0.8 * start
