@@ -315,3 +315,30 @@ def test_blocked_sweep_takes_the_cross_pairs_and_refuses_a_table_missing_a_block
     assert np.isclose(across(operands), start, rtol=1e-12)
     run.run_operands(operands, max_sweeps=1, outer_pairs=cross_pairs(2))
     assert across(operands) < 0.8 * start
+
+
+def test_readme_example_runs_as_written(tmp_path):
+    """README, "Several devices (MPI)": its example, under mpiexec with 2 ranks,
+    gives the eigendecomposition whole on rank 0 and by block columns alike."""
+    import re
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    section = readme[readme.index("## Several devices (MPI)"):]
+    example = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    checks = '''
+U = np.concatenate(comm.allgather(U_mine), axis=1)
+assert U_mine.shape == (n, hi - lo)
+assert np.abs(M @ U - U * w).max() < 1e-11 * np.abs(w).max()
+if comm.rank == 0:
+    assert np.array_equal(result.eigenvalues, w) and np.array_equal(result.eigenvectors, U)
+else:
+    assert result is None
+print("rank", comm.rank, "ok", flush=True)
+'''
+    script = tmp_path / "example.py"
+    script.write_text(example + checks)
+    done = subprocess.run([mpiexec(), "-n", "2", sys.executable, "-m", "mpi4py", str(script)],
+                          capture_output=True, text=True, timeout=JOB_TIMEOUT,
+                          env=dict(os.environ))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "rank 0 ok" in done.stdout and "rank 1 ok" in done.stdout
