@@ -80,8 +80,8 @@ def main(argv=None) -> None:
     def report(record):
         if rank == 0:
             records.append(record)
-            print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in record.items()},
-                  flush=True)
+            print({k: (float(f"{v:.4g}") if isinstance(v, float) else v)
+                   for k, v in record.items()}, flush=True)
 
     for dtype in args.dtypes:
         for family in args.families:
