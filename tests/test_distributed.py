@@ -333,10 +333,12 @@ if comm.rank == 0:
     assert np.array_equal(result.eigenvalues, w) and np.array_equal(result.eigenvectors, U)
 else:
     assert result is None
-print("rank", comm.rank, "ok", flush=True)
+# one write per rank: the ranks share the pipe, and pieces would interleave
+sys.stdout.write(f"rank {comm.rank} ok\\n")
+sys.stdout.flush()
 '''
     script = tmp_path / "example.py"
-    script.write_text(example + checks)
+    script.write_text(example + "import sys\n" + checks)
     done = subprocess.run([mpiexec(), "-n", "2", sys.executable, "-m", "mpi4py", str(script)],
                           capture_output=True, text=True, timeout=JOB_TIMEOUT,
                           env=dict(os.environ))
