@@ -83,11 +83,14 @@ def test_phase_two_by_anti_diagonals_is_the_sequential_order_bitwise(same, rng):
 @pytest.mark.parametrize("N,counts", [
     (16, {1: 960, 2: 960, 4: 1080, 8: 1560, 16: 1800}),
     (32, {1: 4464, 2: 4960, 4: 4960, 8: 5952, 16: 8432}),
-    (64, {1: 20160, 2: 24192, 4: 24192, 8: 26208, 32: 70560}),
+    (64, {1: 20160, 2: 24192, 4: 24192, 8: 26208}),
 ])
 def test_golub_kahan_counts_of_the_papers_table_2(N, counts):
     """The Golub-Kahan matrix is deterministic: these entries of [SHA] Table 2
-    come out exactly (the others differ by rounding: bench/README.md)."""
+    come out exactly (the others differ by rounding: bench/README.md).  N = 64
+    with R = 32 (70560 in the table) is left out: its count depends on the
+    rounding of numpy's matrix products, which differs between CPUs (62496
+    with OpenBLAS on an Intel Xeon, 70560 on an AMD EPYC)."""
     A = golub_kahan(N)
     for R, expected in counts.items():
         assert stream_svd(A, R).transformations == expected
