@@ -168,7 +168,7 @@ def run_stack(args, family, dtype, n, count, records, queue, A) -> None:
     kernel_alone()
     kernel = float(np.median([kernel_alone()[0] for _ in range(args.repeat)]))
     run = kernel_alone()[1]
-    report("cljacobi kernel alone", kernel, run.w[: args.check].get(),
+    report("cljacobi kernel alone", kernel, run.values[: args.check].get(),
            run.U[: args.check].get())
     del p_A, run
 

@@ -5,9 +5,11 @@ says the batched kernel takes it (``variant="batched"``, or ``"auto"`` for
 a stack whose order fits the device's local memory): the stack goes to the
 device once (a pyopencl stack stays there), one launch of
 ``templates/batched.cl.mako`` solves every matrix
-(:func:`cljacobi.host.batched.batched_eig`), and only the OR of the
-matrices' flags comes back; the per-matrix flags and records follow where
-it says an error or a warning needs them, or for the ``info`` objects.  The
+(:func:`cljacobi.host.batched.batched_eig` for eig_indefinite and eigh,
+:func:`cljacobi.host.batched.batched_hsvd` for hsvd of square factors), and
+only the OR of the matrices' flags comes back; the per-matrix flags and
+records follow where it says an error or a warning needs them, or for the
+``info`` objects.  The
 results are device arrays for device input and numpy arrays otherwise.
 
 Errors are per matrix: the first matrix (in C order) with a fatal flag
@@ -27,10 +29,10 @@ import pyopencl as cl
 import pyopencl.array as cl_array
 
 from ._arrays import is_device_array, to_host
-from ._results import EighResult, SolveInfo
+from ._results import EighResult, HSVDResult, SolveInfo
 from .errors import warn_unconverged
-from .host.batched import (BATCHED_GLOBAL_ORDER_LIMIT, FATAL, BatchStatus, batched_eig,
-                           batched_order_limit)
+from .host.batched import (BATCHED_GLOBAL_ORDER_LIMIT, FATAL, BatchedRun, BatchStatus,
+                           batched_eig, batched_hsvd, batched_order_limit)
 from .host.device import has_fp64, resolve_queue
 from .host.preflight import preflight
 from .host.variants import BATCHED_VARIANT
@@ -52,19 +54,26 @@ def batched_queue(method: Any, data: Any, plan: Any, queue: Any) -> cl.CommandQu
     one-matrix path.
 
     ``variant="auto"`` takes the batched kernel for a stack (``ndim > 2``) of
-    orders from 2 up to :data:`cljacobi.host.batched.BATCHED_GLOBAL_ORDER_LIMIT`
-    (the matrices in local memory up to
+    square matrices of orders from 2 up to
+    :data:`cljacobi.host.batched.BATCHED_GLOBAL_ORDER_LIMIT` for
+    eig_indefinite (the matrices in local memory up to
     :func:`cljacobi.host.batched.batched_order_limit`, in global memory above)
-    on a device with fp64, with rotation 1 or 2 and no private options;
-    ``variant="batched"`` asks for it, also for one matrix, and is a
-    ValueError where it cannot run.
+    and up to that limit for hsvd (G and V in local memory), on a device with
+    fp64, with rotation 1 or 2 and no private options; ``variant="batched"``
+    asks for it, also for one matrix, and is a ValueError where it cannot
+    run.
     """
-    if not getattr(method, "batchable", False):
+    problem = getattr(method, "batched_problem", None)
+    if problem is None:
         return None
     shape, kind = _shape_and_kind(data)
     forced = plan.variant == BATCHED_VARIANT
     if not forced and (plan.variant != "auto" or len(shape) <= 2):
         return None
+    if forced and problem == "hsvd" and len(shape) >= 2 and shape[-2] > shape[-1]:
+        raise ValueError("variant='batched' cannot run here: hsvd shortens a tall G "
+                         f"(shape {shape}) by a QR factorization on the host; the batched "
+                         "kernel takes square G")
     if len(shape) < 2 or shape[-1] != shape[-2] or shape[-1] < 2 or kind not in "biufc" \
             or 0 in shape:
         # 0 x 0 and 1 x 1 are answered on the host; the one-matrix path
@@ -78,7 +87,13 @@ def batched_queue(method: Any, data: Any, plan: Any, queue: Any) -> cl.CommandQu
         array_queue or (cl.CommandQueue(data.context) if is_device_array(data) else None)))
     device = run_queue.device
     reasons = []
-    if n > BATCHED_GLOBAL_ORDER_LIMIT:
+    if problem == "hsvd":
+        limit = batched_order_limit(device, kind == "c", method.compute_uv, "hsvd")
+        if n > limit:
+            reasons.append(f"order {n} exceeds {limit}, the largest whose G and V fit the "
+                           f"{int(device.local_mem_size)} bytes of local memory of "
+                           f"{device.name.strip()!r}")
+    elif n > BATCHED_GLOBAL_ORDER_LIMIT:
         reasons.append(f"order {n} exceeds {BATCHED_GLOBAL_ORDER_LIMIT}, the largest it runs "
                        f"(up to {batched_order_limit(device, kind == 'c')} in the "
                        f"{int(device.local_mem_size)} bytes of local memory of "
@@ -111,40 +126,68 @@ def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue,
         stack = cl_array.to_device(run_queue, np.ascontiguousarray(host))
     leading, n = stack.shape[:-2], stack.shape[-1]
     count = int(np.prod(leading, dtype=np.int64))
-    preflight(run_queue, rows=n, columns=n, accumulate_v=False,
+    hsvd = method.batched_problem == "hsvd"
+    vectors = method.compute_uv if hsvd else not method.eigvals_only
+    if hsvd:  # J: +-1, (n,) or one per matrix (the one-matrix path's checks)
+        method.validate(stack, data.queue if device_input else None)
+    preflight(run_queue, rows=n, columns=n, accumulate_v=hsvd and vectors,
               element_bytes=stack.dtype.itemsize)
     flat = _three_dimensional(stack, count, n, run_queue)
-    run = batched_eig(run_queue, flat, vectors=not method.eigvals_only,
-                      strategy=plan.options.strategy, rotation=plan.options.rotation,
-                      sort_diagonal=plan.options.sort_diagonal, max_sweeps=plan.max_sweeps)
+    options = {"vectors": vectors, "strategy": plan.options.strategy,
+               "rotation": plan.options.rotation, "sort_diagonal": plan.options.sort_diagonal,
+               "max_sweeps": plan.max_sweeps}
+    if hsvd:
+        run = batched_hsvd(run_queue, flat, _device_signs(method.signs, run_queue), **options)
+    else:
+        run = batched_eig(run_queue, flat, **options)
     # The per-matrix flags and records cross the bus only when a message or
     # info needs them (the OR of the flags says whether one does).
     summary = run.summary
     records = run.records() if return_info or summary & FATAL or (
         summary & BatchStatus.NOT_CONVERGED and plan.on_nonconvergence == "raise") else None
     if records is not None:
-        _raise_for_errors(run, records, leading, n, plan, method.argument, check_finite,
+        _raise_for_errors(run, records, leading, n, plan, method, check_finite,
                           complex_=stack.dtype.kind == "c")
     if summary & BatchStatus.NOT_CONVERGED:
         warn_unconverged((run.flags & BatchStatus.NOT_CONVERGED) != 0, leading, plan.caller,
                          stacklevel=5)
-    # (a reshape makes a new Array even to the same shape: tens of microseconds)
-    w = run.w if run.w.shape == (*leading, n) else run.w.reshape(*leading, n)
-    U = run.U if run.U is None or run.U.shape == (*leading, n, n) else \
-        run.U.reshape(*leading, n, n)
     real_result = np.dtype(np.finfo(result_dtype).dtype)
-    if w.dtype != real_result:
-        w = w.astype(real_result)
-    if U is not None and U.dtype != result_dtype:
-        U = U.astype(result_dtype)
-    if not device_input:
-        w = w.get()
-        U = None if U is None else U.get()
-    result = w if method.eigvals_only else EighResult(w, U)
+    values = _result_array(run.values, (*leading, n), real_result, device_input)
+    U = None if run.U is None else _result_array(run.U, (*leading, n, n), result_dtype,
+                                                 device_input)
+    if hsvd:
+        J = _result_array(run.J, (*leading, n), np.dtype(np.int8), device_input)
+        Vh = None if run.Vh is None else _result_array(run.Vh, (*leading, n, n),
+                                                       result_dtype, device_input)
+        result = HSVDResult(U, values, Vh, J) if vectors else (values, J)
+    else:
+        result = EighResult(values, U) if vectors else values
     if not return_info:
         return result
-    infos = [_info(run, records, b, plan, run_queue) for b in range(count)]
+    infos = [_info(run, records, b, plan, run_queue, hsvd=hsvd) for b in range(count)]
     return result, (infos if leading else infos[0])
+
+
+def _result_array(array: cl_array.Array, shape: tuple[int, ...], dtype: np.dtype,
+                  device_input: bool) -> Any:
+    """A result of the launch in `shape` and `dtype`, on the host unless the
+    input was a device array (a reshape makes a new Array even to the same
+    shape, tens of microseconds: only where needed)."""
+    if array.shape != shape:
+        array = array.reshape(*shape)
+    if array.dtype != dtype:
+        array = array.astype(dtype)
+    return array if device_input else array.get()
+
+
+def _device_signs(signs: np.ndarray, queue: cl.CommandQueue) -> cl_array.Array:
+    """The signatures ``(..., n)`` as int32 on the device: ``(n,)`` where one
+    J serves the whole stack (broadcast), else ``(count, n)``."""
+    n = signs.shape[-1]
+    if signs.ndim == 1 or not any(signs.strides[:-1]):
+        return cl_array.to_device(queue, np.ascontiguousarray(signs.reshape(-1, n)[0],
+                                                              dtype=np.int32))
+    return cl_array.to_device(queue, np.ascontiguousarray(signs.reshape(-1, n), dtype=np.int32))
 
 
 def _device_stack(data: cl_array.Array, queue: cl.CommandQueue, name: str
@@ -175,9 +218,10 @@ def _three_dimensional(stack: cl_array.Array, count: int, n: int, queue: cl.Comm
     return cl_array.to_device(queue, np.ascontiguousarray(host).reshape(count, n, n))
 
 
-def _info(run: Any, records: tuple[np.ndarray, ...], b: int, plan: Any,
-          queue: cl.CommandQueue) -> SolveInfo:
-    """The :class:`SolveInfo` of matrix `b` (its share of the launch's seconds)."""
+def _info(run: BatchedRun, records: tuple[np.ndarray, ...], b: int, plan: Any,
+          queue: cl.CommandQueue, *, hsvd: bool = False) -> SolveInfo:
+    """The :class:`SolveInfo` of matrix `b` (its share of the launch's seconds);
+    hsvd's square factors have no factorization (as on the one-matrix path)."""
     info, _, rotations = records
     flags, sweeps, rank, positive = (int(x) for x in info[b, :4])
     per_sweep = [int(x) for x in rotations[b, :sweeps]]
@@ -186,19 +230,21 @@ def _info(run: Any, records: tuple[np.ndarray, ...], b: int, plan: Any,
         sweeps=sweeps, rotations=sum(per_sweep), rotations_per_sweep=per_sweep,
         converged=not flags & BatchStatus.NOT_CONVERGED, rank=rank, positive=positive,
         device=queue.device.name.strip(), work_group_size=run.work_group_size,
-        variant=BATCHED_VARIANT, block_width=0, factorization="bunch-parlett-batched",
+        variant=BATCHED_VARIANT, block_width=0,
+        factorization="" if hsvd else "bunch-parlett-batched",
         precision="double", seconds={"total": share, "sweeps": share},
         strategy=plan.options.strategy, rotation=plan.options.rotation,
         sort_diagonal=plan.options.sort_diagonal)
 
 
-def _raise_for_errors(run: Any, records: tuple[np.ndarray, ...], leading: tuple[int, ...],
-                      n: int, plan: Any, argument: str, check_finite: bool, *,
-                      complex_: bool) -> None:
+def _raise_for_errors(run: BatchedRun, records: tuple[np.ndarray, ...],
+                      leading: tuple[int, ...], n: int, plan: Any, method: Any,
+                      check_finite: bool, *, complex_: bool) -> None:
     """The one-matrix path's exception for the first matrix (C order) with a
     fatal flag, then the first that did not converge (``on_nonconvergence="raise"``)."""
     from ._solve import _not_converged, name_of, orthogonalization_error  # noqa: PLC0415
 
+    argument, hsvd = method.argument, method.batched_problem == "hsvd"
     flags = run.flags
     report = records[1]
     for b in np.flatnonzero(flags & (FATAL | BatchStatus.VALUE_RANGE)):
@@ -218,14 +264,17 @@ def _raise_for_errors(run: Any, records: tuple[np.ndarray, ...], leading: tuple[
                 f"{HERMITIAN_RTOL:.3g} * max|{name}| = {HERMITIAN_RTOL * scale:.3g}")
         if flag & BatchStatus.ENTRY_RANGE:
             matrix_shift_from_range(smallest, largest, n, name)  # raises its message
+        if flag & BatchStatus.ZERO_COLUMN:  # hsvd: the input column, in entry 0
+            zero = np.arange(n) == int(report[b, 0])
+            factor_shift_from_maxima(np.where(zero, 0.0, 1.0), n, name)  # raises its message
         if flag & BatchStatus.FACTOR_RANGE:
             factor_shift_from_maxima(np.array([column_min, column_max]), n,
-                                     f"the factor G of {name}")  # raises its message
+                                     name if hsvd else f"the factor G of {name}")  # raises
         if flag & (BatchStatus.BREAKDOWN | BatchStatus.TINY_COLUMN):
-            raise orthogonalization_error(plan.caller, f"the factor of {name}",
+            raise orthogonalization_error(plan.caller, name if hsvd else f"the factor of {name}",
                                           breakdown=bool(flag & BatchStatus.BREAKDOWN))
         raise np.linalg.LinAlgError(
-            f"an eigenvalue of {name} is beyond float64's range and cannot be returned")
+            f"{method.value_name} of {name} is beyond float64's range and cannot be returned")
     if plan.on_nonconvergence == "raise":
         for b in np.flatnonzero(flags & BatchStatus.NOT_CONVERGED):
             index = tuple(int(i) for i in np.unravel_index(b, leading)) if leading else ()

@@ -300,7 +300,7 @@ class _EigIndefinite:
     factorization: str
     argument = "M"
     #: A stack of small matrices may run in one launch (cljacobi._batch).
-    batchable = True
+    batched_problem = "eig"
     square = True
     value_name = "an eigenvalue"
 

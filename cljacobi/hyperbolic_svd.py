@@ -79,8 +79,18 @@ def hsvd(
     compute_uv : bool, optional
         Compute U and Vh (V is accumulated on the device).  If False only
         ``(S, J)`` are returned.
+    variant : {"auto", "pointwise", "bo", "fb", "stream", "batched"}, optional
+        As in :func:`eig_indefinite`; "batched" solves a stack of square G in
+        one launch, each G and its V in the local memory of one work-group
+        (the columns in sign order, the sweeps with one work-item per pivot
+        pair, then S, U and Vh), for orders 2 up to
+        ``cljacobi.host.batched.batched_order_limit(device, complex_,
+        compute_uv, "hsvd")`` (real 52 and complex 36 on a device with 48
+        KiB); "auto" takes it for such stacks (``G.ndim > 2``).  A tall G is
+        shortened by QR on the host first and runs one matrix at a time
+        ("batched" is a ValueError for it).
     check_finite, strategy, rotation, sort_diagonal, max_sweeps, on_nonconvergence
-    variant, block_width, queue, return_info, comm, _layout, _single
+    block_width, queue, return_info, comm, _layout, _single
         As in :func:`eig_indefinite`.
 
     Returns
@@ -117,7 +127,7 @@ def hsvd(
     plan = _solve.sweep_plan(
         "hsvd", strategy=strategy, rotation=rotation, sort_diagonal=sort_diagonal,
         max_sweeps=max_sweeps, on_nonconvergence=on_nonconvergence, variant=variant,
-        block_width=block_width, queue=queue, layout=_layout, single=_single)
+        block_width=block_width, queue=queue, layout=_layout, single=_single, batched=True)
     method = _HSVD(J, compute_uv=compute_uv, queue=queue)
     if comm is not None:  # the sweeps on all ranks (cljacobi.distributed)
         return _solve.solve_on(comm, method, G, plan, queue=queue,
@@ -157,6 +167,8 @@ class _HSVD:
     compute_uv: bool
     queue: Any
     argument = "G"
+    #: A stack of small square factors may run in one launch (cljacobi._batch).
+    batched_problem = "hsvd"
     square = False
     value_name = "a hyperbolic singular value"
     signs: np.ndarray | None = None

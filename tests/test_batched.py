@@ -263,14 +263,14 @@ def test_matrices_in_global_memory_give_the_same_bits(n, complex_, rng, queue):
                         sort_diagonal=True, max_sweeps=60, matrix_in_global=in_global)
             for in_global in (False, True)]
     np.testing.assert_array_equal(runs[0].flags, runs[1].flags)
-    np.testing.assert_array_equal(runs[0].w.get(), runs[1].w.get())
+    np.testing.assert_array_equal(runs[0].values.get(), runs[1].values.get())
     np.testing.assert_array_equal(runs[0].U.get(), runs[1].U.get())
     (info, report, rotations), (info1, report1, rotations1) = (r.records() for r in runs)
     np.testing.assert_array_equal(info, info1)  # flags, sweeps, rank, inertia, shifts
     np.testing.assert_array_equal(report, report1)
     for b, sweeps in enumerate(info[:, 1]):  # written for the sweeps run
         np.testing.assert_array_equal(rotations[b, :sweeps], rotations1[b, :sweeps])
-    check_eigenpairs(A, runs[1].w.get(), runs[1].U.get())
+    check_eigenpairs(A, runs[1].values.get(), runs[1].U.get())
 
 
 def test_local_memory_model():

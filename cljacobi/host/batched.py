@@ -1,15 +1,18 @@
-"""The batched driver: a stack of small Hermitian matrices solved in one launch.
+"""The batched driver: a stack of small matrices solved in one launch.
 
 ``templates/batched.cl.mako`` holds every matrix of a work-group in local
-memory and runs the whole of eig_indefinite on it: the checks and the
-power-of-two scaling, Bunch-Parlett complete pivoting with the rank decision,
-the one-sided sweeps with one work-item per pivot pair (the pointwise
-kernel's pair transformation, ``templates/pair.cl.mako``), and the
-extraction.  :class:`BatchedSpec` is the template's specialization,
+memory and runs a whole solver on it.  For eig_indefinite: the checks and
+the power-of-two scaling, Bunch-Parlett complete pivoting with the rank
+decision, the one-sided sweeps with one work-item per pivot pair (the
+pointwise kernel's pair transformation, ``templates/pair.cl.mako``), and the
+extraction.  For hsvd of square factors: the columns in sign order, the
+scaling, the same sweeps with V accumulated, and the extraction.
+:class:`BatchedSpec` is the template's specialization,
 :func:`batched_order_limit` the largest order that fits a device's local
-memory, :func:`batched_eig` the launch; the stack and the results stay on the
-device, and only the OR of the matrices' flags comes back (the per-matrix
-flags and records follow where it is not zero, or on demand).
+memory, :func:`batched_eig` and :func:`batched_hsvd` the launches; the stack
+and the results stay on the device, and only the OR of the matrices' flags
+comes back (the per-matrix flags and records follow where it is not zero,
+or on demand).
 """
 
 from __future__ import annotations
@@ -32,11 +35,14 @@ from .limits import check_global_memory, check_local_memory
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg, long_arg
 
-__all__ = ["BATCHED_DTYPES", "BATCHED_GLOBAL_ORDER_LIMIT", "BatchStatus", "BatchedRun",
-           "BatchedSpec", "batched_eig", "batched_order_limit"]
+__all__ = ["BATCHED_DTYPES", "BATCHED_GLOBAL_ORDER_LIMIT", "BATCHED_PROBLEMS", "BatchStatus",
+           "BatchedRun", "BatchedSpec", "batched_eig", "batched_hsvd", "batched_order_limit"]
 
 #: The element types of the batched kernel (double precision only).
 BATCHED_DTYPES = ("float64", "complex128")
+
+#: The solvers the batched kernel runs: eig_indefinite, and hsvd of square G.
+BATCHED_PROBLEMS = ("eig", "hsvd")
 
 #: Work-items a work-group aims at: matrices are packed until it is reached.
 TARGET_WORK_GROUP = 64
@@ -44,7 +50,8 @@ TARGET_WORK_GROUP = 64
 #: Ints of a matrix's info record: flags, sweeps, rank, positive, s, t.
 INFO_WIDTH = 6
 #: Reals of its report: max|M - M^*|, max|M|, smallest nonzero and largest
-#: entry of the symmetrized M, smallest and largest column maximum of G.
+#: entry of the symmetrized M, smallest and largest column maximum of G
+#: (hsvd: the first zero column of G in entry 0).
 REPORT_WIDTH = 6
 
 
@@ -62,13 +69,16 @@ class BatchStatus(enum.IntFlag):
     #: A column below the normal range met one it is not orthogonal to.
     TINY_COLUMN = 32
     NOT_CONVERGED = 64
-    #: An eigenvalue beyond float64's range.
+    #: An eigenvalue (or a singular value) beyond float64's range.
     VALUE_RANGE = 128
+    #: hsvd: a zero column of G.
+    ZERO_COLUMN = 256
 
 
 #: The flags that leave a matrix without a result.
 FATAL = (BatchStatus.NOT_FINITE | BatchStatus.NOT_HERMITIAN | BatchStatus.ENTRY_RANGE
-         | BatchStatus.FACTOR_RANGE | BatchStatus.BREAKDOWN | BatchStatus.TINY_COLUMN)
+         | BatchStatus.FACTOR_RANGE | BatchStatus.BREAKDOWN | BatchStatus.TINY_COLUMN
+         | BatchStatus.ZERO_COLUMN)
 
 
 @dataclass(frozen=True)
@@ -88,11 +98,14 @@ class BatchedSpec:
     sort_diagonal : bool
         Sort_Diagonal before the first and after every sweep.
     vectors : bool
-        Whether the eigenvectors are computed.
+        Whether the eigenvectors (hsvd: U and Vh) are computed.
     matrix_in_global : bool
         Each matrix in a slot of a global workspace instead of local memory
         (orders above :func:`batched_order_limit`, up to
-        :data:`BATCHED_GLOBAL_ORDER_LIMIT`).
+        :data:`BATCHED_GLOBAL_ORDER_LIMIT`; eig only).
+    problem : {"eig", "hsvd"}
+        The solver: eig_indefinite, or hsvd of square factors (V accumulated
+        in local memory beside G).
     """
 
     family: ClassVar[str] = "batched"
@@ -103,6 +116,7 @@ class BatchedSpec:
     sort_diagonal: bool = True
     vectors: bool = True
     matrix_in_global: bool = False
+    problem: str = "eig"
 
     def __post_init__(self) -> None:
         if self.dtype not in BATCHED_DTYPES:
@@ -113,6 +127,10 @@ class BatchedSpec:
             raise ValueError(f"the batched kernel runs rotation 1 or 2, not {self.rotation}")
         if self.matrices_per_group < 1:
             raise ValueError("matrices_per_group must be positive")
+        if self.problem not in BATCHED_PROBLEMS:
+            raise ValueError(f"the batched kernel solves {BATCHED_PROBLEMS}, not {self.problem!r}")
+        if self.problem == "hsvd" and self.matrix_in_global:
+            raise ValueError("the batched hsvd keeps its matrices in local memory")
 
     @property
     def complex_(self) -> bool:
@@ -142,7 +160,7 @@ class BatchedSpec:
     @property
     def local_bytes(self) -> int:
         return local_bytes(self.order, self.complex_, self.vectors, self.matrices_per_group,
-                           matrix_in_global=self.matrix_in_global)
+                           matrix_in_global=self.matrix_in_global, problem=self.problem)
 
     @property
     def workspace_elements(self) -> int:
@@ -152,6 +170,28 @@ class BatchedSpec:
     @property
     def signatures(self) -> dict[str, KernelSignature]:
         element = "cjac_elem"
+        if self.problem == "hsvd":
+            return {"cjac_batched_hsvd": KernelSignature("cjac_batched_hsvd", (
+                buffer("M", f"__global const {element} *"),
+                int_arg("count"),
+                long_arg("offset"), long_arg("matrix_stride"), long_arg("row_stride"),
+                long_arg("col_stride"),
+                buffer("signs", "__global const int *"),
+                long_arg("sign_stride"),
+                buffer("pairs", "__global const int2 *"),
+                buffer("table_start", "__global const int2 *"),
+                int_arg("sweep_tables"),
+                int_arg("max_sweeps"),
+                buffer("S", "__global cjac_real *"),
+                buffer("J_out", "__global char *"),
+                *((buffer("U", f"__global {element} *"), buffer("Vh", f"__global {element} *"))
+                  if self.vectors else ()),
+                buffer("status", "__global int *"),
+                buffer("summary", "__global int *"),
+                buffer("info", "__global int *"),
+                buffer("report", "__global cjac_real *"),
+                buffer("rotations", "__global int *"),
+            ))}
         args = (
             buffer("M", f"__global const {element} *"),
             int_arg("count"),
@@ -182,7 +222,7 @@ class BatchedSpec:
         return {
             "complex_": self.complex_, "rotation": self.rotation,
             "sort_diagonal": self.sort_diagonal, "vectors": self.vectors,
-            "matrix_in_global": self.matrix_in_global,
+            "matrix_in_global": self.matrix_in_global, "problem": self.problem,
             "size_defines": c_defines({**sizes, **flags}),
             "diag_struct": c_struct("cjac_diag", DIAG_DTYPE),
             "signatures": self.signatures,
@@ -196,13 +236,15 @@ def lanes_for(order: int) -> int:
 
 
 def local_bytes(order: int, complex_: bool, vectors: bool, matrices: int, *,
-                matrix_in_global: bool = False) -> int:
+                matrix_in_global: bool = False, problem: str = "eig") -> int:
     """Local memory of a work-group of `matrices` matrices of order n (the
-    matrices themselves not counted with `matrix_in_global`)."""
+    matrices themselves not counted with `matrix_in_global`; hsvd with
+    `vectors` keeps V beside G)."""
     npad = order + (order & 1)
     ld = (order + 1) | 1
     element = 16 if complex_ else 8
-    per_matrix = ((0 if matrix_in_global else npad * ld * element)  # A
+    copies = 2 if problem == "hsvd" and vectors else 1
+    per_matrix = ((0 if matrix_in_global else copies * npad * ld * element)  # A (and V)
                   + 2 * npad * DIAG_DTYPE.itemsize  # D and its sort buffer
                   + 8 * npad                        # peaks (and row norms, eigenvalues)
                   + 4 * order + 12 * npad           # perm, sign (and missing), second,
@@ -216,31 +258,32 @@ def local_bytes(order: int, complex_: bool, vectors: bool, matrices: int, *,
 BATCHED_GLOBAL_ORDER_LIMIT = 128
 
 
-def batched_order_limit(device: cl.Device, complex_: bool, vectors: bool = True) -> int:
+def batched_order_limit(device: cl.Device, complex_: bool, vectors: bool = True,
+                        problem: str = "eig") -> int:
     """The largest order whose matrix fits the device's local memory alone
-    (real n = 72 and complex n = 52 in 48 KiB); above it up to
-    :data:`BATCHED_GLOBAL_ORDER_LIMIT` the kernel keeps the matrices in global
-    memory."""
-    return _order_limit(int(device.local_mem_size), complex_, vectors)
+    (eig: real n = 72 and complex n = 52 in 48 KiB, above it up to
+    :data:`BATCHED_GLOBAL_ORDER_LIMIT` the kernel keeps the matrices in
+    global memory; hsvd with U and Vh: real 52 and complex 36, its limit)."""
+    return _order_limit(int(device.local_mem_size), complex_, vectors, problem)
 
 
 @cache
-def _order_limit(available: int, complex_: bool, vectors: bool) -> int:
+def _order_limit(available: int, complex_: bool, vectors: bool, problem: str) -> int:
     order = 1
-    while local_bytes(order + 1, complex_, vectors, 1) <= available:
+    while local_bytes(order + 1, complex_, vectors, 1, problem=problem) <= available:
         order += 1
     return order
 
 
 def matrices_per_group(device: cl.Device, order: int, complex_: bool, vectors: bool, *,
-                       matrix_in_global: bool = False) -> int:
+                       matrix_in_global: bool = False, problem: str = "eig") -> int:
     """Matrices a work-group holds: up to :data:`TARGET_WORK_GROUP` work-items,
     within the local memory and the work-group size of the device."""
     lanes = lanes_for(order)
     count = max(1, TARGET_WORK_GROUP // lanes)
     limit = min(int(device.max_work_group_size), TARGET_WORK_GROUP * 4)
     while count > 1 and (local_bytes(order, complex_, vectors, count,
-                                     matrix_in_global=matrix_in_global)
+                                     matrix_in_global=matrix_in_global, problem=problem)
                          > int(device.local_mem_size) or count * lanes > limit):
         count //= 2
     return count
@@ -318,6 +361,11 @@ def _kernel(program: cl.Program, signature: KernelSignature) -> cl.Kernel:
 class BatchedRun:
     """A launch's results: device arrays, and the OR of the flags on the host.
 
+    ``values`` holds the eigenvalues ascending (eig) or the hyperbolic
+    singular values descending (hsvd), ``(count, n)``; ``U`` the
+    eigenvectors or U, ``(count, n, n)``, where asked for; hsvd adds ``J``
+    (int8, the signature in the order of S) and ``Vh``.
+
     ``summary`` (the OR of every matrix's flags) is read at once: where it
     is zero no matrix needs a message, and :attr:`flags` is zero without a
     read-back.  The per-matrix records stay in device buffers until
@@ -328,7 +376,7 @@ class BatchedRun:
     ``(count, max(max_sweeps, 1))``).
     """
 
-    w: cl_array.Array
+    values: cl_array.Array
     U: cl_array.Array | None
     queue: cl.CommandQueue
     count: int
@@ -342,6 +390,8 @@ class BatchedRun:
     seconds: float
     #: The launch (its profiling times where the queue profiles).
     event: cl.Event
+    J: cl_array.Array | None = None
+    Vh: cl_array.Array | None = None
 
     def _read(self, buffer: cl.MemoryObjectHolder, shape: tuple[int, ...],
               dtype: type) -> np.ndarray:
@@ -369,6 +419,70 @@ class BatchedRun:
 _NO_FLAGS = np.zeros(1, np.int32)
 
 
+def _element_strides(stack: cl_array.Array) -> tuple[int, int, int]:
+    """The strides of a ``(count, n, n)`` stack in elements (ValueError where
+    its offset or a stride is not a whole number of elements)."""
+    itemsize = stack.dtype.itemsize
+    if stack.ndim != 3 or stack.offset % itemsize or any(s % itemsize for s in stack.strides):
+        raise ValueError("the batched kernel takes a (count, n, n) stack whose offset and "
+                         "strides are whole elements")
+    return tuple(s // itemsize for s in stack.strides)
+
+
+def _launch(queue: cl.CommandQueue, spec: BatchedSpec, program: cl.Program, count: int,
+            max_sweeps: int, arguments: dict[str, object], start: float,
+            **results: cl_array.Array | None) -> BatchedRun:
+    """Allocate the records, bind `arguments` and the records by name, launch
+    `spec`'s kernel (in `program`) over `count` matrices, read the OR of the
+    flags back; the run's seconds count from `start`."""
+    pool = _memory_pool(queue)
+    # The records are plain buffers of the pool: a pyopencl Array costs tens
+    # of microseconds to make, which a 2x2 stack's call notices.
+    status = pool.allocate(count * 4)
+    summary = pool.allocate(4)
+    cl.enqueue_copy(queue, summary, _NO_FLAGS, is_blocking=False)
+    info = pool.allocate(count * INFO_WIDTH * 4)
+    report = pool.allocate(count * REPORT_WIDTH * 8)
+    # written for the sweeps run, read only up to them
+    rotations = pool.allocate(count * max(max_sweeps, 1) * 4)
+    values = {**arguments, "max_sweeps": max_sweeps, "status": status, "summary": summary,
+              "info": info, "report": report, "rotations": rotations}
+    (signature,) = spec.signatures.values()
+    kernel = _kernel(program, signature)
+    signature.bind(kernel, **{arg.name: values[arg.name] for arg in signature.args})
+    groups = -(-count // spec.matrices_per_group)
+    event = cl.enqueue_nd_range_kernel(queue, kernel, (groups * spec.work_group_size,),
+                                       (spec.work_group_size,))
+    # 4 bytes back instead of every matrix's flags (1 MB for 262,144 matrices,
+    # and the host's work on them, took longer than the launch of 2x2 stacks)
+    flags_or = np.empty(1, np.int32)
+    cl.enqueue_copy(queue, flags_or, summary)
+    seconds = time.perf_counter() - start
+    return BatchedRun(results["values"], results.get("U"), queue, count, int(flags_or[0]),
+                      status, info, report, rotations, max_sweeps, spec.work_group_size,
+                      seconds, event, J=results.get("J"), Vh=results.get("Vh"))
+
+
+def _prepare(queue: cl.CommandQueue, spec: BatchedSpec, stack: cl_array.Array, strategy: str,
+             max_sweeps: int, results: dict[str, int]) -> tuple[dict[str, object], cl.Program]:
+    """Check the device's local and global memory for `spec` and the launch's
+    `results` (bytes by name, the records added), and return the kernel
+    arguments of the input stack and of the step tables, and the program."""
+    device = queue.device
+    check_local_memory(device, spec.local_bytes,
+                       f"the batched {spec.problem} kernel at order {spec.order}")
+    matrix_stride, row_stride, col_stride = _element_strides(stack)
+    check_global_memory(device, {
+        **results, "rotations per sweep": stack.shape[0] * max(max_sweeps, 1) * 4})
+    pairs, starts, sweep_tables = _device_tables(queue, strategy, stack.shape[-1])
+    arguments = {"M": stack.base_data, "count": stack.shape[0],
+                 "offset": stack.offset // stack.dtype.itemsize,
+                 "matrix_stride": matrix_stride, "row_stride": row_stride,
+                 "col_stride": col_stride, "pairs": pairs.data, "table_start": starts.data,
+                 "sweep_tables": sweep_tables}
+    return arguments, build_program(queue.context, device, spec)
+
+
 def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool, strategy: str,
                 rotation: int, sort_diagonal: bool, max_sweeps: int,
                 matrix_in_global: bool | None = None) -> BatchedRun:
@@ -389,54 +503,63 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
     group = matrices_per_group(device, n, complex_, vectors, matrix_in_global=in_global)
     spec = BatchedSpec("complex128" if complex_ else "float64", n, group, rotation,
                        sort_diagonal, vectors, matrix_in_global=in_global)
-    check_local_memory(device, spec.local_bytes, f"the batched kernel at order {n}")
     itemsize = stack.dtype.itemsize
-    if stack.ndim != 3 or stack.offset % itemsize or any(s % itemsize for s in stack.strides):
-        raise ValueError("the batched kernel takes a (count, n, n) stack whose offset and "
-                         "strides are whole elements")
-    strides = [s // itemsize for s in stack.strides]
-    sweeps = max(max_sweeps, 1)
-    groups = -(-count // group)
-    workspace_bytes = groups * group * spec.workspace_elements * itemsize
-    check_global_memory(device, {
+    workspace_bytes = -(-count // group) * group * spec.workspace_elements * itemsize
+    arguments, program = _prepare(queue, spec, stack, strategy, max_sweeps, {
         **({"matrices in global memory": workspace_bytes} if in_global else {}),
         "eigenvalues": count * n * 8,
         **({"eigenvectors": count * n * n * itemsize} if vectors else {}),
-        "rotations per sweep": count * sweeps * 4,
     })
-    program = build_program(queue.context, device, spec)
     start = time.perf_counter()
     pool = _memory_pool(queue)
     w = cl_array.empty(queue, (count, n), np.float64, allocator=pool)
     U = cl_array.empty(queue, (count, n, n), stack.dtype, allocator=pool) if vectors else None
-    # The records are plain buffers of the pool: a pyopencl Array costs tens
-    # of microseconds to make, which a 2x2 stack's call notices.
-    status = pool.allocate(count * 4)
-    summary = pool.allocate(4)
-    cl.enqueue_copy(queue, summary, _NO_FLAGS, is_blocking=False)
-    info = pool.allocate(count * INFO_WIDTH * 4)
-    report = pool.allocate(count * REPORT_WIDTH * 8)
-    # written for the sweeps run, read only up to them
-    rotations = pool.allocate(count * sweeps * 4)
     workspace = pool.allocate(workspace_bytes) if in_global else None
-    pairs_d, starts_d, sweep_tables = _device_tables(queue, strategy, n)
-    values = {
-        "M": stack.base_data, "count": count, "offset": stack.offset // itemsize,
-        "matrix_stride": strides[0], "row_stride": strides[1], "col_stride": strides[2],
-        "pairs": pairs_d.data, "table_start": starts_d.data, "sweep_tables": sweep_tables,
-        "max_sweeps": max_sweeps, "W": w.data, "U": U.data if vectors else None,
-        "status": status, "summary": summary, "info": info, "report": report,
-        "rotations": rotations, "workspace": workspace,
-    }
-    signature = spec.signatures["cjac_batched_eig"]
-    kernel = _kernel(program, signature)
-    signature.bind(kernel, **{arg.name: values[arg.name] for arg in signature.args})
-    event = cl.enqueue_nd_range_kernel(queue, kernel, (groups * spec.work_group_size,),
-                                       (spec.work_group_size,))
-    # 4 bytes back instead of every matrix's flags (1 MB for 262,144 matrices,
-    # and the host's work on them, took longer than the launch of 2x2 stacks)
-    flags_or = np.empty(1, np.int32)
-    cl.enqueue_copy(queue, flags_or, summary)
-    seconds = time.perf_counter() - start
-    return BatchedRun(w, U, queue, count, int(flags_or[0]), status, info, report, rotations,
-                      max_sweeps, spec.work_group_size, seconds, event)
+    return _launch(queue, spec, program, count, max_sweeps,
+                   {**arguments, "W": w.data, "U": U.data if vectors else None,
+                    "workspace": workspace}, start, values=w, U=U)
+
+
+def batched_hsvd(queue: cl.CommandQueue, stack: cl_array.Array, signs: cl_array.Array, *,
+                 vectors: bool, strategy: str, rotation: int, sort_diagonal: bool,
+                 max_sweeps: int) -> BatchedRun:
+    """Run the batched hsvd on the square factors `stack`, ``(count, n, n)``
+    float64 or complex128 on `queue`'s device (any strides of whole
+    elements), with the signatures `signs`: int32 ``(count, n)``, or ``(n,)``
+    for every matrix, contiguous.
+
+    Returns S ``(count, n)`` descending, J ``(count, n)`` int8 (the
+    signature in the order of S) and, with `vectors`, U and Vh
+    ``(count, n, n)`` (:func:`cljacobi.hsvd`'s results) as device arrays; a
+    matrix with a fatal flag (:data:`FATAL`) has no result written.  Orders
+    up to :func:`batched_order_limit` with ``problem="hsvd"`` (G and V in
+    local memory); ValueError above.
+    """
+    count, n = stack.shape[0], stack.shape[-1]
+    device = queue.device
+    complex_ = stack.dtype == np.complex128
+    limit = batched_order_limit(device, complex_, vectors, "hsvd")
+    if n > limit:
+        raise ValueError(f"the batched hsvd runs orders up to {limit} on "
+                         f"{device.name.strip()!r}, not {n}")
+    if signs.dtype != np.int32 or not signs.flags.c_contiguous \
+            or signs.shape not in {(n,), (count, n)}:
+        raise ValueError(f"signs must be contiguous int32 of shape ({n},) or ({count}, {n})")
+    group = matrices_per_group(device, n, complex_, vectors, problem="hsvd")
+    spec = BatchedSpec("complex128" if complex_ else "float64", n, group, rotation,
+                       sort_diagonal, vectors, problem="hsvd")
+    itemsize = stack.dtype.itemsize
+    arguments, program = _prepare(queue, spec, stack, strategy, max_sweeps, {
+        "singular values and signature": count * n * 9,
+        **({"U and Vh": 2 * count * n * n * itemsize} if vectors else {}),
+    })
+    start = time.perf_counter()
+    pool = _memory_pool(queue)
+    S = cl_array.empty(queue, (count, n), np.float64, allocator=pool)
+    J = cl_array.empty(queue, (count, n), np.int8, allocator=pool)
+    U = cl_array.empty(queue, (count, n, n), stack.dtype, allocator=pool) if vectors else None
+    Vh = cl_array.empty(queue, (count, n, n), stack.dtype, allocator=pool) if vectors else None
+    return _launch(queue, spec, program, count, max_sweeps,
+                   {**arguments, "signs": signs.data, "sign_stride": n if signs.ndim == 2 else 0,
+                    "S": S.data, "J_out": J.data, "U": U.data if vectors else None,
+                    "Vh": Vh.data if vectors else None}, start, values=S, U=U, J=J, Vh=Vh)

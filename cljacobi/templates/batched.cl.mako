@@ -220,9 +220,197 @@ typedef struct {
     int sweeps;
     int sweep_bits;  /* OR of the status bits of all sweeps */
     int start;       /* the entrywise test starts in this step */
+    int peak_rounding; /* hsvd: the columns carry their peak's rounding */
     cjac_real tau;   /* the normwise rank tolerance, N eps max|m_ij| */
 } cjac_matrix_state;
 
+<%def name="factor_shift(column_min, column_max)">
+/* cljacobi.scaling.factor_shift_from_maxima with m = N */
+const int e_min = cjac_exponent(${column_min}), e_max = cjac_exponent(${column_max});
+const int d_lo = -1021 + cjac_bits(N), d_hi = 1024 - 16;
+const int t_lo = -cjac_floordiv(2 * e_min - 2 - d_lo, 2);
+const int t_hi = cjac_floordiv(d_hi - cjac_bits(N) - 2 * e_max, 2);
+if (t_lo > t_hi) {
+    st->flags |= CJAC_B_FACTOR_RANGE;
+    st->active = 0;
+}
+st->t = cjac_floordiv(t_lo + t_hi, 2);
+</%def>
+<%def name="packed_diagonal(column)">
+/* Algorithm 4.2: the packed diagonal in sign order (position q holds
+ * physical column ${column}), the border last with j = -1 as
+ * cjac_precompute gives it (its positions from p on are -1). */
+for (int q = lane; q < r_pad; q += LANES) {
+    const int c = ${column};
+    cjac_real d = 0;
+    for (int i = 0; i < rows; ++i)
+        d = cjac_abs2_acc(A[c * LD + i], d);
+    D[q].d = d;
+    D[q].rho = c;
+    D[q].j = q < st->positive ? 1 : -1;
+    peak[c] = d;
+}
+barrier(CJAC_FENCE);
+%if sort_diagonal:
+cjac_sort_diagonal(D, sorted_all + mat * NPAD, st->active ? r_pad : 0, lane);
+%endif
+</%def>
+<%def name="sweeps(space, peak_rounding, accumulate_v)">
+/* Sweeps of the r_pad columns of G = A (rows `rows`; and of V with
+ * accumulate_v) until one without a big rotation or max_sweeps: one
+ * work-item per pivot pair of a step, the step tables of the strategy. */
+    {
+        ${space} cjac_elem *G = A;
+        const int ldg = LD, m = rows;
+        const bool peak_rounding = ${peak_rounding};
+        const int real_columns = r;
+%if accumulate_v:
+        const int ldv = LD, mv = r_pad;  /* V: r_pad columns of LD rows */
+%endif
+        const int2 table = table_start[r_pad / 2];  /* (first pair, steps) */
+        for (int sweep = 0; sweep < max_sweeps; ++sweep) {
+            if (lane == 0)
+                starts[mat] = st->active && r_pad > 0;
+            barrier(CJAC_FENCE);
+            if (!cjac_any(starts))
+                break;
+            const bool sweeping = st->active && r_pad > 0;
+            const long first = table.x + (long)(sweep % sweep_tables) * table.y * (r_pad / 2);
+            int pair_status = 0, pair_rotations = 0;
+            for (int step_index = 0; step_index < NPAD; ++step_index) {
+                if (sweeping && step_index < table.y && lane < r_pad / 2) {
+                    const int2 ij = pairs[first + (long)step_index * (r_pad / 2) + lane];
+                    const int i = ij.x, j = ij.y;
+                    ${pair.pair_step(space, "cjac_elem", rotation, accumulate_v, "0", "1",
+                                     "({})", "({})", "true", "pair_status",
+                                     "pair_rotations")}
+                }
+                barrier(CJAC_FENCE);
+            }
+            const int bits = cjac_lanes_or(keys, lid, lane, pair_status);
+            const int count_rotated = cjac_lanes_sum(keys, lid, lane, pair_rotations);
+%if sort_diagonal:
+            cjac_sort_diagonal(D, sorted_all + mat * NPAD, sweeping ? r_pad : 0, lane);
+%endif
+            if (lane == 0 && sweeping) {
+                rotations[b * max_sweeps + sweep] = count_rotated;
+                st->sweeps = sweep + 1;
+                st->sweep_bits |= bits;
+                if (!(bits & CJAC_BIG))
+                    st->active = 0;
+            }
+            barrier(CJAC_FENCE);
+        }
+    }
+</%def>
+<%def name="final_flags()">
+/* The matrix's flags from its sweeps, its status, the OR of all, its record. */
+if (lane == 0 && exists) {
+    int flags = st->flags;
+    if (!flags && (st->sweep_bits & CJAC_BROKEN))
+        flags |= CJAC_B_BREAKDOWN;
+    if (!flags && (st->sweep_bits & CJAC_TINY_COLUMN))
+        flags |= CJAC_B_TINY_COLUMN;
+    if (!flags && st->active && r_pad > 0)
+        flags |= CJAC_B_NOT_CONVERGED;
+    st->flags = flags;
+    status[b] = flags;
+    if (flags)  /* the OR the host reads instead of every status */
+        atomic_or(summary, flags);
+    info[INFO_WIDTH * b] = flags;
+    info[INFO_WIDTH * b + 1] = st->sweeps;
+    info[INFO_WIDTH * b + 2] = r;
+    info[INFO_WIDTH * b + 3] = st->positive;
+    info[INFO_WIDTH * b + 4] = st->s;
+    info[INFO_WIDTH * b + 5] = st->t;
+}
+</%def>
+<%def name="complete_basis(u_store)">
+/* The null space: each missing column, in order, is the unit vector e_k
+ * whose row of the basis so far is shortest (ties: smaller k; rows in the
+ * factorization's order), made orthogonal to the basis by classical
+ * Gram-Schmidt twice, normalized, and put in a free column of A (a
+ * deflated one, or one from r on).  The lanes share rows and columns. */
+if (lane == 0)
+    starts[mat] = 0;
+barrier(CJAC_FENCE);
+for (int slot = lane; slot < N && writes; slot += LANES)
+    if (missing[slot])
+        starts[mat] = 1;  /* any lane that finds one: the same value */
+barrier(CJAC_FENCE);
+if (cjac_any(starts)) {
+    __local cjac_real *row_weight = row_norm;
+    __local cjac_elem *dots = (__local cjac_elem *)(sorted_all + mat * NPAD);
+    for (int i = lane; i < N; i += LANES) {
+        cjac_real w = 0;
+        for (int c = 0; c < N; ++c)
+            if (second[c])
+                w = cjac_abs2_acc(A[c * LD + i], w);
+        row_weight[i] = w;
+    }
+    barrier(CJAC_FENCE);
+    for (int slot = 0; slot < N; ++slot) {
+        const bool need = writes && missing[slot];
+        if (lane == 0)
+            starts[mat] = need;
+        barrier(CJAC_FENCE);
+        if (!cjac_any(starts))
+            continue;
+        cjac_real lightest = -INFINITY;
+        int pick = 0x7fffffff;
+        for (int i = lane; i < N && need; i += LANES)
+            if (-row_weight[i] > lightest) {
+                lightest = -row_weight[i];
+                pick = i;
+            }
+        cjac_lanes_argmax(scratch, keys, lid, lane, lightest, &pick);
+        if (lane == 0 && need) {
+            int free_column = 0;
+            while (second[free_column])
+                ++free_column;
+            st->pivot = free_column;
+        }
+        barrier(CJAC_FENCE);
+        const int f = st->pivot;
+        for (int i = lane; i < N && need; i += LANES)
+            A[f * LD + i] = i == pick ? cjac_from_real(1) : CJAC_ELEM_ZERO;
+        barrier(CJAC_FENCE);
+        for (int twice = 0; twice < 2; ++twice) {
+            for (int c = lane; c < N && need; c += LANES) {
+                cjac_elem dot = CJAC_ELEM_ZERO;
+                if (second[c])
+                    for (int i = 0; i < N; ++i)
+                        dot = cjac_dot_acc(A[c * LD + i], A[f * LD + i], dot);
+                dots[c] = dot;
+            }
+            barrier(CJAC_FENCE);
+            for (int i = lane; i < N && need; i += LANES) {
+                cjac_elem x = A[f * LD + i];
+                for (int c = 0; c < N; ++c)
+                    if (second[c])
+                        x = cjac_axpy(-dots[c], A[c * LD + i], x);
+                A[f * LD + i] = x;
+            }
+            barrier(CJAC_FENCE);
+        }
+        cjac_real part = 0;
+        for (int i = lane; i < N && need; i += LANES)
+            part = cjac_abs2_acc(A[f * LD + i], part);
+        const cjac_real norm = sqrt(cjac_lanes_sum_real(scratch, lid, lane, part));
+        for (int i = lane; i < N && need; i += LANES) {
+            const cjac_elem x = A[f * LD + i] / norm;
+            A[f * LD + i] = x;
+            row_weight[i] = cjac_abs2_acc(x, row_weight[i]);
+            ${u_store} = x;
+        }
+        if (lane == 0 && need)
+            second[f] = 1;
+        barrier(CJAC_FENCE);
+    }
+}
+</%def>
+
+%if problem == "eig":
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
 {
@@ -592,18 +780,9 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
     column_max = -cjac_lanes_max(scratch, lid, lane, -column_max);
     widest = cjac_lanes_max(scratch, lid, lane, widest);
     if (lane == 0 && st->active && r > 0) {
-        /* cljacobi.scaling.factor_shift_from_maxima with m = N */
-        const int e_min = cjac_exponent(column_max), e_max = cjac_exponent(widest);
-        const int d_lo = -1021 + cjac_bits(N), d_hi = 1024 - 16;
-        const int t_lo = -cjac_floordiv(2 * e_min - 2 - d_lo, 2);
-        const int t_hi = cjac_floordiv(d_hi - cjac_bits(N) - 2 * e_max, 2);
         report[REPORT_WIDTH * b + 4] = column_max;
         report[REPORT_WIDTH * b + 5] = widest;
-        if (t_lo > t_hi) {
-            st->flags |= CJAC_B_FACTOR_RANGE;
-            st->active = 0;
-        }
-        st->t = cjac_floordiv(t_lo + t_hi, 2);
+        ${factor_shift("column_max", "widest")}
     }
     barrier(CJAC_FENCE);
     const int rows = st->rows, r_pad = st->r_pad;
@@ -612,83 +791,11 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
             A[e] = cjac_elem_ldexp(A[e], st->t);
     }
     barrier(CJAC_FENCE);
-    /* Algorithm 4.2: the packed diagonal in sign order, the border last with
-     * j = -1 as cjac_precompute gives it (its positions from p on are -1). */
-    for (int q = lane; q < r_pad; q += LANES) {
-        const int c = column_of[q];
-        cjac_real d = 0;
-        for (int i = 0; i < rows; ++i)
-            d = cjac_abs2_acc(A[c * LD + i], d);
-        D[q].d = d;
-        D[q].rho = c;
-        D[q].j = q < st->positive ? 1 : -1;
-        peak[c] = d;
-    }
-    barrier(CJAC_FENCE);
-%if sort_diagonal:
-    cjac_sort_diagonal(D, sorted_all + mat * NPAD, st->active ? r_pad : 0, lane);
-%endif
+    ${packed_diagonal("column_of[q]")}
 
     /* ---- Step 4: the sweeps, one work-item per pivot pair ---------------- */
-    {
-        ${A_space} cjac_elem *G = A;
-        const int ldg = LD, m = rows;
-        const bool peak_rounding = true;
-        const int real_columns = r;
-        const int2 table = table_start[r_pad / 2];  /* (first pair, steps) */
-        for (int sweep = 0; sweep < max_sweeps; ++sweep) {
-            if (lane == 0)
-                starts[mat] = st->active && r_pad > 0;
-            barrier(CJAC_FENCE);
-            if (!cjac_any(starts))
-                break;
-            const bool sweeping = st->active && r_pad > 0;
-            const long first = table.x + (long)(sweep % sweep_tables) * table.y * (r_pad / 2);
-            int pair_status = 0, pair_rotations = 0;
-            for (int step_index = 0; step_index < NPAD; ++step_index) {
-                if (sweeping && step_index < table.y && lane < r_pad / 2) {
-                    const int2 ij = pairs[first + (long)step_index * (r_pad / 2) + lane];
-                    const int i = ij.x, j = ij.y;
-                    ${pair.pair_step(A_space, "cjac_elem", rotation, False, "0", "1",
-                                     "({})", "({})", "true", "pair_status",
-                                     "pair_rotations")}
-                }
-                barrier(CJAC_FENCE);
-            }
-            const int bits = cjac_lanes_or(keys, lid, lane, pair_status);
-            const int count_rotated = cjac_lanes_sum(keys, lid, lane, pair_rotations);
-%if sort_diagonal:
-            cjac_sort_diagonal(D, sorted_all + mat * NPAD, sweeping ? r_pad : 0, lane);
-%endif
-            if (lane == 0 && sweeping) {
-                rotations[b * max_sweeps + sweep] = count_rotated;
-                st->sweeps = sweep + 1;
-                st->sweep_bits |= bits;
-                if (!(bits & CJAC_BIG))
-                    st->active = 0;
-            }
-            barrier(CJAC_FENCE);
-        }
-    }
-    if (lane == 0 && exists) {
-        int flags = st->flags;
-        if (!flags && (st->sweep_bits & CJAC_BROKEN))
-            flags |= CJAC_B_BREAKDOWN;
-        if (!flags && (st->sweep_bits & CJAC_TINY_COLUMN))
-            flags |= CJAC_B_TINY_COLUMN;
-        if (!flags && st->active && r_pad > 0)
-            flags |= CJAC_B_NOT_CONVERGED;
-        st->flags = flags;
-        status[b] = flags;
-        if (flags)  /* the OR the host reads instead of every status */
-            atomic_or(summary, flags);
-        info[INFO_WIDTH * b] = flags;
-        info[INFO_WIDTH * b + 1] = st->sweeps;
-        info[INFO_WIDTH * b + 2] = r;
-        info[INFO_WIDTH * b + 3] = st->positive;
-        info[INFO_WIDTH * b + 4] = st->s;
-        info[INFO_WIDTH * b + 5] = st->t;
-    }
+    ${sweeps(A_space, "true", False)}
+    ${final_flags()}
     barrier(CJAC_FENCE);
 
     /* ---- Step 5: eigenvalues ascending, eigenvectors --------------------- */
@@ -755,87 +862,217 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
     }
 %if vectors:
     barrier(CJAC_FENCE);
-    /* The null space: each missing column, in order, is the unit vector e_k
-     * whose row of the basis so far is shortest (ties: smaller k; rows in the
-     * factorization's order), made orthogonal to the basis by classical
-     * Gram-Schmidt twice, normalized, and put in a free column of A (a
-     * deflated one, or one from r on).  The lanes share rows and columns. */
-    if (lane == 0)
-        starts[mat] = 0;
-    barrier(CJAC_FENCE);
-    for (int slot = lane; slot < N && writes; slot += LANES)
-        if (missing[slot])
-            starts[mat] = 1;  /* any lane that finds one: the same value */
-    barrier(CJAC_FENCE);
-    if (cjac_any(starts)) {
-        __local cjac_real *row_weight = row_norm;
-        __local cjac_elem *dots = (__local cjac_elem *)(sorted_all + mat * NPAD);
-        for (int i = lane; i < N; i += LANES) {
-            cjac_real w = 0;
-            for (int c = 0; c < N; ++c)
-                if (second[c])
-                    w = cjac_abs2_acc(A[c * LD + i], w);
-            row_weight[i] = w;
-        }
-        barrier(CJAC_FENCE);
-        for (int slot = 0; slot < N; ++slot) {
-            const bool need = writes && missing[slot];
-            if (lane == 0)
-                starts[mat] = need;
-            barrier(CJAC_FENCE);
-            if (!cjac_any(starts))
-                continue;
-            cjac_real lightest = -INFINITY;
-            int pick = 0x7fffffff;
-            for (int i = lane; i < N && need; i += LANES)
-                if (-row_weight[i] > lightest) {
-                    lightest = -row_weight[i];
-                    pick = i;
-                }
-            cjac_lanes_argmax(scratch, keys, lid, lane, lightest, &pick);
-            if (lane == 0 && need) {
-                int free_column = 0;
-                while (second[free_column])
-                    ++free_column;
-                st->pivot = free_column;
-            }
-            barrier(CJAC_FENCE);
-            const int f = st->pivot;
-            for (int i = lane; i < N && need; i += LANES)
-                A[f * LD + i] = i == pick ? cjac_from_real(1) : CJAC_ELEM_ZERO;
-            barrier(CJAC_FENCE);
-            for (int twice = 0; twice < 2; ++twice) {
-                for (int c = lane; c < N && need; c += LANES) {
-                    cjac_elem dot = CJAC_ELEM_ZERO;
-                    if (second[c])
-                        for (int i = 0; i < N; ++i)
-                            dot = cjac_dot_acc(A[c * LD + i], A[f * LD + i], dot);
-                    dots[c] = dot;
-                }
-                barrier(CJAC_FENCE);
-                for (int i = lane; i < N && need; i += LANES) {
-                    cjac_elem x = A[f * LD + i];
-                    for (int c = 0; c < N; ++c)
-                        if (second[c])
-                            x = cjac_axpy(-dots[c], A[c * LD + i], x);
-                    A[f * LD + i] = x;
-                }
-                barrier(CJAC_FENCE);
-            }
-            cjac_real part = 0;
-            for (int i = lane; i < N && need; i += LANES)
-                part = cjac_abs2_acc(A[f * LD + i], part);
-            const cjac_real norm = sqrt(cjac_lanes_sum_real(scratch, lid, lane, part));
-            for (int i = lane; i < N && need; i += LANES) {
-                const cjac_elem x = A[f * LD + i] / norm;
-                A[f * LD + i] = x;
-                row_weight[i] = cjac_abs2_acc(x, row_weight[i]);
-                U[(b * N + perm[i]) * N + slot] = x;
-            }
-            if (lane == 0 && need)
-                second[f] = 1;
-            barrier(CJAC_FENCE);
-        }
-    }
+    ${complete_basis("U[(b * N + perm[i]) * N + slot]")}
 %endif
 }
+%else:
+/* Batched hsvd: a stack of square factors G with signatures J, the sweeps of
+ * cljacobi.hyperbolic_svd on each (its square case: no QR, the columns in
+ * sign order): the columns of G in the order +1 first (stable, as
+ * cljacobi.shortening.shorten), the power-of-two shift of the factor
+ * (cljacobi.scaling.factor_shift), the one-sided hyperbolic sweeps with V
+ * accumulated (Novakovic & Singer 2011, eq. (2.1)), then S descending, J
+ * permuted alike, U = G_final diag(1/S) (completed for zero S) and
+ * Vh = J V^* J with the columns back in input order. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void cjac_batched_hsvd(${signatures["cjac_batched_hsvd"].parameters})
+{
+    __local cjac_elem A_all[MPG * NPAD * LD];
+%if vectors:
+    __local cjac_elem V_all[MPG * NPAD * LD];
+%endif
+    __local cjac_diag D_all[MPG * NPAD];
+    __local cjac_diag sorted_all[MPG * NPAD] __attribute__((aligned(16)));
+    /* The peaks of the sweeps, then the final column norms (S scaled), then
+     * the row weights of the completion. */
+    __local cjac_real peak_all[MPG * NPAD];
+    __local int column_of_all[MPG * NPAD];  /* input column of physical column c */
+    __local int second_all[MPG * NPAD];     /* 1: a column of U's basis (step 5) */
+    __local int missing_all[MPG * NPAD];    /* U's columns still to complete */
+    __local cjac_real scratch[WG];
+    __local int keys[WG];
+    __local int starts[MPG];
+    __local cjac_matrix_state state_all[MPG];
+
+    const int lid = get_local_id(0);
+    const int lane = lid % LANES, mat = lid / LANES;
+    const long b = (long)get_group_id(0) * MPG + mat;
+    const bool exists = b < count;
+    __local cjac_elem *A = A_all + mat * NPAD * LD;
+%if vectors:
+    __local cjac_elem *V = V_all + mat * NPAD * LD;
+%endif
+    __local cjac_diag *D = D_all + mat * NPAD;
+    __local cjac_real *peak = peak_all + mat * NPAD;
+    __local cjac_real *row_norm = peak;  /* the completion's row weights */
+    __local int *column_of = column_of_all + mat * NPAD;
+    __local int *second = second_all + mat * NPAD;
+    __local int *missing = missing_all + mat * NPAD;
+    __local cjac_matrix_state *st = state_all + mat;
+
+    /* ---- Step 1: the columns in sign order, checks, the shift 2^t -------- */
+    if (lane == 0) {
+        int q = 0;
+        for (int c = 0; c < N; ++c)
+            if (!exists || signs[b * sign_stride + c] > 0)
+                column_of[q++] = c;
+        st->positive = q;
+        for (int c = 0; c < N; ++c)
+            if (exists && !(signs[b * sign_stride + c] > 0))
+                column_of[q++] = c;
+    }
+    for (int e = lane; e < NPAD * LD; e += LANES)
+        A[e] = CJAC_ELEM_ZERO;
+    barrier(CJAC_FENCE);
+    /* G[:, column_of[c]] into column c; the column maxima (a NaN is flagged,
+     * fmax passes over it) and the first zero column of the input. */
+    cjac_real column_min = INFINITY, widest = 0;
+    int zero_column = N, bad = 0;
+    for (int c = lane; c < N && exists; c += LANES) {
+        const int source = column_of[c];
+        cjac_real x = 0;
+        for (int i = 0; i < N; ++i) {
+            const cjac_elem value = CJAC_INPUT(i, source);
+            if (!cjac_elem_finite(value))
+                bad |= CJAC_B_NOT_FINITE;
+            x = fmax(x, cjac_elem_abs(value));
+            A[c * LD + i] = value;
+        }
+        if (x == 0)
+            zero_column = min(zero_column, source);
+        column_min = fmin(column_min, x);
+        widest = fmax(widest, x);
+    }
+    bad = cjac_lanes_or(keys, lid, lane, bad);
+    zero_column = -cjac_lanes_max(scratch, lid, lane, -(cjac_real)zero_column);
+    column_min = -cjac_lanes_max(scratch, lid, lane, -column_min);
+    widest = cjac_lanes_max(scratch, lid, lane, widest);
+    if (lane == 0) {
+        int flags = exists ? bad : 0;
+        if (exists && !flags && zero_column < N)
+            flags |= CJAC_B_ZERO_COLUMN;
+        st->flags = flags;
+        st->active = exists && !flags;
+        st->s = 0;
+        st->t = 0;
+        st->sweeps = 0;
+        st->sweep_bits = 0;
+        st->r_pad = NPAD;
+        st->rows = N + (N & 1);
+        if (exists) {
+            report[REPORT_WIDTH * b] = zero_column;
+            report[REPORT_WIDTH * b + 4] = column_min;
+            report[REPORT_WIDTH * b + 5] = widest;
+        }
+        if (st->active) {
+            ${factor_shift("column_min", "widest")}
+        }
+    }
+    barrier(CJAC_FENCE);
+    /* The swept columns and rows from the state, as in the eig kernel: with
+     * the compile-time NPAD as the bound, PoCL 3.0 (LLVM 14) dropped the
+     * second trip of the packed diagonal's loop for complex data. */
+    const int r = N, r_pad = st->r_pad, rows = st->rows;
+    if (st->active) {
+        for (int e = lane; e < r * LD; e += LANES)
+            A[e] = cjac_elem_ldexp(A[e], st->t);
+        /* e_N borders an odd order (eq. (4.1)) */
+        if (lane == 0 && (N & 1))
+            A[N * LD + N] = cjac_from_real(1);
+    }
+    barrier(CJAC_FENCE);
+    /* The row norms of the scaled G, the largest and the smallest nonzero
+     * one: the columns carry their peak's rounding unless the rows are
+     * graded, max ||row|| > min ||row|| / sqrt(tol), tol = sqrt(N) eps
+     * (cljacobi.hyperbolic_svd._columns_carry_scale). */
+    cjac_real row_max = 0, row_min = INFINITY;
+    for (int i = lane; i < N && st->active; i += LANES) {
+        cjac_real x = 0;
+        for (int c = 0; c < N; ++c)
+            x = cjac_abs2_acc(A[c * LD + i], x);
+        x = sqrt(x);
+        row_max = fmax(row_max, x);
+        if (x > 0)
+            row_min = fmin(row_min, x);
+    }
+    row_max = cjac_lanes_max(scratch, lid, lane, row_max);
+    row_min = -cjac_lanes_max(scratch, lid, lane, -row_min);
+    if (lane == 0)
+        st->peak_rounding = row_max <= row_min / sqrt(sqrt((cjac_real)N) * CJAC_EPS);
+%if vectors:
+    for (int e = lane; e < NPAD * LD; e += LANES) {
+        const int c = e / LD, i = e - c * LD;
+        V[e] = i == c ? cjac_from_real(1) : CJAC_ELEM_ZERO;
+    }
+%endif
+    barrier(CJAC_FENCE);
+    ${packed_diagonal("q")}
+
+    /* ---- Step 2: the sweeps, one work-item per pivot pair ---------------- */
+    ${sweeps("__local", "st->peak_rounding", vectors)}
+    ${final_flags()}
+    barrier(CJAC_FENCE);
+
+    /* ---- Step 3: S descending, J, U, Vh ----------------------------------- */
+    /* sigma_c = ||g_c|| of physical column c, S its value 2^-t sigma_c in
+     * place place(c) of a stable descending sort (by counting). */
+    const int fatal = CJAC_B_NOT_FINITE | CJAC_B_ZERO_COLUMN | CJAC_B_FACTOR_RANGE
+                      | CJAC_B_BREAKDOWN | CJAC_B_TINY_COLUMN;
+    const bool writes = exists && !(st->flags & fatal);
+    __local cjac_real *sigma = peak;
+    for (int c = lane; c < N && writes; c += LANES) {
+        cjac_real norm = 0;
+        for (int i = 0; i < rows; ++i)
+            norm = cjac_abs2_acc(A[c * LD + i], norm);
+        sigma[c] = sqrt(norm);
+    }
+%if vectors:
+    for (int c = lane; c < NPAD; c += LANES)
+        second[c] = 0;
+%endif
+    barrier(CJAC_FENCE);
+    int lost = 0, nonzero = 0;
+    for (int c = lane; c < N && writes; c += LANES) {
+        const cjac_real norm = sigma[c];
+        int place = 0;
+        for (int f = 0; f < N; ++f)
+            place += sigma[f] > norm || (sigma[f] == norm && f < c);
+        const cjac_real value = ldexp(norm, -st->t);
+        lost |= norm != 0 && (value == 0 || !isfinite(value));
+        nonzero += norm > 0;
+        S[b * N + place] = value;
+        const int sign_c = c < st->positive ? 1 : -1;
+        J_out[b * N + place] = (char)sign_c;
+%if vectors:
+        const bool valid = norm > 0;
+        for (int i = 0; i < N && valid; ++i) {
+            const cjac_elem u = A[c * LD + i] / norm;
+            A[c * LD + i] = u;
+            U[(b * N + i) * N + place] = u;
+        }
+        if (valid)
+            second[c] = 1;  /* column c is in the basis */
+        missing[place] = !valid;
+        /* Vh = J V^* J (V^* J V = J), row place(c), columns in input order */
+        for (int k = 0; k < N; ++k) {
+            const cjac_elem v = cjac_conj(V[c * LD + k]);
+            Vh[(b * N + place) * N + column_of[k]] = (k < st->positive) == (sign_c > 0)
+                                                    ? v : -v;
+        }
+%endif
+    }
+    lost = cjac_lanes_or(keys, lid, lane, lost);
+    nonzero = cjac_lanes_sum(keys, lid, lane, nonzero);
+    if (lane == 0 && writes) {
+        info[INFO_WIDTH * b + 2] = nonzero;
+        if (lost) {
+            status[b] = info[INFO_WIDTH * b] = st->flags | CJAC_B_VALUE_RANGE;
+            atomic_or(summary, CJAC_B_VALUE_RANGE);
+        }
+    }
+%if vectors:
+    barrier(CJAC_FENCE);
+    ${complete_basis("U[(b * N + i) * N + slot]")}
+%endif
+}
+%endif
