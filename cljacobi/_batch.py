@@ -9,8 +9,8 @@ device once (a pyopencl stack stays there), one launch of
 :func:`cljacobi.host.batched.batched_hsvd` for hsvd of square factors), and
 only the OR of the matrices' flags comes back; the per-matrix flags and
 records follow where it says an error or a warning needs them, or for the
-``info`` objects.  The
-results are device arrays for device input and numpy arrays otherwise.
+``info`` objects.  The results are device arrays for device input and numpy
+arrays otherwise.
 
 Errors are per matrix: the first matrix (in C order) with a fatal flag
 raises the exception the one-matrix path raises for it, its index in the

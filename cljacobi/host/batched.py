@@ -169,48 +169,33 @@ class BatchedSpec:
 
     @property
     def signatures(self) -> dict[str, KernelSignature]:
+        """The kernel of the problem: the stack, (hsvd: the signatures,) the
+        step tables, the results, the records (and the global workspace)."""
         element = "cjac_elem"
+        stack = (buffer("M", f"__global const {element} *"), int_arg("count"),
+                 long_arg("offset"), long_arg("matrix_stride"), long_arg("row_stride"),
+                 long_arg("col_stride"))
+        tables = (buffer("pairs", "__global const int2 *"),
+                  buffer("table_start", "__global const int2 *"), int_arg("sweep_tables"),
+                  int_arg("max_sweeps"))
+        records = (buffer("status", "__global int *"), buffer("summary", "__global int *"),
+                   buffer("info", "__global int *"), buffer("report", "__global cjac_real *"),
+                   buffer("rotations", "__global int *"))
+        vector = buffer("U", f"__global {element} *")
         if self.problem == "hsvd":
-            return {"cjac_batched_hsvd": KernelSignature("cjac_batched_hsvd", (
-                buffer("M", f"__global const {element} *"),
-                int_arg("count"),
-                long_arg("offset"), long_arg("matrix_stride"), long_arg("row_stride"),
-                long_arg("col_stride"),
-                buffer("signs", "__global const int *"),
-                long_arg("sign_stride"),
-                buffer("pairs", "__global const int2 *"),
-                buffer("table_start", "__global const int2 *"),
-                int_arg("sweep_tables"),
-                int_arg("max_sweeps"),
-                buffer("S", "__global cjac_real *"),
-                buffer("J_out", "__global char *"),
-                *((buffer("U", f"__global {element} *"), buffer("Vh", f"__global {element} *"))
-                  if self.vectors else ()),
-                buffer("status", "__global int *"),
-                buffer("summary", "__global int *"),
-                buffer("info", "__global int *"),
-                buffer("report", "__global cjac_real *"),
-                buffer("rotations", "__global int *"),
-            ))}
-        args = (
-            buffer("M", f"__global const {element} *"),
-            int_arg("count"),
-            long_arg("offset"), long_arg("matrix_stride"), long_arg("row_stride"),
-            long_arg("col_stride"),
-            buffer("pairs", "__global const int2 *"),
-            buffer("table_start", "__global const int2 *"),
-            int_arg("sweep_tables"),
-            int_arg("max_sweeps"),
-            buffer("W", "__global cjac_real *"),
-            *((buffer("U", f"__global {element} *"),) if self.vectors else ()),
-            buffer("status", "__global int *"),
-            buffer("summary", "__global int *"),
-            buffer("info", "__global int *"),
-            buffer("report", "__global cjac_real *"),
-            buffer("rotations", "__global int *"),
-            *((buffer("workspace", f"__global {element} *"),) if self.matrix_in_global else ()),
-        )
-        return {"cjac_batched_eig": KernelSignature("cjac_batched_eig", args)}
+            name = "cjac_batched_hsvd"
+            args = (*stack, buffer("signs", "__global const int *"), long_arg("sign_stride"),
+                    *tables, buffer("S", "__global cjac_real *"),
+                    buffer("J_out", "__global char *"),
+                    *((vector, buffer("Vh", f"__global {element} *")) if self.vectors else ()),
+                    *records)
+        else:
+            name = "cjac_batched_eig"
+            args = (*stack, *tables, buffer("W", "__global cjac_real *"),
+                    *((vector,) if self.vectors else ()), *records,
+                    *((buffer("workspace", f"__global {element} *"),)
+                      if self.matrix_in_global else ()))
+        return {name: KernelSignature(name, args)}
 
     def render_args(self) -> dict[str, object]:
         sizes = {
