@@ -145,6 +145,20 @@ def test_one_signature_for_the_stack_and_leading_dimensions(rng):
         cljacobi.hsvd(G, np.array([1, -1, 2, 1, -1, 1]))
 
 
+@pytest.mark.parametrize("sign", [1, -1])
+def test_one_sign_is_the_svd(sign, rng):
+    """J = I and J = -I: only trigonometric rotations, S the singular values;
+    any memory layout of the stack."""
+    G = np.asfortranarray(factor_stack(rng, 8, 7, complex_=True))
+    J = np.full(7, sign)
+    result = cljacobi.hsvd(G, J)
+    exact = np.linalg.svd(G, compute_uv=False)
+    assert np.abs(result.S - exact).max() <= 60 * 7 * EPS * exact.max()
+    assert np.all(result.J == sign)
+    check_hsvd(G, J, result)
+    assert np.array_equal(cljacobi.hsvd(np.ascontiguousarray(G), J).S, result.S)
+
+
 def test_input_is_not_modified(rng):
     G = factor_stack(rng, 5, 7)
     J = signatures(rng, 5, 7)
