@@ -116,6 +116,10 @@ def main(argv=None) -> None:
                     "local_sweep_seconds": info.seconds.get("sweeps", 0.0),
                     "communication_seconds": info.seconds.get("communication", 0.0),
                     "factorization_seconds": info.seconds.get("factorization", 0.0),
+                    # rank 0's whole split (phases as SolveInfo names them), to
+                    # find the host work around the sweeps
+                    "seconds_split": {k: float(v) for k, v in info.seconds.items()},
+                    "seconds_split_one_device": {k: float(v) for k, v in info1.seconds.items()},
                     "relative_difference": float(np.max(np.abs(w - w1) / np.abs(w1))),
                     "residual": float(np.linalg.norm(M @ U - U * w) / (np.sqrt(n) * norm)),
                     "orthogonality": float(np.abs(U.conj().T @ U - np.eye(n)).max()),
