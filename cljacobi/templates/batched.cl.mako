@@ -1,4 +1,6 @@
-## Batched eig_indefinite: a stack of small Hermitian matrices in one launch.
+## Batched solvers: a stack of small matrices in one launch; eig_indefinite
+## (cjac_batched_eig) and, with problem = "hsvd", the hyperbolic SVD of square
+## factors (cjac_batched_hsvd, at the end: the same sweeps with V).
 ##
 ## Every matrix of the stack is solved by LANES work-items of one work-group,
 ## entirely in local memory: the checks and the scaling of its data, the
@@ -15,7 +17,7 @@
 ##   complex_        complex Hermitian data (element cjac_real2 = (re, im))
 ##   rotation        1 or 2 (Zhou & Brent 1997, Sect. 2; pointwise.cl.mako)
 ##   sort_diagonal   Sort_Diagonal before the first and after every sweep
-##   vectors         whether the eigenvectors are written
+##   vectors         whether the eigenvectors (hsvd: U and Vh, and V kept) are written
 ##   matrix_in_global  each matrix in its slot of the `workspace` buffer in
 ##                   global memory instead of local memory (orders whose
 ##                   matrix does not fit local memory; the O(n) arrays stay
@@ -28,6 +30,7 @@
 ##                   batched status bits CJAC_B_*
 ##   diag_struct     typedef of cjac_diag (cljacobi.host.diagonal)
 ##   signatures      the kernel's parameter list (BatchedSpec.signatures)
+##   problem         "eig" or "hsvd": which kernel is rendered
 ##
 ## Storage of one matrix in local (or global) memory: A[c * LD + row], NPAD
 ## columns of LD rows.  During the factorization A holds the trailing Schur complement in
