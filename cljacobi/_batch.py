@@ -6,11 +6,13 @@ a stack whose order fits the device's local memory): the stack goes to the
 device once (a pyopencl stack stays there), one launch of
 ``templates/batched.cl.mako`` solves every matrix
 (:func:`cljacobi.host.batched.batched_eig` for eig_indefinite and eigh,
-:func:`cljacobi.host.batched.batched_hsvd` for hsvd of square factors), and
-only the OR of the matrices' flags comes back; the per-matrix flags and
+:func:`cljacobi.host.batched.batched_hsvd` for hsvd and svd), and only the
+OR of the matrices' flags comes back; the per-matrix flags and
 records follow where it says an error or a warning needs them, or for the
 ``info`` objects.  The results are device arrays for device input and numpy
-arrays otherwise.
+arrays otherwise.  svd, and hsvd of a tall G, first factor every matrix by
+a row-sorted, column-pivoted QR on the host, as their one-matrix paths do
+(:mod:`cljacobi._batch_qr`), and the kernel sweeps the square factors.
 
 Errors are per matrix: the first matrix (in C order) with a fatal flag
 raises the exception the one-matrix path raises for it, its index in the
@@ -29,6 +31,7 @@ import pyopencl as cl
 import pyopencl.array as cl_array
 
 from ._arrays import is_device_array, to_host
+from ._batch_qr import shorten_stack, svd_results, tall_hsvd_results
 from ._results import EighResult, HSVDResult, SolveInfo
 from .errors import warn_unconverged
 from .host.batched import (BATCHED_GLOBAL_ORDER_LIMIT, FATAL, BatchedRun, BatchStatus,
@@ -57,11 +60,12 @@ def batched_queue(method: Any, data: Any, plan: Any, queue: Any) -> cl.CommandQu
     square matrices of orders from 2 up to
     :data:`cljacobi.host.batched.BATCHED_GLOBAL_ORDER_LIMIT` for
     eig_indefinite (the matrices in local memory up to
-    :func:`cljacobi.host.batched.batched_order_limit`, in global memory above)
-    and up to that limit for hsvd (G and V in local memory), on a device with
-    fp64, with rotation 1 or 2 and no private options; ``variant="batched"``
-    asks for it, also for one matrix, and is a ValueError where it cannot
-    run.
+    :func:`cljacobi.host.batched.batched_order_limit`, in global memory above),
+    of ``m x n`` factors with ``m >= n`` for hsvd and of any ``m x n`` for
+    svd, ``min(m, n)`` from 2 up to that limit (the square factor and V in
+    local memory), on a device with fp64, with rotation 1 or 2 and no
+    private options; ``variant="batched"`` asks for it, also for one matrix,
+    and is a ValueError where it cannot run.
     """
     problem = getattr(method, "batched_problem", None)
     if problem is None:
@@ -70,25 +74,22 @@ def batched_queue(method: Any, data: Any, plan: Any, queue: Any) -> cl.CommandQu
     forced = plan.variant == BATCHED_VARIANT
     if not forced and (plan.variant != "auto" or len(shape) <= 2):
         return None
-    if forced and problem == "hsvd" and len(shape) >= 2 and shape[-2] > shape[-1]:
-        raise ValueError("variant='batched' cannot run here: hsvd shortens a tall G "
-                         f"(shape {shape}) by a QR factorization on the host; the batched "
-                         "kernel takes square G")
-    if len(shape) < 2 or shape[-1] != shape[-2] or shape[-1] < 2 or kind not in "biufc" \
-            or 0 in shape:
-        # 0 x 0 and 1 x 1 are answered on the host; the one-matrix path
-        # gives the errors about any other input
+    if len(shape) < 2 or kind not in "biufc" or 0 in shape:
+        return None  # the one-matrix path gives the errors about such input
+    m, n = shape[-2:]
+    if (problem == "eig" and m != n) or (problem == "hsvd" and m < n) or min(m, n) < 2:
+        # 1 x 1 is answered on the host; the one-matrix path gives the errors
         return None
+    n = min(m, n)  # the order of the factor the kernel sweeps
     if not is_device_array(data) and not np.any(np.asarray(data)):
         return None  # zero matrices are answered on the host, without a device
-    n = shape[-1]
     array_queue = data.queue if is_device_array(data) else None
     run_queue = resolve_queue(queue if queue is not None else (
         array_queue or (cl.CommandQueue(data.context) if is_device_array(data) else None)))
     device = run_queue.device
     reasons = []
-    if problem == "hsvd":
-        limit = batched_order_limit(device, kind == "c", method.compute_uv, "hsvd")
+    if problem != "eig":
+        limit = batched_order_limit(device, kind == "c", method.compute_uv, problem)
         if n > limit:
             reasons.append(f"order {n} exceeds {limit}, the largest whose G and V fit the "
                            f"{int(device.local_mem_size)} bytes of local memory of "
@@ -117,55 +118,116 @@ def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue,
                   check_finite: bool, return_info: bool) -> Any:
     """Solve the stack `data` with one launch of the batched kernel (see the
     module notes); the same results and errors as the one-matrix path."""
+    problem = method.batched_problem
     device_input = is_device_array(data)
-    if device_input:
+    m, n = data.shape[-2:]
+    shortened = problem == "svd" or (problem == "hsvd" and m > n)
+    if shortened:  # the QR of every matrix on the host first
+        host, array_queue = to_host(data, run_queue) if device_input else (data, None)
+        host, result_dtype = as_float_matrix(host, method.argument, check_finite=check_finite,
+                                             square=False, stacked=True)
+        leading = host.shape[:-2]
+        count = int(np.prod(leading, dtype=np.int64))
+        names = _names(method.argument, leading, count)
+        if problem == "hsvd":
+            method.validate(host, array_queue)
+        short = shorten_stack(
+            problem, host.reshape(count, m, n), names, compute_q=method.compute_uv,
+            signs=None if problem == "svd" else np.asarray(method.signs).reshape(count, n))
+        stack = cl_array.to_device(run_queue, short.factors)
+    elif device_input:
         stack, result_dtype = _device_stack(data, run_queue, method.argument)
     else:
         host, result_dtype = as_float_matrix(data, method.argument, check_finite=check_finite,
                                              square=True, stacked=True)
         stack = cl_array.to_device(run_queue, np.ascontiguousarray(host))
-    leading, n = stack.shape[:-2], stack.shape[-1]
-    count = int(np.prod(leading, dtype=np.int64))
-    hsvd = method.batched_problem == "hsvd"
-    vectors = method.compute_uv if hsvd else not method.eigvals_only
-    if hsvd:  # J: +-1, (n,) or one per matrix (the one-matrix path's checks)
+    if not shortened:
+        leading = stack.shape[:-2]
+        count = int(np.prod(leading, dtype=np.int64))
+    k = stack.shape[-1]
+    vectors = method.compute_uv if problem != "eig" else not method.eigvals_only
+    if problem == "hsvd" and not shortened:  # J: +-1, (n,) or per matrix, as one matrix
         method.validate(stack, data.queue if device_input else None)
-    preflight(run_queue, rows=n, columns=n, accumulate_v=hsvd and vectors,
+    preflight(run_queue, rows=k, columns=k, accumulate_v=problem != "eig" and vectors,
               element_bytes=stack.dtype.itemsize)
-    flat = _three_dimensional(stack, count, n, run_queue)
+    flat = _three_dimensional(stack, count, k, run_queue)
     options = {"vectors": vectors, "strategy": plan.options.strategy,
                "rotation": plan.options.rotation, "sort_diagonal": plan.options.sort_diagonal,
                "max_sweeps": plan.max_sweeps}
-    if hsvd:
-        run = batched_hsvd(run_queue, flat, _device_signs(method.signs, run_queue), **options)
-    else:
+    if problem == "eig":
         run = batched_eig(run_queue, flat, **options)
+    else:
+        signs = short.signs if shortened else method.signs
+        run = batched_hsvd(run_queue, flat, _device_signs(signs, run_queue), problem=problem,
+                           **options)
     # The per-matrix flags and records cross the bus only when a message or
     # info needs them (the OR of the flags says whether one does).
     summary = run.summary
     records = run.records() if return_info or summary & FATAL or (
         summary & BatchStatus.NOT_CONVERGED and plan.on_nonconvergence == "raise") else None
     if records is not None:
-        _raise_for_errors(run, records, leading, n, plan, method, check_finite,
+        _raise_for_errors(run, records, leading, k, plan, method, check_finite,
                           complex_=stack.dtype.kind == "c")
     if summary & BatchStatus.NOT_CONVERGED:
         warn_unconverged((run.flags & BatchStatus.NOT_CONVERGED) != 0, leading, plan.caller,
                          stacklevel=5)
     real_result = np.dtype(np.finfo(result_dtype).dtype)
-    values = _result_array(run.values, (*leading, n), real_result, device_input)
-    U = None if run.U is None else _result_array(run.U, (*leading, n, n), result_dtype,
-                                                 device_input)
-    if hsvd:
-        J = _result_array(run.J, (*leading, n), np.dtype(np.int8), device_input)
-        Vh = None if run.Vh is None else _result_array(run.Vh, (*leading, n, n),
-                                                       result_dtype, device_input)
-        result = HSVDResult(U, values, Vh, J) if vectors else (values, J)
+    if shortened:
+        result = _shortened_result(method, run, short, names, leading, result_dtype,
+                                   real_result, run_queue if device_input else None)
     else:
-        result = EighResult(values, U) if vectors else values
+        values = _result_array(run.values, (*leading, k), real_result, device_input)
+        U = None if run.U is None else _result_array(run.U, (*leading, k, k), result_dtype,
+                                                     device_input)
+        if problem == "hsvd":
+            J = _result_array(run.J, (*leading, k), np.dtype(np.int8), device_input)
+            Vh = None if run.Vh is None else _result_array(run.Vh, (*leading, k, k),
+                                                           result_dtype, device_input)
+            result = HSVDResult(U, values, Vh, J) if vectors else (values, J)
+        else:
+            result = EighResult(values, U) if vectors else values
     if not return_info:
         return result
-    infos = [_info(run, records, b, plan, run_queue, hsvd=hsvd) for b in range(count)]
+    infos = [_info(run, records, b, plan, run_queue, problem=problem, shortened=shortened)
+             for b in range(count)]
     return result, (infos if leading else infos[0])
+
+
+def _names(argument: str, leading: tuple[int, ...], count: int) -> list[str]:
+    """The name of every matrix of the stack in messages (``A[1, 2]``)."""
+    from ._solve import name_of  # noqa: PLC0415
+
+    return [name_of(argument, tuple(int(i) for i in np.unravel_index(b, leading))
+                    if leading else ()) for b in range(count)]
+
+
+def _shortened_result(method: Any, run: BatchedRun, short: Any, names: list[str],
+                      leading: tuple[int, ...], result_dtype: np.dtype,
+                      real_result: np.dtype, queue: cl.CommandQueue | None) -> Any:
+    """svd's or a tall hsvd's result from the kernel's and the QR's (on the
+    host; onto `queue` for device input)."""
+    vectors = method.compute_uv
+    S = run.values.get()
+    U_k = run.U.get() if vectors else None
+    Vh_k = run.Vh.get() if vectors else None
+    if method.batched_problem == "svd":
+        U, S, Vh = svd_results(short, S, U_k, Vh_k, names, full_matrices=method.full_matrices)
+        arrays = (U, S, Vh) if vectors else (S,)
+    else:
+        U, S, Vh = tall_hsvd_results(short, S, U_k, Vh_k, names)
+        J = run.J.get()
+        arrays = (U, S, Vh, J) if vectors else (S, J)
+    out = []
+    for array in arrays:
+        dtype = np.dtype(np.int8) if array.dtype == np.int8 else (
+            real_result if array is S else result_dtype)
+        array = array.reshape(*leading, *array.shape[1:]).astype(dtype, copy=False)
+        out.append(cl_array.to_device(queue, np.ascontiguousarray(array)) if queue else array)
+    if method.batched_problem == "svd":
+        from .svd import SVDResult  # noqa: PLC0415 - svd imports the pipeline
+
+        return SVDResult(*out) if vectors else out[0]
+    return HSVDResult(*out) if vectors else tuple(out)
 
 
 def _result_array(array: cl_array.Array, shape: tuple[int, ...], dtype: np.dtype,
@@ -219,9 +281,11 @@ def _three_dimensional(stack: cl_array.Array, count: int, n: int, queue: cl.Comm
 
 
 def _info(run: BatchedRun, records: tuple[np.ndarray, ...], b: int, plan: Any,
-          queue: cl.CommandQueue, *, hsvd: bool = False) -> SolveInfo:
+          queue: cl.CommandQueue, *, problem: str = "eig", shortened: bool = False
+          ) -> SolveInfo:
     """The :class:`SolveInfo` of matrix `b` (its share of the launch's seconds);
-    hsvd's square factors have no factorization (as on the one-matrix path)."""
+    the factorization as the one-matrix path names it: none for hsvd's square
+    factors, "qr" where the QR ran first."""
     info, _, rotations = records
     flags, sweeps, rank, positive = (int(x) for x in info[b, :4])
     per_sweep = [int(x) for x in rotations[b, :sweeps]]
@@ -231,7 +295,8 @@ def _info(run: BatchedRun, records: tuple[np.ndarray, ...], b: int, plan: Any,
         converged=not flags & BatchStatus.NOT_CONVERGED, rank=rank, positive=positive,
         device=queue.device.name.strip(), work_group_size=run.work_group_size,
         variant=BATCHED_VARIANT, block_width=0,
-        factorization="" if hsvd else "bunch-parlett-batched",
+        factorization="qr" if shortened else "" if problem == "hsvd" else
+        "bunch-parlett-batched",
         precision="double", seconds={"total": share, "sweeps": share},
         strategy=plan.options.strategy, rotation=plan.options.rotation,
         sort_diagonal=plan.options.sort_diagonal)
@@ -244,7 +309,8 @@ def _raise_for_errors(run: BatchedRun, records: tuple[np.ndarray, ...],
     fatal flag, then the first that did not converge (``on_nonconvergence="raise"``)."""
     from ._solve import _not_converged, name_of, orthogonalization_error  # noqa: PLC0415
 
-    argument, hsvd = method.argument, method.batched_problem == "hsvd"
+    argument, problem = method.argument, method.batched_problem
+    hsvd = problem == "hsvd"
     flags = run.flags
     report = records[1]
     for b in np.flatnonzero(flags & (FATAL | BatchStatus.VALUE_RANGE)):
@@ -268,8 +334,9 @@ def _raise_for_errors(run: BatchedRun, records: tuple[np.ndarray, ...],
             zero = np.arange(n) == int(report[b, 0])
             factor_shift_from_maxima(np.where(zero, 0.0, 1.0), n, name)  # raises its message
         if flag & BatchStatus.FACTOR_RANGE:
-            factor_shift_from_maxima(np.array([column_min, column_max]), n,
-                                     name if hsvd else f"the factor G of {name}")  # raises
+            factor_shift_from_maxima(np.array([column_min, column_max]), n, {
+                "eig": f"the factor G of {name}", "hsvd": name,
+                "svd": f"the triangular factor of {name}"}[problem])  # raises its message
         if flag & (BatchStatus.BREAKDOWN | BatchStatus.TINY_COLUMN):
             raise orthogonalization_error(plan.caller, name if hsvd else f"the factor of {name}",
                                           breakdown=bool(flag & BatchStatus.BREAKDOWN))

@@ -80,15 +80,15 @@ def hsvd(
         Compute U and Vh (V is accumulated on the device).  If False only
         ``(S, J)`` are returned.
     variant : {"auto", "pointwise", "bo", "fb", "stream", "batched"}, optional
-        As in :func:`eig_indefinite`; "batched" solves a stack of square G in
-        one launch, each G and its V in the local memory of one work-group
-        (the columns in sign order, the sweeps with one work-item per pivot
-        pair, then S, U and Vh), for orders 2 up to
+        As in :func:`eig_indefinite`; "batched" solves a stack in one
+        launch, each square factor and its V in the local memory of one
+        work-group (the columns in sign order, the sweeps with one work-item
+        per pivot pair, then S, U and Vh), for n from 2 up to
         ``cljacobi.host.batched.batched_order_limit(device, complex_,
         compute_uv, "hsvd")`` (real 52 and complex 36 on a device with 48
         KiB); "auto" takes it for such stacks (``G.ndim > 2``).  A tall G is
-        shortened by QR on the host first and runs one matrix at a time
-        ("batched" is a ValueError for it).
+        shortened on the host first, one QR per matrix as on the one-matrix
+        path, and its R swept in the launch.
     check_finite, strategy, rotation, sort_diagonal, max_sweeps, on_nonconvergence
     block_width, queue, return_info, comm, _layout, _single
         As in :func:`eig_indefinite`.

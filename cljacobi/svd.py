@@ -103,8 +103,9 @@ def svd(
     Parameters
     ----------
     A : (..., m, n) array_like or pyopencl.array.Array
-        Real or complex; a stack over the leading dimensions is solved
-        matrix by matrix and stacked like numpy (``info`` is then a list).
+        Real or complex; a stack over the leading dimensions is stacked like
+        numpy (``info`` is then a list), with the sweeps of the whole stack
+        in one launch (``variant="batched"``, below).
         A pyopencl array is copied to the host and the results come back as
         pyopencl arrays on its queue.  Integer and bool input is computed as float64,
         float32 (complex64) in float64 (complex128) and returned in single
@@ -125,8 +126,16 @@ def svd(
         :func:`cljacobi.eig_indefinite`.
     max_sweeps : int, optional
         Sweeps before :class:`~cljacobi.ConvergenceError`.
-    on_nonconvergence, variant, block_width, comm
+    on_nonconvergence, block_width, comm
         As in :func:`cljacobi.eig_indefinite`.
+    variant : {"auto", "pointwise", "bo", "fb", "stream", "batched"}, optional
+        As in :func:`cljacobi.eig_indefinite`; "batched" factors every
+        matrix of a stack by the same QR on the host, then sweeps all the
+        ``R^*`` in one launch, each with its V in the local memory of one
+        work-group, for ``min(m, n)`` from 2 up to
+        ``cljacobi.host.batched.batched_order_limit(device, complex_,
+        compute_uv, "svd")`` (real 52 and complex 36 on a device with 48
+        KiB); "auto" takes it for such stacks (``A.ndim > 2``).
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
         Where to run; default: the device ``CLJACOBI_DEVICE`` names.
     return_info : bool, optional
@@ -193,7 +202,7 @@ def svd(
     plan = _solve.sweep_plan(
         "svd", strategy=strategy, rotation=rotation, sort_diagonal=sort_diagonal,
         max_sweeps=max_sweeps, on_nonconvergence=on_nonconvergence, variant=variant,
-        block_width=block_width, queue=queue, layout=_layout, single=_single)
+        block_width=block_width, queue=queue, layout=_layout, single=_single, batched=True)
     method = _SVD(full_matrices=full_matrices, compute_uv=compute_uv)
     if comm is not None:  # the sweeps on all ranks (cljacobi.distributed)
         return _solve.solve_on(comm, method, A, plan, queue=queue,
@@ -210,6 +219,8 @@ class _SVD:
     full_matrices: bool
     compute_uv: bool
     argument = "A"
+    #: A stack may run in one launch, after the QR of every matrix (cljacobi._batch).
+    batched_problem = "svd"
     square = False
     value_name = "a singular value"
 

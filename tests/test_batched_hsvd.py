@@ -252,11 +252,9 @@ def test_what_runs_where(rng, queue):
     assert info.variant != "batched"
     _, infos = cljacobi.hsvd(G, J, rotation=3, return_info=True)
     assert infos[0].variant == "pointwise"
-    tall = rng.standard_normal((3, 8, 6))
-    _, infos = cljacobi.hsvd(tall, J, return_info=True)
-    assert infos[0].variant != "batched" and infos[0].factorization == "qr"
-    with pytest.raises(ValueError, match="hsvd shortens a tall G"):
-        cljacobi.hsvd(tall, J, variant="batched")
+    wide = rng.standard_normal((3, 5, 6))
+    with pytest.raises(ValueError, match="hsvd needs m >= n"):
+        cljacobi.hsvd(wide, J)
     limit = batched_order_limit(queue.device, False, True, "hsvd")
     big = rng.standard_normal((1, limit + 1, limit + 1))
     with pytest.raises(ValueError, match=f"order {limit + 1} exceeds {limit}, the largest"):
@@ -272,3 +270,92 @@ def test_local_memory_model():
     assert fits(52, False) and not fits(53, False)
     assert fits(36, True) and not fits(37, True)
     assert local_bytes(72, False, False, 1, problem="hsvd") == local_bytes(72, False, False, 1)
+
+
+# ---------------------------------------------------------------------------
+# Tall G and svd: the QR of every matrix on the host, the sweeps in one launch
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+def test_tall_factors_as_the_one_matrix_path(complex_, rng):
+    """A tall G is shortened by the row-sorted, column-pivoted QR first, as
+    on the one-matrix path: the same S, J and Vh to rounding, U = Q U_R."""
+    G = factor_stack(rng, 5, 6, complex_)
+    G = np.concatenate([G, factor_stack(rng, 5, 6, complex_)[:, :3]], axis=1)  # 9 x 6
+    J = signatures(rng, 5, 6)
+    result, infos = cljacobi.hsvd(G, J, return_info=True)
+    assert all(info.variant == "batched" and info.factorization == "qr" for info in infos)
+    assert result.U.shape == (5, 9, 6) and result.Vh.shape == (5, 6, 6)
+    for b in range(5):
+        one = cljacobi.hsvd(G[b], J[b], variant="pointwise")
+        assert np.abs(result.S[b] - one.S).max() <= 60 * 9 * EPS * one.S.max()
+        assert np.array_equal(result.J[b], one.J)
+        assert np.abs(result.Vh[b] - one.Vh).max() <= 1e-10 * np.abs(one.Vh).max()
+    check_tall(G, J, result)
+    S, J_out = cljacobi.hsvd(G, J, compute_uv=False)
+    assert np.array_equal(S, result.S) and np.array_equal(J_out, result.J)
+
+
+def check_tall(G, J_in, result, tol=60):
+    U, S, Vh, _ = result
+    m, n = G.shape[-2:]
+    unit = m * EPS * np.linalg.norm(G, 2, axis=(-2, -1))[..., None, None]
+    assert np.all(np.abs(G - (U * S[..., None, :]) @ Vh) <= tol * unit * np.abs(Vh).max())
+    assert np.abs(np.swapaxes(U, -1, -2).conj() @ U - np.eye(n)).max() <= tol * m * EPS
+
+
+@pytest.mark.parametrize("shape", [(6, 6), (9, 5), (5, 9), (2, 3)])
+@pytest.mark.parametrize("complex_", [False, True])
+def test_svd_stack_as_the_one_matrix_path(shape, complex_, rng):
+    """svd of a stack: the QR of A (A^* when wide) on the host, the sweeps on
+    R^* in one launch; zero and rank-deficient matrices among the others."""
+    m, n = shape
+    A = rng.standard_normal((2, 3, m, n))
+    if complex_:
+        A = A + 1j * rng.standard_normal(A.shape)
+    A[0, 1] = 0
+    A[1, 2, :, 0] = A[1, 2, 0, :] = 0  # an exactly zero singular value
+    k = min(m, n)
+    for full_matrices in (False, True):
+        result, infos = cljacobi.svd(A, full_matrices=full_matrices, return_info=True)
+        assert all(info.variant == "batched" and info.factorization == "qr" for info in infos)
+        for index in np.ndindex(2, 3):
+            one, info1 = cljacobi.svd(A[index], full_matrices=full_matrices,
+                                      variant="pointwise", return_info=True)
+            U, S, Vh = (x[index] for x in result)
+            assert U.shape == one.U.shape and Vh.shape == one.Vh.shape
+            assert np.abs(S - one.S).max() <= 60 * max(m, n) * EPS * max(one.S.max(), 1)
+            assert infos[3 * index[0] + index[1]].rank == info1.rank
+            assert np.abs(A[index] - (U[:, :k] * S) @ Vh[:k]).max() <= 1e-13 * max(S.max(), 1)
+            assert np.abs(U.conj().T @ U - np.eye(U.shape[1])).max() <= 1e-13
+            assert np.abs(Vh @ Vh.conj().T - np.eye(Vh.shape[0])).max() <= 1e-13
+    assert np.array_equal(cljacobi.svd(A, compute_uv=False), result.S)
+    assert infos[3 * 1 + 2].rank == k - 1 and infos[1].rank == 0
+
+
+def test_svd_stack_graded_bitwise_and_on_the_device(rng, queue):
+    """Column-graded A: S to relative accuracy as the one-matrix path; bitwise
+    repeatable; a pyopencl stack gives pyopencl results, the same values."""
+    A = factor_stack(rng, 4, 8) * 2.0 ** -np.arange(0, 64, 8)
+    first = cljacobi.svd(A)
+    for a, b in zip(first, cljacobi.svd(A)):
+        assert np.array_equal(a, b)
+    for b in range(4):
+        one = cljacobi.svd(A[b], variant="pointwise", compute_uv=False)
+        assert (np.abs(first.S[b] - one) / one).max() <= 1e-12
+    on_device = cljacobi.svd(cl_array.to_device(queue, A))
+    assert all(isinstance(x, cl_array.Array) for x in on_device)
+    for a, b in zip(on_device, first):
+        assert np.array_equal(a.get(), b)
+
+
+def test_svd_stack_errors_name_the_matrix(rng):
+    A = rng.standard_normal((3, 5, 4))
+    A[2, 1, 1] = np.inf
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        cljacobi.svd(A)
+    G = rng.standard_normal((3, 6, 4))
+    G[1, :, 2] = 0
+    with pytest.raises(ValueError, match=r"column 2 of G\[1\] is zero"):
+        cljacobi.hsvd(G, [1, 1, -1, -1])

@@ -497,9 +497,16 @@ def test_stacked_hsvd(rng):
     U, S, Vh, J = cljacobi.hsvd(G, J_each)
     assert U.shape == (3, 9, 5) and S.shape == (3, 5) and Vh.shape == (3, 5, 5)
     for k in range(3):
-        single = cljacobi.hsvd(G[k], J_each[k])
+        # one launch for the stack after the QR of each G (README, "Stacks of
+        # small matrices"): bitwise the same kernel on the matrix alone, the
+        # one-matrix path's result to rounding
+        single = cljacobi.hsvd(G[k], J_each[k], variant="batched")
         for stacked, alone in zip((U[k], S[k], Vh[k], J[k]), single):
             assert np.array_equal(stacked, alone)
+        pointwise = cljacobi.hsvd(G[k], J_each[k])
+        assert np.allclose(S[k], pointwise.S, rtol=64 * EPS * 9, atol=0)
+        assert np.array_equal(J[k], pointwise.J)
+        assert np.allclose(Vh[k], pointwise.Vh, rtol=0, atol=1e-10 * np.abs(Vh[k]).max())
     S_shared, J_shared = cljacobi.hsvd(G, _signature(5, 2), compute_uv=False)
     assert np.array_equal(S_shared[1], S[1]) and np.array_equal(J_shared[1], J[1])
 

@@ -41,8 +41,9 @@ __all__ = ["BATCHED_DTYPES", "BATCHED_GLOBAL_ORDER_LIMIT", "BATCHED_PROBLEMS", "
 #: The element types of the batched kernel (double precision only).
 BATCHED_DTYPES = ("float64", "complex128")
 
-#: The solvers the batched kernel runs: eig_indefinite, and hsvd of square G.
-BATCHED_PROBLEMS = ("eig", "hsvd")
+#: The solvers the batched kernel runs: eig_indefinite; hsvd of square G;
+#: and svd's sweeps on R^* (the hsvd kernel with J = I and zero columns).
+BATCHED_PROBLEMS = ("eig", "hsvd", "svd")
 
 #: Work-items a work-group aims at: matrices are packed until it is reached.
 TARGET_WORK_GROUP = 64
@@ -103,9 +104,10 @@ class BatchedSpec:
         Each matrix in a slot of a global workspace instead of local memory
         (orders above :func:`batched_order_limit`, up to
         :data:`BATCHED_GLOBAL_ORDER_LIMIT`; eig only).
-    problem : {"eig", "hsvd"}
+    problem : {"eig", "hsvd", "svd"}
         The solver: eig_indefinite, or hsvd of square factors (V accumulated
-        in local memory beside G).
+        in local memory beside G), or the same for svd's ``R^*`` (``J = I``,
+        zero columns allowed, every column carrying its peak's rounding).
     """
 
     family: ClassVar[str] = "batched"
@@ -129,7 +131,7 @@ class BatchedSpec:
             raise ValueError("matrices_per_group must be positive")
         if self.problem not in BATCHED_PROBLEMS:
             raise ValueError(f"the batched kernel solves {BATCHED_PROBLEMS}, not {self.problem!r}")
-        if self.problem == "hsvd" and self.matrix_in_global:
+        if self.problem != "eig" and self.matrix_in_global:
             raise ValueError("the batched hsvd keeps its matrices in local memory")
 
     @property
@@ -182,7 +184,7 @@ class BatchedSpec:
                    buffer("info", "__global int *"), buffer("report", "__global cjac_real *"),
                    buffer("rotations", "__global int *"))
         vector = buffer("U", f"__global {element} *")
-        if self.problem == "hsvd":
+        if self.problem != "eig":
             name = "cjac_batched_hsvd"
             args = (*stack, buffer("signs", "__global const int *"), long_arg("sign_stride"),
                     *tables, buffer("S", "__global cjac_real *"),
@@ -228,7 +230,7 @@ def local_bytes(order: int, complex_: bool, vectors: bool, matrices: int, *,
     npad = order + (order & 1)
     ld = (order + 1) | 1
     element = 16 if complex_ else 8
-    copies = 2 if problem == "hsvd" and vectors else 1
+    copies = 2 if problem != "eig" and vectors else 1
     per_matrix = ((0 if matrix_in_global else copies * npad * ld * element)  # A (and V)
                   + 2 * npad * DIAG_DTYPE.itemsize  # D and its sort buffer
                   + 8 * npad                        # peaks (and row norms, eigenvalues)
@@ -507,7 +509,7 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
 
 def batched_hsvd(queue: cl.CommandQueue, stack: cl_array.Array, signs: cl_array.Array, *,
                  vectors: bool, strategy: str, rotation: int, sort_diagonal: bool,
-                 max_sweeps: int) -> BatchedRun:
+                 max_sweeps: int, problem: str = "hsvd") -> BatchedRun:
     """Run the batched hsvd on the square factors `stack`, ``(count, n, n)``
     float64 or complex128 on `queue`'s device (any strides of whole
     elements), with the signatures `signs`: int32 ``(count, n)``, or ``(n,)``
@@ -518,21 +520,23 @@ def batched_hsvd(queue: cl.CommandQueue, stack: cl_array.Array, signs: cl_array.
     ``(count, n, n)`` (:func:`cljacobi.hsvd`'s results) as device arrays; a
     matrix with a fatal flag (:data:`FATAL`) has no result written.  Orders
     up to :func:`batched_order_limit` with ``problem="hsvd"`` (G and V in
-    local memory); ValueError above.
+    local memory); ValueError above.  ``problem="svd"`` sweeps svd's ``R^*``
+    (`signs` all +1): zero columns are allowed, and every column carries
+    its peak's rounding.
     """
     count, n = stack.shape[0], stack.shape[-1]
     device = queue.device
     complex_ = stack.dtype == np.complex128
-    limit = batched_order_limit(device, complex_, vectors, "hsvd")
+    limit = batched_order_limit(device, complex_, vectors, problem)
     if n > limit:
         raise ValueError(f"the batched hsvd runs orders up to {limit} on "
                          f"{device.name.strip()!r}, not {n}")
     if signs.dtype != np.int32 or not signs.flags.c_contiguous \
             or signs.shape not in {(n,), (count, n)}:
         raise ValueError(f"signs must be contiguous int32 of shape ({n},) or ({count}, {n})")
-    group = matrices_per_group(device, n, complex_, vectors, problem="hsvd")
+    group = matrices_per_group(device, n, complex_, vectors, problem=problem)
     spec = BatchedSpec("complex128" if complex_ else "float64", n, group, rotation,
-                       sort_diagonal, vectors, problem="hsvd")
+                       sort_diagonal, vectors, problem=problem)
     itemsize = stack.dtype.itemsize
     arguments, program = _prepare(queue, spec, stack, strategy, max_sweeps, {
         "singular values and signature": count * n * 9,

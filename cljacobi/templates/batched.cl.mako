@@ -1,6 +1,9 @@
 ## Batched solvers: a stack of small matrices in one launch; eig_indefinite
 ## (cjac_batched_eig) and, with problem = "hsvd", the hyperbolic SVD of square
-## factors (cjac_batched_hsvd, at the end: the same sweeps with V).
+## factors (cjac_batched_hsvd, at the end: the same sweeps with V); with
+## problem = "svd" the hsvd kernel for cljacobi.svd's R^* (J = I): zero
+## columns allowed (a rank-deficient A), every column carrying its peak's
+## rounding.
 ##
 ## Every matrix of the stack is solved by LANES work-items of one work-group,
 ## entirely in local memory: the checks and the scaling of its data, the
@@ -30,7 +33,7 @@
 ##                   batched status bits CJAC_B_*
 ##   diag_struct     typedef of cjac_diag (cljacobi.host.diagonal)
 ##   signatures      the kernel's parameter list (BatchedSpec.signatures)
-##   problem         "eig" or "hsvd": which kernel is rendered
+##   problem         "eig", "hsvd" or "svd": which kernel is rendered
 ##
 ## Storage of one matrix in local (or global) memory: A[c * LD + row], NPAD
 ## columns of LD rows.  During the factorization A holds the trailing Schur complement in
@@ -943,7 +946,12 @@ void cjac_batched_hsvd(${signatures["cjac_batched_hsvd"].parameters})
         }
         if (x == 0)
             zero_column = min(zero_column, source);
+%if problem == "svd":
+        if (x > 0)  /* zero columns stay zero under any shift (rank-deficient A) */
+            column_min = fmin(column_min, x);
+%else:
         column_min = fmin(column_min, x);
+%endif
         widest = fmax(widest, x);
     }
     bad = cjac_lanes_or(keys, lid, lane, bad);
@@ -952,8 +960,10 @@ void cjac_batched_hsvd(${signatures["cjac_batched_hsvd"].parameters})
     widest = cjac_lanes_max(scratch, lid, lane, widest);
     if (lane == 0) {
         int flags = exists ? bad : 0;
+%if problem != "svd":
         if (exists && !flags && zero_column < N)
             flags |= CJAC_B_ZERO_COLUMN;
+%endif
         st->flags = flags;
         st->active = exists && !flags;
         st->s = 0;
@@ -967,7 +977,7 @@ void cjac_batched_hsvd(${signatures["cjac_batched_hsvd"].parameters})
             report[REPORT_WIDTH * b + 4] = column_min;
             report[REPORT_WIDTH * b + 5] = widest;
         }
-        if (st->active) {
+        if (st->active && widest > 0) {
             ${factor_shift("column_min", "widest")}
         }
     }
@@ -1001,7 +1011,11 @@ void cjac_batched_hsvd(${signatures["cjac_batched_hsvd"].parameters})
     row_max = cjac_lanes_max(scratch, lid, lane, row_max);
     row_min = -cjac_lanes_max(scratch, lid, lane, -row_min);
     if (lane == 0)
+%if problem == "svd":
+        st->peak_rounding = 1;  /* as cljacobi.svd sweeps R^* */
+%else:
         st->peak_rounding = row_max <= row_min / sqrt(sqrt((cjac_real)N) * CJAC_EPS);
+%endif
 %if vectors:
     for (int e = lane; e < NPAD * LD; e += LANES) {
         const int c = e / LD, i = e - c * LD;

@@ -1,0 +1,130 @@
+"""The host side of the batched svd and of the batched hsvd of tall factors.
+
+Both start on the host, as their one-matrix paths do, with a row-sorted,
+column-pivoted QR of every matrix (:func:`cljacobi.shortening.pivoted_qr`,
+LAPACK ``xGEQP3``): :func:`shorten_stack` turns a stack into the square
+factors the batched kernel sweeps in one launch (svd: ``X = R^*`` of ``B = A``
+or ``A^*``, ``J = I``; hsvd: ``R`` of ``G[:, p] = Q R`` with ``J[p]`` sorted,
+:func:`cljacobi.shortening.shorten`), and :func:`svd_results` and
+:func:`tall_hsvd_results` read the decompositions off the kernel's results
+with the QR factors, as :mod:`cljacobi.svd` and
+:mod:`cljacobi.hyperbolic_svd` do for one matrix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .scaling import factor_shift, unshift
+from .shortening import pivoted_qr, shorten
+
+__all__ = ["ShortenedStack", "shorten_stack", "svd_results", "tall_hsvd_results"]
+
+
+@dataclass
+class ShortenedStack:
+    """A stack of square factors for the kernel, and what undoes the QR."""
+
+    #: ``(count, k, k)``: svd's ``X = R^*``, or hsvd's ``R`` (columns +1 first).
+    factors: np.ndarray
+    #: ``(count, k)`` int32: the signature of each factor's columns.
+    signs: np.ndarray
+    #: ``(count, mb, k)``: the Q factors (None without vectors).
+    Q: np.ndarray | None
+    #: ``(count, k)``: the column permutation of each QR.
+    columns: np.ndarray
+    #: ``(count,)``: the power-of-two shift of each matrix (its S carry it).
+    exponents: np.ndarray
+    #: svd of a wide A: the QR is of ``A^*``.
+    transposed: bool
+
+
+def shorten_stack(problem: str, stack: np.ndarray, names: list[str], *,
+                  signs: np.ndarray | None = None, compute_q: bool) -> ShortenedStack:
+    """The row-sorted, column-pivoted QR of every matrix of `stack`
+    ``(count, m, n)`` (`names` name them in messages), after the power-of-two
+    shift of its columns (:func:`cljacobi.scaling.factor_shift`: ValueError
+    for a zero column of an hsvd factor, LinAlgError for a range float64
+    cannot hold).
+
+    ``problem="svd"``: ``B = A`` (``A^*`` when ``m < n``), ``B[:, p] = Q R``,
+    the factor ``X = R^*``, ``J = I``.  ``problem="hsvd"`` (``m > n``, with
+    the ``(count, n)`` `signs`): :func:`cljacobi.shortening.shorten`, the
+    factor R with its columns +1 first and ``J[p]`` alike.
+    """
+    from ._solve import ldexp  # noqa: PLC0415 - the pipeline imports this module
+
+    count, m, n = stack.shape
+    transposed = problem == "svd" and m < n
+    k = min(m, n)
+    factors = np.empty((count, k, k), stack.dtype)
+    factor_signs = np.ones((count, k), np.int32)
+    Q = np.empty((count, max(m, n), k), stack.dtype) if compute_q else None
+    columns = np.empty((count, k), np.intp)
+    exponents = np.empty(count, np.int64)
+    for b in range(count):
+        if problem == "svd":
+            B = stack[b].conj().T if transposed else stack[b]
+            name = f"{names[b]}^*" if transposed else names[b]
+            exponents[b] = factor_shift(B, name, zero_columns=True)
+            qr = pivoted_qr(ldexp(B, int(exponents[b])), compute_q=compute_q)
+            factors[b] = qr.R.conj().T
+            q, columns[b] = qr.Q, qr.columns
+        else:
+            exponents[b] = factor_shift(stack[b], names[b])
+            q, factors[b], columns[b] = shorten(ldexp(stack[b], int(exponents[b])), signs[b],
+                                                compute_q=compute_q)
+            factor_signs[b] = signs[b][columns[b]]
+        if compute_q:
+            Q[b] = q
+    return ShortenedStack(factors, factor_signs, Q, columns, exponents, transposed)
+
+
+def _unshifted(S: np.ndarray, exponents: np.ndarray, what: str, names: list[str]
+               ) -> np.ndarray:
+    """S of every matrix at its true size (:func:`cljacobi.scaling.unshift`,
+    whose LinAlgError names the matrix)."""
+    return np.stack([unshift(S[b], int(exponents[b]), f"{what} of {names[b]}")
+                     for b in range(len(S))]) if len(S) else S
+
+
+def _rows_back(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """``out[b][columns[b]] = rows[b]``: the rows put back in input order."""
+    inverse = np.argsort(columns, axis=-1)
+    return np.take_along_axis(rows, inverse[:, :, None], axis=1)
+
+
+def svd_results(short: ShortenedStack, S: np.ndarray, U_x: np.ndarray | None,
+                Vh_x: np.ndarray | None, names: list[str], *, full_matrices: bool
+                ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
+    """``(U, S, Vh)`` of every A from the kernel's hsvd of ``X = R^*``
+    (``X = U_x diag(S) Vh_x``, so ``R = Vh_x^* diag(S) U_x^*`` and
+    ``B[:, p] = (Q Vh_x^*) diag(S) U_x^*``), as :mod:`cljacobi.svd` reads it."""
+    from ._solve import complete  # noqa: PLC0415 - the pipeline imports this module
+
+    S = _unshifted(S, short.exponents, "a singular value", names)
+    if U_x is None:
+        return None, S, None
+    k = S.shape[-1]
+    V_B = _rows_back(U_x, short.columns)
+    U_B = short.Q @ np.swapaxes(Vh_x, -1, -2).conj()
+    mb = short.Q.shape[1]
+    if full_matrices and mb > k:
+        U_B = np.stack([complete(U, np.ones(k, bool), mb) for U in U_B])
+    if short.transposed:  # A = B^* = V_B diag(S) U_B^*
+        return V_B, S, np.swapaxes(U_B, -1, -2).conj()
+    return U_B, S, np.swapaxes(V_B, -1, -2).conj()
+
+
+def tall_hsvd_results(short: ShortenedStack, S: np.ndarray, U_R: np.ndarray | None,
+                      Vh_R: np.ndarray | None, names: list[str]
+                      ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
+    """``(U, S, Vh)`` of every tall G from the kernel's hsvd of its R:
+    ``U = Q U_R``, and the columns of ``Vh_R`` back in G's order."""
+    S = _unshifted(S, short.exponents, "a hyperbolic singular value", names)
+    if U_R is None:
+        return None, S, None
+    inverse = np.argsort(short.columns, axis=-1)
+    return short.Q @ U_R, S, np.take_along_axis(Vh_R, inverse[:, None, :], axis=2)
