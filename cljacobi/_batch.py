@@ -167,7 +167,7 @@ def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue,
         summary & BatchStatus.NOT_CONVERGED and plan.on_nonconvergence == "raise") else None
     if records is not None:
         _raise_for_errors(run, records, leading, k, plan, method, check_finite,
-                          complex_=stack.dtype.kind == "c")
+                          complex_=stack.dtype.kind == "c", shortened=shortened)
     if summary & BatchStatus.NOT_CONVERGED:
         warn_unconverged((run.flags & BatchStatus.NOT_CONVERGED) != 0, leading, plan.caller,
                          stacklevel=5)
@@ -304,7 +304,7 @@ def _info(run: BatchedRun, records: tuple[np.ndarray, ...], b: int, plan: Any,
 
 def _raise_for_errors(run: BatchedRun, records: tuple[np.ndarray, ...],
                       leading: tuple[int, ...], n: int, plan: Any, method: Any,
-                      check_finite: bool, *, complex_: bool) -> None:
+                      check_finite: bool, *, complex_: bool, shortened: bool = False) -> None:
     """The one-matrix path's exception for the first matrix (C order) with a
     fatal flag, then the first that did not converge (``on_nonconvergence="raise"``)."""
     from ._solve import _not_converged, name_of, orthogonalization_error  # noqa: PLC0415
@@ -345,6 +345,7 @@ def _raise_for_errors(run: BatchedRun, records: tuple[np.ndarray, ...],
     if plan.on_nonconvergence == "raise":
         for b in np.flatnonzero(flags & BatchStatus.NOT_CONVERGED):
             index = tuple(int(i) for i in np.unravel_index(b, leading)) if leading else ()
-            info = _info(run, records, b, plan, plan.queue)
+            info = _info(run, records, b, plan, plan.queue, problem=problem,
+                         shortened=shortened)
             raise _not_converged(plan, info, index, f"{plan.max_sweeps} sweeps", "max_sweeps",
                                  f" (rotations per sweep: {info.rotations_per_sweep})")
