@@ -6,7 +6,9 @@ One command, every solver on the same stacks, in one process:
   on a pyopencl stack (device resident), and one matrix at a time
   (``variant="pointwise"``, timed on the first ``--one-at-a-time`` matrices
   and scaled to the stack);
-* with ``J = I`` (the SVD) ``cupy.linalg.svd`` (cuSOLVER), ``torch.linalg.svd``
+* with ``J = I`` (the SVD) also ``cljacobi.svd`` (the row-sorted,
+  column-pivoted QR of every matrix on the host, then the sweeps of all
+  ``R^*`` in one launch), ``cupy.linalg.svd`` (cuSOLVER), ``torch.linalg.svd``
   on CUDA and ``numpy.linalg.svd`` on the host, where they are installed.
 
 Every stack comes in two signatures (``--signatures``): ``identity`` (the
@@ -110,6 +112,8 @@ def run_stack(args, family, signature, dtype, n, count, records, queue, G) -> No
            {"timed_matrices": few})
     if signature != "identity":
         return
+    seconds, _, svd = median_time(lambda: cljacobi.svd(G), args.repeat)
+    report("cljacobi.svd (numpy stack)", seconds, *(x[: args.check] for x in svd))
     if "cupy" in args.peers:
         try:
             import cupy
