@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .scaling import factor_shift, unshift
+from .scaling import factor_shifts, unshift
 from .shortening import pivoted_qr, shorten
 
 __all__ = ["ShortenedStack", "shorten_stack", "svd_results", "tall_hsvd_results"]
@@ -57,25 +57,26 @@ def shorten_stack(problem: str, stack: np.ndarray, names: list[str], *,
     from ._solve import ldexp  # noqa: PLC0415 - the pipeline imports this module
 
     count, m, n = stack.shape
-    transposed = problem == "svd" and m < n
-    k = min(m, n)
+    svd = problem == "svd"
+    transposed = svd and m < n
+    if transposed:  # B = A^*
+        stack = np.swapaxes(stack, -1, -2).conj()
+        names = [f"{name}^*" for name in names]
+    mb, k = stack.shape[-2:]
+    # the shifts of all matrices from their column maxima at once
+    exponents = factor_shifts(np.abs(stack).max(axis=-2), mb, names, zero_columns=svd)
     factors = np.empty((count, k, k), stack.dtype)
     factor_signs = np.ones((count, k), np.int32)
-    Q = np.empty((count, max(m, n), k), stack.dtype) if compute_q else None
+    Q = np.empty((count, mb, k), stack.dtype) if compute_q else None
     columns = np.empty((count, k), np.intp)
-    exponents = np.empty(count, np.int64)
     for b in range(count):
-        if problem == "svd":
-            B = stack[b].conj().T if transposed else stack[b]
-            name = f"{names[b]}^*" if transposed else names[b]
-            exponents[b] = factor_shift(B, name, zero_columns=True)
-            qr = pivoted_qr(ldexp(B, int(exponents[b])), compute_q=compute_q)
+        B = ldexp(stack[b], int(exponents[b]))
+        if svd:
+            qr = pivoted_qr(B, compute_q=compute_q)
             factors[b] = qr.R.conj().T
             q, columns[b] = qr.Q, qr.columns
         else:
-            exponents[b] = factor_shift(stack[b], names[b])
-            q, factors[b], columns[b] = shorten(ldexp(stack[b], int(exponents[b])), signs[b],
-                                                compute_q=compute_q)
+            q, factors[b], columns[b] = shorten(B, signs[b], compute_q=compute_q)
             factor_signs[b] = signs[b][columns[b]]
         if compute_q:
             Q[b] = q
@@ -84,10 +85,15 @@ def shorten_stack(problem: str, stack: np.ndarray, names: list[str], *,
 
 def _unshifted(S: np.ndarray, exponents: np.ndarray, what: str, names: list[str]
                ) -> np.ndarray:
-    """S of every matrix at its true size (:func:`cljacobi.scaling.unshift`,
-    whose LinAlgError names the matrix)."""
-    return np.stack([unshift(S[b], int(exponents[b]), f"{what} of {names[b]}")
-                     for b in range(len(S))]) if len(S) else S
+    """S of every matrix at its true size, all at once; a value float64
+    cannot hold raises :func:`cljacobi.scaling.unshift`'s LinAlgError for
+    the first such matrix, named."""
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.ldexp(S, -exponents[:, None])
+    lost = ((S != 0) & (~np.isfinite(out) | (out == 0))).any(axis=-1)
+    for b in np.flatnonzero(lost):
+        unshift(S[b], int(exponents[b]), f"{what} of {names[b]}")  # raises
+    return out
 
 
 def _rows_back(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:

@@ -183,6 +183,37 @@ def factor_shift(G: np.ndarray, name: str = "G", *, zero_columns: bool = False) 
     return factor_shift_from_maxima(maxima, G.shape[0], name)
 
 
+def _shift_range(e_min, e_max, m: int):
+    """The admissible shifts ``t_lo .. t_hi`` of a factor whose column maxima
+    have frexp exponents from `e_min` to `e_max` (ints, or int64 arrays: the
+    same integer arithmetic either way)."""
+    d_lo = _NORMAL_EXP + _bits(m)
+    d_hi = _OVERFLOW_EXP - GROWTH_BITS
+    # 2 e_min - 2 + 2t >= d_lo  and  2 e_max + bits(m) + 2t <= d_hi.
+    t_lo = -((2 * e_min - 2 - d_lo) // 2)  # ceil((d_lo + 2 - 2 e_min) / 2)
+    t_hi = (d_hi - _bits(m) - 2 * e_max) // 2
+    return t_lo, t_hi
+
+
+def factor_shifts(column_max: np.ndarray, m: int, names: list[str], *,
+                  zero_columns: bool = False) -> np.ndarray:
+    """:func:`factor_shift` of every factor of a stack from its column maxima
+    ``(count, n)`` at once (the same shifts); a factor it refuses raises the
+    message :func:`factor_shift_from_maxima` gives, named by `names`, the
+    first in stack order."""
+    column_max = np.asarray(column_max, dtype=np.float64)
+    used = column_max != 0 if zero_columns else np.ones(column_max.shape, bool)
+    exponents = np.frexp(np.where(used, column_max, 1.0))[1].astype(np.int64)
+    e_min = np.where(used, exponents, np.iinfo(np.int64).max // 4).min(axis=-1)
+    e_max = np.where(used, exponents, np.iinfo(np.int64).min // 4).max(axis=-1)
+    t_lo, t_hi = _shift_range(e_min, e_max, m)
+    refused = (~np.isfinite(column_max).all(axis=-1) | (t_lo > t_hi)
+               | (~zero_columns & (column_max == 0).any(axis=-1)))
+    for b in np.flatnonzero(refused & used.any(axis=-1)):
+        factor_shift_from_maxima(column_max[b][used[b]], m, names[b])  # raises
+    return np.where(used.any(axis=-1), (t_lo + t_hi) // 2, 0)
+
+
 def factor_shift_from_maxima(column_max: np.ndarray, m: int, name: str = "G") -> int:
     """:func:`factor_shift` of an m-row factor from its column maxima ``max_i |g_ik|``
     (computed where the factor lives, e.g. on the device)."""
@@ -196,11 +227,7 @@ def factor_shift_from_maxima(column_max: np.ndarray, m: int, name: str = "G") ->
             f"column {int(zero[0])} of {name} is zero: {name} must have full column rank"
         )
     exponents = np.frexp(column_max)[1].astype(np.int64)
-    d_lo = _NORMAL_EXP + _bits(m)
-    d_hi = _OVERFLOW_EXP - GROWTH_BITS
-    # 2 e_min - 2 + 2t >= d_lo  and  2 e_max + bits(m) + 2t <= d_hi.
-    t_lo = -((2 * int(exponents.min()) - 2 - d_lo) // 2)  # ceil((d_lo + 2 - 2 e_min) / 2)
-    t_hi = (d_hi - _bits(m) - 2 * int(exponents.max())) // 2
+    t_lo, t_hi = _shift_range(int(exponents.min()), int(exponents.max()), m)
     if t_lo > t_hi:
         raise np.linalg.LinAlgError(
             f"the column norms of {name} range from about {_power(int(exponents.min()) - 1)} "

@@ -213,3 +213,23 @@ def test_symmetric_part_records_the_magnitudes(rng, n, complex_):
     assert np.isnan(symmetric_part(M, "M").largest)
     with pytest.raises(np.linalg.LinAlgError):
         matrix_shift_from_range(0.5, np.nan, n)
+
+
+def test_factor_shifts_of_a_stack_are_factor_shift(rng):
+    """factor_shifts: every factor's factor_shift at once (zero columns
+    allowed or not), and the first refused factor's own message."""
+    from cljacobi.scaling import factor_shift, factor_shifts
+
+    G = (rng.standard_normal((300, 7, 5)) * 2.0 ** rng.integers(-700, 700, (300, 1, 1))
+         * 2.0 ** rng.integers(-200, 200, (300, 1, 5)))
+    G[3] = 0
+    G[4, :, 2] = 0
+    names = [f"G[{b}]" for b in range(300)]
+    shifts = factor_shifts(np.abs(G).max(axis=1), 7, names, zero_columns=True)
+    assert np.array_equal(shifts, [factor_shift(g, zero_columns=True) for g in G])
+    with pytest.raises(ValueError, match=r"column 0 of G\[3\] is zero"):
+        factor_shifts(np.abs(G).max(axis=1), 7, names)
+    H = rng.standard_normal((3, 6, 4))
+    H[1, 0, 0], H[1, :, 1] = 1e300, 1e-300
+    with pytest.raises(np.linalg.LinAlgError, match=r"column norms of G\[1\] range"):
+        factor_shifts(np.abs(H).max(axis=1), 6, names)

@@ -124,3 +124,22 @@ def test_shorten_wrong_shape() -> None:
         shorten(np.zeros(3), np.ones(3))
     with pytest.raises(ValueError, match="signs"):
         shorten(np.zeros((4, 3)), np.ones(2))
+
+
+@pytest.mark.parametrize("shape", [(8, 8), (12, 5), (5, 12), (3, 1), (1, 3), (40, 33)])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_pivoted_qr_is_lapack_through_scipy_bitwise(shape, dtype, rng) -> None:
+    """The direct xGEQP3 / xORGQR calls give scipy.linalg.qr's factors bit for
+    bit (the rows sorted first), with and without Q."""
+    import scipy.linalg
+
+    A = rng.standard_normal(shape).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        A = A + 1j * rng.standard_normal(shape)
+    rows = np.argsort(-np.abs(A).max(axis=1), kind="stable")
+    Q, R, columns = scipy.linalg.qr(A[rows], mode="economic", pivoting=True)
+    result = pivoted_qr(A)
+    assert np.array_equal(result.R, R) and np.array_equal(result.columns, columns)
+    assert np.array_equal(result.Q[rows], Q)
+    R_only = pivoted_qr(A, compute_q=False)
+    assert R_only.Q is None and np.array_equal(R_only.R, R)
