@@ -34,7 +34,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import median_time, profiling_queue, write_results  # noqa: E402
+from common import (announced_queue, cupy_peer, median_time,  # noqa: E402
+                    profiling_queue, time_gpu_peers, torch_peer, write_results)
 
 #: The stacks of the issue: (n, count).
 STACKS = [(2, 262_144), (8, 100_000), (32, 10_000), (64, 2_000)]
@@ -172,40 +173,12 @@ def run_stack(args, family, dtype, n, count, records, queue, A) -> None:
            run.U[: args.check].get())
     del p_A, run
 
-    if "cupy" in args.peers:
-        try:
-            import cupy
+    def eigh(library, stack):
+        return library.linalg.eigh(stack)
 
-            c_A = cupy.asarray(A)
-
-            def cupy_eigh():
-                result = cupy.linalg.eigh(c_A)
-                cupy.cuda.Device().synchronize()
-                return result
-
-            seconds, _, (c_w, c_U) = median_time(cupy_eigh, args.repeat)
-            report("cupy.linalg.eigh", seconds, cupy.asnumpy(c_w[: args.check]),
-                   cupy.asnumpy(c_U[: args.check]))
-            del c_A, c_w, c_U
-        except Exception as error:  # noqa: BLE001 - a missing peer is reported
-            print(f"# cupy: {error!r}")
-    if "torch" in args.peers:
-        try:
-            import torch
-
-            t_A = torch.from_numpy(A).cuda()
-
-            def torch_eigh():
-                result = torch.linalg.eigh(t_A)
-                torch.cuda.synchronize()
-                return result
-
-            seconds, _, (t_w, t_U) = median_time(torch_eigh, args.repeat)
-            report("torch.linalg.eigh (cuda)", seconds, t_w[: args.check].cpu().numpy(),
-                   t_U[: args.check].cpu().numpy())
-            del t_A, t_w, t_U
-        except Exception as error:  # noqa: BLE001
-            print(f"# torch: {error!r}")
+    time_gpu_peers(args.peers, args.repeat, {
+        "cupy": ("cupy.linalg.eigh", cupy_peer(eigh, A, args.check)),
+        "torch": ("torch.linalg.eigh (cuda)", torch_peer(eigh, A, args.check))}, report)
     if "numpy" in args.peers:
         seconds, _, (n_w, n_U) = median_time(lambda: np.linalg.eigh(A), args.repeat)
         report("numpy.linalg.eigh (host)", seconds, n_w[: args.check], n_U[: args.check])
@@ -225,11 +198,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
-    from cljacobi.host.device import default_queue
-
-    queue = default_queue()
-    device = queue.device.name.strip()
-    print(f"# device: {device}")
+    queue, device = announced_queue()
     rng = np.random.default_rng(2026)
     records = []
     for dtype in args.dtypes:

@@ -34,7 +34,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import median_time, write_results  # noqa: E402
+from common import (announced_queue, cupy_peer, median_time,  # noqa: E402
+                    time_gpu_peers, torch_peer, write_results)
 
 #: (n, count): the eig stacks' orders up to the hsvd kernel's limit.
 STACKS = [(2, 262_144), (8, 100_000), (32, 10_000), (48, 2_000)]
@@ -114,40 +115,12 @@ def run_stack(args, family, signature, dtype, n, count, records, queue, G) -> No
         return
     seconds, _, svd = median_time(lambda: cljacobi.svd(G), args.repeat)
     report("cljacobi.svd (numpy stack)", seconds, *(x[: args.check] for x in svd))
-    if "cupy" in args.peers:
-        try:
-            import cupy
+    def svd(library, stack):
+        return library.linalg.svd(stack, full_matrices=False)
 
-            c_G = cupy.asarray(G)
-
-            def cupy_svd():
-                out = cupy.linalg.svd(c_G, full_matrices=False)
-                cupy.cuda.Device().synchronize()
-                return out
-
-            seconds, _, (c_U, c_S, c_Vh) = median_time(cupy_svd, args.repeat)
-            report("cupy.linalg.svd", seconds, *(cupy.asnumpy(x[: args.check])
-                                                 for x in (c_U, c_S, c_Vh)))
-            del c_G, c_U, c_S, c_Vh
-        except Exception as error:  # noqa: BLE001 - a missing peer is reported
-            print(f"# cupy: {error!r}")
-    if "torch" in args.peers:
-        try:
-            import torch
-
-            t_G = torch.from_numpy(G).cuda()
-
-            def torch_svd():
-                out = torch.linalg.svd(t_G, full_matrices=False)
-                torch.cuda.synchronize()
-                return out
-
-            seconds, _, (t_U, t_S, t_Vh) = median_time(torch_svd, args.repeat)
-            report("torch.linalg.svd (cuda)", seconds, *(x[: args.check].cpu().numpy()
-                                                         for x in (t_U, t_S, t_Vh)))
-            del t_G, t_U, t_S, t_Vh
-        except Exception as error:  # noqa: BLE001
-            print(f"# torch: {error!r}")
+    time_gpu_peers(args.peers, args.repeat, {
+        "cupy": ("cupy.linalg.svd", cupy_peer(svd, G, args.check)),
+        "torch": ("torch.linalg.svd (cuda)", torch_peer(svd, G, args.check))}, report)
     if "numpy" in args.peers:
         seconds, _, (n_U, n_S, n_Vh) = median_time(lambda: np.linalg.svd(G), args.repeat)
         report("numpy.linalg.svd (host)", seconds, n_U[: args.check], n_S[: args.check],
@@ -172,11 +145,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
-    from cljacobi.host.device import default_queue
-
-    queue = default_queue()
-    device = queue.device.name.strip()
-    print(f"# device: {device}")
+    queue, device = announced_queue()
     rng = np.random.default_rng(2026)
     records = []
     for dtype in args.dtypes:

@@ -24,6 +24,17 @@ def profiling_queue():
                            properties=cl.command_queue_properties.PROFILING_ENABLE)
 
 
+def announced_queue():
+    """The default queue (``CLJACOBI_DEVICE``) and its device's name, printed
+    as the first line of a benchmark's output."""
+    from cljacobi.host.device import default_queue
+
+    queue = default_queue()
+    device = queue.device.name.strip()
+    print(f"# device: {device}")
+    return queue, device
+
+
 def median_time(fn: Callable[[], Any], repeat: int) -> tuple[float, list[float], Any]:
     """``(median seconds, all seconds, last result)`` of `repeat` timed calls
     after one untimed call (program builds, step tables, library handles and
@@ -35,6 +46,61 @@ def median_time(fn: Callable[[], Any], repeat: int) -> tuple[float, list[float],
         result = fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times), times, result
+
+
+def time_gpu_peers(names: list[str], repeat: int, peers: dict[str, tuple[str, Callable]],
+                   report: Callable[..., None]) -> None:
+    """Time the GPU peers among `names`: ``peers[name] = (label, prepare)``,
+    ``prepare()`` puts the stack on the GPU and returns ``(call, to_host)``
+    (``call()`` solves, synchronized; ``to_host(result)`` gives the arrays
+    ``report(label, seconds, *arrays)`` takes).  A peer that cannot run (not
+    installed, no CUDA, a solver error) is printed, not raised."""
+    for name in names:
+        if name not in peers:
+            continue
+        label, prepare = peers[name]
+        try:
+            call, to_host = prepare()
+            seconds, _, result = median_time(call, repeat)
+            report(label, seconds, *to_host(result))
+        except Exception as error:  # noqa: BLE001 - a missing peer is reported
+            print(f"# {name}: {error!r}")
+
+
+def cupy_peer(solve: Callable[[Any, Any], tuple], stack: Any, check: int) -> Callable:
+    """A :func:`time_gpu_peers` entry for CuPy: ``solve(cupy, device_stack)``
+    on the stack copied to the GPU, the first `check` matrices of each
+    result read back."""
+    def prepare():
+        import cupy
+
+        on_device = cupy.asarray(stack)
+
+        def call():
+            result = solve(cupy, on_device)
+            cupy.cuda.Device().synchronize()
+            return result
+
+        return call, lambda result: [cupy.asnumpy(x[:check]) for x in result]
+
+    return prepare
+
+
+def torch_peer(solve: Callable[[Any, Any], tuple], stack: Any, check: int) -> Callable:
+    """:func:`cupy_peer` for PyTorch on CUDA: ``solve(torch, cuda_tensor)``."""
+    def prepare():
+        import torch
+
+        on_device = torch.from_numpy(stack).cuda()
+
+        def call():
+            result = solve(torch, on_device)
+            torch.cuda.synchronize()
+            return result
+
+        return call, lambda result: [x[:check].cpu().numpy() for x in result]
+
+    return prepare
 
 
 def on_gpu(solve: Callable[[Any], tuple]) -> Callable[[Any], tuple]:

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import write_results  # noqa: E402
+from common import announced_queue, write_results  # noqa: E402
 
 
 def factor(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -96,11 +96,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
-    from cljacobi.host.device import default_queue
-
-    queue = default_queue()
-    device = queue.device.name.strip()
-    print(f"# device: {device}")
+    queue, device = announced_queue()
     records = []
     for dtype in args.dtypes:
         for family in args.families:
