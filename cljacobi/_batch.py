@@ -62,8 +62,9 @@ def batched_queue(method: Any, data: Any, plan: Any, queue: Any) -> cl.CommandQu
     eig_indefinite (the matrices in local memory up to
     :func:`cljacobi.host.batched.batched_order_limit`, in global memory above),
     of ``m x n`` factors with ``m >= n`` for hsvd and of any ``m x n`` for
-    svd, ``min(m, n)`` from 2 up to that limit (the square factor and V in
-    local memory), on a device with fp64, with rotation 1 or 2 and no
+    svd, ``min(m, n)`` from 2 up to the same limit (the square factor and V
+    in local memory up to ``batched_order_limit(..., problem)``, in global
+    memory above), on a device with fp64, with rotation 1 or 2 and no
     private options; ``variant="batched"`` asks for it, also for one matrix,
     and is a ValueError where it cannot run.
     """
@@ -88,16 +89,11 @@ def batched_queue(method: Any, data: Any, plan: Any, queue: Any) -> cl.CommandQu
         array_queue or (cl.CommandQueue(data.context) if is_device_array(data) else None)))
     device = run_queue.device
     reasons = []
-    if problem != "eig":
-        limit = batched_order_limit(device, kind == "c", method.compute_uv, problem)
-        if n > limit:
-            reasons.append(f"order {n} exceeds {limit}, the largest whose G and V fit the "
-                           f"{int(device.local_mem_size)} bytes of local memory of "
-                           f"{device.name.strip()!r}")
-    elif n > BATCHED_GLOBAL_ORDER_LIMIT:
+    if n > BATCHED_GLOBAL_ORDER_LIMIT:
+        vectors = method.compute_uv if problem != "eig" else not method.eigvals_only
         reasons.append(f"order {n} exceeds {BATCHED_GLOBAL_ORDER_LIMIT}, the largest it runs "
-                       f"(up to {batched_order_limit(device, kind == 'c')} in the "
-                       f"{int(device.local_mem_size)} bytes of local memory of "
+                       f"(up to {batched_order_limit(device, kind == 'c', vectors, problem)} "
+                       f"in the {int(device.local_mem_size)} bytes of local memory of "
                        f"{device.name.strip()!r}, above in global memory)")
     if plan.options.rotation not in (1, 2):
         reasons.append(f"rotation={plan.options.rotation} (it runs 1 and 2)")

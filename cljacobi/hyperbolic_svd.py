@@ -86,7 +86,9 @@ def hsvd(
         per pivot pair, then S, U and Vh), for n from 2 up to
         ``cljacobi.host.batched.batched_order_limit(device, complex_,
         compute_uv, "hsvd")`` (real 52 and complex 36 on a device with 48
-        KiB); "auto" takes it for such stacks (``G.ndim > 2``).  A tall G is
+        KiB), in a slot of global memory above it up to
+        ``cljacobi.host.batched.BATCHED_GLOBAL_ORDER_LIMIT`` (128); "auto"
+        takes it for such stacks (``G.ndim > 2``).  A tall G is
         shortened on the host first, one QR per matrix as on the one-matrix
         path, and its R swept in the launch.
     check_finite, strategy, rotation, sort_diagonal, max_sweeps, on_nonconvergence

@@ -135,7 +135,9 @@ def svd(
         work-group, for ``min(m, n)`` from 2 up to
         ``cljacobi.host.batched.batched_order_limit(device, complex_,
         compute_uv, "svd")`` (real 52 and complex 36 on a device with 48
-        KiB); "auto" takes it for such stacks (``A.ndim > 2``).
+        KiB), in a slot of global memory above it up to
+        ``cljacobi.host.batched.BATCHED_GLOBAL_ORDER_LIMIT`` (128); "auto"
+        takes it for such stacks (``A.ndim > 2``).
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
         Where to run; default: the device ``CLJACOBI_DEVICE`` names.
     return_info : bool, optional

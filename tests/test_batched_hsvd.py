@@ -19,7 +19,7 @@ import pytest
 
 import cljacobi
 from cljacobi import ConvergenceError, ConvergenceWarning
-from cljacobi.host.batched import batched_order_limit, local_bytes
+from cljacobi.host.batched import BATCHED_GLOBAL_ORDER_LIMIT, local_bytes
 
 from hiprec import hyperbolic_eigenvalues_hiprec
 
@@ -255,10 +255,12 @@ def test_what_runs_where(rng, queue):
     wide = rng.standard_normal((3, 5, 6))
     with pytest.raises(ValueError, match="hsvd needs m >= n"):
         cljacobi.hsvd(wide, J)
-    limit = batched_order_limit(queue.device, False, True, "hsvd")
+    limit = BATCHED_GLOBAL_ORDER_LIMIT
     big = rng.standard_normal((1, limit + 1, limit + 1))
     with pytest.raises(ValueError, match=f"order {limit + 1} exceeds {limit}, the largest"):
         cljacobi.hsvd(big, np.ones(limit + 1), variant="batched")
+    with pytest.raises(ValueError, match=f"order {limit + 1} exceeds {limit}, the largest"):
+        cljacobi.svd(big, variant="batched")
 
 
 def test_local_memory_model():
@@ -359,3 +361,35 @@ def test_svd_stack_errors_name_the_matrix(rng):
     G[1, :, 2] = 0
     with pytest.raises(ValueError, match=r"column 2 of G\[1\] is zero"):
         cljacobi.hsvd(G, [1, 1, -1, -1])
+
+
+@pytest.mark.parametrize("problem", ["hsvd", "svd"])
+@pytest.mark.parametrize("complex_", [False, True])
+@pytest.mark.parametrize("n", [2, 7, 24])
+def test_matrices_in_global_memory_give_the_same_bits(n, complex_, problem, rng, queue):
+    """Above the local-memory limit G and V go to a global workspace (orders up
+    to BATCHED_GLOBAL_ORDER_LIMIT): the same operations, so the same results
+    and records bit for bit, a dependency within one sign included."""
+    from cljacobi.host.batched import batched_hsvd
+
+    G = factor_stack(rng, 5, n, complex_)
+    G[1, :, -1] = G[1, :, 0]  # a zero value where the signs agree
+    signs = np.ones(n, np.int32) if problem == "svd" else np.where(np.arange(n) % 3, 1, -1)
+    signs[-1] = signs[0]
+    for vectors in (True, False):
+        runs = [batched_hsvd(queue, cl_array.to_device(queue, G),
+                             cl_array.to_device(queue, signs.astype(np.int32)), vectors=vectors,
+                             strategy="me", rotation=2, sort_diagonal=True, max_sweeps=60,
+                             problem=problem, matrix_in_global=in_global)
+                for in_global in (False, True)]
+        np.testing.assert_array_equal(runs[0].flags, runs[1].flags)
+        for name in ("values", "J", "U", "Vh"):
+            first, second = getattr(runs[0], name), getattr(runs[1], name)
+            if first is not None:
+                np.testing.assert_array_equal(first.get(), second.get())
+        (info, report, rotations), (info1, report1, rotations1) = (r.records() for r in runs)
+        np.testing.assert_array_equal(info, info1)
+        # the entries the hsvd kernel writes: the zero column, the column maxima
+        np.testing.assert_array_equal(report[:, [0, 4, 5]], report1[:, [0, 4, 5]])
+        for b, sweeps in enumerate(info[:, 1]):  # written for the sweeps run
+            np.testing.assert_array_equal(rotations[b, :sweeps], rotations1[b, :sweeps])

@@ -131,8 +131,6 @@ class BatchedSpec:
             raise ValueError("matrices_per_group must be positive")
         if self.problem not in BATCHED_PROBLEMS:
             raise ValueError(f"the batched kernel solves {BATCHED_PROBLEMS}, not {self.problem!r}")
-        if self.problem != "eig" and self.matrix_in_global:
-            raise ValueError("the batched hsvd keeps its matrices in local memory")
 
     @property
     def complex_(self) -> bool:
@@ -167,7 +165,10 @@ class BatchedSpec:
     @property
     def workspace_elements(self) -> int:
         """Elements of one matrix's slot in the global workspace (0 in local memory)."""
-        return self.padded_order * self.leading_dimension if self.matrix_in_global else 0
+        if not self.matrix_in_global:
+            return 0
+        copies = 2 if self.problem != "eig" and self.vectors else 1  # G (and V)
+        return copies * self.padded_order * self.leading_dimension
 
     @property
     def signatures(self) -> dict[str, KernelSignature]:
@@ -184,19 +185,19 @@ class BatchedSpec:
                    buffer("info", "__global int *"), buffer("report", "__global cjac_real *"),
                    buffer("rotations", "__global int *"))
         vector = buffer("U", f"__global {element} *")
+        workspace = ((buffer("workspace", f"__global {element} *"),)
+                     if self.matrix_in_global else ())
         if self.problem != "eig":
             name = "cjac_batched_hsvd"
             args = (*stack, buffer("signs", "__global const int *"), long_arg("sign_stride"),
                     *tables, buffer("S", "__global cjac_real *"),
                     buffer("J_out", "__global char *"),
                     *((vector, buffer("Vh", f"__global {element} *")) if self.vectors else ()),
-                    *records)
+                    *records, *workspace)
         else:
             name = "cjac_batched_eig"
             args = (*stack, *tables, buffer("W", "__global cjac_real *"),
-                    *((vector,) if self.vectors else ()), *records,
-                    *((buffer("workspace", f"__global {element} *"),)
-                      if self.matrix_in_global else ()))
+                    *((vector,) if self.vectors else ()), *records, *workspace)
         return {name: KernelSignature(name, args)}
 
     def render_args(self) -> dict[str, object]:
@@ -248,9 +249,10 @@ BATCHED_GLOBAL_ORDER_LIMIT = 128
 def batched_order_limit(device: cl.Device, complex_: bool, vectors: bool = True,
                         problem: str = "eig") -> int:
     """The largest order whose matrix fits the device's local memory alone
-    (eig: real n = 72 and complex n = 52 in 48 KiB, above it up to
+    (eig: real n = 72 and complex n = 52 in 48 KiB; hsvd and svd with U and
+    Vh: real 52 and complex 36); above it up to
     :data:`BATCHED_GLOBAL_ORDER_LIMIT` the kernel keeps the matrices in
-    global memory; hsvd with U and Vh: real 52 and complex 36, its limit)."""
+    global memory."""
     return _order_limit(int(device.local_mem_size), complex_, vectors, problem)
 
 
@@ -509,7 +511,8 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
 
 def batched_hsvd(queue: cl.CommandQueue, stack: cl_array.Array, signs: cl_array.Array, *,
                  vectors: bool, strategy: str, rotation: int, sort_diagonal: bool,
-                 max_sweeps: int, problem: str = "hsvd") -> BatchedRun:
+                 max_sweeps: int, problem: str = "hsvd",
+                 matrix_in_global: bool | None = None) -> BatchedRun:
     """Run the batched hsvd on the square factors `stack`, ``(count, n, n)``
     float64 or complex128 on `queue`'s device (any strides of whole
     elements), with the signatures `signs`: int32 ``(count, n)``, or ``(n,)``
@@ -518,27 +521,34 @@ def batched_hsvd(queue: cl.CommandQueue, stack: cl_array.Array, signs: cl_array.
     Returns S ``(count, n)`` descending, J ``(count, n)`` int8 (the
     signature in the order of S) and, with `vectors`, U and Vh
     ``(count, n, n)`` (:func:`cljacobi.hsvd`'s results) as device arrays; a
-    matrix with a fatal flag (:data:`FATAL`) has no result written.  Orders
-    up to :func:`batched_order_limit` with ``problem="hsvd"`` (G and V in
-    local memory); ValueError above.  ``problem="svd"`` sweeps svd's ``R^*``
+    matrix with a fatal flag (:data:`FATAL`) has no result written.  G and V
+    stay in local memory up to :func:`batched_order_limit` with
+    ``problem="hsvd"``, in a slot of a global workspace above it up to
+    :data:`BATCHED_GLOBAL_ORDER_LIMIT` (`matrix_in_global` None), or as
+    `matrix_in_global` says (the same operations: the same bits); ValueError
+    above that limit.  ``problem="svd"`` sweeps svd's ``R^*``
     (`signs` all +1): zero columns are allowed, and every column carries
     its peak's rounding.
     """
     count, n = stack.shape[0], stack.shape[-1]
     device = queue.device
     complex_ = stack.dtype == np.complex128
-    limit = batched_order_limit(device, complex_, vectors, problem)
-    if n > limit:
-        raise ValueError(f"the batched hsvd runs orders up to {limit} on "
-                         f"{device.name.strip()!r}, not {n}")
+    if n > BATCHED_GLOBAL_ORDER_LIMIT:
+        raise ValueError(f"the batched hsvd runs orders up to {BATCHED_GLOBAL_ORDER_LIMIT}, "
+                         f"not {n}")
+    in_global = (n > batched_order_limit(device, complex_, vectors, problem)
+                 if matrix_in_global is None else matrix_in_global)
     if signs.dtype != np.int32 or not signs.flags.c_contiguous \
             or signs.shape not in {(n,), (count, n)}:
         raise ValueError(f"signs must be contiguous int32 of shape ({n},) or ({count}, {n})")
-    group = matrices_per_group(device, n, complex_, vectors, problem=problem)
+    group = matrices_per_group(device, n, complex_, vectors, problem=problem,
+                               matrix_in_global=in_global)
     spec = BatchedSpec("complex128" if complex_ else "float64", n, group, rotation,
-                       sort_diagonal, vectors, problem=problem)
+                       sort_diagonal, vectors, problem=problem, matrix_in_global=in_global)
     itemsize = stack.dtype.itemsize
+    workspace_bytes = -(-count // group) * group * spec.workspace_elements * itemsize
     arguments, program = _prepare(queue, spec, stack, strategy, max_sweeps, {
+        **({"matrices in global memory": workspace_bytes} if in_global else {}),
         "singular values and signature": count * n * 9,
         **({"U and Vh": 2 * count * n * n * itemsize} if vectors else {}),
     })
@@ -548,7 +558,9 @@ def batched_hsvd(queue: cl.CommandQueue, stack: cl_array.Array, signs: cl_array.
     J = cl_array.empty(queue, (count, n), np.int8, allocator=pool)
     U = cl_array.empty(queue, (count, n, n), stack.dtype, allocator=pool) if vectors else None
     Vh = cl_array.empty(queue, (count, n, n), stack.dtype, allocator=pool) if vectors else None
+    workspace = pool.allocate(workspace_bytes) if in_global else None
     return _launch(queue, spec, program, count, max_sweeps,
                    {**arguments, "signs": signs.data, "sign_stride": n if signs.ndim == 2 else 0,
                     "S": S.data, "J_out": J.data, "U": U.data if vectors else None,
-                    "Vh": Vh.data if vectors else None}, start, values=S, U=U, J=J, Vh=Vh)
+                    "Vh": Vh.data if vectors else None, "workspace": workspace},
+                   start, values=S, U=U, J=J, Vh=Vh)

@@ -883,9 +883,11 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void cjac_batched_hsvd(${signatures["cjac_batched_hsvd"].parameters})
 {
+%if not matrix_in_global:
     __local cjac_elem A_all[MPG * NPAD * LD];
 %if vectors:
     __local cjac_elem V_all[MPG * NPAD * LD];
+%endif
 %endif
     __local cjac_diag D_all[MPG * NPAD];
     __local cjac_diag sorted_all[MPG * NPAD] __attribute__((aligned(16)));
@@ -904,9 +906,18 @@ void cjac_batched_hsvd(${signatures["cjac_batched_hsvd"].parameters})
     const int lane = lid % LANES, mat = lid / LANES;
     const long b = (long)get_group_id(0) * MPG + mat;
     const bool exists = b < count;
+%if matrix_in_global:
+    /* G, then V, in the matrix's slot of the workspace */
+    __global cjac_elem *A = workspace + ((size_t)get_group_id(0) * MPG + mat)
+                                        * (${2 if vectors else 1} * NPAD * LD);
+%if vectors:
+    __global cjac_elem *V = A + NPAD * LD;
+%endif
+%else:
     __local cjac_elem *A = A_all + mat * NPAD * LD;
 %if vectors:
     __local cjac_elem *V = V_all + mat * NPAD * LD;
+%endif
 %endif
     __local cjac_diag *D = D_all + mat * NPAD;
     __local cjac_real *peak = peak_all + mat * NPAD;
@@ -1026,7 +1037,7 @@ void cjac_batched_hsvd(${signatures["cjac_batched_hsvd"].parameters})
     ${packed_diagonal("q")}
 
     /* ---- Step 2: the sweeps, one work-item per pivot pair ---------------- */
-    ${sweeps("__local", "st->peak_rounding", vectors)}
+    ${sweeps(A_space, "st->peak_rounding", vectors)}
     ${final_flags()}
     barrier(CJAC_FENCE);
 
