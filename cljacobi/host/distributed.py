@@ -444,6 +444,11 @@ class StripeSweeps:
         for buf, size, array in zip(self.buffers, self.column_bytes,
                                     self._host_arrays(stripes)):
             target = stripes.meta[:, 2] if array is None else array
+            if order is None and target.flags.c_contiguous:
+                # straight into the stripe (its columns are contiguous rows of
+                # the host image): no second copy of up to a stripe per step
+                cl.enqueue_copy(self.queue, target, buf, src_offset=first * size)
+                continue
             host = np.empty_like(target)
             cl.enqueue_copy(self.queue, host, buf, src_offset=first * size)
             if order is None:
