@@ -421,10 +421,12 @@ def _element_strides(stack: cl_array.Array) -> tuple[int, int, int]:
 def _launch(queue: cl.CommandQueue, spec: BatchedSpec, program: cl.Program, count: int,
             max_sweeps: int, arguments: dict[str, object], start: float,
             **results: cl_array.Array | None) -> BatchedRun:
-    """Allocate the records, bind `arguments` and the records by name, launch
-    `spec`'s kernel (in `program`) over `count` matrices, read the OR of the
-    flags back; the run's seconds count from `start`."""
+    """Allocate the records (and the global workspace of `spec`), bind
+    `arguments` and them by name, launch `spec`'s kernel (in `program`) over
+    `count` matrices, read the OR of the flags back; the run's seconds count
+    from `start`."""
     pool = _memory_pool(queue)
+    workspace_bytes = _workspace_bytes(spec, count)
     # The records are plain buffers of the pool: a pyopencl Array costs tens
     # of microseconds to make, which a 2x2 stack's call notices.
     status = pool.allocate(count * 4)
@@ -435,7 +437,8 @@ def _launch(queue: cl.CommandQueue, spec: BatchedSpec, program: cl.Program, coun
     # written for the sweeps run, read only up to them
     rotations = pool.allocate(count * max(max_sweeps, 1) * 4)
     values = {**arguments, "max_sweeps": max_sweeps, "status": status, "summary": summary,
-              "info": info, "report": report, "rotations": rotations}
+              "info": info, "report": report, "rotations": rotations,
+              "workspace": pool.allocate(workspace_bytes) if workspace_bytes else None}
     (signature,) = spec.signatures.values()
     kernel = _kernel(program, signature)
     signature.bind(kernel, **{arg.name: values[arg.name] for arg in signature.args})
@@ -452,17 +455,46 @@ def _launch(queue: cl.CommandQueue, spec: BatchedSpec, program: cl.Program, coun
                       seconds, event, J=results.get("J"), Vh=results.get("Vh"))
 
 
+def _specialization(queue: cl.CommandQueue, stack: cl_array.Array, problem: str, *,
+                    vectors: bool, rotation: int, sort_diagonal: bool,
+                    matrix_in_global: bool | None) -> BatchedSpec:
+    """The kernel's specialization for `stack` on `queue`'s device: the
+    matrices in local memory up to :func:`batched_order_limit`, in global
+    memory above (`matrix_in_global` None), or as `matrix_in_global` says;
+    as many matrices per work-group as fit."""
+    device, n = queue.device, stack.shape[-1]
+    complex_ = stack.dtype == np.complex128
+    in_global = (n > batched_order_limit(device, complex_, vectors, problem)
+                 if matrix_in_global is None else matrix_in_global)
+    group = matrices_per_group(device, n, complex_, vectors, problem=problem,
+                               matrix_in_global=in_global)
+    return BatchedSpec("complex128" if complex_ else "float64", n, group, rotation,
+                       sort_diagonal, vectors, problem=problem, matrix_in_global=in_global)
+
+
+def _workspace_bytes(spec: BatchedSpec, count: int) -> int:
+    """Bytes of the global workspace of a launch over `count` matrices (every
+    work-group's slots; 0 with the matrices in local memory)."""
+    groups = -(-count // spec.matrices_per_group)
+    return (groups * spec.matrices_per_group * spec.workspace_elements
+            * np.dtype(spec.dtype).itemsize)
+
+
 def _prepare(queue: cl.CommandQueue, spec: BatchedSpec, stack: cl_array.Array, strategy: str,
              max_sweeps: int, results: dict[str, int]) -> tuple[dict[str, object], cl.Program]:
     """Check the device's local and global memory for `spec` and the launch's
-    `results` (bytes by name, the records added), and return the kernel
-    arguments of the input stack and of the step tables, and the program."""
+    `results` (bytes by name, the workspace and the records added), and
+    return the kernel arguments of the input stack and of the step tables,
+    and the program."""
     device = queue.device
+    count = stack.shape[0]
     check_local_memory(device, spec.local_bytes,
                        f"the batched {spec.problem} kernel at order {spec.order}")
     matrix_stride, row_stride, col_stride = _element_strides(stack)
+    workspace_bytes = _workspace_bytes(spec, count)
     check_global_memory(device, {
-        **results, "rotations per sweep": stack.shape[0] * max(max_sweeps, 1) * 4})
+        **({"matrices in global memory": workspace_bytes} if workspace_bytes else {}),
+        **results, "rotations per sweep": count * max(max_sweeps, 1) * 4})
     pairs, starts, sweep_tables = _device_tables(queue, strategy, stack.shape[-1])
     arguments = {"M": stack.base_data, "count": stack.shape[0],
                  "offset": stack.offset // stack.dtype.itemsize,
@@ -485,17 +517,10 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
     `matrix_in_global` says (the same operations either way: the same bits).
     """
     count, n = stack.shape[0], stack.shape[-1]
-    device = queue.device
-    complex_ = stack.dtype == np.complex128
-    in_global = (n > batched_order_limit(device, complex_, vectors)
-                 if matrix_in_global is None else matrix_in_global)
-    group = matrices_per_group(device, n, complex_, vectors, matrix_in_global=in_global)
-    spec = BatchedSpec("complex128" if complex_ else "float64", n, group, rotation,
-                       sort_diagonal, vectors, matrix_in_global=in_global)
+    spec = _specialization(queue, stack, "eig", vectors=vectors, rotation=rotation,
+                           sort_diagonal=sort_diagonal, matrix_in_global=matrix_in_global)
     itemsize = stack.dtype.itemsize
-    workspace_bytes = -(-count // group) * group * spec.workspace_elements * itemsize
     arguments, program = _prepare(queue, spec, stack, strategy, max_sweeps, {
-        **({"matrices in global memory": workspace_bytes} if in_global else {}),
         "eigenvalues": count * n * 8,
         **({"eigenvectors": count * n * n * itemsize} if vectors else {}),
     })
@@ -503,10 +528,9 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
     pool = _memory_pool(queue)
     w = cl_array.empty(queue, (count, n), np.float64, allocator=pool)
     U = cl_array.empty(queue, (count, n, n), stack.dtype, allocator=pool) if vectors else None
-    workspace = pool.allocate(workspace_bytes) if in_global else None
     return _launch(queue, spec, program, count, max_sweeps,
-                   {**arguments, "W": w.data, "U": U.data if vectors else None,
-                    "workspace": workspace}, start, values=w, U=U)
+                   {**arguments, "W": w.data, "U": U.data if vectors else None},
+                   start, values=w, U=U)
 
 
 def batched_hsvd(queue: cl.CommandQueue, stack: cl_array.Array, signs: cl_array.Array, *,
@@ -531,24 +555,16 @@ def batched_hsvd(queue: cl.CommandQueue, stack: cl_array.Array, signs: cl_array.
     its peak's rounding.
     """
     count, n = stack.shape[0], stack.shape[-1]
-    device = queue.device
-    complex_ = stack.dtype == np.complex128
     if n > BATCHED_GLOBAL_ORDER_LIMIT:
         raise ValueError(f"the batched hsvd runs orders up to {BATCHED_GLOBAL_ORDER_LIMIT}, "
                          f"not {n}")
-    in_global = (n > batched_order_limit(device, complex_, vectors, problem)
-                 if matrix_in_global is None else matrix_in_global)
     if signs.dtype != np.int32 or not signs.flags.c_contiguous \
             or signs.shape not in {(n,), (count, n)}:
         raise ValueError(f"signs must be contiguous int32 of shape ({n},) or ({count}, {n})")
-    group = matrices_per_group(device, n, complex_, vectors, problem=problem,
-                               matrix_in_global=in_global)
-    spec = BatchedSpec("complex128" if complex_ else "float64", n, group, rotation,
-                       sort_diagonal, vectors, problem=problem, matrix_in_global=in_global)
+    spec = _specialization(queue, stack, problem, vectors=vectors, rotation=rotation,
+                           sort_diagonal=sort_diagonal, matrix_in_global=matrix_in_global)
     itemsize = stack.dtype.itemsize
-    workspace_bytes = -(-count // group) * group * spec.workspace_elements * itemsize
     arguments, program = _prepare(queue, spec, stack, strategy, max_sweeps, {
-        **({"matrices in global memory": workspace_bytes} if in_global else {}),
         "singular values and signature": count * n * 9,
         **({"U and Vh": 2 * count * n * n * itemsize} if vectors else {}),
     })
@@ -558,9 +574,7 @@ def batched_hsvd(queue: cl.CommandQueue, stack: cl_array.Array, signs: cl_array.
     J = cl_array.empty(queue, (count, n), np.int8, allocator=pool)
     U = cl_array.empty(queue, (count, n, n), stack.dtype, allocator=pool) if vectors else None
     Vh = cl_array.empty(queue, (count, n, n), stack.dtype, allocator=pool) if vectors else None
-    workspace = pool.allocate(workspace_bytes) if in_global else None
     return _launch(queue, spec, program, count, max_sweeps,
                    {**arguments, "signs": signs.data, "sign_stride": n if signs.ndim == 2 else 0,
                     "S": S.data, "J_out": J.data, "U": U.data if vectors else None,
-                    "Vh": Vh.data if vectors else None, "workspace": workspace},
-                   start, values=S, U=U, J=J, Vh=Vh)
+                    "Vh": Vh.data if vectors else None}, start, values=S, U=U, J=J, Vh=Vh)
