@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .scaling import factor_shifts, unshift
+from .scaling import factor_shifts, unshift_rows
 from .shortening import pivoted_qr, shorten
 
 __all__ = ["ShortenedStack", "shorten_stack", "svd_results", "tall_hsvd_results"]
@@ -83,19 +83,6 @@ def shorten_stack(problem: str, stack: np.ndarray, names: list[str], *,
     return ShortenedStack(factors, factor_signs, Q, columns, exponents, transposed)
 
 
-def _unshifted(S: np.ndarray, exponents: np.ndarray, what: str, names: list[str]
-               ) -> np.ndarray:
-    """S of every matrix at its true size, all at once; a value float64
-    cannot hold raises :func:`cljacobi.scaling.unshift`'s LinAlgError for
-    the first such matrix, named."""
-    with np.errstate(over="ignore", under="ignore"):
-        out = np.ldexp(S, -exponents[:, None])
-    lost = ((S != 0) & (~np.isfinite(out) | (out == 0))).any(axis=-1)
-    for b in np.flatnonzero(lost):
-        unshift(S[b], int(exponents[b]), f"{what} of {names[b]}")  # raises
-    return out
-
-
 def _rows_back(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
     """``out[b][columns[b]] = rows[b]``: the rows put back in input order."""
     inverse = np.argsort(columns, axis=-1)
@@ -110,7 +97,7 @@ def svd_results(short: ShortenedStack, S: np.ndarray, U_x: np.ndarray | None,
     ``B[:, p] = (Q Vh_x^*) diag(S) U_x^*``), as :mod:`cljacobi.svd` reads it."""
     from ._solve import complete  # noqa: PLC0415 - the pipeline imports this module
 
-    S = _unshifted(S, short.exponents, "a singular value", names)
+    S = unshift_rows(S, short.exponents, [f"a singular value of {name}" for name in names])
     if U_x is None:
         return None, S, None
     k = S.shape[-1]
@@ -129,7 +116,8 @@ def tall_hsvd_results(short: ShortenedStack, S: np.ndarray, U_R: np.ndarray | No
                       ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
     """``(U, S, Vh)`` of every tall G from the kernel's hsvd of its R:
     ``U = Q U_R``, and the columns of ``Vh_R`` back in G's order."""
-    S = _unshifted(S, short.exponents, "a hyperbolic singular value", names)
+    S = unshift_rows(S, short.exponents,
+                     [f"a hyperbolic singular value of {name}" for name in names])
     if U_R is None:
         return None, S, None
     inverse = np.argsort(short.columns, axis=-1)

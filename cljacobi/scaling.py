@@ -237,6 +237,23 @@ def factor_shift_from_maxima(column_max: np.ndarray, m: int, name: str = "G") ->
     return (t_lo + t_hi) // 2
 
 
+def _lost(values: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Where a nonzero value came back infinite or zero from its unshift."""
+    return (values != 0) & (~np.isfinite(out) | (out == 0))
+
+
+def unshift_rows(values: np.ndarray, shifts: np.ndarray, whats: list[str]) -> np.ndarray:
+    """:func:`unshift` of every row of `values` ``(count, k)`` by its own
+    shift, at once; the first row that cannot be returned raises its
+    LinAlgError, named by `whats`."""
+    values = np.asarray(values)
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.ldexp(values, -np.asarray(shifts)[:, None])
+    for b in np.flatnonzero(_lost(values, out).any(axis=-1)):
+        unshift(values[b], int(shifts[b]), whats[b])  # raises
+    return out
+
+
 def unshift(values: np.ndarray, shift: int, what: str) -> np.ndarray:
     """``values * 2^-shift``: values computed from data scaled by ``2^shift``, back
     at their true size.
@@ -255,7 +272,7 @@ def unshift(values: np.ndarray, shift: int, what: str) -> np.ndarray:
     values = np.asarray(values)
     with np.errstate(over="ignore", under="ignore"):
         out = np.ldexp(values, -shift)
-    lost = (values != 0) & (~np.isfinite(out) | (out == 0))
+    lost = _lost(values, out)
     if lost.any():
         k = int(np.flatnonzero(lost)[0])
         if np.isfinite(out[k]):

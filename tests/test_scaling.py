@@ -233,3 +233,17 @@ def test_factor_shifts_of_a_stack_are_factor_shift(rng):
     H[1, 0, 0], H[1, :, 1] = 1e300, 1e-300
     with pytest.raises(np.linalg.LinAlgError, match=r"column norms of G\[1\] range"):
         factor_shifts(np.abs(H).max(axis=1), 6, names)
+
+
+def test_unshift_rows_is_unshift_of_every_row():
+    """unshift_rows: each row by its own shift, as unshift; the first row that
+    loses a value raises unshift's message for it."""
+    from cljacobi.scaling import unshift_rows
+
+    values = np.array([[4.0, 1.0, 0.0], [2.0, 1e-300, 3.0]])
+    shifts = np.array([2, -5])
+    out = unshift_rows(values, shifts, ["x of A[0]", "x of A[1]"])
+    for row, shift, got in zip(values, shifts, out):
+        assert np.array_equal(got, unshift(row, int(shift), "x"))
+    with pytest.raises(np.linalg.LinAlgError, match=r"x of A\[1\] is about 2\^-1097"):
+        unshift_rows(values, np.array([0, 100]), ["x of A[0]", "x of A[1]"])
