@@ -116,34 +116,36 @@ def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue,
     module notes); the same results and errors as the one-matrix path."""
     problem = method.batched_problem
     device_input = is_device_array(data)
-    m, n = data.shape[-2:]
+    m, n = _shape_and_kind(data)[0][-2:]  # data may be a nested list
     shortened = problem == "svd" or (problem == "hsvd" and m > n)
-    if shortened:  # the QR of every matrix on the host first
-        host, array_queue = to_host(data, run_queue) if device_input else (data, None)
-        host, result_dtype = as_float_matrix(host, method.argument, check_finite=check_finite,
-                                             square=False, stacked=True)
-        leading = host.shape[:-2]
-        count = int(np.prod(leading, dtype=np.int64))
+    array_queue = data.queue if device_input else None
+    if shortened:  # the QR of every matrix runs on the host
+        host, _ = to_host(data, run_queue) if device_input else (data, None)
+        source, result_dtype = as_float_matrix(host, method.argument,
+                                               check_finite=check_finite, square=False,
+                                               stacked=True)
+    elif device_input:
+        source, result_dtype = _device_stack(data, run_queue, method.argument)
+    else:
+        source, result_dtype = as_float_matrix(data, method.argument,
+                                               check_finite=check_finite, square=True,
+                                               stacked=True)
+    leading = source.shape[:-2]
+    count = int(np.prod(leading, dtype=np.int64))
+    if problem == "hsvd":  # J: +-1, (n,) or one per matrix, as for one matrix
+        method.validate(source, array_queue)
+    if shortened:
         names = _names(method.argument, leading, count)
-        if problem == "hsvd":
-            method.validate(host, array_queue)
         short = shorten_stack(
-            problem, host.reshape(count, m, n), names, compute_q=method.compute_uv,
+            problem, source.reshape(count, m, n), names, compute_q=method.compute_uv,
             signs=None if problem == "svd" else np.asarray(method.signs).reshape(count, n))
         stack = cl_array.to_device(run_queue, short.factors)
     elif device_input:
-        stack, result_dtype = _device_stack(data, run_queue, method.argument)
+        stack = source
     else:
-        host, result_dtype = as_float_matrix(data, method.argument, check_finite=check_finite,
-                                             square=True, stacked=True)
-        stack = cl_array.to_device(run_queue, np.ascontiguousarray(host))
-    if not shortened:
-        leading = stack.shape[:-2]
-        count = int(np.prod(leading, dtype=np.int64))
+        stack = cl_array.to_device(run_queue, np.ascontiguousarray(source))
     k = stack.shape[-1]
     vectors = method.compute_uv if problem != "eig" else not method.eigvals_only
-    if problem == "hsvd" and not shortened:  # J: +-1, (n,) or per matrix, as one matrix
-        method.validate(stack, data.queue if device_input else None)
     preflight(run_queue, rows=k, columns=k, accumulate_v=problem != "eig" and vectors,
               element_bytes=stack.dtype.itemsize)
     flat = _three_dimensional(stack, count, k, run_queue)

@@ -393,3 +393,17 @@ def test_matrices_in_global_memory_give_the_same_bits(n, complex_, problem, rng,
         np.testing.assert_array_equal(report[:, [0, 4, 5]], report1[:, [0, 4, 5]])
         for b, sweeps in enumerate(info[:, 1]):  # written for the sweeps run
             np.testing.assert_array_equal(rotations[b, :sweeps], rotations1[b, :sweeps])
+
+
+def test_nested_lists_are_stacks_too():
+    """array_like input, not only arrays: a stack given as nested lists."""
+    A = [[[1.0, 2.0], [2.0, 1.0]], [[3.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [1.0, 0.0]]]
+    assert np.array_equal(cljacobi.eig_indefinite(A, eigvals_only=True),
+                          cljacobi.eig_indefinite(np.array(A), eigvals_only=True))
+    assert np.array_equal(cljacobi.svd(A, compute_uv=False),
+                          cljacobi.svd(np.array(A), compute_uv=False))
+    tall = [[[1.0, 0.0], [2.0, 1.0], [0.0, 3.0]]] * 2
+    for G in (A, tall):
+        S, J = cljacobi.hsvd(G, [1, -1], compute_uv=False)
+        S_array, J_array = cljacobi.hsvd(np.array(G), [1, -1], compute_uv=False)
+        assert np.array_equal(S, S_array) and np.array_equal(J, J_array)
