@@ -131,9 +131,8 @@ def pivoted_qr(A: np.ndarray, *, compute_q: bool = True) -> PivotedQR:
         Q = np.zeros((m, 0), A.dtype) if compute_q else None
         return PivotedQR(Q, np.zeros((0, n), A.dtype), np.arange(n))
     geqp3, form_q = _lapack(A.dtype)
-    # 64 (n + 1) is at least the optimal workspace of both (block size <= 32)
-    work = 64 * (n + 1)
-    qr, jpvt, tau, _, info = geqp3(A[rows], lwork=work, overwrite_a=True)
+    geqp3_work, form_q_work = _workspaces(m, n, A.dtype)
+    qr, jpvt, tau, _, info = geqp3(A[rows], lwork=geqp3_work, overwrite_a=True)
     if info != 0:
         raise np.linalg.LinAlgError(f"xGEQP3 failed (info {info})")
     R = qr[:k].copy()
@@ -141,7 +140,7 @@ def pivoted_qr(A: np.ndarray, *, compute_q: bool = True) -> PivotedQR:
     columns = (jpvt - 1).astype(np.intp)
     if not compute_q:
         return PivotedQR(None, R, columns)
-    Q_sorted, _, info = form_q(qr[:, :k], tau[:k], lwork=work, overwrite_a=True)
+    Q_sorted, _, info = form_q(qr[:, :k], tau[:k], lwork=form_q_work, overwrite_a=True)
     if info != 0:
         raise np.linalg.LinAlgError(f"xORGQR failed (info {info})")
     Q = np.empty_like(Q_sorted)
@@ -154,6 +153,18 @@ def _strictly_lower(k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The indices below the diagonal of a k x n matrix (``np.triu``'s zeros,
     which cost more than the QR of a small matrix to recompute)."""
     return np.tril_indices(k, -1, n)
+
+
+@cache
+def _workspaces(m: int, n: int, dtype: np.dtype) -> tuple[int, int]:
+    """The optimal workspaces of xGEQP3 and xORGQR/xUNGQR for an m x n
+    matrix, as LAPACK reports them (what scipy.linalg.qr asks for on every
+    call; the blocking, and so the bits, depend on them), once per shape."""
+    geqp3, form_q = _lapack(dtype)
+    k = min(m, n)
+    geqp3_work = geqp3(np.zeros((m, n), dtype), lwork=-1)[3][0]
+    form_q_work = form_q(np.zeros((m, k), dtype), np.zeros(k, dtype), lwork=-1)[1][0]
+    return max(int(geqp3_work.real), 1), max(int(form_q_work.real), 1)
 
 
 @cache
