@@ -126,7 +126,8 @@ def test_shorten_wrong_shape() -> None:
         shorten(np.zeros((4, 3)), np.ones(2))
 
 
-@pytest.mark.parametrize("shape", [(8, 8), (12, 5), (5, 12), (3, 1), (1, 3), (40, 33), (260, 200)])
+@pytest.mark.parametrize("shape", [(8, 8), (12, 5), (5, 12), (3, 1), (1, 3), (40, 33),
+                                   (260, 200)])
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 def test_pivoted_qr_is_lapack_through_scipy_bitwise(shape, dtype, rng) -> None:
     """The direct xGEQP3 / xORGQR calls give scipy.linalg.qr's factors bit for
