@@ -47,6 +47,7 @@ times the J-factorization's host and device versions side by side:
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,8 @@ from common import eigh_peers, median_time, write_results
 
 import cljacobi
 from cljacobi.host.device import default_queue
+from cljacobi.host.matrix_products import ENV_VAR as PRODUCTS_ENV
+from cljacobi.host.matrix_products import MATRIX_PRODUCTS
 from cljacobi.matrices import paper_spectrum, with_spectrum
 
 
@@ -160,6 +163,10 @@ def main() -> None:
     parser.add_argument("--factorization", nargs="+", default=["auto"],
                         choices=["auto", "host", "device"],
                         help="eig_indefinite's factorization= values to time")
+    parser.add_argument("--matrix-products", nargs="+", default=["auto"],
+                        choices=["auto", *MATRIX_PRODUCTS],
+                        help="forms of the blocked Gram and update kernels to time "
+                        f"(through {PRODUCTS_ENV}; each is its own solver)")
     args = parser.parse_args()
     dtype = np.dtype(args.dtype)
     if args.family in ("graded", "rank") and dtype.kind == "c":
@@ -190,8 +197,10 @@ def main() -> None:
             for layout in layouts:
                 for variant_spec in args.variants:
                     for factorization in args.factorization:
-                        records.append(_run_cljacobi(problem, n, dtype, layout, variant_spec,
-                                                     factorization, repeat))
+                        for products in args.matrix_products:
+                            records.append(_run_cljacobi(problem, n, dtype, layout,
+                                                         variant_spec, factorization, repeat,
+                                                         products))
             for name, solve in peers.items():
                 if name == "numpy.eigh" and n > args.numpy_max:
                     continue
@@ -226,19 +235,30 @@ def main() -> None:
                   device, records)
 
 
-def _run_cljacobi(problem, n, dtype, layout, variant_spec, factorization, repeat):
+def _run_cljacobi(problem, n, dtype, layout, variant_spec, factorization, repeat,
+                  products="auto"):
     """Time eig_indefinite on one problem with one set of options; its record."""
     variant, _, width = variant_spec.partition(":")
     options = {"variant": variant, "block_width": int(width) if width else None,
                "factorization": factorization, "_layout": layout}
-    seconds, times, (result, info) = median_time(
-        lambda: cljacobi.eig_indefinite(problem.M, return_info=True, **options), repeat)
+    saved = os.environ.get(PRODUCTS_ENV)
+    os.environ[PRODUCTS_ENV] = products
+    try:
+        seconds, times, (result, info) = median_time(
+            lambda: cljacobi.eig_indefinite(problem.M, return_info=True, **options), repeat)
+    finally:
+        if saved is None:
+            del os.environ[PRODUCTS_ENV]
+        else:
+            os.environ[PRODUCTS_ENV] = saved
     name = f"cljacobi[{variant_spec}" + (f",{layout}" if layout else "") + (
-        f",{factorization}]" if factorization != "auto" else "]")
+        f",{factorization}" if factorization != "auto" else "") + (
+        f",{products}]" if products != "auto" else "]")
     rec = {
         "n": n, "problem": problem.label, "solver": name, "dtype": dtype.name,
         "layout": layout, "seconds": seconds, "all_seconds": times,
         "variant": info.variant, "block_width": info.block_width,
+        "matrix_products": info.matrix_products,
         "sweeps": info.sweeps, "blocked_sweeps": info.blocked_sweeps,
         "rotations": info.rotations, "rotations_per_sweep": info.rotations_per_sweep,
         "phases": info.seconds, "work_group_size": info.work_group_size,
@@ -252,6 +272,7 @@ def _run_cljacobi(problem, n, dtype, layout, variant_spec, factorization, repeat
         flops = 8.0 * n**3 * info.blocked_sweeps * (4 if dtype.kind == "c" else 1)
         rec["block_step_gflops"] = flops / info.seconds["blocked_sweeps"] / 1e9
     print(f"n={n} {problem.label} {name} {seconds:.3f}s sweeps={info.sweeps} "
+          f"[{info.matrix_products or 'pointwise'}] "
           f"(blocked {info.blocked_sweeps}) rank={info.rank} {info.factorization} "
           + ", ".join(f"{k}={v:.3f}" for k, v in info.seconds.items())
           + (f" block GFLOP/s={rec['block_step_gflops']:.1f}"

@@ -10,6 +10,10 @@ Used to choose the defaults of ``cljacobi.host.blocked``.
 
     CLJACOBI_DEVICE=nvidia python bench/tune_blocked.py --n 4096 \
         --out bench/results/tune-blocked-<device>-<date>.json
+
+``--set mma`` compares the FP64 tensor-core forms of the Gram and update
+kernels (``matrix_products``, :mod:`cljacobi.host.matrix_products`; their
+warps per work-group and rows per update warp) with the fma kernels.
 """
 
 from __future__ import annotations
@@ -47,16 +51,30 @@ DEFAULT_VARIANTS: list[dict] = [
                                                   (32, 4, 8))),
 ]
 
+#: The tensor-core forms beside the fma kernels, at the widths "auto" takes on GPUs.
+MMA_VARIANTS: list[dict] = [
+    *({"block_width": w, "matrix_products": "fma"} for w in (16, 32)),
+    *({"block_width": w, "matrix_products": "mma.m16n8k4", "gram_warps": gw,
+       "update_warps": uw, "update_mma_rows": mr}
+      for w in (16, 32) for gw, uw, mr in ((4, 4, 2), (2, 4, 2), (8, 4, 2), (4, 2, 2),
+                                          (4, 8, 2), (4, 4, 1), (4, 8, 1))),
+    {"block_width": 32, "matrix_products": "mma.m8n8k4"},
+]
+
+VARIANT_SETS = {"default": DEFAULT_VARIANTS, "mma": MMA_VARIANTS}
+
 #: The settings a record reports (resolved defaults included).
 _SETTINGS = ("block_width", "gram_micro_tile", "gram_row_slices", "rotate_work_group_size",
              "tile_rows", "update_tile_rows", "update_micro_rows", "update_micro_cols",
-             "update_groups_per_unit")
+             "update_groups_per_unit", "gram_warps", "update_warps", "update_mma_rows")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=4096)
     parser.add_argument("--sweeps", type=int, default=2)
+    parser.add_argument("--set", choices=sorted(VARIANT_SETS), default="default",
+                        help="the variants to compare")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
@@ -69,7 +87,7 @@ def main() -> None:
     print("| variant | gram s | rotate s | update s | gram GFLOP/s | update GFLOP/s "
           "| sweep s |")
     print("|---" * 7 + "|")
-    for variant in DEFAULT_VARIANTS:
+    for variant in VARIANT_SETS[args.set]:
         w = variant["block_width"]
         label = ", ".join(f"{k}={v}" for k, v in variant.items())
         try:
@@ -90,6 +108,7 @@ def main() -> None:
         record = {
             "variant": variant,
             "settings": {name: getattr(driver, name, None) for name in _SETTINGS},
+            "matrix_products": driver.plan.spec.matrix_products,
             "sweeps": stats.sweeps, "seconds_per_sweep": per_sweep,
             "gram_gflops": flops / per_sweep["cjac_block_gram"] / 1e9,
             "update_gflops": flops / per_sweep["cjac_block_update"] / 1e9,

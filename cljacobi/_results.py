@@ -83,6 +83,10 @@ class SolveInfo:
         "classical" for ``eigh(method="classical")``.
     block_width : int
         Block width of the blocked variants (0 for pointwise).
+    matrix_products : str
+        How the blocked Gram and update kernels multiplied: ``"fma"`` or a
+        tensor-core form (:mod:`cljacobi.host.matrix_products`); empty for
+        pointwise runs.
     blocked_sweeps : int
         Of ``sweeps``, how many were blocked sweeps (the rest pointwise).
     factorization : str
@@ -127,6 +131,7 @@ class SolveInfo:
     work_group_size: int = 0
     variant: str = "pointwise"
     block_width: int = 0
+    matrix_products: str = ""
     blocked_sweeps: int = 0
     factorization: str = ""
     precision: str = ""

@@ -617,6 +617,7 @@ def run_sweeps(
             queue, accumulate_v=accumulate_v, block_width=block_width, variant=variant
         )
         blocked = blocked_driver.run_operands(operands, max_sweeps=max_sweeps)
+        info.matrix_products = blocked_driver.plan.spec.matrix_products
         info.blocked_sweeps = blocked.sweeps
         info.rotations_per_sweep = list(blocked.rotations_per_sweep)
         for phase, seconds in blocked.seconds.items():

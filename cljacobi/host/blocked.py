@@ -41,6 +41,7 @@ from ..errors import DeviceCapabilityError
 from ..strategies import step_table
 from .device import require_fp64
 from .limits import check_local_memory, choose_work_group_size
+from .matrix_products import MATRIX_PRODUCTS, choose_matrix_products
 from .operands import Operands, download, upload
 from .pointwise import complex_layout
 from .pointwise_plan import PointwiseSpec
@@ -53,7 +54,8 @@ __all__ = [
     "BLOCK_VARIANTS", "COMPLEX_ELEMENT_BYTES", "FULL_BLOCK_INNER_SWEEPS", "REAL_ELEMENT_BYTES",
     "STREAM_HANDOVER_FRACTION", "stream_stalled",
     "BlockedHSVD", "BlockedPlan", "BlockedSpec", "LocalMemoryFit", "RowChunks", "inner_step_pairs",
-    "blocked_local_bytes", "blocked_tuning", "gram_work_group_size", "local_memory_fit",
+    "blocked_local_bytes", "blocked_tuning", "default_gram_warps", "gram_mma_tiles",
+    "gram_work_group_size", "local_memory_fit",
     "update_work_group_size",
 ]
 
@@ -127,6 +129,32 @@ UPDATE_MICRO_COLS = 4
 #: Update kernel: row chunks for this many work-groups per compute unit and step
 #: (the Gram kernel keeps 4) (bench/results/tune-blocked-H200-2026-11-22-update.json).
 UPDATE_GROUPS_PER_UNIT = 16
+
+#: The tensor-core ("mma") forms of the Gram and update kernels
+#: (:mod:`cljacobi.host.matrix_products`): warps per work-group of each (the
+#: Gram kernel's for 2w < 64, and from 64 on), and the blocks of 16 rows an
+#: update warp computes at a time (bench/results/tune-mma-H100-2026-11-25.json).
+GRAM_WARPS = 4
+GRAM_WARPS_WIDE = 2
+UPDATE_WARPS = 8
+UPDATE_MMA_ROWS = 1
+
+
+def default_gram_warps(block_width: int) -> int:
+    """Warps of the mma Gram kernel by default: fewer for wide blocks, whose
+    20 tiles a warp keeps take most of its registers."""
+    return GRAM_WARPS_WIDE if 2 * block_width >= 64 else GRAM_WARPS
+
+#: Groups of 4 rows whose loads a Gram warp issues before their products.
+GRAM_MMA_STEPS = 2
+
+
+def gram_mma_tiles(block_width: int) -> tuple[tuple[int, int], ...]:
+    """The 16 x 8 tiles (i, j) of the 2w x 2w Gram matrix that a warp of the
+    mma Gram kernel accumulates: those with j >= 2 i, which hold every entry
+    on and above the diagonal."""
+    K = 2 * block_width
+    return tuple((i, j) for i in range(K // 16) for j in range(K // 8) if j >= 2 * i)
 
 
 def _gram_micro_tiles(block_width: int, micro_tile: int) -> int:
@@ -207,7 +235,8 @@ def blocked_local_bytes(
     block_width: int, *, transform_in_local: bool = False, tile_rows: int = TILE_ROWS,
     gram_micro_tile: int = GRAM_MICRO_TILE, update_tile_rows: int | None = None,
     update_micro_cols: int = UPDATE_MICRO_COLS, element_bytes: int = REAL_ELEMENT_BYTES,
-    stream: bool = False,
+    stream: bool = False, matrix_products: str = "fma", gram_warps: int = GRAM_WARPS,
+    update_warps: int = UPDATE_WARPS,
 ) -> int:
     """Local memory per work-group of the largest blocked kernel, in bytes.
 
@@ -243,6 +272,13 @@ def blocked_local_bytes(
         product with W, W (if in local memory), the K x K tangents of phase 1
         (doubles), the signs and largest norms of the columns, and three
         counters per work-item (at most ``min(w^2, ROTATE_MAX_WORK_GROUP)``).
+    matrix_products : str
+        The form of the Gram and update kernels
+        (:mod:`cljacobi.host.matrix_products`): the mma forms keep the Gram
+        sums (K x (K + 1) doubles) and W (K x (K + 4)) in local memory, and
+        "mma.emulated" 96 doubles of scratch per warp (`gram_warps`,
+        `update_warps`); the tile sizes above are then the rotate kernel's
+        only.
 
     Returns
     -------
@@ -271,7 +307,11 @@ def blocked_local_bytes(
     """
     K = 2 * block_width
     e = element_bytes
-    gram = e * _gram_local_elements(block_width, gram_micro_tile, tile_rows)
+    if matrix_products == "fma":
+        gram = e * _gram_local_elements(block_width, gram_micro_tile, tile_rows)
+    else:
+        scratch = 96 * e if matrix_products == "mma.emulated" else 0
+        gram = e * K * (K + 1) + scratch * gram_warps
     # The arrays cjac_block_rotate declares: A (K x LDA) and W (K x LDW, if in
     # local memory) of elements; per pair rot_cm1 (a double), rot_s and rot_si
     # (elements), rot_pair (int2) and five int flags; per column sgn (int) and
@@ -285,7 +325,10 @@ def blocked_local_bytes(
             + (8 + 2 * e + 8 + 5 * 4) * block_width + (4 + 8) * K + 4
     if update_tile_rows is None:
         update_tile_rows = default_update_tile_rows(block_width)
-    update = e * K * (round_up(K, update_micro_cols) + update_tile_rows)
+    if matrix_products == "fma":
+        update = e * K * (round_up(K, update_micro_cols) + update_tile_rows)
+    else:
+        update = e * K * (K + 4) + scratch * update_warps
     return max(gram, rotate, update)
 
 
@@ -319,7 +362,7 @@ class LocalMemoryFit(NamedTuple):
 
 def local_memory_fit(device: cl.Device, block_width: int, *,
                      element_bytes: int = REAL_ELEMENT_BYTES, stream: bool = False,
-                     **sizes: int) -> LocalMemoryFit:
+                     **sizes: int | str) -> LocalMemoryFit:
     """:func:`blocked_local_bytes` of width `block_width` against `device`'s local memory.
 
     Parameters
@@ -429,6 +472,10 @@ class BlockedSpec:
     update_tile_rows: int
     update_micro_rows: int
     update_micro_cols: int
+    matrix_products: str = "fma"
+    gram_warps: int = GRAM_WARPS
+    update_warps: int = UPDATE_WARPS
+    update_mma_rows: int = UPDATE_MMA_ROWS
 
     def __post_init__(self) -> None:
         if self.dtype not in ("float64", "complex128"):
@@ -440,7 +487,8 @@ class BlockedSpec:
                 f"inner_method must be 'sweeps' or 'stream', not {self.inner_method!r}")
         for name in ("block_width", "gram_micro_tile", "gram_row_slices",
                      "rotate_work_group_size", "tile_rows", "update_tile_rows",
-                     "update_micro_rows", "update_micro_cols"):
+                     "update_micro_rows", "update_micro_cols", "gram_warps",
+                     "update_warps", "update_mma_rows"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(
@@ -453,6 +501,19 @@ class BlockedSpec:
                 f"update_tile_rows={self.update_tile_rows} must be a multiple of "
                 f"update_micro_rows={self.update_micro_rows}")
         inner_step_pairs(self.inner_strategy, 2 * self.block_width)
+        if self.matrix_products not in MATRIX_PRODUCTS:
+            raise ValueError(f"matrix_products must be one of {MATRIX_PRODUCTS}, "
+                             f"not {self.matrix_products!r}")
+        if self.mma and (self.complex_ or self.block_width % 8):
+            raise ValueError(
+                f"matrix_products={self.matrix_products!r} needs real data and a block width "
+                f"that is a multiple of 8, not {self.dtype} with w={self.block_width}")
+
+    @property
+    def mma(self) -> bool:
+        """Whether the Gram and update kernels multiply 16 x 8 x 4 fragments
+        (:mod:`cljacobi.host.matrix_products`)."""
+        return self.matrix_products != "fma"
 
     @property
     def complex_(self) -> bool:
@@ -472,13 +533,19 @@ class BlockedSpec:
 
     @property
     def gram_work_group_size(self) -> int:
-        """Work-items of the Gram kernel (:func:`gram_work_group_size`)."""
+        """Work-items of the Gram kernel (:func:`gram_work_group_size`, or
+        whole warps for the mma form)."""
+        if self.mma:
+            return 32 * self.gram_warps
         return gram_work_group_size(self.block_width, self.gram_micro_tile,
                                     self.gram_row_slices)
 
     @property
     def update_work_group_size(self) -> int:
-        """Work-items of the update kernel (:func:`update_work_group_size`)."""
+        """Work-items of the update kernel (:func:`update_work_group_size`,
+        or whole warps for the mma form)."""
+        if self.mma:
+            return 32 * self.update_warps
         return update_work_group_size(self.block_width, self.update_tile_rows,
                                       self.update_micro_rows, self.update_micro_cols)
 
@@ -504,6 +571,10 @@ class BlockedSpec:
             "UPDATE_TR": self.update_tile_rows, "UPDATE_RR": UR, "UPDATE_RC": UC,
             "UPDATE_NR": self.update_tile_rows // UR, "UPDATE_NC": update_nc,
             "UPDATE_KP": update_nc * UC, "UPDATE_WG": self.update_work_group_size,
+            # the mma form (cljacobi.host.matrix_products); UPDATE_LDW is 4 mod 16
+            "GRAM_WARPS": self.gram_warps, "GRAM_MMA_STEPS": GRAM_MMA_STEPS,
+            "UPDATE_WARPS": self.update_warps, "UPDATE_MR": self.update_mma_rows,
+            "UPDATE_LDW": K + 4,
         }
 
     @property
@@ -543,6 +614,9 @@ class BlockedSpec:
             "gram_micro_tile": constants["GRAM_RB"], "gram_nb": constants["GRAM_NB"],
             "update_micro_rows": constants["UPDATE_RR"],
             "update_micro_cols": constants["UPDATE_RC"],
+            "matrix_products": self.matrix_products, "w": self.block_width, "K": 2 * self.block_width,
+            "gram_tiles": gram_mma_tiles(self.block_width) if self.mma else (),
+            "mma_steps": GRAM_MMA_STEPS, "update_mr": self.update_mma_rows,
             "size_defines": c_defines(constants),
             "signatures": self.signatures,
         }
@@ -562,7 +636,8 @@ def blocked_tuning(
     gram_row_slices: int | None = None, rotate_work_group_size: int | None = None,
     tile_rows: int | None = None, update_tile_rows: int | None = None,
     update_micro_rows: int | None = None, update_micro_cols: int | None = None,
-    update_groups_per_unit: int | None = None,
+    update_groups_per_unit: int | None = None, gram_warps: int | None = None,
+    update_warps: int | None = None, update_mma_rows: int | None = None,
 ) -> dict[str, int | None]:
     """The tuning knobs of :class:`BlockedHSVD`, checked, with the defaults
     that do not depend on the device filled in.
@@ -582,12 +657,16 @@ def blocked_tuning(
              "gram_row_slices": gram_row_slices,
              "rotate_work_group_size": rotate_work_group_size,
              "tile_rows": tile_rows, "update_tile_rows": update_tile_rows,
-             "update_micro_rows": update_micro_rows, "update_micro_cols": update_micro_cols}
+             "update_micro_rows": update_micro_rows, "update_micro_cols": update_micro_cols,
+             "gram_warps": gram_warps, "update_warps": update_warps,
+             "update_mma_rows": update_mma_rows}
     values = {name: _positive(name, value) for name, value in given.items()}
     defaults = {"gram_micro_tile": GRAM_MICRO_TILE, "tile_rows": TILE_ROWS,
                 "update_groups_per_unit": UPDATE_GROUPS_PER_UNIT,
                 "update_tile_rows": default_update_tile_rows(block_width),
-                "update_micro_rows": UPDATE_MICRO_ROWS, "update_micro_cols": UPDATE_MICRO_COLS}
+                "update_micro_rows": UPDATE_MICRO_ROWS, "update_micro_cols": UPDATE_MICRO_COLS,
+                "gram_warps": default_gram_warps(block_width), "update_warps": UPDATE_WARPS,
+                "update_mma_rows": UPDATE_MMA_ROWS}
     for name, default in defaults.items():
         if values[name] is None:
             values[name] = default
@@ -665,7 +744,7 @@ class BlockedPlan:
         cls, device: cl.Device, *, rows: int, columns: int, dtype: object,
         layout: str = "interleaved", block_width: int, variant: str, accumulate_v: bool,
         work_group_size: int | None = None, v_rows: int | None = None,
-        **tuning: int | None,
+        matrix_products: str | None = None, **tuning: int | None,
     ) -> BlockedPlan:
         """The plan for a ``rows x columns`` factor on `device`, after checking
         that the device has fp64, the local memory and the work-group sizes
@@ -692,6 +771,11 @@ class BlockedPlan:
             the device and the rows, :func:`~cljacobi.host.limits.choose_work_group_size`).
         v_rows : int, optional
             Rows of V (default `columns`).
+        matrix_products : str, optional
+            The form of the Gram and update kernels, ``"auto"`` or one of
+            :data:`~cljacobi.host.matrix_products.MATRIX_PRODUCTS` (default:
+            ``CLJACOBI_MATRIX_PRODUCTS``, else ``"auto"``;
+            :func:`~cljacobi.host.matrix_products.choose_matrix_products`).
         **tuning
             The knobs of :func:`blocked_tuning` (None or left out: default).
 
@@ -714,12 +798,15 @@ class BlockedPlan:
         sizes = blocked_tuning(w, **tuning)
         dtype = np.dtype(dtype).name
         complex_ = dtype == "complex128"
+        products = choose_matrix_products(device, complex_=complex_, block_width=w,
+                                          requested=matrix_products)
         fit = local_memory_fit(
             device, w, element_bytes=COMPLEX_ELEMENT_BYTES if complex_ else REAL_ELEMENT_BYTES,
             stream=variant == "stream",
             tile_rows=sizes["tile_rows"], gram_micro_tile=sizes["gram_micro_tile"],
             update_tile_rows=sizes["update_tile_rows"],
-            update_micro_cols=sizes["update_micro_cols"])
+            update_micro_cols=sizes["update_micro_cols"], matrix_products=products,
+            gram_warps=sizes["gram_warps"], update_warps=sizes["update_warps"])
         check_local_memory(device, fit.need, f"the {'complex ' if complex_ else ''}blocked "
                                              f"kernels with block_width={w}")
         wg = choose_work_group_size(device, rows, requested=work_group_size)
@@ -737,7 +824,9 @@ class BlockedPlan:
             gram_row_slices=slices, rotate_work_group_size=rotate_wg,
             update_tile_rows=sizes["update_tile_rows"],
             update_micro_rows=sizes["update_micro_rows"],
-            update_micro_cols=sizes["update_micro_cols"])
+            update_micro_cols=sizes["update_micro_cols"], matrix_products=products,
+            gram_warps=sizes["gram_warps"], update_warps=sizes["update_warps"],
+            update_mma_rows=sizes["update_mma_rows"])
         for what, size in (("Gram", spec.gram_work_group_size), ("rotate", rotate_wg),
                            ("update", spec.update_work_group_size)):
             if size > device_max:
@@ -748,7 +837,9 @@ class BlockedPlan:
                     f"gram_row_slices={slices}, rotate_work_group_size={rotate_wg}, "
                     f"update_tile_rows={spec.update_tile_rows}, "
                     f"update_micro_rows={spec.update_micro_rows}, "
-                    f"update_micro_cols={spec.update_micro_cols})"
+                    f"update_micro_cols={spec.update_micro_cols}, "
+                    f"matrix_products={products!r}, gram_warps={spec.gram_warps}, "
+                    f"update_warps={spec.update_warps})"
                 )
         slots = columns // (2 * w)
         per_unit = sizes["update_groups_per_unit"]
@@ -844,6 +935,16 @@ class BlockedHSVD:
     update_groups_per_unit : int, optional
         Row chunks of the update kernels such that a step has this many
         work-groups per compute unit (default :data:`UPDATE_GROUPS_PER_UNIT`).
+    matrix_products : str, optional
+        How the Gram and update kernels multiply: ``"auto"`` or one of
+        :data:`~cljacobi.host.matrix_products.MATRIX_PRODUCTS` (default
+        ``CLJACOBI_MATRIX_PRODUCTS``, else ``"auto"``: the device's FP64
+        tensor cores for real data and w a multiple of 8).
+    gram_warps, update_warps, update_mma_rows : int, optional
+        The mma forms' warps per Gram and update work-group, and the blocks
+        of 16 rows an update warp computes at a time (defaults
+        :func:`default_gram_warps`, :data:`UPDATE_WARPS`,
+        :data:`UPDATE_MMA_ROWS`).
 
     These tuning parameters exist to compare kernel variants; every choice
     gives the same rotations up to the rounding of the Gram sums (the
@@ -878,6 +979,10 @@ class BlockedHSVD:
         update_micro_rows: int | None = None,
         update_micro_cols: int | None = None,
         update_groups_per_unit: int | None = None,
+        matrix_products: str | None = None,
+        gram_warps: int | None = None,
+        update_warps: int | None = None,
+        update_mma_rows: int | None = None,
     ) -> None:
         if variant not in BLOCK_VARIANTS:
             raise ValueError(f"variant must be one of {BLOCK_VARIANTS}, not {variant!r}")
@@ -894,7 +999,13 @@ class BlockedHSVD:
             block_width, gram_micro_tile=gram_micro_tile, gram_row_slices=gram_row_slices,
             rotate_work_group_size=rotate_work_group_size, tile_rows=tile_rows,
             update_tile_rows=update_tile_rows, update_micro_rows=update_micro_rows,
-            update_micro_cols=update_micro_cols, update_groups_per_unit=update_groups_per_unit)
+            update_micro_cols=update_micro_cols, update_groups_per_unit=update_groups_per_unit,
+            gram_warps=gram_warps, update_warps=update_warps, update_mma_rows=update_mma_rows)
+        if matrix_products is not None and matrix_products != "auto" and \
+                matrix_products not in MATRIX_PRODUCTS:
+            raise ValueError(f"matrix_products must be 'auto' or one of {MATRIX_PRODUCTS}, "
+                             f"not {matrix_products!r}")
+        self.matrix_products = matrix_products
         # The knobs as attributes (bench/tune_blocked.py records them; the
         # device-dependent defaults stay None until a run's plan).
         for name, value in self.tuning.items():
@@ -960,7 +1071,8 @@ class BlockedHSVD:
             self.device, rows=ops.rows, columns=ops.columns, dtype=ops.dtype,
             layout="split" if complex_ and ops.split else "interleaved", block_width=w,
             variant=self.variant, accumulate_v=self.accumulate_v,
-            work_group_size=self.requested_work_group_size, v_rows=ops.v_rows, **self.tuning)
+            work_group_size=self.requested_work_group_size, v_rows=ops.v_rows,
+            matrix_products=self.matrix_products, **self.tuning)
         wg = plan.work_group_size
         program = build_program(self.queue.context, self.device, plan.spec)
         status_spec = PointwiseSpec("float64", wg, False)

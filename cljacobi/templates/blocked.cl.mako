@@ -63,6 +63,16 @@
 ##                     cjac_block_update, a multiple of RR), UPDATE_RR,
 ##                     UPDATE_RC, UPDATE_NR = TR / RR, UPDATE_NC = ceil(K / RC),
 ##                     UPDATE_KP = NC RC, UPDATE_WG = NR NC
+##   matrix_products   how cjac_block_gram and cjac_block_update multiply:
+##                     "fma" (the portable kernels: register micro-tiles of
+##                     fma), or, for real data with K a multiple of 16, warps
+##                     of 32 work-items that multiply 16 x 8 x 4 fragments:
+##                     "mma.m16n8k4" (FP64 tensor cores of compute capability
+##                     9.0 through inline PTX), "mma.m8n8k4" (two m8n8k4
+##                     products, compute capability 8.0), or "mma.emulated"
+##                     (the same product through local memory: the fragment
+##                     layouts and data flow of the tensor-core kernels,
+##                     testable on any device); see cjac_mma below
 ##   signatures        the kernels' arguments (cljacobi.host.signatures)
 <%namespace name="arith" file="arith.cl.mako"/>
 <%namespace name="inner" file="inner.cl.mako"/>\
@@ -74,9 +84,18 @@ ${arith.rotation_functions()}
     NB = gram_nb
     UR = update_micro_rows
     UC = update_micro_cols
+    mma = matrix_products != "fma"
 %>
 ${size_defines}
 /* The sizes are the host's (BlockedPlan); what the kernels rely on: */
+%if mma:
+#if K % 16 != 0 || GRAM_WG != 32 * GRAM_WARPS || UPDATE_WG != 32 * UPDATE_WARPS
+#error "the mma kernels: K is no multiple of 16, or the work-groups are not whole warps"
+#endif
+#if GRAM_RESULT_STRIDE < K || UPDATE_LDW % 16 != 4 || UPDATE_LDW < K
+#error "the mma kernels: the strides do not hold the columns (or conflict in banks)"
+#endif
+%else:
 #if K != 2 * BW || GRAM_RB != ${RB} || GRAM_NB != ${NB} || GRAM_KP != GRAM_NB * GRAM_RB
 #error "cjac_block_gram: the micro-tiles do not match the block"
 #endif
@@ -95,13 +114,6 @@ ${size_defines}
 #if GRAM_LOCAL < TILE_ROWS * GRAM_TILE_STRIDE || GRAM_LOCAL < K * GRAM_RESULT_STRIDE
 #error "cjac_block_gram: the local array is too small for the tile or the sums"
 #endif
-%if transform_in_local:
-#if LDA < K || LDA % 2 == 0 || LDW < K || LDW % 2 == 0
-%else:
-#if LDA < K || LDA % 2 == 0 || LDW != K  /* W's global slot: the layout the update reads */
-%endif
-#error "cjac_block_rotate: the row strides of A and W do not match"
-#endif
 #if UPDATE_RR != ${UR} || UPDATE_RC != ${UC} || UPDATE_TR != UPDATE_NR * UPDATE_RR
 #error "cjac_block_update: the tile rows are not a multiple of the micro-tile's"
 #endif
@@ -110,6 +122,14 @@ ${size_defines}
 #endif
 #if UPDATE_WG != UPDATE_NR * UPDATE_NC
 #error "cjac_block_update: the work-group is not one item per micro-tile"
+#endif
+%endif
+%if transform_in_local:
+#if LDA < K || LDA % 2 == 0 || LDW < K || LDW % 2 == 0
+%else:
+#if LDA < K || LDA % 2 == 0 || LDW != K  /* W's global slot: the layout the update reads */
+%endif
+#error "cjac_block_rotate: the row strides of A and W do not match"
 #endif
 /* Pairs dependent to within this many orthogonality tolerances are left to
  * the pointwise sweeps (cjac_block_rotate). */
@@ -127,7 +147,67 @@ inline int cjac_block_column(const int2 blocks, const int a)
 {
     return a < BW ? blocks.x * BW + a : blocks.y * BW + (a - BW);
 }
+%if mma:
 
+/* The one product the mma kernels are written in: C += A B for a warp of 32
+ * work-items (lanes l = 4 g + t, 0 <= g < 8, 0 <= t < 4) holding the
+ * fragments of the PTX ISA's mma.m16n8k4 with .f64 operands ("Matrix
+ * fragments for mma.m16n8k4", PTX ISA 7.8+):
+ *   A (16 x 4, row-major)  a0 = A[g][t],      a1 = A[g + 8][t]
+ *   B (4 x 8, column-major) b0 = B[t][g]
+ *   C (16 x 8)             c0, c1 = C[g][2t], C[g][2t + 1]
+ *                          c2, c3 = C[g + 8][2t], C[g + 8][2t + 1]
+ * Every lane of the warp takes part (the work-group is whole warps, and the
+ * kernels reach every product in uniform control flow). */
+%if matrix_products == "mma.m16n8k4":
+/* One FP64 tensor-core instruction (compute capability 9.0). */
+#define CJAC_MMA(c0, c1, c2, c3, a0, a1, b0) \
+    asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 " \
+                 "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};" \
+                 : "+d"(c0), "+d"(c1), "+d"(c2), "+d"(c3) : "d"(a0), "d"(a1), "d"(b0))
+%elif matrix_products == "mma.m8n8k4":
+/* Two m8n8k4 instructions (compute capability 8.0), the upper and the lower
+ * 8 rows of A and C: the m8n8k4 fragments are a0 = A[g][t], b0 = B[t][g],
+ * c0, c1 = C[g][2t], C[g][2t + 1], those of m16n8k4 for rows 0..7. */
+#define CJAC_MMA(c0, c1, c2, c3, a0, a1, b0) do { \
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 " \
+                 "{%0, %1}, {%2}, {%3}, {%0, %1};" : "+d"(c0), "+d"(c1) : "d"(a0), "d"(b0)); \
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 " \
+                 "{%0, %1}, {%2}, {%3}, {%0, %1};" : "+d"(c2), "+d"(c3) : "d"(a1), "d"(b0)); \
+} while (0)
+%else:
+/* The same product through local memory (any device): the lanes of the warp
+ * publish their fragments in the warp's 96 doubles of scratch, and every
+ * lane computes its four entries of C as fma chains over k = 0..3.  The
+ * barriers are the work-group's: every work-item reaches every product. */
+inline void cjac_mma_emulated(cjac_real *c0, cjac_real *c1, cjac_real *c2, cjac_real *c3,
+                              const cjac_real a0, const cjac_real a1, const cjac_real b0,
+                              __local cjac_real *scratch, const int lane)
+{
+    scratch[lane] = a0;
+    scratch[32 + lane] = a1;
+    scratch[64 + lane] = b0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int g = lane / 4, t = lane % 4;
+    cjac_real *c[4] = {c0, c1, c2, c3};
+    for (int e = 0; e < 4; ++e) {
+        /* C[row][col]: A[row][kk] is lane 4 (row % 8) + kk's a0 (row < 8) or
+         * a1, B[kk][col] lane 4 col + kk's b0 */
+        const int row = g + 8 * (e / 2), col = 2 * t + e % 2;
+        cjac_real sum = *c[e];
+        for (int kk = 0; kk < 4; ++kk)
+            sum = fma(scratch[32 * (row / 8) + 4 * (row % 8) + kk], scratch[64 + 4 * col + kk],
+                      sum);
+        *c[e] = sum;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+#define CJAC_MMA(c0, c1, c2, c3, a0, a1, b0) \
+    cjac_mma_emulated(&(c0), &(c1), &(c2), &(c3), a0, a1, b0, mma_scratch, lane)
+%endif
+%endif
+
+%if not mma:
 /* Partial Gram matrix of block pair k over the rows of chunk c: work-group
  * (k, c) of an (slots x chunks) grid.  Entry (a, b) is sum_rows conj(x_a) x_b
  * (cjac_dot_acc; x_a x_b for real data), so the matrix is Hermitian.
@@ -244,6 +324,95 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
 %endif
     }
 }
+%else:
+/* Partial Gram matrix of block pair k over the rows of chunk c, by warps of
+ * 16 x 8 x 4 products (CJAC_MMA; real data, K a multiple of 16): work-group
+ * (k, c) of an (slots x chunks) grid, GRAM_WARPS warps.
+ *
+ * With X = [G_P G_Q] and 4 rows r..r+3 of it, the Gram update X^T X is the
+ * product of A = X^T (K x 4) and B = X (4 x K).  Lane (g, t) loads
+ * v_j = X[r + t][8 j + g] for the K/8 column groups j: one load per value
+ * of X (the 4 lanes t of a column read one 32-byte sector), and these
+ * values are every fragment a product needs: the A fragment of rows
+ * 16 i..16 i + 15 is (v_2i, v_2i+1), the B fragment of columns 8 j..8 j + 7
+ * is v_j.  A warp keeps in registers the 16 x 8 tiles (i, j) with j >= 2 i,
+ * which cover the entries on and above the diagonal (entry (a, b), a <= b,
+ * lies in tile (a / 16, b / 8) and b / 8 >= 2 (a / 16)); no local memory
+ * and no barrier until the sums.
+ *
+ * Rows: each warp takes GRAM_MMA_STEPS consecutive groups of 4 rows of every
+ * stretch of 4 GRAM_MMA_STEPS GRAM_WARPS rows (its loads are issued before
+ * its products); rows past the chunk read as zeros, so that every work-item
+ * runs the same loop.  Each entry is the sum over the warp's rows in order
+ * (the accumulation of the products is fixed), and the warps' sums are
+ * added in the order 0, 1, ..., GRAM_WARPS - 1 in local memory: bitwise
+ * reproducible.  The stored matrix is exactly symmetric: (a, b) below the
+ * diagonal is the computed (b, a). */
+__kernel __attribute__((reqd_work_group_size(GRAM_WG, 1, 1)))
+void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
+{
+    __local cjac_real sums[K * GRAM_RESULT_STRIDE];
+%if matrix_products == "mma.emulated":
+    __local cjac_real mma_scratch_all[GRAM_WARPS * 96];
+%endif
+    const int k = get_group_id(0), c = get_group_id(1);
+    const int slots = get_num_groups(0), chunks = get_num_groups(1);
+    const int lid = get_local_id(0), warp = lid / 32, lane = lid % 32;
+    const int g = lane / 4, t = lane % 4;
+%if matrix_products == "mma.emulated":
+    __local cjac_real *mma_scratch = mma_scratch_all + warp * 96;
+%endif
+    const int2 blocks = outer_pairs[step * slots + k];
+    const int first = c * chunk_rows;
+    const int last = min(m, first + chunk_rows);
+    /* column 8 j + g of the block pair, for every column group j */
+    __global const cjac_real *column_P = CJAC_COLUMN(G, blocks.x * BW + g, ldg);
+    __global const cjac_real *column_Q = CJAC_COLUMN(G, blocks.y * BW + g, ldg);
+<% groups = K // 8 %>\
+%for j in range(groups):
+    __global const cjac_real *column_${j} = ${f"CJAC_COLUMN(column_P, {8 * j}, ldg)" if 8 * j < w else f"CJAC_COLUMN(column_Q, {8 * j - w}, ldg)"};
+%endfor
+%for i, j in gram_tiles:
+    cjac_real acc_${i}_${j}_0 = 0, acc_${i}_${j}_1 = 0, acc_${i}_${j}_2 = 0, acc_${i}_${j}_3 = 0;
+%endfor
+    for (int base = first; base < last; base += 4 * GRAM_MMA_STEPS * GRAM_WARPS) {  /* uniform */
+%for s in range(mma_steps):
+        const int row_${s} = base + 4 * (GRAM_MMA_STEPS * warp + ${s}) + t;
+%for j in range(groups):
+        const cjac_real v_${s}_${j} = row_${s} < last ? CJAC_LOAD(column_${j}, row_${s}, ldg) : 0;
+%endfor
+%endfor
+%for s in range(mma_steps):
+%for i, j in gram_tiles:
+        CJAC_MMA(acc_${i}_${j}_0, acc_${i}_${j}_1, acc_${i}_${j}_2, acc_${i}_${j}_3,
+                 v_${s}_${2 * i}, v_${s}_${2 * i + 1}, v_${s}_${j});
+%endfor
+%endfor
+    }
+    /* The warps' sums, added in order (entries of the tiles, stride
+     * GRAM_RESULT_STRIDE); c0..c3 of tile (i, j) is entry
+     * (16 i + g (+ 8), 8 j + 2 t (+ 1)). */
+    for (int v = 0; v < GRAM_WARPS; ++v) {
+        if (warp == v) {
+%for i, j in gram_tiles:
+%for e in range(4):
+            {
+                __local cjac_real *entry =
+                    sums + (${16 * i + 8 * (e // 2)} + g) * GRAM_RESULT_STRIDE + ${8 * j + e % 2} + 2 * t;
+                *entry = v ? *entry + acc_${i}_${j}_${e} : acc_${i}_${j}_${e};
+            }
+%endfor
+%endfor
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    __global cjac_real *out = partial + ((size_t)k * chunks + c) * (K * K);
+    for (int e = lid; e < K * K; e += GRAM_WG) {
+        const int a = e / K, b = e % K;
+        out[e] = a <= b ? sums[a * GRAM_RESULT_STRIDE + b] : sums[b * GRAM_RESULT_STRIDE + a];
+    }
+}
+%endif
 
 /* The rotation of a pair (i, j) of the Gram matrix A of a block pair, as
  * cjac_step decides it on the columns (the 2011 paper, eq. (2.3)-(2.5)):
@@ -628,6 +797,7 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
 #undef CJAC_FENCE
 %endif
 
+%if not mma:
 /* [X_P X_Q] <- [X_P X_Q] W_k for the rows of chunk c (X = G or V):
  * work-group (k, c) of an (slots x chunks) grid, a small GEMM per tile
  * (complex for complex data: cjac_axpy is x w + acc in four FMAs).
@@ -728,3 +898,94 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
         barrier(CLK_LOCAL_MEM_FENCE);  /* before the next tile overwrites this one */
     }
 }
+%else:
+/* [X_P X_Q] <- [X_P X_Q] W_k for the rows of chunk c (X = G or V), by warps
+ * of 16 x 8 x 4 products (CJAC_MMA; real data, K a multiple of 16):
+ * work-group (k, c) of an (slots x chunks) grid, UPDATE_WARPS warps.
+ *
+ * W_k goes to local memory once, row-major with the row stride UPDATE_LDW
+ * (4 modulo 16: the B fragment W[4 kk + t][8 j + g] of a half-warp, 4 rows
+ * of 4 consecutive doubles, falls into distinct banks).  A warp computes
+ * UPDATE_MR blocks of 16 rows of the product at a time, all K columns: the
+ * 16 x 8 tiles (mr, j) in registers, over kk = 0..K/4-1 the products of the
+ * A fragment X[16 mr + g (+ 8)][4 kk + t] (read from global memory, 8
+ * consecutive rows of a column per 8 lanes) with the B fragments of W.
+ * Every entry is its sum over kk in order (bitwise reproducible).  Rows past
+ * the chunk read as zeros and are not stored, so every work-item runs the
+ * same loops.
+ *
+ * In place: a warp reads and writes only its own rows, and the products
+ * that its stores wait for take the whole warp's loads. */
+__kernel __attribute__((reqd_work_group_size(UPDATE_WG, 1, 1)))
+void cjac_block_update(${signatures["cjac_block_update"].parameters})
+{
+    __local cjac_real W[K * UPDATE_LDW];
+%if matrix_products == "mma.emulated":
+    __local cjac_real mma_scratch_all[UPDATE_WARPS * 96];
+%endif
+    const int k = get_group_id(0), c = get_group_id(1);
+    const int slots = get_num_groups(0);
+    if (!rotated[k])
+        return;  /* uniform over the work-group, before any barrier */
+    const int lid = get_local_id(0), warp = lid / 32, lane = lid % 32;
+    const int g = lane / 4, t = lane % 4;
+%if matrix_products == "mma.emulated":
+    __local cjac_real *mma_scratch = mma_scratch_all + warp * 96;
+%endif
+    const int2 blocks = outer_pairs[step * slots + k];
+    __global const cjac_real *w_global = transforms + (size_t)k * (K * K);
+    for (int e = lid; e < K * K; e += UPDATE_WG)
+        W[(e / K) * UPDATE_LDW + e % K] = w_global[e];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __global cjac_real *column_P = CJAC_COLUMN(X, blocks.x * BW, ldx);
+    __global cjac_real *column_Q = CJAC_COLUMN(X, blocks.y * BW, ldx);
+<%
+    def column(a, lane_offset):
+        """Pointer to local column a (+ lane_offset, an expression) of the pair."""
+        if a < w:
+            return f"CJAC_COLUMN(column_P, {a} + {lane_offset}, ldx)"
+        return f"CJAC_COLUMN(column_Q, {a - w} + {lane_offset}, ldx)"
+%>\
+    const int first = c * chunk_rows;
+    const int last = min(m, first + chunk_rows);
+    for (int base = first; base < last; base += 16 * UPDATE_MR * UPDATE_WARPS) {  /* uniform */
+        const int row = base + 16 * UPDATE_MR * warp + g;
+%for mr in range(update_mr):
+%for j in range(K // 8):
+        cjac_real acc_${mr}_${j}_0 = 0, acc_${mr}_${j}_1 = 0, acc_${mr}_${j}_2 = 0, acc_${mr}_${j}_3 = 0;
+%endfor
+%endfor
+%for kk in range(K // 4):
+        {
+            __global const cjac_real *x_column = ${column(4 * kk, "t")};
+%for mr in range(update_mr):
+            const cjac_real a0_${mr} = row + ${16 * mr} < last ? CJAC_LOAD(x_column, row + ${16 * mr}, ldx) : 0;
+            const cjac_real a1_${mr} = row + ${16 * mr + 8} < last ? CJAC_LOAD(x_column, row + ${16 * mr + 8}, ldx) : 0;
+%endfor
+            __local const cjac_real *w_row = W + (${4 * kk} + t) * UPDATE_LDW + g;
+%for j in range(K // 8):
+            {
+                const cjac_real b0 = w_row[${8 * j}];
+%for mr in range(update_mr):
+                CJAC_MMA(acc_${mr}_${j}_0, acc_${mr}_${j}_1, acc_${mr}_${j}_2, acc_${mr}_${j}_3,
+                         a0_${mr}, a1_${mr}, b0);
+%endfor
+            }
+%endfor
+        }
+%endfor
+        /* c0, c1 of tile (mr, j): row 16 mr + g, columns 8 j + 2 t (+ 1); c2, c3 8 rows below */
+%for mr in range(update_mr):
+%for half in range(2):
+        if (row + ${16 * mr + 8 * half} < last) {
+%for j in range(K // 8):
+%for e in range(2):
+            CJAC_STORE(${column(8 * j + e, "2 * t")}, row + ${16 * mr + 8 * half}, ldx, acc_${mr}_${j}_${2 * half + e});
+%endfor
+%endfor
+        }
+%endfor
+%endfor
+    }
+}
+%endif

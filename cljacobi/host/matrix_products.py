@@ -1,0 +1,128 @@
+"""How the blocked Gram and update kernels multiply: FMAs or FP64 tensor cores.
+
+The blocked kernels' two GEMM-like steps (``cjac_block_gram``,
+``cjac_block_update`` in ``templates/blocked.cl.mako``) come in two forms of
+the same template:
+
+* ``"fma"`` -- the portable kernels (register micro-tiles of fma), for every
+  device and for complex data;
+* ``"mma.*"`` -- warps of 32 work-items multiplying 16 x 8 x 4 fragments,
+  for real data with a block width that is a multiple of 8:
+
+  - ``"mma.m16n8k4"``: one ``mma.sync.aligned.m16n8k4.row.col.f64`` per
+    product, through inline PTX, on NVIDIA devices of compute capability 9.0
+    and later (the FP64 tensor cores of the H100 and H200);
+  - ``"mma.m8n8k4"``: two ``m8n8k4`` products, compute capability 8.x (the
+    A100's FP64 tensor cores);
+  - ``"mma.emulated"``: the same kernels with the product done through local
+    memory, on any device.  It is never chosen by default: it exists so that
+    the fragment layouts and the data flow of the tensor-core kernels are
+    tested on devices without them (the CI's PoCL).
+
+The compute capability comes from the ``cl_nv_device_attribute_query``
+extension of NVIDIA's OpenCL.  ``CLJACOBI_MATRIX_PRODUCTS`` (``"auto"``,
+the default, or one of :data:`MATRIX_PRODUCTS`) overrides the choice for
+every blocked run of the process, for example to compare the two forms on
+one device.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pyopencl as cl
+
+from ..errors import DeviceCapabilityError
+
+__all__ = [
+    "ENV_VAR", "MATRIX_PRODUCTS", "choose_matrix_products", "compute_capability",
+    "native_mma",
+]
+
+ENV_VAR = "CLJACOBI_MATRIX_PRODUCTS"
+
+MATRIX_PRODUCTS = ("fma", "mma.m16n8k4", "mma.m8n8k4", "mma.emulated")
+
+#: The compute capability each tensor-core instruction needs.
+_NEEDS = {"mma.m16n8k4": (9, 0), "mma.m8n8k4": (8, 0)}
+
+
+def compute_capability(device: cl.Device) -> tuple[int, int] | None:
+    """(major, minor) of an NVIDIA device (``cl_nv_device_attribute_query``),
+    None for other devices."""
+    if "cl_nv_device_attribute_query" not in device.extensions.split():
+        return None
+    try:
+        return (int(device.compute_capability_major_nv),
+                int(device.compute_capability_minor_nv))
+    except (cl.Error, AttributeError):  # an ICD that lists the extension but fails it
+        return None
+
+
+def native_mma(device: cl.Device) -> str | None:
+    """The FP64 tensor-core form the device has, or None."""
+    capability = compute_capability(device)
+    if capability is None:
+        return None
+    for name, needs in _NEEDS.items():
+        if capability >= needs:
+            return name
+    return None
+
+
+def choose_matrix_products(device: cl.Device, *, complex_: bool, block_width: int,
+                           requested: str | None = None) -> str:
+    """The form of the blocked Gram and update kernels for a run.
+
+    Parameters
+    ----------
+    device : pyopencl.Device
+    complex_ : bool
+        Complex Hermitian data (the tensor-core forms are real).
+    block_width : int
+        Block width w; the tensor-core forms need w a multiple of 8.
+    requested : str, optional
+        ``"auto"`` or one of :data:`MATRIX_PRODUCTS`; default the
+        ``CLJACOBI_MATRIX_PRODUCTS`` environment variable, else ``"auto"``:
+        the device's tensor cores (:func:`native_mma`) where the data and
+        the width allow, else ``"fma"``.
+
+    Returns
+    -------
+    str
+        One of :data:`MATRIX_PRODUCTS`.
+
+    Raises
+    ------
+    ValueError
+        An unknown form, or a tensor-core form for complex data or a width
+        that is no multiple of 8.
+    DeviceCapabilityError
+        A tensor-core instruction the device does not have.
+    """
+    source = "matrix_products"
+    if requested is None:
+        requested = os.environ.get(ENV_VAR, "").strip() or "auto"
+        source = ENV_VAR
+    if requested != "auto" and requested not in MATRIX_PRODUCTS:
+        raise ValueError(f"{source} must be 'auto' or one of {MATRIX_PRODUCTS}, "
+                         f"not {requested!r}")
+    fits = not complex_ and block_width % 8 == 0
+    if requested == "auto":
+        native = native_mma(device)
+        return native if native is not None and fits else "fma"
+    if requested != "fma" and not fits:
+        raise ValueError(
+            f"{source}={requested!r} multiplies real data in blocks of a width that is a "
+            f"multiple of 8, not {'complex ' if complex_ else ''}data with "
+            f"block_width={block_width}; 'fma' runs every case")
+    if requested in _NEEDS:
+        capability = compute_capability(device)
+        if capability is None or capability < _NEEDS[requested]:
+            have = ("no NVIDIA compute capability" if capability is None
+                    else f"compute capability {capability[0]}.{capability[1]}")
+            needs = ".".join(map(str, _NEEDS[requested]))
+            raise DeviceCapabilityError(
+                f"{source}={requested!r} needs an NVIDIA device of compute capability "
+                f"{needs} or later; device {device.name.strip()!r} has {have}")
+    return requested

@@ -1,0 +1,265 @@
+"""The tensor-core ("mma") form of the blocked Gram and update kernels
+(``cljacobi.host.matrix_products``): every fragment layout against numpy,
+whole block steps and solves through it, and which form a device gets.
+
+The forms a device does not have ("mma.m16n8k4" needs compute capability
+9.0, "mma.m8n8k4" 8.0) are asserted to be refused there with a clear error;
+"mma.emulated" (the same kernels with the product through local memory) runs
+everywhere, so the fragment layouts are checked on every device.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hiprec import eigvalsh_hiprec
+from test_blocked import (
+    _block_step,
+    _blocked_program,
+    _check_block_step,
+    _gram_expected,
+    _update,
+    _update_expected,
+    _update_operands,
+)
+
+import cljacobi
+from cljacobi.errors import DeviceCapabilityError
+from cljacobi.host.blocked import (
+    UPDATE_WARPS,
+    BlockedHSVD,
+    BlockedSpec,
+    blocked_local_bytes,
+    default_gram_warps,
+    gram_mma_tiles,
+)
+from cljacobi.host.matrix_products import (
+    ENV_VAR,
+    MATRIX_PRODUCTS,
+    choose_matrix_products,
+    compute_capability,
+    native_mma,
+)
+from cljacobi.host.programs import render
+from cljacobi.matrices import graded
+
+EPS = np.finfo(np.float64).eps
+
+MMA_FORMS = [name for name in MATRIX_PRODUCTS if name != "fma"]
+NEEDS = {"mma.m16n8k4": (9, 0), "mma.m8n8k4": (8, 0), "mma.emulated": None}
+
+
+def _runs_here(queue, products):
+    """Whether the device has the instruction of `products`."""
+    needs = NEEDS[products]
+    capability = compute_capability(queue.device)
+    return needs is None or (capability is not None and capability >= needs)
+
+
+def _refused_here(queue, products):
+    """On a device without the instruction: the plan refuses it by name."""
+    with pytest.raises(DeviceCapabilityError, match=f"{products}.*compute capability"):
+        choose_matrix_products(queue.device, complex_=False, block_width=8,
+                               requested=products)
+
+
+@pytest.mark.parametrize("products", MMA_FORMS)
+@pytest.mark.parametrize("w", [8, 16, 32])
+def test_mma_gram_against_numpy(queue, rng, products, w):
+    """Partial Gram matrices of two block pairs over row chunks of 48 (a
+    partial group of 4 rows and a partial last chunk): numpy's to rounding,
+    exactly symmetric, bitwise the same run after run."""
+    if not _runs_here(queue, products):
+        _refused_here(queue, products)
+        return
+    m, blocks = 77, 4
+    r = blocks * w
+    G = rng.standard_normal((m, r)) * 2.0 ** rng.integers(-6, 6, r)
+    signs = np.where(rng.random(r) < 0.5, 1, -1).astype(np.int32)
+    pairs = [[0, 3], [1, 2]]
+    _, partial, _, _ = _block_step(queue, G, signs, pairs, w, 1, chunk_rows=48,
+                                   products=products)
+    expected = _gram_expected(G, pairs, w, 48)
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(partial / scale, expected / scale, rtol=0, atol=1e-14)
+    assert np.array_equal(partial, np.swapaxes(partial, -1, -2))
+    again = _block_step(queue, G, signs, pairs, w, 1, chunk_rows=48, products=products)[1]
+    assert np.array_equal(partial, again)
+
+
+@pytest.mark.parametrize("products", MMA_FORMS)
+@pytest.mark.parametrize("w", [8, 16, 32])
+def test_mma_update_against_numpy(queue, rng, products, w):
+    """[X_P X_Q] <- [X_P X_Q] W for G (77 rows in chunks of 48) and V (6w
+    rows in one partial chunk): numpy's to rounding, a pair with rotated = 0
+    untouched, nothing written past the rows (the helper checks), bitwise
+    repeatable."""
+    if not _runs_here(queue, products):
+        _refused_here(queue, products)
+        return
+    for rows, chunk_rows in ((77, 48), (6 * w, 64)):
+        X, pairs, W, rotated = _update_operands(rng, rows, w)
+        result = _update(queue, X, pairs, w, W, rotated, chunk_rows=chunk_rows,
+                         products=products)
+        expected = _update_expected(X, pairs, w, W, rotated)
+        scale = np.abs(expected).max()
+        np.testing.assert_allclose(result / scale, expected / scale, rtol=0, atol=1e-13)
+        assert np.array_equal(result[:, w:2 * w], X[:, w:2 * w])
+        assert np.array_equal(result[:, 3 * w:4 * w], X[:, 3 * w:4 * w])
+        again = _update(queue, X, pairs, w, W, rotated, chunk_rows=chunk_rows,
+                        products=products)
+        assert np.array_equal(result, again)
+
+
+@pytest.mark.parametrize("products", MMA_FORMS)
+def test_mma_block_step_against_numpy(queue, rng, products):
+    """A whole step (Gram, inner sweeps, update) in the mma form: numpy's
+    rotations and transformations to rounding."""
+    if not _runs_here(queue, products):
+        _refused_here(queue, products)
+        return
+    w, m = 8, 45
+    G = rng.standard_normal((m, 4 * w)) * 2.0 ** rng.integers(-4, 4, 4 * w)
+    signs = np.where(rng.random(4 * w) < 0.5, 1, -1).astype(np.int32)
+    _check_block_step(queue, G, signs, [[0, 3], [1, 2]], w, 30, products=products)
+
+
+def _blocked_hsvd(queue, G, signs, w, products):
+    driver = BlockedHSVD(queue, accumulate_v=True, block_width=w, variant="bo",
+                         matrix_products=products)
+    G_new, V, stats = driver.run(G, signs, max_sweeps=40)
+    return driver, G_new, V, stats
+
+
+@pytest.mark.parametrize("products", MMA_FORMS)
+def test_mma_blocked_sweeps(queue, rng, products):
+    """Blocked sweeps to convergence in the mma form: G V stays G, V is
+    J-unitary, the columns end J-orthogonal as with the fma form, and the
+    run is bitwise repeatable."""
+    if not _runs_here(queue, products):
+        _refused_here(queue, products)
+        return
+    w, n = 8, 64
+    G = rng.standard_normal((n + 3, n)) * 2.0 ** rng.integers(-8, 8, n)
+    signs = np.r_[np.ones(40), -np.ones(24)].astype(np.int8)
+    driver, G_new, V, stats = _blocked_hsvd(queue, G, signs, w, products)
+    assert driver.plan.spec.matrix_products == products
+    assert driver.plan.spec.gram_work_group_size == 32 * default_gram_warps(w)
+    assert stats.converged
+    scale = np.abs(G).max()
+    np.testing.assert_allclose(G_new / scale, G @ V / scale, rtol=0, atol=1e-13)
+    J = np.diag(signs.astype(float))
+    np.testing.assert_allclose(V.T @ J @ V, J, rtol=0, atol=1e-11 * np.abs(V).max() ** 2)
+    _, fma_G, _, fma_stats = _blocked_hsvd(queue, G, signs, w, "fma")
+    norms = np.linalg.norm(G_new, axis=0)
+    np.testing.assert_allclose(norms, np.linalg.norm(fma_G, axis=0), rtol=1e-10)
+    _, again, _, _ = _blocked_hsvd(queue, G, signs, w, products)
+    assert np.array_equal(G_new, again)
+
+
+def test_eig_indefinite_through_emulated_mma(monkeypatch, rng):
+    """The public solver with CLJACOBI_MATRIX_PRODUCTS=mma.emulated (the
+    tensor-core kernels' data flow): a graded indefinite matrix's eigenvalues
+    to high relative accuracy, the run records the form."""
+    M, _, _ = graded(40, p=17, low_exponent=-30, rng=rng)
+    exact = eigvalsh_hiprec(M)
+    monkeypatch.setenv(ENV_VAR, "mma.emulated")
+    (w, U), info = cljacobi.eig_indefinite(M, variant="bo", block_width=8, return_info=True)
+    assert info.matrix_products == "mma.emulated"
+    assert np.max(np.abs(w - exact) / np.abs(exact)) <= 1e-12
+    assert np.linalg.norm(M @ U - U * w) <= 50 * 40 * EPS * np.linalg.norm(M)
+    assert np.linalg.norm(U.T @ U - np.eye(40)) <= 50 * 40 * EPS
+
+
+def test_choice_of_the_form(queue, monkeypatch):
+    """"auto" takes the device's tensor cores for real data and w a multiple
+    of 8, else "fma"; requests are checked against the data and the device;
+    the environment variable applies where nothing is requested."""
+    device = queue.device
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    native = native_mma(device)
+    assert choose_matrix_products(device, complex_=False, block_width=16) == (native or "fma")
+    assert choose_matrix_products(device, complex_=True, block_width=16) == "fma"
+    assert choose_matrix_products(device, complex_=False, block_width=4) == "fma"
+    assert choose_matrix_products(device, complex_=False, block_width=16,
+                                  requested="fma") == "fma"
+    assert choose_matrix_products(device, complex_=False, block_width=8,
+                                  requested="mma.emulated") == "mma.emulated"
+    with pytest.raises(ValueError, match="real data in blocks of a width"):
+        choose_matrix_products(device, complex_=True, block_width=8, requested="mma.emulated")
+    with pytest.raises(ValueError, match="block_width=12"):
+        choose_matrix_products(device, complex_=False, block_width=12,
+                               requested="mma.emulated")
+    with pytest.raises(ValueError, match="matrix_products must be"):
+        choose_matrix_products(device, complex_=False, block_width=8, requested="tensor")
+    monkeypatch.setenv(ENV_VAR, "mma.emulated")
+    assert choose_matrix_products(device, complex_=False, block_width=8) == "mma.emulated"
+    assert choose_matrix_products(device, complex_=False, block_width=8,
+                                  requested="auto") == (native or "fma")
+    monkeypatch.setenv(ENV_VAR, "tensor")
+    with pytest.raises(ValueError, match=f"{ENV_VAR} must be"):
+        choose_matrix_products(device, complex_=False, block_width=8)
+    with pytest.raises(ValueError, match="matrix_products must be"):
+        BlockedHSVD(queue, accumulate_v=False, block_width=8, variant="bo",
+                    matrix_products="tensor")
+
+
+def test_native_form_follows_the_compute_capability(queue):
+    """NVIDIA devices report their compute capability; the native form is the
+    newest instruction it allows, and other devices have none."""
+    capability = compute_capability(queue.device)
+    native = native_mma(queue.device)
+    if capability is None:
+        assert native is None
+        assert "cl_nv_device_attribute_query" not in queue.device.extensions.split() or \
+            "NVIDIA" not in queue.device.vendor.upper()
+    else:
+        assert native == ("mma.m16n8k4" if capability >= (9, 0) else
+                          "mma.m8n8k4" if capability >= (8, 0) else None)
+
+
+def test_mma_spec_checks_and_sizes(queue):
+    """The spec refuses complex data and widths the fragments do not tile;
+    the work-groups are whole warps and the local memory is the sums, W and
+    (emulated) the scratch."""
+    common = dict(block_width=8, tile_rows=64, transform_in_local=True, gram_micro_tile=4,
+                  gram_row_slices=1, rotate_work_group_size=16, update_tile_rows=32,
+                  update_micro_rows=4, update_micro_cols=4)
+    with pytest.raises(ValueError, match="real data"):
+        BlockedSpec(dtype="complex128", layout="split", matrix_products="mma.emulated",
+                    **common)
+    with pytest.raises(ValueError, match="matrix_products must be one of"):
+        BlockedSpec(dtype="float64", matrix_products="dmma", **common)
+    spec = BlockedSpec(dtype="float64", matrix_products="mma.emulated", gram_warps=2,
+                       update_warps=3, **common)
+    assert (spec.gram_work_group_size, spec.update_work_group_size) == (64, 96)
+    assert gram_mma_tiles(8) == ((0, 0), (0, 1))
+    assert len(gram_mma_tiles(32)) == 20
+    K = 64
+    fma = blocked_local_bytes(32, transform_in_local=False)
+    mma = blocked_local_bytes(32, transform_in_local=False, matrix_products="mma.m16n8k4")
+    emulated = blocked_local_bytes(32, transform_in_local=False,
+                                   matrix_products="mma.emulated", gram_warps=UPDATE_WARPS,
+                                   update_warps=UPDATE_WARPS)
+    assert mma <= fma
+    assert emulated >= 8 * K * (K + 4) + 8 * 96 * UPDATE_WARPS
+
+
+def test_mma_template_renders_only_its_products(queue):
+    """The native forms carry the PTX of their instruction and nothing of the
+    others; the emulated and fma forms carry no PTX."""
+    def _spec(products):
+        return BlockedSpec(dtype="float64", block_width=8, tile_rows=64,
+                           transform_in_local=True, gram_micro_tile=4, gram_row_slices=1,
+                           rotate_work_group_size=16, update_tile_rows=32,
+                           update_micro_rows=4, update_micro_cols=4,
+                           matrix_products=products)
+
+    texts = {products: render(_spec(products)) for products in MATRIX_PRODUCTS}
+    assert "mma.sync.aligned.m16n8k4" in texts["mma.m16n8k4"]
+    assert "m8n8k4" not in texts["mma.m16n8k4"].replace("mma.m8n8k4", "")
+    assert texts["mma.m8n8k4"].count("mma.sync.aligned.m8n8k4") == 2
+    for products in ("fma", "mma.emulated"):
+        assert "asm" not in texts[products]
+    assert "cjac_mma_emulated" in texts["mma.emulated"]
+    assert "CJAC_MMA" not in texts["fma"]
