@@ -63,33 +63,65 @@ def _refused_here(queue, products):
                                requested=products)
 
 
+#: Real data, and complex data in both storage layouts (as real and imaginary parts).
+DATA = ["real", "interleaved", "split"]
+
+
+def _draw(rng, shape, data):
+    """Standard normal real or complex entries (scaled columns: graded)."""
+    X = rng.standard_normal(shape)
+    if data != "real":
+        X = X + 1j * rng.standard_normal(shape)
+    return X * 2.0 ** rng.integers(-6, 6, shape[1])
+
+
+def _too_wide(w, data):
+    """Widths the mma kernels refuse: Z = X, or [Re X, Im X], beyond 64 columns."""
+    return w > (32 if data == "real" else 16)
+
+
+def _spec_refused(queue, w, data, products):
+    with pytest.raises(ValueError, match="at most 32 for real data and 16 for complex"):
+        _blocked_program(queue, w, products=products, complex_=data != "real",
+                         layout=data if data != "real" else "split")
+
+
 @pytest.mark.parametrize("products", MMA_FORMS)
 @pytest.mark.parametrize("w", [8, 16, 32])
-def test_mma_gram_against_numpy(queue, rng, products, w):
+@pytest.mark.parametrize("data", DATA)
+def test_mma_gram_against_numpy(queue, rng, products, w, data):
     """Partial Gram matrices of two block pairs over row chunks of 48 (a
     partial group of 4 rows and a partial last chunk): numpy's to rounding,
-    exactly symmetric, bitwise the same run after run."""
+    exactly symmetric (Hermitian, with a real diagonal), bitwise the same run
+    after run."""
     if not _runs_here(queue, products):
         _refused_here(queue, products)
         return
+    if _too_wide(w, data):
+        _spec_refused(queue, w, data, products)
+        return
     m, blocks = 77, 4
     r = blocks * w
-    G = rng.standard_normal((m, r)) * 2.0 ** rng.integers(-6, 6, r)
+    G = _draw(rng, (m, r), data)
     signs = np.where(rng.random(r) < 0.5, 1, -1).astype(np.int32)
     pairs = [[0, 3], [1, 2]]
+    layout = data if data != "real" else "split"
     _, partial, _, _ = _block_step(queue, G, signs, pairs, w, 1, chunk_rows=48,
-                                   products=products)
+                                   products=products, layout=layout)
     expected = _gram_expected(G, pairs, w, 48)
     scale = np.abs(expected).max()
     np.testing.assert_allclose(partial / scale, expected / scale, rtol=0, atol=1e-14)
-    assert np.array_equal(partial, np.swapaxes(partial, -1, -2))
-    again = _block_step(queue, G, signs, pairs, w, 1, chunk_rows=48, products=products)[1]
+    assert np.array_equal(partial, np.swapaxes(partial, -1, -2).conj())
+    assert not np.diagonal(partial, axis1=-2, axis2=-1).imag.any()
+    again = _block_step(queue, G, signs, pairs, w, 1, chunk_rows=48, products=products,
+                        layout=layout)[1]
     assert np.array_equal(partial, again)
 
 
 @pytest.mark.parametrize("products", MMA_FORMS)
 @pytest.mark.parametrize("w", [8, 16, 32])
-def test_mma_update_against_numpy(queue, rng, products, w):
+@pytest.mark.parametrize("data", DATA)
+def test_mma_update_against_numpy(queue, rng, products, w, data):
     """[X_P X_Q] <- [X_P X_Q] W for G (77 rows in chunks of 48) and V (6w
     rows in one partial chunk): numpy's to rounding, a pair with rotated = 0
     untouched, nothing written past the rows (the helper checks), bitwise
@@ -97,31 +129,37 @@ def test_mma_update_against_numpy(queue, rng, products, w):
     if not _runs_here(queue, products):
         _refused_here(queue, products)
         return
+    if _too_wide(w, data):
+        _spec_refused(queue, w, data, products)
+        return
+    layout = data if data != "real" else "split"
     for rows, chunk_rows in ((77, 48), (6 * w, 64)):
-        X, pairs, W, rotated = _update_operands(rng, rows, w)
+        X, pairs, W, rotated = _update_operands(rng, rows, w, complex_=data != "real")
         result = _update(queue, X, pairs, w, W, rotated, chunk_rows=chunk_rows,
-                         products=products)
+                         products=products, layout=layout)
         expected = _update_expected(X, pairs, w, W, rotated)
         scale = np.abs(expected).max()
         np.testing.assert_allclose(result / scale, expected / scale, rtol=0, atol=1e-13)
         assert np.array_equal(result[:, w:2 * w], X[:, w:2 * w])
         assert np.array_equal(result[:, 3 * w:4 * w], X[:, 3 * w:4 * w])
         again = _update(queue, X, pairs, w, W, rotated, chunk_rows=chunk_rows,
-                        products=products)
+                        products=products, layout=layout)
         assert np.array_equal(result, again)
 
 
 @pytest.mark.parametrize("products", MMA_FORMS)
-def test_mma_block_step_against_numpy(queue, rng, products):
+@pytest.mark.parametrize("data", DATA)
+def test_mma_block_step_against_numpy(queue, rng, products, data):
     """A whole step (Gram, inner sweeps, update) in the mma form: numpy's
     rotations and transformations to rounding."""
     if not _runs_here(queue, products):
         _refused_here(queue, products)
         return
     w, m = 8, 45
-    G = rng.standard_normal((m, 4 * w)) * 2.0 ** rng.integers(-4, 4, 4 * w)
+    G = _draw(rng, (m, 4 * w), data)
     signs = np.where(rng.random(4 * w) < 0.5, 1, -1).astype(np.int32)
-    _check_block_step(queue, G, signs, [[0, 3], [1, 2]], w, 30, products=products)
+    _check_block_step(queue, G, signs, [[0, 3], [1, 2]], w, 30, products=products,
+                      layout=data if data != "real" else "split")
 
 
 def _blocked_hsvd(queue, G, signs, w, products):
@@ -150,7 +188,7 @@ def test_mma_blocked_sweeps(queue, rng, products):
     np.testing.assert_allclose(G_new / scale, G @ V / scale, rtol=0, atol=1e-13)
     J = np.diag(signs.astype(float))
     np.testing.assert_allclose(V.T @ J @ V, J, rtol=0, atol=1e-11 * np.abs(V).max() ** 2)
-    _, fma_G, _, fma_stats = _blocked_hsvd(queue, G, signs, w, "fma")
+    _, fma_G, _, _ = _blocked_hsvd(queue, G, signs, w, "fma")
     norms = np.linalg.norm(G_new, axis=0)
     np.testing.assert_allclose(norms, np.linalg.norm(fma_G, axis=0), rtol=1e-10)
     _, again, _, _ = _blocked_hsvd(queue, G, signs, w, products)
@@ -171,6 +209,23 @@ def test_eig_indefinite_through_emulated_mma(monkeypatch, rng):
     assert np.linalg.norm(U.T @ U - np.eye(40)) <= 50 * 40 * EPS
 
 
+def test_complex_eig_indefinite_through_emulated_mma(monkeypatch, rng):
+    """Complex Hermitian data through the emulated tensor-core kernels (real
+    and imaginary parts as one real matrix): LAPACK's eigenvalues, unitary
+    eigenvectors, the fma run's eigenvalues to rounding."""
+    n = 48
+    A = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+    M = A + A.conj().T
+    fma = cljacobi.eig_indefinite(M, variant="bo", block_width=8)
+    monkeypatch.setenv(ENV_VAR, "mma.emulated")
+    (w, U), info = cljacobi.eig_indefinite(M, variant="bo", block_width=8, return_info=True)
+    assert info.matrix_products == "mma.emulated"
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(M), rtol=0, atol=1e3 * EPS * n)
+    np.testing.assert_allclose(w, fma.eigenvalues, rtol=0, atol=1e3 * EPS * n)
+    assert np.linalg.norm(M @ U - U * w) <= 50 * n * EPS * np.linalg.norm(M)
+    assert np.linalg.norm(U.conj().T @ U - np.eye(n)) <= 50 * n * EPS
+
+
 def test_choice_of_the_form(queue, monkeypatch):
     """"auto" takes the device's tensor cores for real data and w a multiple
     of 8, else "fma"; requests are checked against the data and the device;
@@ -179,14 +234,17 @@ def test_choice_of_the_form(queue, monkeypatch):
     monkeypatch.delenv(ENV_VAR, raising=False)
     native = native_mma(device)
     assert choose_matrix_products(device, complex_=False, block_width=16) == (native or "fma")
-    assert choose_matrix_products(device, complex_=True, block_width=16) == "fma"
+    assert choose_matrix_products(device, complex_=True, block_width=16) == (native or "fma")
+    assert choose_matrix_products(device, complex_=True, block_width=32) == "fma"
     assert choose_matrix_products(device, complex_=False, block_width=4) == "fma"
     assert choose_matrix_products(device, complex_=False, block_width=16,
                                   requested="fma") == "fma"
     assert choose_matrix_products(device, complex_=False, block_width=8,
                                   requested="mma.emulated") == "mma.emulated"
-    with pytest.raises(ValueError, match="real data in blocks of a width"):
-        choose_matrix_products(device, complex_=True, block_width=8, requested="mma.emulated")
+    assert choose_matrix_products(device, complex_=True, block_width=8,
+                                  requested="mma.emulated") == "mma.emulated"
+    with pytest.raises(ValueError, match="at most 16 for complex data"):
+        choose_matrix_products(device, complex_=True, block_width=32, requested="mma.emulated")
     with pytest.raises(ValueError, match="block_width=12"):
         choose_matrix_products(device, complex_=False, block_width=12,
                                requested="mma.emulated")
@@ -219,15 +277,15 @@ def test_native_form_follows_the_compute_capability(queue):
 
 
 def test_mma_spec_checks_and_sizes(queue):
-    """The spec refuses complex data and widths the fragments do not tile;
+    """The spec refuses widths the fragments do not tile or registers do not hold;
     the work-groups are whole warps and the local memory is the sums, W and
     (emulated) the scratch."""
-    common = dict(block_width=8, tile_rows=64, transform_in_local=True, gram_micro_tile=4,
-                  gram_row_slices=1, rotate_work_group_size=16, update_tile_rows=32,
-                  update_micro_rows=4, update_micro_cols=4)
-    with pytest.raises(ValueError, match="real data"):
+    common = {"block_width": 8, "tile_rows": 64, "transform_in_local": True,
+              "gram_micro_tile": 4, "gram_row_slices": 1, "rotate_work_group_size": 16,
+              "update_tile_rows": 32, "update_micro_rows": 4, "update_micro_cols": 4}
+    with pytest.raises(ValueError, match="at most 32 for real data and 16 for complex"):
         BlockedSpec(dtype="complex128", layout="split", matrix_products="mma.emulated",
-                    **common)
+                    **{**common, "block_width": 32})
     with pytest.raises(ValueError, match="matrix_products must be one of"):
         BlockedSpec(dtype="float64", matrix_products="dmma", **common)
     spec = BlockedSpec(dtype="float64", matrix_products="mma.emulated", gram_warps=2,

@@ -51,11 +51,25 @@ from .sizes import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, round_up
 from .sweeps import RunStats, sweep_until_converged
 
 __all__ = [
-    "BLOCK_VARIANTS", "COMPLEX_ELEMENT_BYTES", "FULL_BLOCK_INNER_SWEEPS", "REAL_ELEMENT_BYTES",
-    "STREAM_HANDOVER_FRACTION", "stream_stalled",
-    "BlockedHSVD", "BlockedPlan", "BlockedSpec", "LocalMemoryFit", "RowChunks", "inner_step_pairs",
-    "blocked_local_bytes", "blocked_tuning", "default_gram_warps", "gram_mma_tiles",
-    "gram_work_group_size", "local_memory_fit",
+    "BLOCK_VARIANTS",
+    "COMPLEX_ELEMENT_BYTES",
+    "FULL_BLOCK_INNER_SWEEPS",
+    "REAL_ELEMENT_BYTES",
+    "STREAM_HANDOVER_FRACTION",
+    "BlockedHSVD",
+    "BlockedPlan",
+    "BlockedSpec",
+    "LocalMemoryFit",
+    "RowChunks",
+    "blocked_local_bytes",
+    "blocked_tuning",
+    "default_gram_warps",
+    "gram_mma_tiles",
+    "mma_real_columns",
+    "gram_work_group_size",
+    "inner_step_pairs",
+    "local_memory_fit",
+    "stream_stalled",
     "update_work_group_size",
 ]
 
@@ -149,12 +163,23 @@ def default_gram_warps(block_width: int) -> int:
 GRAM_MMA_STEPS = 2
 
 
-def gram_mma_tiles(block_width: int) -> tuple[tuple[int, int], ...]:
-    """The 16 x 8 tiles (i, j) of the 2w x 2w Gram matrix that a warp of the
-    mma Gram kernel accumulates: those with j >= 2 i, which hold every entry
-    on and above the diagonal."""
-    K = 2 * block_width
-    return tuple((i, j) for i in range(K // 16) for j in range(K // 8) if j >= 2 * i)
+def mma_real_columns(block_width: int, complex_: bool) -> int:
+    """RK: the real columns the mma kernels multiply for a block pair, 2w
+    (real data) or 4w (complex data as real and imaginary parts)."""
+    return 2 * block_width * (2 if complex_ else 1)
+
+
+#: The widest Z the mma kernels keep in registers (the Gram kernel's 20 tiles).
+MMA_MAX_REAL_COLUMNS = 64
+
+
+def gram_mma_tiles(block_width: int, complex_: bool = False) -> tuple[tuple[int, int], ...]:
+    """The 16 x 8 tiles (i, j) of the RK x RK Gram matrix of Z
+    (:func:`mma_real_columns`) that a warp of the mma Gram kernel
+    accumulates: those with j >= 2 i, which hold every entry on and above
+    the diagonal."""
+    RK = mma_real_columns(block_width, complex_)
+    return tuple((i, j) for i in range(RK // 16) for j in range(RK // 8) if j >= 2 * i)
 
 
 def _gram_micro_tiles(block_width: int, micro_tile: int) -> int:
@@ -274,11 +299,11 @@ def blocked_local_bytes(
         counters per work-item (at most ``min(w^2, ROTATE_MAX_WORK_GROUP)``).
     matrix_products : str
         The form of the Gram and update kernels
-        (:mod:`cljacobi.host.matrix_products`): the mma forms keep the Gram
-        sums (K x (K + 1) doubles) and W (K x (K + 4)) in local memory, and
+        (:mod:`cljacobi.host.matrix_products`): the mma forms keep the sums
+        of Z^T Z (RK x (RK + 1) doubles, RK = K for real and 2K for complex
+        data) and W as a real matrix (RK x (RK + 4)) in local memory, and
         "mma.emulated" 96 doubles of scratch per warp (`gram_warps`,
-        `update_warps`); the tile sizes above are then the rotate kernel's
-        only.
+        `update_warps`); the tile sizes above are then unused.
 
     Returns
     -------
@@ -309,9 +334,10 @@ def blocked_local_bytes(
     e = element_bytes
     if matrix_products == "fma":
         gram = e * _gram_local_elements(block_width, gram_micro_tile, tile_rows)
-    else:
-        scratch = 96 * e if matrix_products == "mma.emulated" else 0
-        gram = e * K * (K + 1) + scratch * gram_warps
+    else:  # doubles: the sums of Z^T Z, M, the scratch of the emulated product
+        RK = K * e // REAL_ELEMENT_BYTES
+        scratch = 8 * 96 if matrix_products == "mma.emulated" else 0
+        gram = 8 * RK * (RK + 1) + scratch * gram_warps
     # The arrays cjac_block_rotate declares: A (K x LDA) and W (K x LDW, if in
     # local memory) of elements; per pair rot_cm1 (a double), rot_s and rot_si
     # (elements), rot_pair (int2) and five int flags; per column sgn (int) and
@@ -328,7 +354,7 @@ def blocked_local_bytes(
     if matrix_products == "fma":
         update = e * K * (round_up(K, update_micro_cols) + update_tile_rows)
     else:
-        update = e * K * (K + 4) + scratch * update_warps
+        update = 8 * RK * (RK + 4) + scratch * update_warps
     return max(gram, rotate, update)
 
 
@@ -504,10 +530,12 @@ class BlockedSpec:
         if self.matrix_products not in MATRIX_PRODUCTS:
             raise ValueError(f"matrix_products must be one of {MATRIX_PRODUCTS}, "
                              f"not {self.matrix_products!r}")
-        if self.mma and (self.complex_ or self.block_width % 8):
+        if self.mma and (self.block_width % 8 or mma_real_columns(
+                self.block_width, self.complex_) > MMA_MAX_REAL_COLUMNS):
             raise ValueError(
-                f"matrix_products={self.matrix_products!r} needs real data and a block width "
-                f"that is a multiple of 8, not {self.dtype} with w={self.block_width}")
+                f"matrix_products={self.matrix_products!r} needs a block width that is a "
+                f"multiple of 8, at most 32 for real data and 16 for complex data, not "
+                f"w={self.block_width} for {self.dtype}")
 
     @property
     def mma(self) -> bool:
@@ -574,7 +602,8 @@ class BlockedSpec:
             # the mma form (cljacobi.host.matrix_products); UPDATE_LDW is 4 mod 16
             "GRAM_WARPS": self.gram_warps, "GRAM_MMA_STEPS": GRAM_MMA_STEPS,
             "UPDATE_WARPS": self.update_warps, "UPDATE_MR": self.update_mma_rows,
-            "UPDATE_LDW": K + 4,
+            "RK": (RK := mma_real_columns(w, self.complex_)), "MMA_SUMS_STRIDE": RK + 1,
+            "UPDATE_LDW": RK + 4,
         }
 
     @property
@@ -615,7 +644,7 @@ class BlockedSpec:
             "update_micro_rows": constants["UPDATE_RR"],
             "update_micro_cols": constants["UPDATE_RC"],
             "matrix_products": self.matrix_products, "w": self.block_width, "K": 2 * self.block_width,
-            "gram_tiles": gram_mma_tiles(self.block_width) if self.mma else (),
+            "gram_tiles": gram_mma_tiles(self.block_width, self.complex_) if self.mma else (),
             "mma_steps": GRAM_MMA_STEPS, "update_mr": self.update_mma_rows,
             "size_defines": c_defines(constants),
             "signatures": self.signatures,

@@ -5,9 +5,10 @@ The blocked kernels' two GEMM-like steps (``cjac_block_gram``,
 the same template:
 
 * ``"fma"`` -- the portable kernels (register micro-tiles of fma), for every
-  device and for complex data;
-* ``"mma.*"`` -- warps of 32 work-items multiplying 16 x 8 x 4 fragments,
-  for real data with a block width that is a multiple of 8:
+  device and block width;
+* ``"mma.*"`` -- warps of 32 work-items multiplying 16 x 8 x 4 fragments
+  of real matrices (complex data as their real and imaginary parts), for
+  block widths that are a multiple of 8, at most 32 (real) or 16 (complex):
 
   - ``"mma.m16n8k4"``: one ``mma.sync.aligned.m16n8k4.row.col.f64`` per
     product, through inline PTX, on NVIDIA devices of compute capability 9.0
@@ -78,9 +79,10 @@ def choose_matrix_products(device: cl.Device, *, complex_: bool, block_width: in
     ----------
     device : pyopencl.Device
     complex_ : bool
-        Complex Hermitian data (the tensor-core forms are real).
+        Complex Hermitian data (multiplied as real and imaginary parts).
     block_width : int
-        Block width w; the tensor-core forms need w a multiple of 8.
+        Block width w; the tensor-core forms need w a multiple of 8, at most
+        32 for real and 16 for complex data.
     requested : str, optional
         ``"auto"`` or one of :data:`MATRIX_PRODUCTS`; default the
         ``CLJACOBI_MATRIX_PRODUCTS`` environment variable, else ``"auto"``:
@@ -95,8 +97,7 @@ def choose_matrix_products(device: cl.Device, *, complex_: bool, block_width: in
     Raises
     ------
     ValueError
-        An unknown form, or a tensor-core form for complex data or a width
-        that is no multiple of 8.
+        An unknown form, or a tensor-core form for a width it does not take.
     DeviceCapabilityError
         A tensor-core instruction the device does not have.
     """
@@ -107,15 +108,15 @@ def choose_matrix_products(device: cl.Device, *, complex_: bool, block_width: in
     if requested != "auto" and requested not in MATRIX_PRODUCTS:
         raise ValueError(f"{source} must be 'auto' or one of {MATRIX_PRODUCTS}, "
                          f"not {requested!r}")
-    fits = not complex_ and block_width % 8 == 0
+    fits = block_width % 8 == 0 and block_width <= (16 if complex_ else 32)
     if requested == "auto":
         native = native_mma(device)
         return native if native is not None and fits else "fma"
     if requested != "fma" and not fits:
         raise ValueError(
-            f"{source}={requested!r} multiplies real data in blocks of a width that is a "
-            f"multiple of 8, not {'complex ' if complex_ else ''}data with "
-            f"block_width={block_width}; 'fma' runs every case")
+            f"{source}={requested!r} needs a block width that is a multiple of 8, at most "
+            f"{16 if complex_ else 32} for {'complex' if complex_ else 'real'} data, not "
+            f"block_width={block_width}; 'fma' runs every width")
     if requested in _NEEDS:
         capability = compute_capability(device)
         if capability is None or capability < _NEEDS[requested]:

@@ -85,14 +85,36 @@ ${arith.rotation_functions()}
     UR = update_micro_rows
     UC = update_micro_cols
     mma = matrix_products != "fma"
+    RK = 2 * K if complex_ else K  # real columns of Z, what the mma kernels multiply
+
+    def mma_column(column_P, column_Q, real_column, ld, lane_offset=None):
+        """The column of X that holds column real_column of Z (plus a lane's
+        offset), from the pair's first columns column_P and column_Q; the
+        8 (or 4) columns of a fragment lie in one block (w % 8 == 0)."""
+        a = real_column % K
+        base, a = (column_P, a) if a < w else (column_Q, a - w)
+        offset = str(a) + (f" + {lane_offset}" if lane_offset else "")
+        return f"CJAC_COLUMN({base}, {offset}, {ld})"
+
+    def mma_part(column, row, ld, real_column, const=False):
+        """Element `row` of Z's column real_column in the column of X that
+        mma_column gave: X itself (real), or its real (real_column < K) or
+        imaginary part in the storage layout."""
+        part = real_column // K
+        if not complex_:
+            return f"{column}[{row}]"
+        if layout == "interleaved":
+            qualifier = "const " if const else ""
+            return f"((__global {qualifier}cjac_real *){column})[2 * ({row}) + {part}]"
+        return f"{column}[({row}) + {part} * ({ld})]"
 %>
 ${size_defines}
 /* The sizes are the host's (BlockedPlan); what the kernels rely on: */
 %if mma:
-#if K % 16 != 0 || GRAM_WG != 32 * GRAM_WARPS || UPDATE_WG != 32 * UPDATE_WARPS
-#error "the mma kernels: K is no multiple of 16, or the work-groups are not whole warps"
+#if BW % 8 != 0 || RK != ${RK} || RK > 64 || GRAM_WG != 32 * GRAM_WARPS || UPDATE_WG != 32 * UPDATE_WARPS
+#error "the mma kernels: w is no multiple of 8, Z too wide, or the work-groups are not whole warps"
 #endif
-#if GRAM_RESULT_STRIDE < K || UPDATE_LDW % 16 != 4 || UPDATE_LDW < K
+#if MMA_SUMS_STRIDE < RK || UPDATE_LDW % 16 != 4 || UPDATE_LDW < RK
 #error "the mma kernels: the strides do not hold the columns (or conflict in banks)"
 #endif
 %else:
@@ -326,19 +348,22 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
 }
 %else:
 /* Partial Gram matrix of block pair k over the rows of chunk c, by warps of
- * 16 x 8 x 4 products (CJAC_MMA; real data, K a multiple of 16): work-group
- * (k, c) of an (slots x chunks) grid, GRAM_WARPS warps.
+ * 16 x 8 x 4 products (CJAC_MMA): work-group (k, c) of an (slots x chunks)
+ * grid, GRAM_WARPS warps.
  *
- * With X = [G_P G_Q] and 4 rows r..r+3 of it, the Gram update X^T X is the
- * product of A = X^T (K x 4) and B = X (4 x K).  Lane (g, t) loads
- * v_j = X[r + t][8 j + g] for the K/8 column groups j: one load per value
- * of X (the 4 lanes t of a column read one 32-byte sector), and these
- * values are every fragment a product needs: the A fragment of rows
- * 16 i..16 i + 15 is (v_2i, v_2i+1), the B fragment of columns 8 j..8 j + 7
- * is v_j.  A warp keeps in registers the 16 x 8 tiles (i, j) with j >= 2 i,
- * which cover the entries on and above the diagonal (entry (a, b), a <= b,
- * lies in tile (a / 16, b / 8) and b / 8 >= 2 (a / 16)); no local memory
- * and no barrier until the sums.
+ * The products are real: Z is X = [G_P G_Q] for real data, and [Re X Im X]
+ * (RK = 2K real columns) for complex data, whose Gram matrix
+ * X^* X = (Re^T Re + Im^T Im) + i (Re^T Im - Im^T Re) is read off the real
+ * one, C = Z^T Z, at the end.  With 4 rows r..r+3 of Z, the update of C is
+ * the product of A = Z^T (RK x 4) and B = Z (4 x RK).  Lane (g, t) loads
+ * v_j = Z[r + t][8 j + g] for the RK/8 column groups j: one load per value of
+ * Z (the 4 lanes t of a column read one 32-byte sector), and these values
+ * are every fragment a product needs: the A fragment of rows 16 i..16 i + 15
+ * is (v_2i, v_2i+1), the B fragment of columns 8 j..8 j + 7 is v_j.  A warp
+ * keeps in registers the 16 x 8 tiles (i, j) with j >= 2 i, which cover the
+ * entries on and above the diagonal (entry (a, b), a <= b, lies in tile
+ * (a / 16, b / 8) and b / 8 >= 2 (a / 16)); no local memory and no barrier
+ * until the sums.
  *
  * Rows: each warp takes GRAM_MMA_STEPS consecutive groups of 4 rows of every
  * stretch of 4 GRAM_MMA_STEPS GRAM_WARPS rows (its loads are issued before
@@ -346,12 +371,13 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
  * runs the same loop.  Each entry is the sum over the warp's rows in order
  * (the accumulation of the products is fixed), and the warps' sums are
  * added in the order 0, 1, ..., GRAM_WARPS - 1 in local memory: bitwise
- * reproducible.  The stored matrix is exactly symmetric: (a, b) below the
- * diagonal is the computed (b, a). */
+ * reproducible.  The stored matrix is exactly symmetric (Hermitian): (a, b)
+ * below the diagonal is the computed (b, a) (conjugated), and a complex
+ * diagonal is real, its imaginary part C[a][K + a] - C[a][K + a] = 0. */
 __kernel __attribute__((reqd_work_group_size(GRAM_WG, 1, 1)))
 void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
 {
-    __local cjac_real sums[K * GRAM_RESULT_STRIDE];
+    __local cjac_real sums[RK * MMA_SUMS_STRIDE];
 %if matrix_products == "mma.emulated":
     __local cjac_real mma_scratch_all[GRAM_WARPS * 96];
 %endif
@@ -365,12 +391,12 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
     const int2 blocks = outer_pairs[step * slots + k];
     const int first = c * chunk_rows;
     const int last = min(m, first + chunk_rows);
-    /* column 8 j + g of the block pair, for every column group j */
-    __global const cjac_real *column_P = CJAC_COLUMN(G, blocks.x * BW + g, ldg);
-    __global const cjac_real *column_Q = CJAC_COLUMN(G, blocks.y * BW + g, ldg);
-<% groups = K // 8 %>\
+    /* column 8 j + g of Z, for every column group j */
+    __global const ${store_ctype} *column_P = CJAC_COLUMN(G, blocks.x * BW + g, ldg);
+    __global const ${store_ctype} *column_Q = CJAC_COLUMN(G, blocks.y * BW + g, ldg);
+<% groups = RK // 8 %>\
 %for j in range(groups):
-    __global const cjac_real *column_${j} = ${f"CJAC_COLUMN(column_P, {8 * j}, ldg)" if 8 * j < w else f"CJAC_COLUMN(column_Q, {8 * j - w}, ldg)"};
+    __global const ${store_ctype} *column_${j} = ${mma_column("column_P", "column_Q", 8 * j, "ldg")};
 %endfor
 %for i, j in gram_tiles:
     cjac_real acc_${i}_${j}_0 = 0, acc_${i}_${j}_1 = 0, acc_${i}_${j}_2 = 0, acc_${i}_${j}_3 = 0;
@@ -379,7 +405,7 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
 %for s in range(mma_steps):
         const int row_${s} = base + 4 * (GRAM_MMA_STEPS * warp + ${s}) + t;
 %for j in range(groups):
-        const cjac_real v_${s}_${j} = row_${s} < last ? CJAC_LOAD(column_${j}, row_${s}, ldg) : 0;
+        const cjac_real v_${s}_${j} = row_${s} < last ? ${mma_part(f"column_{j}", f"row_{s}", "ldg", 8 * j, const=True)} : 0;
 %endfor
 %endfor
 %for s in range(mma_steps):
@@ -390,7 +416,7 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
 %endfor
     }
     /* The warps' sums, added in order (entries of the tiles, stride
-     * GRAM_RESULT_STRIDE); c0..c3 of tile (i, j) is entry
+     * MMA_SUMS_STRIDE); c0..c3 of tile (i, j) is entry
      * (16 i + g (+ 8), 8 j + 2 t (+ 1)). */
     for (int v = 0; v < GRAM_WARPS; ++v) {
         if (warp == v) {
@@ -398,7 +424,7 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
 %for e in range(4):
             {
                 __local cjac_real *entry =
-                    sums + (${16 * i + 8 * (e // 2)} + g) * GRAM_RESULT_STRIDE + ${8 * j + e % 2} + 2 * t;
+                    sums + (${16 * i + 8 * (e // 2)} + g) * MMA_SUMS_STRIDE + ${8 * j + e % 2} + 2 * t;
                 *entry = v ? *entry + acc_${i}_${j}_${e} : acc_${i}_${j}_${e};
             }
 %endfor
@@ -406,10 +432,20 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    __global cjac_real *out = partial + ((size_t)k * chunks + c) * (K * K);
+    __global cjac_elem *out = partial + ((size_t)k * chunks + c) * (K * K);
     for (int e = lid; e < K * K; e += GRAM_WG) {
         const int a = e / K, b = e % K;
-        out[e] = a <= b ? sums[a * GRAM_RESULT_STRIDE + b] : sums[b * GRAM_RESULT_STRIDE + a];
+%if complex_:
+        /* (a, b), a <= b: C[a][b] + C[K + a][K + b] + i (C[a][K + b] - C[b][K + a]) */
+        const int lo = min(a, b), hi = max(a, b);
+        const cjac_real re = sums[lo * MMA_SUMS_STRIDE + hi]
+                           + sums[(K + lo) * MMA_SUMS_STRIDE + K + hi];
+        const cjac_real im = sums[lo * MMA_SUMS_STRIDE + K + hi]
+                           - sums[hi * MMA_SUMS_STRIDE + K + lo];
+        out[e] = (cjac_elem)(re, a <= b ? im : -im);
+%else:
+        out[e] = a <= b ? sums[a * MMA_SUMS_STRIDE + b] : sums[b * MMA_SUMS_STRIDE + a];
+%endif
     }
 }
 %endif
@@ -900,26 +936,29 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
 }
 %else:
 /* [X_P X_Q] <- [X_P X_Q] W_k for the rows of chunk c (X = G or V), by warps
- * of 16 x 8 x 4 products (CJAC_MMA; real data, K a multiple of 16):
- * work-group (k, c) of an (slots x chunks) grid, UPDATE_WARPS warps.
+ * of 16 x 8 x 4 products (CJAC_MMA): work-group (k, c) of an (slots x chunks)
+ * grid, UPDATE_WARPS warps.
  *
- * W_k goes to local memory once, row-major with the row stride UPDATE_LDW
- * (4 modulo 16: the B fragment W[4 kk + t][8 j + g] of a half-warp, 4 rows
- * of 4 consecutive doubles, falls into distinct banks).  A warp computes
- * UPDATE_MR blocks of 16 rows of the product at a time, all K columns: the
- * 16 x 8 tiles (mr, j) in registers, over kk = 0..K/4-1 the products of the
- * A fragment X[16 mr + g (+ 8)][4 kk + t] (read from global memory, 8
- * consecutive rows of a column per 8 lanes) with the B fragments of W.
- * Every entry is its sum over kk in order (bitwise reproducible).  Rows past
- * the chunk read as zeros and are not stored, so every work-item runs the
- * same loops.
+ * The products are real: Z is X for real data, and [Re X Im X] (RK = 2K
+ * real columns) for complex data, where X W is Z M with the real RK x RK
+ * matrix M = [[Re W, Im W], [-Im W, Re W]] (Re(X W) = Re X Re W - Im X Im W,
+ * Im(X W) = Re X Im W + Im X Re W).  M (or W) goes to local memory once,
+ * row-major with the row stride UPDATE_LDW (4 modulo 16: the B fragment
+ * M[4 kk + t][8 j + g] of a half-warp, 4 rows of 4 consecutive doubles,
+ * falls into distinct banks).  A warp computes UPDATE_MR blocks of 16 rows of
+ * the product at a time, all RK columns: the 16 x 8 tiles (mr, j) in
+ * registers, over kk = 0..RK/4-1 the products of the A fragment
+ * Z[16 mr + g (+ 8)][4 kk + t] (read from global memory, 8 consecutive rows
+ * of a column per 8 lanes) with the B fragments of M.  Every entry is its
+ * sum over kk in order (bitwise reproducible).  Rows past the chunk read as
+ * zeros and are not stored, so every work-item runs the same loops.
  *
  * In place: a warp reads and writes only its own rows, and the products
  * that its stores wait for take the whole warp's loads. */
 __kernel __attribute__((reqd_work_group_size(UPDATE_WG, 1, 1)))
 void cjac_block_update(${signatures["cjac_block_update"].parameters})
 {
-    __local cjac_real W[K * UPDATE_LDW];
+    __local cjac_real M[RK * UPDATE_LDW];
 %if matrix_products == "mma.emulated":
     __local cjac_real mma_scratch_all[UPDATE_WARPS * 96];
 %endif
@@ -933,39 +972,42 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
     __local cjac_real *mma_scratch = mma_scratch_all + warp * 96;
 %endif
     const int2 blocks = outer_pairs[step * slots + k];
-    __global const cjac_real *w_global = transforms + (size_t)k * (K * K);
-    for (int e = lid; e < K * K; e += UPDATE_WG)
-        W[(e / K) * UPDATE_LDW + e % K] = w_global[e];
+    __global const cjac_elem *w_global = transforms + (size_t)k * (K * K);
+    for (int e = lid; e < K * K; e += UPDATE_WG) {
+        const int a = e / K, b = e % K;
+%if complex_:
+        const cjac_elem w_ab = w_global[e];
+        M[a * UPDATE_LDW + b] = w_ab.x;
+        M[a * UPDATE_LDW + K + b] = w_ab.y;
+        M[(K + a) * UPDATE_LDW + b] = -w_ab.y;
+        M[(K + a) * UPDATE_LDW + K + b] = w_ab.x;
+%else:
+        M[a * UPDATE_LDW + b] = w_global[e];
+%endif
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
-    __global cjac_real *column_P = CJAC_COLUMN(X, blocks.x * BW, ldx);
-    __global cjac_real *column_Q = CJAC_COLUMN(X, blocks.y * BW, ldx);
-<%
-    def column(a, lane_offset):
-        """Pointer to local column a (+ lane_offset, an expression) of the pair."""
-        if a < w:
-            return f"CJAC_COLUMN(column_P, {a} + {lane_offset}, ldx)"
-        return f"CJAC_COLUMN(column_Q, {a - w} + {lane_offset}, ldx)"
-%>\
+    __global ${store_ctype} *column_P = CJAC_COLUMN(X, blocks.x * BW, ldx);
+    __global ${store_ctype} *column_Q = CJAC_COLUMN(X, blocks.y * BW, ldx);
     const int first = c * chunk_rows;
     const int last = min(m, first + chunk_rows);
     for (int base = first; base < last; base += 16 * UPDATE_MR * UPDATE_WARPS) {  /* uniform */
         const int row = base + 16 * UPDATE_MR * warp + g;
 %for mr in range(update_mr):
-%for j in range(K // 8):
+%for j in range(RK // 8):
         cjac_real acc_${mr}_${j}_0 = 0, acc_${mr}_${j}_1 = 0, acc_${mr}_${j}_2 = 0, acc_${mr}_${j}_3 = 0;
 %endfor
 %endfor
-%for kk in range(K // 4):
+%for kk in range(RK // 4):
         {
-            __global const cjac_real *x_column = ${column(4 * kk, "t")};
+            __global ${store_ctype} *z_column = ${mma_column("column_P", "column_Q", 4 * kk, "ldx", "t")};
 %for mr in range(update_mr):
-            const cjac_real a0_${mr} = row + ${16 * mr} < last ? CJAC_LOAD(x_column, row + ${16 * mr}, ldx) : 0;
-            const cjac_real a1_${mr} = row + ${16 * mr + 8} < last ? CJAC_LOAD(x_column, row + ${16 * mr + 8}, ldx) : 0;
+            const cjac_real a0_${mr} = row + ${16 * mr} < last ? ${mma_part("z_column", f"row + {16 * mr}", "ldx", 4 * kk)} : 0;
+            const cjac_real a1_${mr} = row + ${16 * mr + 8} < last ? ${mma_part("z_column", f"row + {16 * mr + 8}", "ldx", 4 * kk)} : 0;
 %endfor
-            __local const cjac_real *w_row = W + (${4 * kk} + t) * UPDATE_LDW + g;
-%for j in range(K // 8):
+            __local const cjac_real *m_row = M + (${4 * kk} + t) * UPDATE_LDW + g;
+%for j in range(RK // 8):
             {
-                const cjac_real b0 = w_row[${8 * j}];
+                const cjac_real b0 = m_row[${8 * j}];
 %for mr in range(update_mr):
                 CJAC_MMA(acc_${mr}_${j}_0, acc_${mr}_${j}_1, acc_${mr}_${j}_2, acc_${mr}_${j}_3,
                          a0_${mr}, a1_${mr}, b0);
@@ -974,13 +1016,14 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
 %endfor
         }
 %endfor
-        /* c0, c1 of tile (mr, j): row 16 mr + g, columns 8 j + 2 t (+ 1); c2, c3 8 rows below */
+        /* c0, c1 of tile (mr, j): row 16 mr + g, columns 8 j + 2 t (+ 1) of Z;
+         * c2, c3 8 rows below */
 %for mr in range(update_mr):
 %for half in range(2):
         if (row + ${16 * mr + 8 * half} < last) {
-%for j in range(K // 8):
+%for j in range(RK // 8):
 %for e in range(2):
-            CJAC_STORE(${column(8 * j + e, "2 * t")}, row + ${16 * mr + 8 * half}, ldx, acc_${mr}_${j}_${2 * half + e});
+            ${mma_part(mma_column("column_P", "column_Q", 8 * j + e, "ldx", "2 * t"), f"row + {16 * mr + 8 * half}", "ldx", 8 * j)} = acc_${mr}_${j}_${2 * half + e};
 %endfor
 %endfor
         }
