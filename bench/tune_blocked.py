@@ -61,7 +61,16 @@ MMA_VARIANTS: list[dict] = [
     {"block_width": 32, "matrix_products": "mma.m8n8k4"},
 ]
 
-VARIANT_SETS = {"default": DEFAULT_VARIANTS, "mma": MMA_VARIANTS}
+#: The same for complex data (w at most 16 for the tensor-core forms).
+MMA_COMPLEX_VARIANTS: list[dict] = [
+    *({"block_width": w, "matrix_products": "fma"} for w in (8, 16)),
+    *({"block_width": w, "matrix_products": "mma.m16n8k4", "gram_warps": gw,
+       "update_warps": uw, "update_mma_rows": mr}
+      for w in (8, 16) for gw, uw, mr in ((2, 8, 1), (4, 4, 1), (2, 4, 2), (2, 2, 1))),
+]
+
+VARIANT_SETS = {"default": DEFAULT_VARIANTS, "mma": MMA_VARIANTS,
+                "mma-complex": MMA_COMPLEX_VARIANTS}
 
 #: The settings a record reports (resolved defaults included).
 _SETTINGS = ("block_width", "gram_micro_tile", "gram_row_slices", "rotate_work_group_size",
@@ -81,7 +90,11 @@ def main() -> None:
     queue = profiling_queue()
     n = args.n
     rng = np.random.default_rng(0)
-    G = np.asfortranarray(rng.standard_normal((n, n)))
+    G = rng.standard_normal((n, n))
+    if args.set.endswith("complex"):
+        G = G + 1j * rng.standard_normal((n, n))
+    G = np.asfortranarray(G)
+    dtype = G.dtype
     signs = np.where(np.arange(n) < n // 2, 1, -1).astype(np.int8)
     records = []
     print("| variant | gram s | rotate s | update s | gram GFLOP/s | update GFLOP/s "
@@ -93,10 +106,10 @@ def main() -> None:
         try:
             driver = BlockedHSVD(queue, accumulate_v=False, variant="bo", **variant)
             warm = upload(queue, G[:, :4 * w], signs[:4 * w], accumulate_v=False,
-                          column_multiple=2 * w, dtype=np.float64)
+                          column_multiple=2 * w, dtype=dtype)
             driver.run_operands(warm, max_sweeps=1)  # builds the program
             operands = upload(queue, G, signs, accumulate_v=False, column_multiple=2 * w,
-                              dtype=np.float64)
+                              dtype=dtype)
             with Recorder() as recorder:
                 stats = driver.run_operands(operands, max_sweeps=args.sweeps)
         except (cl.Error, ValueError, RuntimeError) as error:  # one the device cannot run
@@ -104,10 +117,11 @@ def main() -> None:
             continue
         kernels = recorder.totals()
         per_sweep = {name: entry["seconds"] / stats.sweeps for name, entry in kernels.items()}
-        flops = 4.0 * n**3
+        flops = 4.0 * n**3 * (4 if G.dtype.kind == "c" else 1)  # real flops
         record = {
             "variant": variant,
-            "settings": {name: getattr(driver, name, None) for name in _SETTINGS},
+            "settings": {name: getattr(driver.plan.spec, name, getattr(driver, name, None))
+                         for name in _SETTINGS},
             "matrix_products": driver.plan.spec.matrix_products,
             "sweeps": stats.sweeps, "seconds_per_sweep": per_sweep,
             "gram_gflops": flops / per_sweep["cjac_block_gram"] / 1e9,

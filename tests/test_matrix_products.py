@@ -36,6 +36,7 @@ from cljacobi.host.blocked import (
 from cljacobi.host.matrix_products import (
     ENV_VAR,
     MATRIX_PRODUCTS,
+    MMA_MIN_ROWS,
     choose_matrix_products,
     compute_capability,
     native_mma,
@@ -227,8 +228,9 @@ def test_complex_eig_indefinite_through_emulated_mma(monkeypatch, rng):
 
 
 def test_choice_of_the_form(queue, monkeypatch):
-    """"auto" takes the device's tensor cores for real data and w a multiple
-    of 8, else "fma"; requests are checked against the data and the device;
+    """"auto" takes the device's tensor cores for w a multiple of 8 (at most 32
+    real, 16 complex) and factors of MMA_MIN_ROWS rows or more, else "fma";
+    requests are checked against the data and the device;
     the environment variable applies where nothing is requested."""
     device = queue.device
     monkeypatch.delenv(ENV_VAR, raising=False)
@@ -237,6 +239,12 @@ def test_choice_of_the_form(queue, monkeypatch):
     assert choose_matrix_products(device, complex_=True, block_width=16) == (native or "fma")
     assert choose_matrix_products(device, complex_=True, block_width=32) == "fma"
     assert choose_matrix_products(device, complex_=False, block_width=4) == "fma"
+    assert choose_matrix_products(device, complex_=False, block_width=16,
+                                  rows=MMA_MIN_ROWS - 1) == "fma"
+    assert choose_matrix_products(device, complex_=False, block_width=16,
+                                  rows=MMA_MIN_ROWS) == (native or "fma")
+    assert choose_matrix_products(device, complex_=False, block_width=16, rows=64,
+                                  requested="mma.emulated") == "mma.emulated"
     assert choose_matrix_products(device, complex_=False, block_width=16,
                                   requested="fma") == "fma"
     assert choose_matrix_products(device, complex_=False, block_width=8,

@@ -64,6 +64,7 @@ __all__ = [
     "blocked_local_bytes",
     "blocked_tuning",
     "default_gram_warps",
+    "default_update_warps",
     "gram_mma_tiles",
     "mma_real_columns",
     "gram_work_group_size",
@@ -146,18 +147,27 @@ UPDATE_GROUPS_PER_UNIT = 16
 
 #: The tensor-core ("mma") forms of the Gram and update kernels
 #: (:mod:`cljacobi.host.matrix_products`): warps per work-group of each (the
-#: Gram kernel's for 2w < 64, and from 64 on), and the blocks of 16 rows an
-#: update warp computes at a time (bench/results/tune-mma-H100-2026-11-25.json).
+#: Gram kernel's for real 2w < 64, and from 64 on; the update kernel's for
+#: real and for complex data), and the blocks of 16 rows an update warp
+#: computes at a time (bench/results/tune-mma-H100-2026-11-25.json,
+#: tune-mma-complex-H100-2026-11-25.json).
 GRAM_WARPS = 4
 GRAM_WARPS_WIDE = 2
 UPDATE_WARPS = 8
+UPDATE_WARPS_COMPLEX = 2
 UPDATE_MMA_ROWS = 1
 
 
-def default_gram_warps(block_width: int) -> int:
-    """Warps of the mma Gram kernel by default: fewer for wide blocks, whose
-    20 tiles a warp keeps take most of its registers."""
-    return GRAM_WARPS_WIDE if 2 * block_width >= 64 else GRAM_WARPS
+def default_gram_warps(block_width: int, complex_: bool = False) -> int:
+    """Warps of the mma Gram kernel by default: fewer for wide real blocks,
+    whose 20 tiles a warp keeps take most of its registers (complex blocks
+    of the same width have twice the pairs, and do better with 4)."""
+    return GRAM_WARPS_WIDE if 2 * block_width >= 64 and not complex_ else GRAM_WARPS
+
+
+def default_update_warps(complex_: bool = False) -> int:
+    """Warps of the mma update kernel by default."""
+    return UPDATE_WARPS_COMPLEX if complex_ else UPDATE_WARPS
 
 #: Groups of 4 rows whose loads a Gram warp issues before their products.
 GRAM_MMA_STEPS = 2
@@ -322,7 +332,7 @@ def blocked_local_bytes(
     --------
     On a device with 48 KiB (49152 bytes) of local memory, complex w = 16
     fits, with W in local memory (the update kernel's 32 x 32 W and 64-row
-    tile take exactly 49152 bytes, the rotate kernel with W 35268); complex
+    tile take exactly 49152 bytes, the rotate kernel with W 36100); complex
     w = 32 does not (the update kernel takes 98304, the Gram tile 66560):
 
     >>> blocked_local_bytes(16, transform_in_local=True, element_bytes=16)
@@ -339,16 +349,16 @@ def blocked_local_bytes(
         scratch = 8 * 96 if matrix_products == "mma.emulated" else 0
         gram = 8 * RK * (RK + 1) + scratch * gram_warps
     # The arrays cjac_block_rotate declares: A (K x LDA) and W (K x LDW, if in
-    # local memory) of elements; per pair rot_cm1 (a double), rot_s and rot_si
-    # (elements), rot_pair (int2) and five int flags; per column sgn (int) and
-    # peak0 (double); block_big.
+    # local memory) of elements; per pair and for two steps rot_cm1 (a
+    # double), rot_s and rot_si (elements), rot_pair (int2) and rot_flag, and
+    # four int counters; per column sgn (int) and peak0 (double); block_big.
     transform = e * K * _transform_stride(block_width, True) if transform_in_local else 0
     if stream:
         items = min(block_width * block_width, ROTATE_MAX_WORK_GROUP)
         rotate = 2 * e * K * (K + 1) + transform + 8 * K * K + (4 + 8) * K + 3 * 4 * items
     else:
         rotate = e * K * (K + 1) + transform \
-            + (8 + 2 * e + 8 + 5 * 4) * block_width + (4 + 8) * K + 4
+            + (2 * (8 + 2 * e + 8 + 4) + 4 * 4) * block_width + (4 + 8) * K + 4
     if update_tile_rows is None:
         update_tile_rows = default_update_tile_rows(block_width)
     if matrix_products == "fma":
@@ -671,9 +681,9 @@ def blocked_tuning(
     """The tuning knobs of :class:`BlockedHSVD`, checked, with the defaults
     that do not depend on the device filled in.
 
-    ``gram_row_slices`` and ``rotate_work_group_size`` stay None unless given:
-    their defaults depend on the device and the rows
-    (:meth:`BlockedPlan.for_device`).
+    ``gram_row_slices``, ``rotate_work_group_size``, ``gram_warps`` and
+    ``update_warps`` stay None unless given: their defaults depend on the
+    device, the rows or the data (:meth:`BlockedPlan.for_device`).
 
     Raises
     ------
@@ -694,7 +704,6 @@ def blocked_tuning(
                 "update_groups_per_unit": UPDATE_GROUPS_PER_UNIT,
                 "update_tile_rows": default_update_tile_rows(block_width),
                 "update_micro_rows": UPDATE_MICRO_ROWS, "update_micro_cols": UPDATE_MICRO_COLS,
-                "gram_warps": default_gram_warps(block_width), "update_warps": UPDATE_WARPS,
                 "update_mma_rows": UPDATE_MMA_ROWS}
     for name, default in defaults.items():
         if values[name] is None:
@@ -828,7 +837,11 @@ class BlockedPlan:
         dtype = np.dtype(dtype).name
         complex_ = dtype == "complex128"
         products = choose_matrix_products(device, complex_=complex_, block_width=w,
-                                          requested=matrix_products)
+                                          requested=matrix_products, rows=rows)
+        if sizes["gram_warps"] is None:
+            sizes["gram_warps"] = default_gram_warps(w, complex_)
+        if sizes["update_warps"] is None:
+            sizes["update_warps"] = default_update_warps(complex_)
         fit = local_memory_fit(
             device, w, element_bytes=COMPLEX_ELEMENT_BYTES if complex_ else REAL_ELEMENT_BYTES,
             stream=variant == "stream",
@@ -972,7 +985,7 @@ class BlockedHSVD:
     gram_warps, update_warps, update_mma_rows : int, optional
         The mma forms' warps per Gram and update work-group, and the blocks
         of 16 rows an update warp computes at a time (defaults
-        :func:`default_gram_warps`, :data:`UPDATE_WARPS`,
+        :func:`default_gram_warps`, :func:`default_update_warps`,
         :data:`UPDATE_MMA_ROWS`).
 
     These tuning parameters exist to compare kernel variants; every choice

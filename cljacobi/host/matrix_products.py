@@ -36,13 +36,19 @@ import pyopencl as cl
 from ..errors import DeviceCapabilityError
 
 __all__ = [
-    "ENV_VAR", "MATRIX_PRODUCTS", "choose_matrix_products", "compute_capability",
+    "ENV_VAR", "MATRIX_PRODUCTS", "MMA_MIN_ROWS", "choose_matrix_products", "compute_capability",
     "native_mma",
 ]
 
 ENV_VAR = "CLJACOBI_MATRIX_PRODUCTS"
 
 MATRIX_PRODUCTS = ("fma", "mma.m16n8k4", "mma.m8n8k4", "mma.emulated")
+
+#: "auto" keeps the fma kernels for factors of fewer rows: there the mma
+#: kernels' sums of the warps cost more than their products save (H100, real
+#: n = 1024: 0.159 s against 0.148 s; n = 2048: 0.409 s against 0.450 s;
+#: bench/results/eig-mma-real-H100-2026-11-25.json).
+MMA_MIN_ROWS = 2048
 
 #: The compute capability each tensor-core instruction needs.
 _NEEDS = {"mma.m16n8k4": (9, 0), "mma.m8n8k4": (8, 0)}
@@ -72,7 +78,7 @@ def native_mma(device: cl.Device) -> str | None:
 
 
 def choose_matrix_products(device: cl.Device, *, complex_: bool, block_width: int,
-                           requested: str | None = None) -> str:
+                           requested: str | None = None, rows: int | None = None) -> str:
     """The form of the blocked Gram and update kernels for a run.
 
     Parameters
@@ -86,8 +92,11 @@ def choose_matrix_products(device: cl.Device, *, complex_: bool, block_width: in
     requested : str, optional
         ``"auto"`` or one of :data:`MATRIX_PRODUCTS`; default the
         ``CLJACOBI_MATRIX_PRODUCTS`` environment variable, else ``"auto"``:
-        the device's tensor cores (:func:`native_mma`) where the data and
-        the width allow, else ``"fma"``.
+        the device's tensor cores (:func:`native_mma`) where the width
+        allows and the factor has at least :data:`MMA_MIN_ROWS` rows, else
+        ``"fma"``.
+    rows : int, optional
+        Rows of the factor ("auto"; None: any).
 
     Returns
     -------
@@ -111,7 +120,8 @@ def choose_matrix_products(device: cl.Device, *, complex_: bool, block_width: in
     fits = block_width % 8 == 0 and block_width <= (16 if complex_ else 32)
     if requested == "auto":
         native = native_mma(device)
-        return native if native is not None and fits else "fma"
+        enough = rows is None or rows >= MMA_MIN_ROWS
+        return native if native is not None and fits and enough else "fma"
     if requested != "fma" and not fits:
         raise ValueError(
             f"{source}={requested!r} needs a block width that is a multiple of 8, at most "
