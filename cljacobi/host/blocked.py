@@ -66,10 +66,10 @@ __all__ = [
     "default_gram_warps",
     "default_update_warps",
     "gram_mma_tiles",
-    "mma_real_columns",
     "gram_work_group_size",
     "inner_step_pairs",
     "local_memory_fit",
+    "mma_real_columns",
     "stream_stalled",
     "update_work_group_size",
 ]
