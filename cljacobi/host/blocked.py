@@ -332,7 +332,7 @@ def blocked_local_bytes(
     --------
     On a device with 48 KiB (49152 bytes) of local memory, complex w = 16
     fits, with W in local memory (the update kernel's 32 x 32 W and 64-row
-    tile take exactly 49152 bytes, the rotate kernel with W 36100); complex
+    tile take exactly 49152 bytes, the rotate kernel with W 35268); complex
     w = 32 does not (the update kernel takes 98304, the Gram tile 66560):
 
     >>> blocked_local_bytes(16, transform_in_local=True, element_bytes=16)
@@ -349,16 +349,16 @@ def blocked_local_bytes(
         scratch = 8 * 96 if matrix_products == "mma.emulated" else 0
         gram = 8 * RK * (RK + 1) + scratch * gram_warps
     # The arrays cjac_block_rotate declares: A (K x LDA) and W (K x LDW, if in
-    # local memory) of elements; per pair and for two steps rot_cm1 (a
-    # double), rot_s and rot_si (elements), rot_pair (int2) and rot_flag, and
-    # four int counters; per column sgn (int) and peak0 (double); block_big.
+    # local memory) of elements; per pair rot_cm1 (a double), rot_s and rot_si
+    # (elements), rot_pair (int2) and five int flags; per column sgn (int) and
+    # peak0 (double); block_big.
     transform = e * K * _transform_stride(block_width, True) if transform_in_local else 0
     if stream:
         items = min(block_width * block_width, ROTATE_MAX_WORK_GROUP)
         rotate = 2 * e * K * (K + 1) + transform + 8 * K * K + (4 + 8) * K + 3 * 4 * items
     else:
         rotate = e * K * (K + 1) + transform \
-            + (2 * (8 + 2 * e + 8 + 4) + 4 * 4) * block_width + (4 + 8) * K + 4
+            + (8 + 2 * e + 8 + 5 * 4) * block_width + (4 + 8) * K + 4
     if update_tile_rows is None:
         update_tile_rows = default_update_tile_rows(block_width)
     if matrix_products == "fma":

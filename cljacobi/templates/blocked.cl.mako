@@ -553,13 +553,10 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
     __global cjac_elem *W = transforms + (size_t)get_group_id(0) * (K * K);
 #define CJAC_FENCE (CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 %endif
-    /* The rotations of two steps, the current one and the one before, whose
-     * W <- W R is applied while the current one is decided (below). */
-    __local cjac_real rot_cm1_steps[2 * BW];  /* c - 1 (arith: cjac_rotation_cosine_m1) */
-    __local cjac_elem rot_s_steps[2 * BW], rot_si_steps[2 * BW];  /* s_j and s_i */
-    __local int2 rot_pair_steps[2 * BW];      /* the pairs, read by many items */
-    __local int rot_flag_steps[2 * BW];
-    __local int rot_count[BW], rot_big[BW], sweep_big[BW], rot_deferred[BW];
+    __local cjac_real rot_cm1[BW];      /* c - 1 (arith: cjac_rotation_cosine_m1) */
+    __local cjac_elem rot_s[BW], rot_si[BW];  /* s_j and s_i of the pair */
+    __local int2 rot_pair[BW];         /* the step's pairs, read by many items */
+    __local int rot_flag[BW], rot_count[BW], rot_big[BW], sweep_big[BW], rot_deferred[BW];
     __local int sgn[K];
     __local cjac_real peak0[K];        /* the largest squared norms of the columns so far */
     __local int block_big;
@@ -593,21 +590,8 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
     /* eq. (2.3) at the rounding level of the Gram entries, as cjac_step */
     const cjac_real tol = cjac_orthogonality_tolerance(m);
 
-    /* W <- W R of a step is off the critical path: the inner steps depend on
-     * one another through A only, so it runs while the next step's
-     * rotations are decided (W R_1 R_2 ... in order, the same operations on
-     * every entry of W as in one phase with A). */
-    int steps_done = 0;
-%for name, ctype in (("cm1", "cjac_real"), ("s", "cjac_elem"), ("si", "cjac_elem"), ("pair", "int2"), ("flag", "int")):
-    __local ${ctype} *rot_${name} = rot_${name}_steps, *last_${name} = rot_${name}_steps + BW;
-%endfor
-<% transform_space = "__local" if transform_in_local else "__global" %>\
     for (int sweep = 0; sweep < inner_sweeps; ++sweep) {
         for (int inner = 0; inner < INNER_STEPS; ++inner) {
-%for name in ("cm1", "s", "si", "pair", "flag"):
-            rot_${name} = rot_${name}_steps + (steps_done % 2) * BW;
-            last_${name} = rot_${name}_steps + (1 - steps_done % 2) * BW;
-%endfor
             for (int q = lid; q < BW; q += ROTATE_WG) {
                 const int2 p = cjac_inner_pairs[inner * BW + q];
                 const cjac_elem a_ij = A[p.x * LDA + p.y];
@@ -634,13 +618,9 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
                     }
                 }
             }
-            if (steps_done > 0) {  /* uniform: W R of the step before */
-                ${inner.transform_pairs(complex_, transform_space, "ROTATE_WG", "last_pair", "last_flag", "last_cm1", "last_s", "last_si")}
-            }
             barrier(CJAC_FENCE);
-            ${inner.rotate_pairs(complex_, transform_space, "ROTATE_WG", with_transform=False)}
+            ${inner.rotate_pairs(complex_, "__local" if transform_in_local else "__global", "ROTATE_WG")}
             barrier(CJAC_FENCE);
-            ++steps_done;
         }
         /* sweep_big was last written before the barrier ahead of the final
          * update; it is cleared for the next sweep before the barrier below. */
@@ -656,10 +636,6 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
         if (!block_big)
             break;  /* uniform over the work-group */
     }
-    if (steps_done > 0) {  /* W R of the last step */
-        ${inner.transform_pairs(complex_, transform_space, "ROTATE_WG", "rot_pair", "rot_flag", "rot_cm1", "rot_s", "rot_si")}
-    }
-    barrier(CJAC_FENCE);
     for (int a = lid; a < K; a += ROTATE_WG)  /* eq. (2.6): the new squared norms */
         peak[cjac_block_column(blocks, a)] = fmax(peak0[a], cjac_real_part(A[a * LDA + a]));
 %if transform_in_local:

@@ -19,8 +19,6 @@
 ##   complex_        complex Hermitian data (the pivot diagonal made real)
 ##   transform_space  the address space of W, "__local" or "__global"
 ##   work_group      the work-items that share the update, e.g. "ROTATE_WG"
-##   with_transform  whether W <- W R is part of it (else the caller applies
-##                   it, e.g. by transform_pairs, off the critical path)
 ##
 ## The pairs of a step cover the indices 0..K-1, so A and W split into w x w
 ## blocks of 2 x 2 entries, block (q1, q2) holding rows (i1, j1) of pair q1
@@ -29,8 +27,8 @@
 ## same operations on the same values as updating all columns, then all rows,
 ## with no barrier between.  The pivot entries (q1 == q2, (i, j)) are set to
 ## their exact values: 0 off the diagonal, real on it.
-<%def name="rotate_pairs(complex_, transform_space, work_group, with_transform=True)">\
-/* Block (q1, q2): A <- R^* A R${", W <- W R" if with_transform else ""} (eqs. (2.4)/(2.5)). */
+<%def name="rotate_pairs(complex_, transform_space, work_group)">\
+/* Block (q1, q2): A <- R^* A R, W <- W R (eqs. (2.4)/(2.5)). */
             for (int x = lid; x < BW * BW; x += ${work_group}) {
                 const int q1 = x / BW, q2 = x % BW;
                 const int rows = rot_flag[q1], cols = rot_flag[q2];
@@ -70,7 +68,6 @@
                     a_j[p2.x] = a_ji;
                     a_j[p2.y] = a_jj;
                 }
-%if with_transform:
                 if (cols) {  /* rows i1, j1 of W R */
                     const cjac_real cm1 = rot_cm1[q2];
                     const cjac_elem s = rot_s[q2], si = rot_si[q2];
@@ -82,26 +79,5 @@
                         w_row[p2.y] = cjac_scale_1p(cm1, cjac_axpy(s, wi, wj));
                     }
 %endfor
-                }
-%endif
-            }</%def>
-
-## W <- W R for the rotations of one step, given as the arrays (pairs,
-## flags, cm1s, ss, sis) indexed by pair q as rot_pair .. rot_si above: the
-## same operations on every entry of W as rotate_pairs' (row by row, the
-## pairs of a row in any order: they touch distinct columns).  The work-items
-## take the (row, pair) items from the last one down, so that those that
-## decided the step's rotations (the first ones) get the fewest.
-<%def name="transform_pairs(complex_, transform_space, work_group, pairs, flags, cm1s, ss, sis)">\
-            for (int x = ${work_group} - 1 - lid; x < K * BW; x += ${work_group}) {
-                const int q = x % BW;
-                if (${flags}[q]) {
-                    const int2 p = ${pairs}[q];
-                    const cjac_real cm1 = ${cm1s}[q];
-                    const cjac_elem s = ${ss}[q], si = ${sis}[q];
-                    ${transform_space} cjac_elem *w_row = W + (x / BW) * LDW;
-                    const cjac_elem wi = w_row[p.x], wj = w_row[p.y];
-                    w_row[p.x] = cjac_scale_1p(cm1, cjac_axpy(si, wj, wi));
-                    w_row[p.y] = cjac_scale_1p(cm1, cjac_axpy(s, wi, wj));
                 }
             }</%def>
