@@ -151,6 +151,7 @@ def main() -> None:
                     "m": m, "n": n, "solver": name, "dtype": dtype.name,
                     "layout": layout, "compute_uv": compute_uv,
                     "variant": f"{info.variant}:{info.block_width}",
+                    "matrix_products": info.matrix_products,
                     "seconds": seconds, "all_seconds": times, "sweeps": info.sweeps,
                     "blocked_sweeps": info.blocked_sweeps,
                     "rotations": info.rotations, "rotations_per_sweep": info.rotations_per_sweep,
@@ -160,6 +161,7 @@ def main() -> None:
                 })
                 print(f"m={m} n={n} {name} ({info.variant}:{info.block_width}) {seconds:.3f}s "
                       f"sweeps={info.sweeps} (blocked {info.blocked_sweeps}) "
+                      f"[{info.matrix_products or 'pointwise'}] "
                       f"rotations={info.rotations} phases="
                       + ", ".join(f"{k}={v:.3f}" for k, v in info.seconds.items()), flush=True)
         for name, solve in peers.items():
