@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import pyopencl as cl
 
 from ..errors import DeviceCapabilityError, DeviceNotFoundError
+from .matrix_products import compute_capability, native_mma
 
 __all__ = [
     "ENV_VAR",
@@ -299,7 +300,9 @@ def show_devices(file=None) -> None:
     takes), platform and version, type, fp64 and whether the OpenCL C
     compiler builds cljacobi's double precision probe kernel, compute units,
     global memory and its largest allocation, local memory and the largest
-    work-group; then which device ``CLJACOBI_DEVICE`` selects and why, or
+    work-group, and for NVIDIA devices the compute capability and whether
+    the blocked kernels use its FP64 tensor cores
+    (:mod:`cljacobi.host.matrix_products`); then which device ``CLJACOBI_DEVICE`` selects and why, or
     why none can be used.  ``python -m cljacobi`` prints this.
 
     Parameters
@@ -320,6 +323,11 @@ def show_devices(file=None) -> None:
               f"{_size(device.max_mem_alloc_size)}), local memory "
               f"{_size(device.local_mem_size)}, work-groups up to "
               f"{device.max_work_group_size} items", file=file)
+        capability = compute_capability(device)
+        if capability is not None:
+            print(f"    compute capability {capability[0]}.{capability[1]}, blocked Gram and "
+                  f"update kernels on {native_mma(device) or 'fma (no FP64 tensor cores)'}",
+                  file=file)
     try:
         device = select_device()
     except (DeviceNotFoundError, DeviceCapabilityError) as error:
