@@ -380,6 +380,7 @@ def run_hz(pair: HZPair, *, plan: SweepPlan, info: SolveInfo, index: tuple[int, 
                         variant=pair.variant, positive_rows=pair.positive_rows,
                         enhanced_dots=pair.enhanced_dots)
     info.sweeps, info.converged = run.sweeps, run.converged
+    info.matrix_products = run.matrix_products
     info.rotations_per_sweep, info.rotations = run.transformations, sum(run.transformations)
     info.seconds["sweeps"] += run.seconds
     if not run.converged and plan.on_nonconvergence == "raise":

@@ -10,6 +10,7 @@ everywhere, so the fragment layouts are checked on every device.
 
 from __future__ import annotations
 
+import gsvd4py
 import numpy as np
 import pytest
 from hiprec import eigvalsh_hiprec
@@ -329,3 +330,35 @@ def test_mma_template_renders_only_its_products(queue):
         assert "asm" not in texts[products]
     assert "cjac_mma_emulated" in texts["mma.emulated"]
     assert "CJAC_MMA" not in texts["fma"]
+
+
+@pytest.mark.parametrize("data", ["real", "interleaved"])
+def test_gsvd_through_emulated_mma(monkeypatch, rng, data):
+    """The GSVD's block level (Gram matrices of F and G, updates of F, G and Z
+    by the same kernels) in the emulated tensor-core form: the generalized
+    singular values of LAPACK's ggsvd3 and of the fma run."""
+    n = 40
+    A, B = _draw(rng, (48, n), data), _draw(rng, (44, n), data)
+    fma = cljacobi.gsvd(A, B, variant="bo", block_width=8)
+    monkeypatch.setenv(ENV_VAR, "mma.emulated")
+    result, info = cljacobi.gsvd(A, B, variant="bo", block_width=8, return_info=True)
+    assert info.converged and info.matrix_products == "mma.emulated"
+    sigma = result.C / result.S
+    _, _, C, S, _ = gsvd4py.gsvd(A, B, mode="econ")
+    expected = np.diag(C) / np.diag(S)
+    assert np.max(np.abs(sigma - expected) / expected) <= 100 * n * EPS
+    assert np.max(np.abs(sigma - fma.C / fma.S) / sigma) <= 100 * n * EPS
+
+
+def test_stream_variant_through_emulated_mma(monkeypatch, rng):
+    """The stream rotate kernel between the emulated tensor-core Gram and
+    update kernels: hsvd's S equal to the fma run's to rounding."""
+    G = rng.standard_normal((70, 48)) * 2.0 ** rng.integers(-8, 8, 48)
+    J = np.where(np.arange(48) < 30, 1, -1)
+    _, S_fma, _, _ = cljacobi.hsvd(G, J, variant="stream", block_width=8)
+    monkeypatch.setenv(ENV_VAR, "mma.emulated")
+    (U, S, Vh, _), info = cljacobi.hsvd(G, J, variant="stream", block_width=8,
+                                        return_info=True)
+    assert info.matrix_products == "mma.emulated"
+    np.testing.assert_allclose(S, S_fma, rtol=1e-12)
+    np.testing.assert_allclose(U * S @ Vh, G, rtol=0, atol=1e-13 * np.abs(G).max())

@@ -167,6 +167,9 @@ class HZRun(NamedTuple):
     transformations: list[int]
     big_transformations: list[int]
     seconds: float
+    #: The form of the block level's Gram and update kernels (of F and G;
+    #: :mod:`cljacobi.host.matrix_products`), empty without one.
+    matrix_products: str = ""
 
 
 class _Pair(NamedTuple):
@@ -297,9 +300,10 @@ def hz_sweeps(
     transformations: list[int] = []
     big: list[int] = []
     converged = n < 2
+    products = ""
     if block_width and not converged:
-        _blocked_sweeps(queue, program, spec, pair, counters, max_sweeps, transformations, big,
-                        variant, outer_pairs)
+        products = _blocked_sweeps(queue, program, spec, pair, counters, max_sweeps,
+                                   transformations, big, variant, outer_pairs)
     if not converged:
         converged = _pointwise_sweeps(queue, program, spec, pair, counters, strategy,
                                       max_sweeps - len(transformations), transformations, big,
@@ -314,7 +318,7 @@ def hz_sweeps(
         real = ~np.any(G_out[mg:], axis=0)
         F_out, G_out, Z_out = F_out[:mf, real], G_out[:mg, real], Z_out[:n, real]
     return HZRun(F_out, G_out, Z_out, len(transformations), converged, transformations, big,
-                 time.perf_counter() - start)
+                 time.perf_counter() - start, products)
 
 
 def _read_counters(queue: cl.CommandQueue, counters: cl.Buffer, prescaled: bool,
@@ -363,8 +367,9 @@ def _pointwise_sweeps(queue, program, spec, pair, counters, strategy, max_sweeps
 
 
 def _blocked_sweeps(queue, program, spec, pair, counters, max_sweeps, transformations,
-                    big, variant, outer_pairs=None) -> None:
-    """Block sweeps ([NS] Sect. 2.3, BO or FB) until one has no big transformation."""
+                    big, variant, outer_pairs=None) -> str:
+    """Block sweeps ([NS] Sect. 2.3, BO or FB) until one has no big
+    transformation; the form of the Gram and update kernels of F and G."""
     from .blocked import FULL_BLOCK_INNER_SWEEPS, OUTER_STRATEGY, BlockedPlan
 
     w = spec.block_width
@@ -420,4 +425,5 @@ def _blocked_sweeps(queue, program, spec, pair, counters, max_sweeps, transforma
                 cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size)
         _read_counters(queue, counters, spec.prescaled, transformations, big)
         if big[-1] == 0:
-            return
+            break
+    return fg_plan.spec.matrix_products
