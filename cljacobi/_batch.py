@@ -31,7 +31,7 @@ import pyopencl as cl
 import pyopencl.array as cl_array
 
 from ._arrays import is_device_array, to_host
-from ._batch_qr import shorten_stack, svd_results, tall_hsvd_results
+from ._batch_qr import StackNames, shorten_stack, svd_results, tall_hsvd_results
 from ._results import EighResult, HSVDResult, SolveInfo
 from .errors import warn_unconverged
 from .host.batched import (BATCHED_GLOBAL_ORDER_LIMIT, FATAL, BatchedRun, BatchStatus,
@@ -135,7 +135,7 @@ def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue,
     if problem == "hsvd":  # J: +-1, (n,) or one per matrix, as for one matrix
         method.validate(source, array_queue)
     if shortened:
-        names = _names(method.argument, leading, count)
+        names = StackNames(method.argument, leading)
         short = shorten_stack(
             problem, source.reshape(count, m, n), names, compute_q=method.compute_uv,
             signs=None if problem == "svd" else np.asarray(method.signs).reshape(count, n))
@@ -191,15 +191,7 @@ def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue,
     return result, (infos if leading else infos[0])
 
 
-def _names(argument: str, leading: tuple[int, ...], count: int) -> list[str]:
-    """The name of every matrix of the stack in messages (``A[1, 2]``)."""
-    from ._solve import name_of  # noqa: PLC0415
-
-    return [name_of(argument, tuple(int(i) for i in np.unravel_index(b, leading))
-                    if leading else ()) for b in range(count)]
-
-
-def _shortened_result(method: Any, run: BatchedRun, short: Any, names: list[str],
+def _shortened_result(method: Any, run: BatchedRun, short: Any, names: StackNames,
                       leading: tuple[int, ...], result_dtype: np.dtype,
                       real_result: np.dtype, queue: cl.CommandQueue | None) -> Any:
     """svd's or a tall hsvd's result from the kernel's and the QR's (on the

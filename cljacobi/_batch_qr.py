@@ -13,14 +13,59 @@ with the QR factors, as :mod:`cljacobi.svd` and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .scaling import factor_shifts, unshift_rows
-from .shortening import pivoted_qr, shorten
+from .shortening import pivoted_qr_stack, shorten
 
-__all__ = ["ShortenedStack", "shorten_stack", "svd_results", "tall_hsvd_results"]
+__all__ = ["ShortenedStack", "StackNames", "shorten_stack", "svd_results", "tall_hsvd_results"]
+
+
+class StackNames(Sequence):
+    """The names of a stack's matrices in messages (``A[1, 2]``, or a phrase
+    around it: ``a singular value of A[1, 2]``), each formed only when a
+    message asks for it: naming every matrix of a stack of 20,000 small
+    ones took longer than their QR.
+
+    Parameters
+    ----------
+    argument : str
+        The argument's name (``"A"``).
+    leading : tuple of int
+        The stack's leading shape; matrix ``b`` is at its flat index ``b``.
+    template : str, optional
+        The phrase, ``{}`` standing for the name.
+    """
+
+    def __init__(self, argument: str, leading: tuple[int, ...], template: str = "{}") -> None:
+        self.argument, self.leading, self.template = argument, leading, template
+
+    def __len__(self) -> int:
+        return int(np.prod(self.leading, dtype=np.int64))
+
+    def __getitem__(self, b):
+        if isinstance(b, slice):
+            return [self[i] for i in range(*b.indices(len(self)))]
+        from ._solve import name_of  # noqa: PLC0415 - the pipeline imports this module
+
+        if not -len(self) <= b < len(self):
+            raise IndexError(f"matrix {b} of a stack of {len(self)}")
+        index = np.unravel_index(b % len(self), self.leading) if self.leading else ()
+        return self.template.format(name_of(self.argument, tuple(int(i) for i in index)))
+
+    def phrased(self, template: str) -> StackNames:
+        """The same names inside `template` (``{}`` standing for each)."""
+        return StackNames(self.argument, self.leading, template.format(self.template))
+
+
+def _phrased(names: Sequence[str], template: str) -> Sequence[str]:
+    """`names` inside `template`, lazily for :class:`StackNames`."""
+    if isinstance(names, StackNames):
+        return names.phrased(template)
+    return [template.format(name) for name in names]
 
 
 @dataclass
@@ -41,7 +86,7 @@ class ShortenedStack:
     transposed: bool
 
 
-def shorten_stack(problem: str, stack: np.ndarray, names: list[str], *,
+def shorten_stack(problem: str, stack: np.ndarray, names: Sequence[str], *,
                   signs: np.ndarray | None = None, compute_q: bool) -> ShortenedStack:
     """The row-sorted, column-pivoted QR of every matrix of `stack`
     ``(count, m, n)`` (`names` name them in messages), after the power-of-two
@@ -61,23 +106,24 @@ def shorten_stack(problem: str, stack: np.ndarray, names: list[str], *,
     transposed = svd and m < n
     if transposed:  # B = A^*
         stack = np.swapaxes(stack, -1, -2).conj()
-        names = [f"{name}^*" for name in names]
+        names = _phrased(names, "{}^*")
     mb, k = stack.shape[-2:]
     # the shifts of all matrices from their column maxima at once
     exponents = factor_shifts(np.abs(stack).max(axis=-2), mb, names, zero_columns=svd)
+    # every matrix's shift at once (ldexp is exact, elementwise: the same bits)
+    scaled = ldexp(stack, exponents[:, None, None].astype(int))
+    if svd:  # one pass over the stack but the LAPACK calls (pivoted_qr_stack)
+        qr = pivoted_qr_stack(scaled, compute_q=compute_q)
+        factors = np.swapaxes(qr.R, -1, -2).conj()
+        return ShortenedStack(np.ascontiguousarray(factors), np.ones((count, k), np.int32),
+                              qr.Q, qr.columns, exponents, transposed)
     factors = np.empty((count, k, k), stack.dtype)
     factor_signs = np.ones((count, k), np.int32)
     Q = np.empty((count, mb, k), stack.dtype) if compute_q else None
     columns = np.empty((count, k), np.intp)
     for b in range(count):
-        B = ldexp(stack[b], int(exponents[b]))
-        if svd:
-            qr = pivoted_qr(B, compute_q=compute_q)
-            factors[b] = qr.R.conj().T
-            q, columns[b] = qr.Q, qr.columns
-        else:
-            q, factors[b], columns[b] = shorten(B, signs[b], compute_q=compute_q)
-            factor_signs[b] = signs[b][columns[b]]
+        q, factors[b], columns[b] = shorten(scaled[b], signs[b], compute_q=compute_q)
+        factor_signs[b] = signs[b][columns[b]]
         if compute_q:
             Q[b] = q
     return ShortenedStack(factors, factor_signs, Q, columns, exponents, transposed)
@@ -90,14 +136,14 @@ def _rows_back(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
 
 
 def svd_results(short: ShortenedStack, S: np.ndarray, U_x: np.ndarray | None,
-                Vh_x: np.ndarray | None, names: list[str], *, full_matrices: bool
+                Vh_x: np.ndarray | None, names: Sequence[str], *, full_matrices: bool
                 ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
     """``(U, S, Vh)`` of every A from the kernel's hsvd of ``X = R^*``
     (``X = U_x diag(S) Vh_x``, so ``R = Vh_x^* diag(S) U_x^*`` and
     ``B[:, p] = (Q Vh_x^*) diag(S) U_x^*``), as :mod:`cljacobi.svd` reads it."""
     from ._solve import complete  # noqa: PLC0415 - the pipeline imports this module
 
-    S = unshift_rows(S, short.exponents, [f"a singular value of {name}" for name in names])
+    S = unshift_rows(S, short.exponents, _phrased(names, "a singular value of {}"))
     if U_x is None:
         return None, S, None
     k = S.shape[-1]
@@ -112,12 +158,12 @@ def svd_results(short: ShortenedStack, S: np.ndarray, U_x: np.ndarray | None,
 
 
 def tall_hsvd_results(short: ShortenedStack, S: np.ndarray, U_R: np.ndarray | None,
-                      Vh_R: np.ndarray | None, names: list[str]
+                      Vh_R: np.ndarray | None, names: Sequence[str]
                       ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
     """``(U, S, Vh)`` of every tall G from the kernel's hsvd of its R:
     ``U = Q U_R``, and the columns of ``Vh_R`` back in G's order."""
     S = unshift_rows(S, short.exponents,
-                     [f"a hyperbolic singular value of {name}" for name in names])
+                     _phrased(names, "a hyperbolic singular value of {}"))
     if U_R is None:
         return None, S, None
     inverse = np.argsort(short.columns, axis=-1)

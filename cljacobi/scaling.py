@@ -46,6 +46,8 @@ an error, not an inf or a zero.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 __all__ = [
@@ -195,7 +197,7 @@ def _shift_range(e_min, e_max, m: int):
     return t_lo, t_hi
 
 
-def factor_shifts(column_max: np.ndarray, m: int, names: list[str], *,
+def factor_shifts(column_max: np.ndarray, m: int, names: Sequence[str], *,
                   zero_columns: bool = False) -> np.ndarray:
     """:func:`factor_shift` of every factor of a stack from its column maxima
     ``(count, n)`` at once (the same shifts); a factor it refuses raises the
@@ -242,7 +244,7 @@ def _lost(values: np.ndarray, out: np.ndarray) -> np.ndarray:
     return (values != 0) & (~np.isfinite(out) | (out == 0))
 
 
-def unshift_rows(values: np.ndarray, shifts: np.ndarray, whats: list[str]) -> np.ndarray:
+def unshift_rows(values: np.ndarray, shifts: np.ndarray, whats: Sequence[str]) -> np.ndarray:
     """:func:`unshift` of every row of `values` ``(count, k)`` by its own
     shift, at once; the first row that cannot be returned raises its
     LinAlgError, named by `whats`."""

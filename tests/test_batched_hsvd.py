@@ -407,3 +407,19 @@ def test_nested_lists_are_stacks_too():
         S, J = cljacobi.hsvd(G, [1, -1], compute_uv=False)
         S_array, J_array = cljacobi.hsvd(np.array(G), [1, -1], compute_uv=False)
         assert np.array_equal(S, S_array) and np.array_equal(J, J_array)
+
+
+def test_stack_names_are_formed_on_demand():
+    """The names of a stack's matrices in messages: C order over the leading
+    shape, phrases around them, the plain argument for a single matrix."""
+    from cljacobi._batch_qr import StackNames
+
+    names = StackNames("A", (2, 3))
+    assert len(names) == 6
+    assert [names[0], names[4], names[-1]] == ["A[0, 0]", "A[1, 1]", "A[1, 2]"]
+    assert names[1:3] == ["A[0, 1]", "A[0, 2]"]
+    phrase = names.phrased("{}^*").phrased("a singular value of {}")
+    assert phrase[5] == "a singular value of A[1, 2]^*"
+    assert StackNames("G", ())[0] == "G"
+    with pytest.raises(IndexError, match="matrix 6 of a stack of 6"):
+        names[6]

@@ -8,7 +8,7 @@ import pytest
 
 from cljacobi.factorization import j_factorize
 from cljacobi.matrices import column_graded, gaussian
-from cljacobi.shortening import pivoted_qr, shorten
+from cljacobi.shortening import pivoted_qr, pivoted_qr_stack, shorten
 
 EPS = np.finfo(np.float64).eps
 DTYPES = [np.float64, np.complex128]
@@ -144,3 +144,33 @@ def test_pivoted_qr_is_lapack_through_scipy_bitwise(shape, dtype, rng) -> None:
     assert np.array_equal(result.Q[rows], Q)
     R_only = pivoted_qr(A, compute_q=False)
     assert R_only.Q is None and np.array_equal(R_only.R, R)
+
+
+@pytest.mark.parametrize("shape", [(8, 8), (12, 5), (5, 12), (3, 1), (40, 33), (7, 0), (0, 4)])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("compute_q", [True, False])
+def test_pivoted_qr_stack_is_pivoted_qr_bitwise(shape, dtype, compute_q, rng) -> None:
+    """The stacked QR (the batched svd's) gives every matrix's pivoted_qr bit
+    for bit, whatever the stack: graded columns, a zero matrix, equal rows
+    (ties in the row sort) and a rank-deficient matrix among random ones."""
+    m, n = shape
+    stack = rng.standard_normal((5, m, n)) * 2.0 ** rng.integers(-20, 20, n)
+    if np.dtype(dtype).kind == "c":
+        stack = stack + 1j * rng.standard_normal((5, m, n))
+    stack[1] = 0
+    if m > 1:
+        stack[2, 1] = stack[2, 0]
+    if n > 1:
+        stack[3, :, 1] = stack[3, :, 0]
+    stack_copy = stack.copy()
+    Q, R, columns = pivoted_qr_stack(stack, compute_q=compute_q)
+    assert np.array_equal(stack, stack_copy)
+    k = min(m, n)
+    assert R.shape == (5, k, n) and columns.shape == (5, n)
+    for b, A in enumerate(stack):
+        one = pivoted_qr(A, compute_q=compute_q)
+        assert np.array_equal(R[b], one.R) and np.array_equal(columns[b], one.columns)
+        if compute_q:
+            assert Q.shape == (5, m, k) and np.array_equal(Q[b], one.Q)
+        else:
+            assert Q is None
