@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .scaling import factor_shifts, unshift_rows
-from .shortening import pivoted_qr_stack, shorten
+from .shortening import pivoted_qr_stack
 
 __all__ = ["ShortenedStack", "StackNames", "shorten_stack", "svd_results", "tall_hsvd_results"]
 
@@ -117,16 +117,13 @@ def shorten_stack(problem: str, stack: np.ndarray, names: Sequence[str], *,
         factors = np.swapaxes(qr.R, -1, -2).conj()
         return ShortenedStack(np.ascontiguousarray(factors), np.ones((count, k), np.int32),
                               qr.Q, qr.columns, exponents, transposed)
-    factors = np.empty((count, k, k), stack.dtype)
-    factor_signs = np.ones((count, k), np.int32)
-    Q = np.empty((count, mb, k), stack.dtype) if compute_q else None
-    columns = np.empty((count, k), np.intp)
-    for b in range(count):
-        q, factors[b], columns[b] = shorten(scaled[b], signs[b], compute_q=compute_q)
-        factor_signs[b] = signs[b][columns[b]]
-        if compute_q:
-            Q[b] = q
-    return ShortenedStack(factors, factor_signs, Q, columns, exponents, transposed)
+    # hsvd of tall factors: shorten's QR, then R's columns +1 first (stably)
+    qr = pivoted_qr_stack(scaled, compute_q=compute_q)
+    by_sign = np.argsort(-np.take_along_axis(signs, qr.columns, axis=1), axis=1, kind="stable")
+    columns = np.take_along_axis(qr.columns, by_sign, axis=1)
+    factors = np.take_along_axis(qr.R, by_sign[:, None, :], axis=2)
+    factor_signs = np.take_along_axis(signs, columns, axis=1).astype(np.int32)
+    return ShortenedStack(factors, factor_signs, qr.Q, columns, exponents, transposed)
 
 
 def _rows_back(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
