@@ -41,7 +41,13 @@ from ..errors import DeviceCapabilityError
 from ..strategies import step_table
 from .device import require_fp64
 from .limits import check_local_memory, choose_work_group_size
-from .matrix_products import MATRIX_PRODUCTS, choose_matrix_products
+from .matrix_products import (
+    MATRIX_PRODUCTS,
+    check_request,
+    choose_matrix_products,
+    mma_real_columns,
+    mma_takes,
+)
 from .operands import Operands, download, upload
 from .pointwise import complex_layout
 from .pointwise_plan import PointwiseSpec
@@ -69,7 +75,6 @@ __all__ = [
     "gram_work_group_size",
     "inner_step_pairs",
     "local_memory_fit",
-    "mma_real_columns",
     "stream_stalled",
     "update_work_group_size",
 ]
@@ -171,16 +176,6 @@ def default_update_warps(complex_: bool = False) -> int:
 
 #: Groups of 4 rows whose loads a Gram warp issues before their products.
 GRAM_MMA_STEPS = 2
-
-
-def mma_real_columns(block_width: int, complex_: bool) -> int:
-    """RK: the real columns the mma kernels multiply for a block pair, 2w
-    (real data) or 4w (complex data as real and imaginary parts)."""
-    return 2 * block_width * (2 if complex_ else 1)
-
-
-#: The widest Z the mma kernels keep in registers (the Gram kernel's 20 tiles).
-MMA_MAX_REAL_COLUMNS = 64
 
 
 def gram_mma_tiles(block_width: int, complex_: bool = False) -> tuple[tuple[int, int], ...]:
@@ -540,8 +535,7 @@ class BlockedSpec:
         if self.matrix_products not in MATRIX_PRODUCTS:
             raise ValueError(f"matrix_products must be one of {MATRIX_PRODUCTS}, "
                              f"not {self.matrix_products!r}")
-        if self.mma and (self.block_width % 8 or mma_real_columns(
-                self.block_width, self.complex_) > MMA_MAX_REAL_COLUMNS):
+        if self.mma and not mma_takes(self.block_width, self.complex_):
             raise ValueError(
                 f"matrix_products={self.matrix_products!r} needs a block width that is a "
                 f"multiple of 8, at most 32 for real data and 16 for complex data, not "
@@ -1043,10 +1037,7 @@ class BlockedHSVD:
             update_tile_rows=update_tile_rows, update_micro_rows=update_micro_rows,
             update_micro_cols=update_micro_cols, update_groups_per_unit=update_groups_per_unit,
             gram_warps=gram_warps, update_warps=update_warps, update_mma_rows=update_mma_rows)
-        if matrix_products is not None and matrix_products != "auto" and \
-                matrix_products not in MATRIX_PRODUCTS:
-            raise ValueError(f"matrix_products must be 'auto' or one of {MATRIX_PRODUCTS}, "
-                             f"not {matrix_products!r}")
+        check_request(matrix_products)
         self.matrix_products = matrix_products
         # The knobs as attributes (bench/tune_blocked.py records them; the
         # device-dependent defaults stay None until a run's plan).

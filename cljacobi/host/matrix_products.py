@@ -36,8 +36,8 @@ import pyopencl as cl
 from ..errors import DeviceCapabilityError
 
 __all__ = [
-    "ENV_VAR", "MATRIX_PRODUCTS", "MMA_MIN_ROWS", "choose_matrix_products", "compute_capability",
-    "native_mma",
+    "ENV_VAR", "MATRIX_PRODUCTS", "MMA_MAX_REAL_COLUMNS", "MMA_MIN_ROWS", "check_request",
+    "choose_matrix_products", "compute_capability", "mma_real_columns", "mma_takes", "native_mma",
 ]
 
 ENV_VAR = "CLJACOBI_MATRIX_PRODUCTS"
@@ -50,8 +50,33 @@ MATRIX_PRODUCTS = ("fma", "mma.m16n8k4", "mma.m8n8k4", "mma.emulated")
 #: bench/results/eig-mma-real-H100-2026-11-25.json).
 MMA_MIN_ROWS = 2048
 
+#: The widest Z the mma kernels keep in registers (the Gram kernel's 20 tiles).
+MMA_MAX_REAL_COLUMNS = 64
+
 #: The compute capability each tensor-core instruction needs.
 _NEEDS = {"mma.m16n8k4": (9, 0), "mma.m8n8k4": (8, 0)}
+
+
+def mma_real_columns(block_width: int, complex_: bool) -> int:
+    """RK: the real columns the mma kernels multiply for a block pair, 2w
+    (real data) or 4w (complex data as real and imaginary parts)."""
+    return 2 * block_width * (2 if complex_ else 1)
+
+
+def mma_takes(block_width: int, complex_: bool) -> bool:
+    """Whether the mma kernels take blocks of this width: w a multiple of 8
+    (the fragments' column groups lie in one block) and Z at most
+    :data:`MMA_MAX_REAL_COLUMNS` wide (w <= 32 real, 16 complex)."""
+    return block_width % 8 == 0 and \
+        mma_real_columns(block_width, complex_) <= MMA_MAX_REAL_COLUMNS
+
+
+def check_request(requested: str | None, source: str = "matrix_products") -> None:
+    """ValueError unless `requested` is None, ``"auto"`` or one of
+    :data:`MATRIX_PRODUCTS` (`source` names it in the message)."""
+    if requested is not None and requested != "auto" and requested not in MATRIX_PRODUCTS:
+        raise ValueError(f"{source} must be 'auto' or one of {MATRIX_PRODUCTS}, "
+                         f"not {requested!r}")
 
 
 def compute_capability(device: cl.Device) -> tuple[int, int] | None:
@@ -114,10 +139,8 @@ def choose_matrix_products(device: cl.Device, *, complex_: bool, block_width: in
     if requested is None:
         requested = os.environ.get(ENV_VAR, "").strip() or "auto"
         source = ENV_VAR
-    if requested != "auto" and requested not in MATRIX_PRODUCTS:
-        raise ValueError(f"{source} must be 'auto' or one of {MATRIX_PRODUCTS}, "
-                         f"not {requested!r}")
-    fits = block_width % 8 == 0 and block_width <= (16 if complex_ else 32)
+    check_request(requested, source)
+    fits = mma_takes(block_width, complex_)
     if requested == "auto":
         native = native_mma(device)
         enough = rows is None or rows >= MMA_MIN_ROWS
