@@ -87,17 +87,6 @@ class Shortened(NamedTuple):
     columns: np.ndarray
 
 
-def _sorted_rows(A: np.ndarray) -> np.ndarray:
-    """Row indices by decreasing max-norm ``max_j |a_ij|`` (stable: ties keep their order).
-
-    The max-norm is exact (no overflow or underflow, unlike a 2-norm), and
-    it is the norm of Cox & Higham's row-wise analysis.
-    """
-    if A.shape[1] == 0:
-        return np.arange(A.shape[0])
-    return np.argsort(-np.abs(A).max(axis=1), kind="stable")
-
-
 def pivoted_qr(A: np.ndarray, *, compute_q: bool = True) -> PivotedQR:
     """Householder QR of `A` with its rows sorted and its columns pivoted.
 
@@ -124,38 +113,19 @@ def pivoted_qr(A: np.ndarray, *, compute_q: bool = True) -> PivotedQR:
         ``(Q, R, columns)`` with ``A[:, columns] = Q @ R``.
     """
     A = np.asarray(A)
-    m, n = A.shape
-    k = min(m, n)
-    rows = _sorted_rows(A)
-    if k == 0:
-        Q = np.zeros((m, 0), A.dtype) if compute_q else None
-        return PivotedQR(Q, np.zeros((0, n), A.dtype), np.arange(n))
-    geqp3, form_q = _lapack(A.dtype)
-    geqp3_work, form_q_work = _workspaces(m, n, A.dtype)
-    qr, jpvt, tau, _, info = geqp3(A[rows], lwork=geqp3_work, overwrite_a=True)
-    if info != 0:
-        raise np.linalg.LinAlgError(f"xGEQP3 failed (info {info})")
-    R = qr[:k].copy()
-    R[_strictly_lower(k, n)] = 0
-    columns = (jpvt - 1).astype(np.intp)
-    if not compute_q:
-        return PivotedQR(None, R, columns)
-    Q_sorted, _, info = form_q(qr[:, :k], tau[:k], lwork=form_q_work, overwrite_a=True)
-    if info != 0:
-        raise np.linalg.LinAlgError(f"xORGQR failed (info {info})")
-    Q = np.empty_like(Q_sorted)
-    Q[rows] = Q_sorted
-    return PivotedQR(Q, R, columns)
+    Q, R, columns = pivoted_qr_stack(A[None], compute_q=compute_q)
+    return PivotedQR(None if Q is None else Q[0], R[0], columns[0])
 
 
 def pivoted_qr_stack(stack: np.ndarray, *, compute_q: bool = True) -> PivotedQR:
-    """:func:`pivoted_qr` of every matrix of a ``(count, m, n)`` stack, bitwise.
+    """:func:`pivoted_qr` of every matrix of a ``(count, m, n)`` stack.
 
     The row sorting, the extraction of R and the return of Q's rows to
     their order are done for the whole stack at once (the same stable sort
     and the same copies per matrix), leaving one ``xGEQP3`` (and
     ``xORGQR``/``xUNGQR``) call per matrix: the per-matrix Python work
-    dominated the QR of stacks of small matrices (the batched svd).
+    dominated the QR of stacks of small matrices (the batched svd).  A
+    matrix's factors do not depend on the stack it is in.
 
     Returns
     -------
@@ -167,13 +137,13 @@ def pivoted_qr_stack(stack: np.ndarray, *, compute_q: bool = True) -> PivotedQR:
     stack = np.asarray(stack)
     count, m, n = stack.shape
     k = min(m, n)
-    if k == 0 or count == 0:
-        parts = [pivoted_qr(A, compute_q=compute_q) for A in stack]
-        return PivotedQR(
-            np.stack([p.Q for p in parts]).reshape(count, m, k) if compute_q else None,
-            np.stack([p.R for p in parts]).reshape(count, k, n),
-            np.stack([p.columns for p in parts]).reshape(count, n))
-    # _sorted_rows of every matrix: the same stable sort of the same keys
+    if k == 0:
+        Q = np.zeros((count, m, 0), stack.dtype) if compute_q else None
+        return PivotedQR(Q, np.zeros((count, 0, n), stack.dtype),
+                         np.broadcast_to(np.arange(n), (count, n)).copy())
+    # The rows of every matrix by decreasing max-norm max_j |a_ij|, stably
+    # (ties keep their order): exact (no overflow or underflow, unlike a
+    # 2-norm), and the norm of Cox & Higham's row-wise analysis.
     rows = np.argsort(-np.abs(stack).max(axis=2), axis=1, kind="stable")
     sorted_stack = np.take_along_axis(stack, rows[:, :, None], axis=1)
     geqp3, form_q = _lapack(stack.dtype)
