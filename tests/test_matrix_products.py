@@ -82,10 +82,24 @@ def _too_wide(w, data):
     return w > (32 if data == "real" else 16)
 
 
-def _spec_refused(queue, w, data, products):
-    with pytest.raises(ValueError, match="at most 32 for real data and 16 for complex"):
-        _blocked_program(queue, w, products=products, complex_=data != "real",
-                         layout=data if data != "real" else "split")
+def _layout(data):
+    """The storage layout of the kernels' data (real data: the helpers' default)."""
+    return data if data != "real" else "split"
+
+
+def _refused(queue, products, w=8, data="real"):
+    """Whether this case cannot run here, after asserting how it is refused:
+    by the plan on a device without the instruction, by the spec for a width
+    the mma kernels do not take."""
+    if not _runs_here(queue, products):
+        _refused_here(queue, products)
+        return True
+    if _too_wide(w, data):
+        with pytest.raises(ValueError, match="at most 32 for real data and 16 for complex"):
+            _blocked_program(queue, w, products=products, complex_=data != "real",
+                             layout=_layout(data))
+        return True
+    return False
 
 
 @pytest.mark.parametrize("products", MMA_FORMS)
@@ -96,18 +110,14 @@ def test_mma_gram_against_numpy(queue, rng, products, w, data):
     partial group of 4 rows and a partial last chunk): numpy's to rounding,
     exactly symmetric (Hermitian, with a real diagonal), bitwise the same run
     after run."""
-    if not _runs_here(queue, products):
-        _refused_here(queue, products)
-        return
-    if _too_wide(w, data):
-        _spec_refused(queue, w, data, products)
+    if _refused(queue, products, w, data):
         return
     m, blocks = 77, 4
     r = blocks * w
     G = _draw(rng, (m, r), data)
     signs = np.where(rng.random(r) < 0.5, 1, -1).astype(np.int32)
     pairs = [[0, 3], [1, 2]]
-    layout = data if data != "real" else "split"
+    layout = _layout(data)
     _, partial, _, _ = _block_step(queue, G, signs, pairs, w, 1, chunk_rows=48,
                                    products=products, layout=layout)
     expected = _gram_expected(G, pairs, w, 48)
@@ -128,13 +138,9 @@ def test_mma_update_against_numpy(queue, rng, products, w, data):
     rows in one partial chunk): numpy's to rounding, a pair with rotated = 0
     untouched, nothing written past the rows (the helper checks), bitwise
     repeatable."""
-    if not _runs_here(queue, products):
-        _refused_here(queue, products)
+    if _refused(queue, products, w, data):
         return
-    if _too_wide(w, data):
-        _spec_refused(queue, w, data, products)
-        return
-    layout = data if data != "real" else "split"
+    layout = _layout(data)
     for rows, chunk_rows in ((77, 48), (6 * w, 64)):
         X, pairs, W, rotated = _update_operands(rng, rows, w, complex_=data != "real")
         result = _update(queue, X, pairs, w, W, rotated, chunk_rows=chunk_rows,
@@ -154,14 +160,13 @@ def test_mma_update_against_numpy(queue, rng, products, w, data):
 def test_mma_block_step_against_numpy(queue, rng, products, data):
     """A whole step (Gram, inner sweeps, update) in the mma form: numpy's
     rotations and transformations to rounding."""
-    if not _runs_here(queue, products):
-        _refused_here(queue, products)
+    if _refused(queue, products):
         return
     w, m = 8, 45
     G = _draw(rng, (m, 4 * w), data)
     signs = np.where(rng.random(4 * w) < 0.5, 1, -1).astype(np.int32)
     _check_block_step(queue, G, signs, [[0, 3], [1, 2]], w, 30, products=products,
-                      layout=data if data != "real" else "split")
+                      layout=_layout(data))
 
 
 def _blocked_hsvd(queue, G, signs, w, products):
@@ -176,8 +181,7 @@ def test_mma_blocked_sweeps(queue, rng, products):
     """Blocked sweeps to convergence in the mma form: G V stays G, V is
     J-unitary, the columns end J-orthogonal as with the fma form, and the
     run is bitwise repeatable."""
-    if not _runs_here(queue, products):
-        _refused_here(queue, products)
+    if _refused(queue, products):
         return
     w, n = 8, 64
     G = rng.standard_normal((n + 3, n)) * 2.0 ** rng.integers(-8, 8, n)
