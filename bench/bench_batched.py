@@ -109,6 +109,7 @@ def run_stack(args, family, dtype, n, count, records, queue, A) -> None:
     import pyopencl.array as cl_array
 
     import cljacobi
+    from cljacobi.errors import DeviceCapabilityError
     from cljacobi.host.batched import batched_eig
     from cljacobi.options import resolve_options
 
@@ -160,18 +161,30 @@ def run_stack(args, family, dtype, n, count, records, queue, A) -> None:
     p_A = cl_array.to_device(p_queue, A)
     options = resolve_options("auto", None, True)
 
-    def kernel_alone():
+    def kernel_alone(**variant):
         run = batched_eig(p_queue, p_A.reshape(count, n, n), vectors=True,
                           strategy=options.strategy, rotation=options.rotation,
-                          sort_diagonal=True, max_sweeps=60)
+                          sort_diagonal=True, max_sweeps=60, **variant)
         return (run.event.profile.end - run.event.profile.start) * 1e-9, run
 
-    kernel_alone()
-    kernel = float(np.median([kernel_alone()[0] for _ in range(args.repeat)]))
-    run = kernel_alone()[1]
-    report("cljacobi kernel alone", kernel, run.values[: args.check].get(),
-           run.U[: args.check].get())
-    del p_A, run
+    variants = [{"row_split": split, "pair_sums": sums, "matrix_in_global": in_global}
+                for split in args.row_splits or [None] for sums in args.pair_sums or [None]
+                for in_global in args.matrix_in_global or [None]
+                if not (split == 1 and sums == "shuffle")]
+    for variant in variants:
+        try:
+            kernel_alone(**variant)
+        except (ValueError, DeviceCapabilityError) as error:  # refused by the device or n
+            print(f"# {variant}: {error}")
+            continue
+        kernel = float(np.median([kernel_alone(**variant)[0] for _ in range(args.repeat)]))
+        run = kernel_alone(**variant)[1]
+        asked = {key: value for key, value in variant.items() if value is not None}
+        name = "cljacobi kernel alone" + (f" {asked}" if asked else "")
+        report(name, kernel, run.values[: args.check].get(), run.U[: args.check].get(),
+               {**variant, "work_group_size": run.work_group_size})
+        del run
+    del p_A
 
     def eigh(library, stack):
         return library.linalg.eigh(stack)
@@ -195,6 +208,15 @@ def main() -> None:
     parser.add_argument("--families", nargs="*", default=list(FAMILIES),
                         choices=list(FAMILIES))
     parser.add_argument("--peers", nargs="*", default=["cupy", "torch", "numpy"])
+    parser.add_argument("--row-splits", nargs="*", type=int, default=None,
+                        help="also time the launch alone with these work-items per "
+                             "pivot pair (default: the device's choice only)")
+    parser.add_argument("--pair-sums", nargs="*", default=None, choices=["local", "shuffle"],
+                        help="also time the launch alone with these sums of a pair's "
+                             "work-items (default: the device's choice only)")
+    parser.add_argument("--matrix-in-global", nargs="*", default=None,
+                        type=lambda text: text == "true", help="true / false: also time the "
+                        "launch alone with the matrices in global / local memory")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 

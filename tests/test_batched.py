@@ -260,7 +260,8 @@ def test_matrices_in_global_memory_give_the_same_bits(n, complex_, rng, queue):
     A[1] = G @ G.T  # rank n - 3: the null space is completed
     stack = cl_array.to_device(queue, A)
     runs = [batched_eig(queue, stack, vectors=True, strategy="me", rotation=2,
-                        sort_diagonal=True, max_sweeps=60, matrix_in_global=in_global)
+                        sort_diagonal=True, max_sweeps=60, matrix_in_global=in_global,
+                        row_split=1)  # one layout of the sweeps for both
             for in_global in (False, True)]
     np.testing.assert_array_equal(runs[0].flags, runs[1].flags)
     np.testing.assert_array_equal(runs[0].values.get(), runs[1].values.get())
@@ -304,3 +305,70 @@ def test_flags_summary_is_the_or_of_the_flags(rng, queue):
     assert (flags & BatchStatus.NOT_CONVERGED).any()
     assert flagged.summary == np.bitwise_or.reduce(flags)
     np.testing.assert_array_equal(flagged.records()[0][:, 0], flags)
+
+
+@pytest.mark.parametrize(("n", "complex_", "in_global"), [
+    (2, False, False), (7, True, True), (24, False, False), (24, True, False)])
+def test_rows_split_over_work_items(n, complex_, in_global, rng, queue):
+    """Several work-items per pivot pair (each on every row_split-th row, the
+    pair's sums added in a fixed tree): the same matrices' results to
+    rounding as one work-item per pair, the same ranks and inertia, and the
+    same bits from run to run; a singular matrix's null space included."""
+    A = hermitian_stack(rng, 9, n, complex_)
+    G = rng.standard_normal((n, max(n - 3, 1)))
+    A[1] = G @ G.T
+    A[4] = 0  # rank 0: no pair at all
+    stack = cl_array.to_device(queue, A)
+
+    def run(split):
+        return batched_eig(queue, stack, vectors=True, strategy="me", rotation=2,
+                           sort_diagonal=True, max_sweeps=60, matrix_in_global=in_global,
+                           row_split=split)
+
+    single = run(1)
+    w1 = single.values.get()
+    for split in (2, 4):
+        first, again = run(split), run(split)
+        assert first.summary == 0 and first.work_group_size % split == 0
+        w, U = first.values.get(), first.U.get()
+        np.testing.assert_array_equal(w, again.values.get())
+        np.testing.assert_array_equal(U, again.U.get())
+        info, info1 = first.records()[0], single.records()[0]
+        np.testing.assert_array_equal(info[:, [0, 2, 3]], info1[:, [0, 2, 3]])  # flags, rank,
+        scale = np.abs(w1).max(axis=-1, keepdims=True)                         # inertia
+        assert (np.abs(w - w1) <= 40 * n * EPS * np.maximum(scale, 1e-300)).all()
+        check_eigenpairs(A, w, U)
+
+
+def test_split_sums_by_shuffles_only_on_nvidia(rng, queue):
+    """pair_sums='shuffle' (NVIDIA's shfl.sync) is refused before launch
+    elsewhere, naming the device; bad splits are refused by the spec."""
+    from cljacobi.errors import DeviceCapabilityError
+    from cljacobi.host.batched import BatchedSpec
+    from cljacobi.host.matrix_products import compute_capability
+
+    stack = cl_array.to_device(queue, hermitian_stack(rng, 4, 16))
+    options = dict(vectors=True, strategy="me", rotation=2, sort_diagonal=True, max_sweeps=60)
+    if compute_capability(queue.device) is None:
+        with pytest.raises(DeviceCapabilityError, match="shfl.sync.*not an NVIDIA device"):
+            batched_eig(queue, stack, row_split=4, pair_sums="shuffle", **options)
+    else:  # the same tree of additions: the same bits as through local memory
+        runs = [batched_eig(queue, stack, row_split=4, pair_sums=sums, **options)
+                for sums in ("local", "shuffle")]
+        np.testing.assert_array_equal(runs[0].U.get(), runs[1].U.get())
+    with pytest.raises(ValueError, match="row_split must be a power of two"):
+        BatchedSpec("float64", 8, row_split=3)
+    with pytest.raises(ValueError, match="pair_sums must be one of"):
+        BatchedSpec("float64", 8, row_split=2, pair_sums="atomic")
+    with pytest.raises(ValueError, match="whole warps"):
+        BatchedSpec("float64", 8, row_split=2, pair_sums="shuffle")  # 8 work-items
+
+
+def test_row_split_lanes_and_local_memory():
+    """A split multiplies the work-items per matrix; through local memory each
+    adds its four sums (a_ij and three reals), by shuffles nothing."""
+    assert [lanes_for(n, 4) for n in (2, 8, 64)] == [4, 16, 128]
+    base = local_bytes(64, False, True, 1)
+    assert local_bytes(64, False, True, 1, row_split=2, pair_sums="shuffle") == base + 32 * 12
+    assert local_bytes(64, True, True, 1, row_split=2) == (
+        local_bytes(64, True, True, 1) + 32 * 12 + 64 * (16 + 24))

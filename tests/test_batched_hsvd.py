@@ -380,7 +380,8 @@ def test_matrices_in_global_memory_give_the_same_bits(n, complex_, problem, rng,
         runs = [batched_hsvd(queue, cl_array.to_device(queue, G),
                              cl_array.to_device(queue, signs.astype(np.int32)), vectors=vectors,
                              strategy="me", rotation=2, sort_diagonal=True, max_sweeps=60,
-                             problem=problem, matrix_in_global=in_global)
+                             problem=problem, matrix_in_global=in_global,
+                             row_split=1)  # one layout of the sweeps for both
                 for in_global in (False, True)]
         np.testing.assert_array_equal(runs[0].flags, runs[1].flags)
         for name in ("values", "J", "U", "Vh"):
@@ -449,3 +450,30 @@ def test_shorten_stack_is_shorten_bitwise(dtype, shape, compute_q, rng):
         assert np.array_equal(short.columns[b], columns)
         assert np.array_equal(short.signs[b], signs[b][columns])
         assert (short.Q is None) if not compute_q else np.array_equal(short.Q[b], Q)
+
+
+@pytest.mark.parametrize(("n", "complex_", "problem"), [(7, True, "hsvd"), (24, False, "svd")])
+def test_rows_split_over_work_items(n, complex_, problem, rng, queue):
+    """Two work-items per pivot pair in the sweeps (V's rows split as G's):
+    the same S, J and signature to rounding as one per pair, U and Vh
+    reconstructing G, and the same bits from run to run."""
+    from cljacobi.host.batched import batched_hsvd
+
+    G = factor_stack(rng, 6, n, complex_)
+    signs = np.ones(n, np.int32) if problem == "svd" else np.where(np.arange(n) % 3, 1, -1)
+    d_G, d_signs = cl_array.to_device(queue, G), cl_array.to_device(queue, signs.astype(np.int32))
+
+    def run(split):
+        return batched_hsvd(queue, d_G, d_signs, vectors=True, strategy="me", rotation=2,
+                            sort_diagonal=True, max_sweeps=60, problem=problem, row_split=split)
+
+    single, first, again = run(1), run(2), run(2)
+    assert first.summary == 0
+    for name in ("values", "J", "U", "Vh"):
+        np.testing.assert_array_equal(getattr(first, name).get(), getattr(again, name).get())
+    S, S1 = first.values.get(), single.values.get()
+    np.testing.assert_array_equal(first.J.get(), single.J.get())
+    assert (np.abs(S - S1) <= 40 * n * EPS * S1.max(axis=-1, keepdims=True)).all()
+    U, Vh = first.U.get(), first.Vh.get()
+    scale = np.linalg.norm(G, axis=(-2, -1))[:, None, None]
+    assert (np.abs((U * S[:, None, :]) @ Vh - G) <= 40 * n * EPS * scale).all()

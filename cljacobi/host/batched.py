@@ -29,14 +29,19 @@ import pyopencl as cl
 import pyopencl.array as cl_array
 import pyopencl.tools as cl_tools
 
+from ..errors import DeviceCapabilityError
 from ..strategies import step_table
 from .diagonal import DIAG_DTYPE
 from .limits import check_global_memory, check_local_memory
+from .matrix_products import compute_capability
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg, long_arg
 
 __all__ = ["BATCHED_DTYPES", "BATCHED_GLOBAL_ORDER_LIMIT", "BATCHED_PROBLEMS", "BatchStatus",
            "BatchedRun", "BatchedSpec", "batched_eig", "batched_hsvd", "batched_order_limit"]
+
+#: How a pivot pair's work-items add their sums (:attr:`BatchedSpec.pair_sums`).
+PAIR_SUMS = ("local", "shuffle")
 
 #: The element types of the batched kernel (double precision only).
 BATCHED_DTYPES = ("float64", "complex128")
@@ -108,6 +113,15 @@ class BatchedSpec:
         The solver: eig_indefinite, or hsvd of square factors (V accumulated
         in local memory beside G), or the same for svd's ``R^*`` (``J = I``,
         zero columns allowed, every column carrying its peak's rounding).
+    row_split : int
+        Work-items per pivot pair in the sweeps, a power of two: each takes
+        every ``row_split``-th row of the pair, and the pair's sums are added
+        in a fixed order (1: one work-item per pair; :func:`sweep_layout`).
+    pair_sums : {"local", "shuffle"}
+        How a pair's work-items add their sums (with ``row_split > 1``):
+        through local memory and a barrier (every device), or with NVIDIA's
+        ``shfl.sync`` inside a warp (no barrier); the same tree of additions,
+        the same bits.
     """
 
     family: ClassVar[str] = "batched"
@@ -119,6 +133,8 @@ class BatchedSpec:
     vectors: bool = True
     matrix_in_global: bool = False
     problem: str = "eig"
+    row_split: int = 1
+    pair_sums: str = "local"
 
     def __post_init__(self) -> None:
         if self.dtype not in BATCHED_DTYPES:
@@ -131,6 +147,14 @@ class BatchedSpec:
             raise ValueError("matrices_per_group must be positive")
         if self.problem not in BATCHED_PROBLEMS:
             raise ValueError(f"the batched kernel solves {BATCHED_PROBLEMS}, not {self.problem!r}")
+        if self.row_split < 1 or self.row_split & (self.row_split - 1):
+            raise ValueError(f"row_split must be a power of two, not {self.row_split}")
+        if self.pair_sums not in PAIR_SUMS:
+            raise ValueError(f"pair_sums must be one of {PAIR_SUMS}, not {self.pair_sums!r}")
+        if self.pair_sums == "shuffle" and (self.row_split > 32 or self.work_group_size % 32):
+            raise ValueError("pair_sums='shuffle' needs whole warps of 32 work-items and a "
+                             f"row split of at most 32, not {self.work_group_size} work-items "
+                             f"split {self.row_split}")
 
     @property
     def complex_(self) -> bool:
@@ -143,8 +167,9 @@ class BatchedSpec:
 
     @property
     def lanes(self) -> int:
-        """Work-items per matrix: the pivot pairs of a step, a power of two."""
-        return lanes_for(self.order)
+        """Work-items per matrix: the pivot pairs of a step, a power of two,
+        times the row split."""
+        return lanes_for(self.order, self.row_split)
 
     @property
     def leading_dimension(self) -> int:
@@ -160,7 +185,8 @@ class BatchedSpec:
     @property
     def local_bytes(self) -> int:
         return local_bytes(self.order, self.complex_, self.vectors, self.matrices_per_group,
-                           matrix_in_global=self.matrix_in_global, problem=self.problem)
+                           matrix_in_global=self.matrix_in_global, problem=self.problem,
+                           row_split=self.row_split, pair_sums=self.pair_sums)
 
     @property
     def workspace_elements(self) -> int:
@@ -203,7 +229,8 @@ class BatchedSpec:
     def render_args(self) -> dict[str, object]:
         sizes = {
             "N": self.order, "NPAD": self.padded_order, "LD": self.leading_dimension,
-            "LANES": self.lanes, "MPG": self.matrices_per_group, "WG": self.work_group_size,
+            "LANES": self.lanes, "ROW_SPLIT": self.row_split, "MPG": self.matrices_per_group,
+            "WG": self.work_group_size,
             "INFO_WIDTH": INFO_WIDTH, "REPORT_WIDTH": REPORT_WIDTH,
         }
         flags = {f"CJAC_B_{name}": int(flag) for name, flag in BatchStatus.__members__.items()}
@@ -211,23 +238,27 @@ class BatchedSpec:
             "complex_": self.complex_, "rotation": self.rotation,
             "sort_diagonal": self.sort_diagonal, "vectors": self.vectors,
             "matrix_in_global": self.matrix_in_global, "problem": self.problem,
+            "row_split": self.row_split, "pair_sums": self.pair_sums,
             "size_defines": c_defines({**sizes, **flags}),
             "diag_struct": c_struct("cjac_diag", DIAG_DTYPE),
             "signatures": self.signatures,
         }
 
 
-def lanes_for(order: int) -> int:
-    """Work-items per matrix: the smallest power of two >= ceil(n / 2)."""
+def lanes_for(order: int, row_split: int = 1) -> int:
+    """Work-items per matrix: the smallest power of two >= ceil(n / 2), times
+    `row_split`."""
     pairs = (order + 1) // 2
-    return 1 << max(pairs - 1, 0).bit_length()
+    return row_split << max(pairs - 1, 0).bit_length()
 
 
 def local_bytes(order: int, complex_: bool, vectors: bool, matrices: int, *,
-                matrix_in_global: bool = False, problem: str = "eig") -> int:
+                matrix_in_global: bool = False, problem: str = "eig",
+                row_split: int = 1, pair_sums: str = "local") -> int:
     """Local memory of a work-group of `matrices` matrices of order n (the
     matrices themselves not counted with `matrix_in_global`; hsvd with
-    `vectors` keeps V beside G)."""
+    `vectors` keeps V beside G; a row split adds its pair sums in local
+    memory)."""
     npad = order + (order & 1)
     ld = (order + 1) | 1
     element = 16 if complex_ else 8
@@ -238,8 +269,10 @@ def local_bytes(order: int, complex_: bool, vectors: bool, matrices: int, *,
                   + 4 * order + 12 * npad           # perm, sign (and missing), second,
                                                     # column_of
                   + 4 + 128)                        # starts, state
-    lanes = lanes_for(order)
-    return matrices * (per_matrix + lanes * 12)     # + scratch and keys
+    lanes = lanes_for(order, row_split)
+    # a_ij and three real sums per work-item
+    sums = element + 3 * 8 if row_split > 1 and pair_sums == "local" else 0
+    return matrices * (per_matrix + lanes * (12 + sums))  # + scratch and keys
 
 
 #: The largest order of the batched kernel with the matrices in global memory.
@@ -265,17 +298,70 @@ def _order_limit(available: int, complex_: bool, vectors: bool, problem: str) ->
 
 
 def matrices_per_group(device: cl.Device, order: int, complex_: bool, vectors: bool, *,
-                       matrix_in_global: bool = False, problem: str = "eig") -> int:
+                       matrix_in_global: bool = False, problem: str = "eig",
+                       row_split: int = 1) -> int:
     """Matrices a work-group holds: up to :data:`TARGET_WORK_GROUP` work-items,
     within the local memory and the work-group size of the device."""
-    lanes = lanes_for(order)
+    lanes = lanes_for(order, row_split)
     count = max(1, TARGET_WORK_GROUP // lanes)
     limit = min(int(device.max_work_group_size), TARGET_WORK_GROUP * 4)
     while count > 1 and (local_bytes(order, complex_, vectors, count,
-                                     matrix_in_global=matrix_in_global, problem=problem)
+                                     matrix_in_global=matrix_in_global, problem=problem,
+                                     row_split=row_split)
                          > int(device.local_mem_size) or count * lanes > limit):
         count //= 2
     return count
+
+
+#: The sweeps' layout on GPUs, measured on an H100 (bench/README.md,
+#: "bench_batched.py"): (solver, complex, matrices in global memory, pivot
+#: pairs per step) -> (work-items per pair, how they add their sums); one
+#: work-item per pair for the rest.  "hsvd" stands for svd too.  Where the
+#: matrices are in local memory few work-groups fit an SM (six real
+#: 64 x 64 ones) and a step's latency is the limit: two work-items per pair
+#: halve it.  A matrix in global memory gains up to eight: the hsvd of
+#: 2,000 real 64 x 64 factors went from 0.135 to 0.026 s.
+GPU_SWEEP_LAYOUT = {
+    # kernel alone, seconds for 2,000 matrices (n <= 64) or 500 (n = 128)
+    ("eig", False, False, 32): (2, "shuffle"),    # real n = 33..64: 0.0101 -> 0.0089
+    ("eig", False, True, 64): (8, "shuffle"),     # real n = 73..128: 0.147 -> 0.034 at 128
+    ("eig", True, False, 16): (2, "shuffle"),     # complex n = 17..32: 0.0117 -> 0.0099
+    ("eig", True, False, 32): (4, "shuffle"),     # complex n = 33..52: 0.0130 -> 0.0093
+    ("eig", True, True, 32): (8, "local"),        # complex n = 53..64: 0.098 -> 0.023
+    ("eig", True, True, 64): (8, "shuffle"),      # complex n = 65..128: 0.212 -> 0.058 at 128
+    ("hsvd", False, False, 32): (4, "shuffle"),   # real n = 33..52: 0.0099 -> 0.0074
+    ("hsvd", False, True, 32): (8, "shuffle"),    # real n = 53..64: 0.135 -> 0.026
+    ("hsvd", False, True, 64): (8, "shuffle"),    # real n = 65..128: 0.249 -> 0.061 at 128
+    ("hsvd", True, False, 16): (2, "shuffle"),    # complex n = 17..32: 0.0162 -> 0.0140
+    ("hsvd", True, True, 32): (8, "shuffle"),     # complex n = 37..64: 0.091 -> 0.021
+    ("hsvd", True, True, 64): (8, "shuffle"),     # complex n = 65..128: 0.358 -> 0.195 at 128
+}
+
+
+def sweep_layout(device: cl.Device, problem: str, order: int, complex_: bool,
+                 matrix_in_global: bool) -> tuple[int, str]:
+    """``(row_split, pair_sums)`` of the sweeps (:class:`BatchedSpec`): on GPUs
+    the measured layout of :data:`GPU_SWEEP_LAYOUT`, within the device's
+    work-group size and by shuffles only on NVIDIA devices; one work-item
+    per pair on CPUs, whose work-items of a work-group run one after
+    another, and for the orders not in the table."""
+    if not device.type & cl.device_type.GPU:
+        return 1, "local"
+    solver = "eig" if problem == "eig" else "hsvd"
+    split, sums = GPU_SWEEP_LAYOUT.get((solver, complex_, matrix_in_global, lanes_for(order)),
+                                       (1, "local"))
+    while split > 1 and lanes_for(order, split) > int(device.max_work_group_size):
+        split //= 2
+    if sums == "shuffle" and compute_capability(device) is None:
+        sums = "local"
+    return split, sums
+
+
+def _shuffles_fit(device: cl.Device, work_group_size: int, row_split: int) -> bool:
+    """Whether a pair's sums can go by NVIDIA's shuffles: an NVIDIA device, a
+    split within a warp, and whole warps."""
+    return (compute_capability(device) is not None and 1 < row_split <= 32
+            and work_group_size % 32 == 0)
 
 
 @cache
@@ -457,19 +543,30 @@ def _launch(queue: cl.CommandQueue, spec: BatchedSpec, program: cl.Program, coun
 
 def _specialization(queue: cl.CommandQueue, stack: cl_array.Array, problem: str, *,
                     vectors: bool, rotation: int, sort_diagonal: bool,
-                    matrix_in_global: bool | None) -> BatchedSpec:
+                    matrix_in_global: bool | None, row_split: int | None,
+                    pair_sums: str | None) -> BatchedSpec:
     """The kernel's specialization for `stack` on `queue`'s device: the
     matrices in local memory up to :func:`batched_order_limit`, in global
     memory above (`matrix_in_global` None), or as `matrix_in_global` says;
-    as many matrices per work-group as fit."""
+    the sweeps' layout of :func:`sweep_layout`, or the `row_split` and
+    `pair_sums` given (a split given without its sums: by shuffles where
+    they fit); as many matrices per work-group as fit."""
     device, n = queue.device, stack.shape[-1]
     complex_ = stack.dtype == np.complex128
     in_global = (n > batched_order_limit(device, complex_, vectors, problem)
                  if matrix_in_global is None else matrix_in_global)
+    split, sums = sweep_layout(device, problem, n, complex_, in_global)
+    if row_split is not None:  # asked for: by shuffles where they fit
+        split, sums = row_split, "shuffle"
     group = matrices_per_group(device, n, complex_, vectors, problem=problem,
-                               matrix_in_global=in_global)
+                               matrix_in_global=in_global, row_split=split)
+    if pair_sums is not None:
+        sums = pair_sums
+    elif sums == "shuffle" and not _shuffles_fit(device, lanes_for(n, split) * group, split):
+        sums = "local"
     return BatchedSpec("complex128" if complex_ else "float64", n, group, rotation,
-                       sort_diagonal, vectors, problem=problem, matrix_in_global=in_global)
+                       sort_diagonal, vectors, problem=problem, matrix_in_global=in_global,
+                       row_split=split, pair_sums=sums)
 
 
 def _workspace_bytes(spec: BatchedSpec, count: int) -> int:
@@ -488,6 +585,10 @@ def _prepare(queue: cl.CommandQueue, spec: BatchedSpec, stack: cl_array.Array, s
     and the program."""
     device = queue.device
     count = stack.shape[0]
+    if spec.pair_sums == "shuffle" and compute_capability(device) is None:
+        raise DeviceCapabilityError(
+            f"pair_sums='shuffle' needs NVIDIA's shfl.sync; device {device.name.strip()!r} "
+            "is not an NVIDIA device (pair_sums='local' runs everywhere)")
     check_local_memory(device, spec.local_bytes,
                        f"the batched {spec.problem} kernel at order {spec.order}")
     matrix_stride, row_stride, col_stride = _element_strides(stack)
@@ -506,7 +607,8 @@ def _prepare(queue: cl.CommandQueue, spec: BatchedSpec, stack: cl_array.Array, s
 
 def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool, strategy: str,
                 rotation: int, sort_diagonal: bool, max_sweeps: int,
-                matrix_in_global: bool | None = None) -> BatchedRun:
+                matrix_in_global: bool | None = None, row_split: int | None = None,
+                pair_sums: str | None = None) -> BatchedRun:
     """Run the batched kernel on `stack`, ``(count, n, n)`` float64 or complex128 on
     `queue`'s device, any strides of whole elements.
 
@@ -515,10 +617,15 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
     (:data:`FATAL`) has no result written.  The matrices go to global memory
     above :func:`batched_order_limit` (`matrix_in_global` None), or as
     `matrix_in_global` says (the same operations either way: the same bits).
+    The sweeps split each pair's rows over `row_split` work-items, adding
+    their sums as `pair_sums` says (None: :func:`sweep_layout`'s choice);
+    another split adds the sums in another order, the same results to
+    rounding.
     """
     count, n = stack.shape[0], stack.shape[-1]
     spec = _specialization(queue, stack, "eig", vectors=vectors, rotation=rotation,
-                           sort_diagonal=sort_diagonal, matrix_in_global=matrix_in_global)
+                           sort_diagonal=sort_diagonal, matrix_in_global=matrix_in_global,
+                           row_split=row_split, pair_sums=pair_sums)
     itemsize = stack.dtype.itemsize
     arguments, program = _prepare(queue, spec, stack, strategy, max_sweeps, {
         "eigenvalues": count * n * 8,
@@ -536,7 +643,8 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
 def batched_hsvd(queue: cl.CommandQueue, stack: cl_array.Array, signs: cl_array.Array, *,
                  vectors: bool, strategy: str, rotation: int, sort_diagonal: bool,
                  max_sweeps: int, problem: str = "hsvd",
-                 matrix_in_global: bool | None = None) -> BatchedRun:
+                 matrix_in_global: bool | None = None, row_split: int | None = None,
+                 pair_sums: str | None = None) -> BatchedRun:
     """Run the batched hsvd on the square factors `stack`, ``(count, n, n)``
     float64 or complex128 on `queue`'s device (any strides of whole
     elements), with the signatures `signs`: int32 ``(count, n)``, or ``(n,)``
@@ -552,7 +660,8 @@ def batched_hsvd(queue: cl.CommandQueue, stack: cl_array.Array, signs: cl_array.
     `matrix_in_global` says (the same operations: the same bits); ValueError
     above that limit.  ``problem="svd"`` sweeps svd's ``R^*``
     (`signs` all +1): zero columns are allowed, and every column carries
-    its peak's rounding.
+    its peak's rounding.  `row_split` and `pair_sums` as for
+    :func:`batched_eig`.
     """
     count, n = stack.shape[0], stack.shape[-1]
     if n > BATCHED_GLOBAL_ORDER_LIMIT:
@@ -562,7 +671,8 @@ def batched_hsvd(queue: cl.CommandQueue, stack: cl_array.Array, signs: cl_array.
             or signs.shape not in {(n,), (count, n)}:
         raise ValueError(f"signs must be contiguous int32 of shape ({n},) or ({count}, {n})")
     spec = _specialization(queue, stack, problem, vectors=vectors, rotation=rotation,
-                           sort_diagonal=sort_diagonal, matrix_in_global=matrix_in_global)
+                           sort_diagonal=sort_diagonal, matrix_in_global=matrix_in_global,
+                           row_split=row_split, pair_sums=pair_sums)
     itemsize = stack.dtype.itemsize
     arguments, program = _prepare(queue, spec, stack, strategy, max_sweeps, {
         "singular values and signature": count * n * 9,

@@ -26,11 +26,18 @@
 ##                   matrix does not fit local memory; the O(n) arrays stay
 ##                   in local memory, and every barrier also fences global
 ##                   memory)
+##   row_split       work-items per pivot pair in the sweeps (a power of
+##                   two): each takes every row_split-th row of the pair,
+##                   and the pair's sums are added in a fixed order
+##   pair_sums       how the work-items of a pair add their sums: "local"
+##                   (local memory and a barrier, every device) or
+##                   "shuffle" (NVIDIA's shfl.sync in a warp, no barrier;
+##                   the same tree: the same bits)
 ##   size_defines    N (order), NPAD (N rounded up to even), LD (leading
 ##                   dimension of a matrix in local memory, > N), LANES
-##                   (work-items per matrix, a power of two >= NPAD/2), MPG
-##                   (matrices per work-group), WG = LANES * MPG, and the
-##                   batched status bits CJAC_B_*
+##                   (work-items per matrix, ROW_SPLIT times a power of two
+##                   >= NPAD/2), ROW_SPLIT, MPG (matrices per work-group),
+##                   WG = LANES * MPG, and the batched status bits CJAC_B_*
 ##   diag_struct     typedef of cjac_diag (cljacobi.host.diagonal)
 ##   signatures      the kernel's parameter list (BatchedSpec.signatures)
 ##   problem         "eig", "hsvd" or "svd": which kernel is rendered
@@ -53,7 +60,7 @@ ${size_defines}
 %else:
 #define CJAC_FENCE CLK_LOCAL_MEM_FENCE
 %endif
-#if (LANES & (LANES - 1)) != 0 || 2 * LANES < NPAD || LD <= N
+#if (LANES & (LANES - 1)) != 0 || 2 * LANES < NPAD * ROW_SPLIT || LD <= N
 #error "bad batched sizes (cljacobi.host.batched.BatchedSpec)"
 #endif
 
@@ -135,6 +142,100 @@ ${lanes_reduce("cjac_lanes_max", "cjac_real", "fmax({}, {})")}
 ${lanes_reduce("cjac_lanes_or", "int", "{} | {}")}
 ${lanes_reduce("cjac_lanes_sum", "int", "{} + {}")}
 ${lanes_reduce("cjac_lanes_sum_real", "cjac_real", "{} + {}")}
+
+%if row_split > 1:
+/* The sums of a pivot pair's ROW_SPLIT work-items (adjacent local ids):
+ * the pairwise tree ((x0 + x1) + (x2 + x3)) + ..., every work-item ending
+ * with the same bits; called by every work-item of the work-group. */
+%if pair_sums == "shuffle":
+/* NVIDIA: the work-items of a pair are adjacent lanes of a warp, and a
+ * butterfly of shfl.sync (PTX ISA 6.0) over them is that tree (each level
+ * adds the same two values in either order: a + b = b + a).  No barrier. */
+inline double cjac_shfl_xor(const double x, const int offset)
+{
+    int lo, hi;
+    double y;
+    asm volatile("mov.b64 {%0, %1}, %2;" : "=r"(lo), "=r"(hi) : "d"(x));
+    asm volatile("shfl.sync.bfly.b32 %0, %0, %1, 0x1f, 0xffffffff;" : "+r"(lo) : "r"(offset));
+    asm volatile("shfl.sync.bfly.b32 %0, %0, %1, 0x1f, 0xffffffff;" : "+r"(hi) : "r"(offset));
+    asm volatile("mov.b64 %0, {%1, %2};" : "=d"(y) : "r"(lo), "r"(hi));
+    return y;
+}
+
+inline cjac_real cjac_pair_sum_real(const cjac_real x)
+{
+    cjac_real sum = x;
+    for (int offset = 1; offset < ROW_SPLIT; offset <<= 1)
+        sum += cjac_shfl_xor(sum, offset);
+    return sum;
+}
+
+inline cjac_elem cjac_pair_sum_elem(const cjac_elem x)
+{
+%if complex_:
+    return (cjac_real2)(cjac_pair_sum_real(x.x), cjac_pair_sum_real(x.y));
+%else:
+    return cjac_pair_sum_real(x);
+%endif
+}
+
+inline void cjac_pair_sum_two(const cjac_real x, const cjac_real y,
+                              cjac_real *x_total, cjac_real *y_total)
+{
+    cjac_real x_sum = x, y_sum = y;
+    for (int offset = 1; offset < ROW_SPLIT; offset <<= 1) {
+        x_sum += cjac_shfl_xor(x_sum, offset);
+        y_sum += cjac_shfl_xor(y_sum, offset);
+    }
+    *x_total = x_sum;
+    *y_total = y_sum;
+}
+%else:
+/* Portable: through local memory, one barrier.  No barrier after the
+ * reads: each sum of a step has its own scratch (pair.cl.mako numbers
+ * them), and the step ends with a barrier before the next writes it. */
+<%def name="pair_sum(name, ctype)">
+inline ${ctype} ${name}(__local ${ctype} *sums, const int lid, const int part_row,
+                        const ${ctype} x)
+{
+    sums[lid] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ${ctype} part[ROW_SPLIT];
+    for (int q = 0; q < ROW_SPLIT; ++q)
+        part[q] = sums[lid - part_row + q];
+    for (int width = 1; width < ROW_SPLIT; width <<= 1)
+        for (int q = 0; q < ROW_SPLIT; q += 2 * width)
+            part[q] += part[q + width];
+    return part[0];
+}
+</%def>
+${pair_sum("cjac_pair_sum_real", "cjac_real")}
+${pair_sum("cjac_pair_sum_elem", "cjac_elem")}
+
+/* Two such sums behind one barrier: x's in sums[0..WG), y's in
+ * sums[WG..2 WG). */
+inline void cjac_pair_sum_two(__local cjac_real *sums, const int lid, const int part_row,
+                              const cjac_real x, const cjac_real y,
+                              cjac_real *x_total, cjac_real *y_total)
+{
+    sums[lid] = x;
+    sums[WG + lid] = y;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    cjac_real x_part[ROW_SPLIT], y_part[ROW_SPLIT];
+    for (int q = 0; q < ROW_SPLIT; ++q) {
+        x_part[q] = sums[lid - part_row + q];
+        y_part[q] = sums[WG + lid - part_row + q];
+    }
+    for (int width = 1; width < ROW_SPLIT; width <<= 1)
+        for (int q = 0; q < ROW_SPLIT; q += 2 * width) {
+            x_part[q] += x_part[q + width];
+            y_part[q] += y_part[q + width];
+        }
+    *x_total = x_part[0];
+    *y_total = y_part[0];
+}
+%endif
+%endif
 
 /* The largest value and its key; ties go to the smaller key. */
 inline cjac_real cjac_lanes_argmax(__local cjac_real *scratch, __local int *keys,
@@ -274,6 +375,15 @@ cjac_sort_diagonal(D, sorted_all + mat * NPAD, st->active ? r_pad : 0, lane);
         const int ldv = LD, mv = r_pad;  /* V: r_pad columns of LD rows */
 %endif
         const int2 table = table_start[r_pad / 2];  /* (first pair, steps) */
+%if row_split > 1:
+        /* The positions (0, 1) of the work-items without a pair, valid
+         * where the rank is 0 too (they read D and the peaks, no rows). */
+        for (int q = r_pad + lane; q < 2; q += LANES) {
+            D[q].d = 0;
+            D[q].rho = q;
+            D[q].j = 1;
+        }
+%endif
         for (int sweep = 0; sweep < max_sweeps; ++sweep) {
             if (lane == 0)
                 starts[mat] = st->active && r_pad > 0;
@@ -284,6 +394,7 @@ cjac_sort_diagonal(D, sorted_all + mat * NPAD, st->active ? r_pad : 0, lane);
             const long first = table.x + (long)(sweep % sweep_tables) * table.y * (r_pad / 2);
             int pair_status = 0, pair_rotations = 0;
             for (int step_index = 0; step_index < NPAD; ++step_index) {
+%if row_split == 1:
                 if (sweeping && step_index < table.y && lane < r_pad / 2) {
                     const int2 ij = pairs[first + (long)step_index * (r_pad / 2) + lane];
                     const int i = ij.x, j = ij.y;
@@ -291,6 +402,36 @@ cjac_sort_diagonal(D, sorted_all + mat * NPAD, st->active ? r_pad : 0, lane);
                                      "({})", "({})", "true", "pair_status",
                                      "pair_rotations")}
                 }
+%else:
+                /* ROW_SPLIT work-items per pair, each on every ROW_SPLIT-th
+                 * row; the pair's sums go through local memory, so every
+                 * work-item runs the step: one without a pair of this step
+                 * takes positions (0, 1) over no rows and writes nothing. */
+                {
+                    const int pair_index = lane / ROW_SPLIT, part_row = lane % ROW_SPLIT;
+                    const bool live = sweeping && step_index < table.y && pair_index < r_pad / 2;
+                    const int2 ij = live ? pairs[first + (long)step_index * (r_pad / 2)
+                                                 + pair_index] : (int2)(0, 1);
+                    const int i = ij.x, j = ij.y;
+                    const int m = live ? rows : 0;
+%if accumulate_v:
+                    const int mv = live ? r_pad : 0;
+%endif
+<%
+    if pair_sums == "shuffle":
+        sums = ("cjac_pair_sum_real({0})", "cjac_pair_sum_elem({0})",
+                "cjac_pair_sum_two({0}, {1}, &{2}, &{3})")
+    else:
+        sums = ("cjac_pair_sum_real(pair_sums + ({1} - 1) * WG, lid, part_row, {0})",
+                "cjac_pair_sum_elem(pair_sums_elem, lid, part_row, {0})",
+                "cjac_pair_sum_two(pair_sums + WG, lid, part_row, {0}, {1}, &{2}, &{3})")
+%>
+                    ${pair.pair_step(space, "cjac_elem", rotation, accumulate_v, "part_row",
+                                     "ROW_SPLIT", sums[0], sums[1],
+                                     "live && part_row == 0", "pair_status", "pair_rotations",
+                                     every_item_sums=True, sum_real_two=sums[2])}
+                }
+%endif
                 barrier(CJAC_FENCE);
             }
             const int bits = cjac_lanes_or(keys, lid, lane, pair_status);
@@ -440,6 +581,10 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
     __local int second_all[MPG * NPAD];   /* 1: second column of a 2x2 pivot */
     __local int column_of_all[MPG * NPAD]; /* column of the q-th in sign order */
     __local cjac_real scratch[WG];
+%if row_split > 1 and pair_sums == "local":
+    __local cjac_elem pair_sums_elem[WG];  /* a pair's a_ij (sum 0 of a step) */
+    __local cjac_real pair_sums[3 * WG];   /* its sums 1..3 */
+%endif
     __local int keys[WG];
     __local int starts[MPG];
     __local cjac_matrix_state state_all[MPG];
@@ -898,6 +1043,10 @@ void cjac_batched_hsvd(${signatures["cjac_batched_hsvd"].parameters})
     __local int second_all[MPG * NPAD];     /* 1: a column of U's basis (step 5) */
     __local int missing_all[MPG * NPAD];    /* U's columns still to complete */
     __local cjac_real scratch[WG];
+%if row_split > 1 and pair_sums == "local":
+    __local cjac_elem pair_sums_elem[WG];  /* a pair's a_ij (sum 0 of a step) */
+    __local cjac_real pair_sums[3 * WG];   /* its sums 1..3 */
+%endif
     __local int keys[WG];
     __local int starts[MPG];
     __local cjac_matrix_state state_all[MPG];

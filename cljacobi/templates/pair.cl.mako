@@ -18,14 +18,26 @@
 ##   first_row, row_step   the rows one work-item visits: "lid", "WG" (a
 ##                         work-group per pair) or "0", "1" (an item per pair)
 ##   sum_real, sum_elem    format strings that reduce one work-item's partial
-##                         sum over the pair's items, e.g.
-##                         "cjac_workgroup_sum(scratch, {})", or "({})"
+##                         sum ({0}) over the pair's items, e.g.
+##                         "cjac_workgroup_sum(scratch, {})", or "({})"; {1}
+##                         numbers the sums of a step 0..3 (a_ij, the
+##                         difference, d_i, d_j), for a reduction that gives
+##                         each its own scratch
 ##   leader                the condition of the one item that writes D, peak
 ##                         and the status: "lid == 0", or "true"
 ##   status, rotations     the status word and rotation counter it updates
 ##   epilogue              more statements for that item (the MM stepper)
+##   every_item_sums       every work-item of the work-group reaches every
+##                         reduction (the batched kernel with a pair's rows
+##                         split over several items, whose reductions hold
+##                         barriers while the pairs decide differently): the
+##                         difference pass's sum leaves its condition, over
+##                         zero rows where the pair does not need it
+##   sum_real_two          optional: one statement that reduces two partial
+##                         sums at once ({0}, {1}) into two variables
+##                         declared before it ({2}, {3}); for d_i and d_j
 
-<%def name="pair_step(space, store_ctype, rotation, accumulate_v, first_row, row_step, sum_real, sum_elem, leader, status, rotations, epilogue='')">
+<%def name="pair_step(space, store_ctype, rotation, accumulate_v, first_row, row_step, sum_real, sum_elem, leader, status, rotations, epilogue='', every_item_sums=False, sum_real_two=None)">
 const cjac_diag Di = D[i], Dj = D[j];
 ${space} ${store_ctype} *gi = CJAC_COLUMN(G, Di.rho, ldg);
 ${space} ${store_ctype} *gj = CJAC_COLUMN(G, Dj.rho, ldg);
@@ -34,7 +46,7 @@ ${space} ${store_ctype} *gj = CJAC_COLUMN(G, Dj.rho, ldg);
 cjac_elem part = CJAC_ELEM_ZERO;
 for (int row = ${first_row}; row < m; row += ${row_step})
     part = cjac_dot_acc(CJAC_LOAD(gi, row, ldg), CJAC_LOAD(gj, row, ldg), part);
-const cjac_elem a_ij = ${sum_elem.format('part')};
+const cjac_elem a_ij = ${sum_elem.format('part', 0)};
 const cjac_real a_ii = Di.d, a_jj = Dj.d;
 
 /* Relative orthogonality, eq. (2.3): rotate only if
@@ -57,23 +69,36 @@ const cjac_real tol = cjac_orthogonality_tolerance(m);
 const cjac_real rounding = peak_rounding ? tol * tol : 0;
 const bool nonorthogonal = normal && fabs(a_arg) > tol * sqrt(a_ii) * sqrt(a_jj);
 const cjac_real abs_kappa = fabs((a_ii + a_jj) / (2 * a_arg));
-cjac_real t = 0;
-if (nonorthogonal && hyperbolic && abs_kappa < 2) {
-    /* |t| -> 1 (eq. (2.5)): x = |kappa| - 1 = (a_ii + a_jj - 2 |a_ij|) /
-     * (2 |a_ij|) cancels, and for nearly parallel columns it is lost
-     * entirely (a_jj = 1 + 1e-16 rounds to 1 and gives |kappa| = 1).  It
-     * equals ||g_i - u g_j||^2 / (2 |a_ij|), u = conj(a_ij) / |a_ij|:
-     * one more pass over the pair computes it to working precision.  A
-     * difference within the rounding the columns carry (tol^2 times their
-     * peaks, as for the remainders below) is none: the pair is dependent
-     * and no hyperbolic rotation exists (the host refuses the result). */
+/* |t| -> 1 (eq. (2.5)): x = |kappa| - 1 = (a_ii + a_jj - 2 |a_ij|) /
+ * (2 |a_ij|) cancels, and for nearly parallel columns it is lost
+ * entirely (a_jj = 1 + 1e-16 rounds to 1 and gives |kappa| = 1).  It
+ * equals ||g_i - u g_j||^2 / (2 |a_ij|), u = conj(a_ij) / |a_ij|:
+ * one more pass over the pair computes it to working precision.  A
+ * difference within the rounding the columns carry (tol^2 times their
+ * peaks, as for the remainders below) is none: the pair is dependent
+ * and no hyperbolic rotation exists (the host refuses the result). */
+const bool close_pair = nonorthogonal && hyperbolic && abs_kappa < 2;
+<%def name="difference_pass()">
     const cjac_elem u = cjac_conj(cjac_with_phase(copysign((cjac_real)1, a_arg), a_ij, a_arg));
-    cjac_real part_x = 0;
     for (int row = ${first_row}; row < m; row += ${row_step}) {
         const cjac_elem x = CJAC_LOAD(gi, row, ldg), y = CJAC_LOAD(gj, row, ldg);
         part_x = cjac_abs2_acc(cjac_axpy(-u, y, x), part_x);
     }
-    const cjac_real difference = ${sum_real.format('part_x')};
+</%def>
+cjac_real t = 0;
+%if every_item_sums:
+cjac_real part_x = 0;
+if (close_pair) {
+${difference_pass()}
+}
+const cjac_real difference = ${sum_real.format('part_x', 1)};
+if (close_pair) {
+%else:
+if (close_pair) {
+    cjac_real part_x = 0;
+${difference_pass()}
+    const cjac_real difference = ${sum_real.format('part_x', 1)};
+%endif
     if (difference > rounding * fmax(peak[Di.rho], peak[Dj.rho]))
         t = cjac_hyp_tangent_apart(difference / (2 * fabs(a_arg)), -a_arg);
 } else if (nonorthogonal) {
@@ -156,8 +181,13 @@ if (update) {
     }
 }
 /* The new diagonal is recomputed from the new columns (Algorithm 4.5). */
-const cjac_real d_i = ${sum_real.format('part_i')};
-const cjac_real d_j = ${sum_real.format('part_j')};
+%if sum_real_two:
+cjac_real d_i, d_j;
+${sum_real_two.format('part_i', 'part_j', 'd_i', 'd_j')};
+%else:
+const cjac_real d_i = ${sum_real.format('part_i', 2)};
+const cjac_real d_j = ${sum_real.format('part_j', 3)};
+%endif
 /* Numerically dependent columns of one sign: the trigonometric rotations
  * leave in the shorter one only what their own rounding puts there (the
  * error of t, ~tol relative, times the longer column, so for two parallel
