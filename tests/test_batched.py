@@ -370,5 +370,8 @@ def test_row_split_lanes_and_local_memory():
     assert [lanes_for(n, 4) for n in (2, 8, 64)] == [4, 16, 128]
     base = local_bytes(64, False, True, 1)
     assert local_bytes(64, False, True, 1, row_split=2, pair_sums="shuffle") == base + 32 * 12
+    # the GPUs' layout of real 64 x 64 (two work-items per pair, shuffles)
+    # still fits six work-groups in an H100 or H200 SM's 228 KiB
+    assert 6 * (base + 32 * 12 + 1024) <= 228 * 1024
     assert local_bytes(64, True, True, 1, row_split=2) == (
         local_bytes(64, True, True, 1) + 32 * 12 + 64 * (16 + 24))
