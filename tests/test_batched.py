@@ -375,3 +375,37 @@ def test_row_split_lanes_and_local_memory():
     assert 6 * (base + 32 * 12 + 1024) <= 228 * 1024
     assert local_bytes(64, True, True, 1, row_split=2) == (
         local_bytes(64, True, True, 1) + 32 * 12 + 64 * (16 + 24))
+
+
+def test_gpu_layout_falls_back_where_it_does_not_fit():
+    """The GPUs' measured sweep layout is a choice, never a failure: on a GPU
+    without NVIDIA's shuffles the pair sums go through local memory, and
+    where those no longer fit beside the matrix (the orders at the
+    local-memory limit) the split is halved until they do."""
+    from types import SimpleNamespace
+
+    import pyopencl as cl
+
+    from cljacobi.host.batched import _specialization
+
+    common = dict(type=cl.device_type.GPU, local_mem_size=48 * 1024, max_work_group_size=1024)
+    other_gpu = SimpleNamespace(**common, extensions="cl_khr_fp64", name="a GPU")
+    nvidia = SimpleNamespace(**common, extensions="cl_khr_fp64 cl_nv_device_attribute_query",
+                             name="an NVIDIA GPU", compute_capability_major_nv=9,
+                             compute_capability_minor_nv=0)
+
+    def layout(device, problem, n, complex_):
+        stack = SimpleNamespace(shape=(10, n, n),
+                                dtype=np.dtype(np.complex128 if complex_ else np.float64))
+        spec = _specialization(SimpleNamespace(device=device), stack, problem, vectors=True,
+                               rotation=2, sort_diagonal=True, matrix_in_global=None,
+                               row_split=None, pair_sums=None)
+        assert spec.local_bytes <= device.local_mem_size
+        return spec.row_split, spec.pair_sums, spec.matrix_in_global
+
+    assert layout(nvidia, "hsvd", 52, False) == (4, "shuffle", False)
+    assert layout(other_gpu, "hsvd", 52, False) == (1, "local", False)  # 4 and 2 do not fit
+    assert layout(nvidia, "eig", 64, False) == (2, "shuffle", False)
+    assert layout(other_gpu, "eig", 64, False) == (2, "local", False)
+    assert layout(other_gpu, "eig", 64, True) == (8, "local", True)
+    assert layout(other_gpu, "eig", 8, False) == (1, "local", False)

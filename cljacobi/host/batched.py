@@ -548,25 +548,31 @@ def _specialization(queue: cl.CommandQueue, stack: cl_array.Array, problem: str,
     """The kernel's specialization for `stack` on `queue`'s device: the
     matrices in local memory up to :func:`batched_order_limit`, in global
     memory above (`matrix_in_global` None), or as `matrix_in_global` says;
-    the sweeps' layout of :func:`sweep_layout`, or the `row_split` and
-    `pair_sums` given (a split given without its sums: by shuffles where
-    they fit); as many matrices per work-group as fit."""
+    the sweeps' layout of :func:`sweep_layout`, halved where its work-items'
+    scratch would not fit the device's local memory beside the matrix, or
+    the `row_split` and `pair_sums` given (a split given without its sums:
+    by shuffles where they fit); as many matrices per work-group as fit."""
     device, n = queue.device, stack.shape[-1]
     complex_ = stack.dtype == np.complex128
+    dtype = "complex128" if complex_ else "float64"
     in_global = (n > batched_order_limit(device, complex_, vectors, problem)
                  if matrix_in_global is None else matrix_in_global)
     split, sums = sweep_layout(device, problem, n, complex_, in_global)
     if row_split is not None:  # asked for: by shuffles where they fit
         split, sums = row_split, "shuffle"
-    group = matrices_per_group(device, n, complex_, vectors, problem=problem,
-                               matrix_in_global=in_global, row_split=split)
-    if pair_sums is not None:
-        sums = pair_sums
-    elif sums == "shuffle" and not _shuffles_fit(device, lanes_for(n, split) * group, split):
-        sums = "local"
-    return BatchedSpec("complex128" if complex_ else "float64", n, group, rotation,
-                       sort_diagonal, vectors, problem=problem, matrix_in_global=in_global,
-                       row_split=split, pair_sums=sums)
+    while True:
+        group = matrices_per_group(device, n, complex_, vectors, problem=problem,
+                                   matrix_in_global=in_global, row_split=split)
+        chosen = pair_sums
+        if chosen is None:
+            fit = _shuffles_fit(device, lanes_for(n, split) * group, split)
+            chosen = sums if sums == "local" or fit else "local"
+        spec = BatchedSpec(dtype, n, group, rotation, sort_diagonal, vectors, problem=problem,
+                           matrix_in_global=in_global, row_split=split, pair_sums=chosen)
+        if (row_split is not None or split == 1
+                or spec.local_bytes <= int(device.local_mem_size)):
+            return spec
+        split //= 2  # the measured layout does not fit this device: a smaller split
 
 
 def _workspace_bytes(spec: BatchedSpec, count: int) -> int:
