@@ -340,21 +340,16 @@ GPU_SWEEP_LAYOUT = {
 
 def sweep_layout(device: cl.Device, problem: str, order: int, complex_: bool,
                  matrix_in_global: bool) -> tuple[int, str]:
-    """``(row_split, pair_sums)`` of the sweeps (:class:`BatchedSpec`): on GPUs
-    the measured layout of :data:`GPU_SWEEP_LAYOUT`, within the device's
-    work-group size and by shuffles only on NVIDIA devices; one work-item
+    """``(row_split, pair_sums)`` of the sweeps (:class:`BatchedSpec`) as
+    measured: on GPUs the layout of :data:`GPU_SWEEP_LAYOUT`; one work-item
     per pair on CPUs, whose work-items of a work-group run one after
-    another, and for the orders not in the table."""
+    another, and for the orders not in the table.  Whether it fits the
+    device is :func:`_specialization`'s to decide."""
     if not device.type & cl.device_type.GPU:
         return 1, "local"
     solver = "eig" if problem == "eig" else "hsvd"
-    split, sums = GPU_SWEEP_LAYOUT.get((solver, complex_, matrix_in_global, lanes_for(order)),
-                                       (1, "local"))
-    while split > 1 and lanes_for(order, split) > int(device.max_work_group_size):
-        split //= 2
-    if sums == "shuffle" and compute_capability(device) is None:
-        sums = "local"
-    return split, sums
+    return GPU_SWEEP_LAYOUT.get((solver, complex_, matrix_in_global, lanes_for(order)),
+                                (1, "local"))
 
 
 def _shuffles_fit(device: cl.Device, work_group_size: int, row_split: int) -> bool:
@@ -548,10 +543,11 @@ def _specialization(queue: cl.CommandQueue, stack: cl_array.Array, problem: str,
     """The kernel's specialization for `stack` on `queue`'s device: the
     matrices in local memory up to :func:`batched_order_limit`, in global
     memory above (`matrix_in_global` None), or as `matrix_in_global` says;
-    the sweeps' layout of :func:`sweep_layout`, halved where its work-items'
-    scratch would not fit the device's local memory beside the matrix, or
-    the `row_split` and `pair_sums` given (a split given without its sums:
-    by shuffles where they fit); as many matrices per work-group as fit."""
+    the sweeps' layout of :func:`sweep_layout`, halved where its work-items
+    would exceed the device's work-group size or their scratch its local
+    memory beside the matrix, or the `row_split` and `pair_sums` given (a
+    split given without its sums: by shuffles where they fit); as many
+    matrices per work-group as fit."""
     device, n = queue.device, stack.shape[-1]
     complex_ = stack.dtype == np.complex128
     dtype = "complex128" if complex_ else "float64"
@@ -570,7 +566,8 @@ def _specialization(queue: cl.CommandQueue, stack: cl_array.Array, problem: str,
         spec = BatchedSpec(dtype, n, group, rotation, sort_diagonal, vectors, problem=problem,
                            matrix_in_global=in_global, row_split=split, pair_sums=chosen)
         if (row_split is not None or split == 1
-                or spec.local_bytes <= int(device.local_mem_size)):
+                or (spec.local_bytes <= int(device.local_mem_size)
+                    and spec.work_group_size <= int(device.max_work_group_size))):
             return spec
         split //= 2  # the measured layout does not fit this device: a smaller split
 

@@ -194,6 +194,12 @@ inline void cjac_pair_sum_two(const cjac_real x, const cjac_real y,
 /* Portable: through local memory, one barrier.  No barrier after the
  * reads: each sum of a step has its own scratch (pair.cl.mako numbers
  * them), and the step ends with a barrier before the next writes it. */
+<%def name="tree_sum(part)">
+## The pairwise tree over the ROW_SPLIT entries of the array `part`, into part[0].
+    for (int width = 1; width < ROW_SPLIT; width <<= 1)
+        for (int q = 0; q < ROW_SPLIT; q += 2 * width)
+            ${part}[q] += ${part}[q + width];
+</%def>
 <%def name="pair_sum(name, ctype)">
 inline ${ctype} ${name}(__local ${ctype} *sums, const int lid, const int part_row,
                         const ${ctype} x)
@@ -203,9 +209,7 @@ inline ${ctype} ${name}(__local ${ctype} *sums, const int lid, const int part_ro
     ${ctype} part[ROW_SPLIT];
     for (int q = 0; q < ROW_SPLIT; ++q)
         part[q] = sums[lid - part_row + q];
-    for (int width = 1; width < ROW_SPLIT; width <<= 1)
-        for (int q = 0; q < ROW_SPLIT; q += 2 * width)
-            part[q] += part[q + width];
+${tree_sum("part")}
     return part[0];
 }
 </%def>
@@ -226,11 +230,8 @@ inline void cjac_pair_sum_two(__local cjac_real *sums, const int lid, const int 
         x_part[q] = sums[lid - part_row + q];
         y_part[q] = sums[WG + lid - part_row + q];
     }
-    for (int width = 1; width < ROW_SPLIT; width <<= 1)
-        for (int q = 0; q < ROW_SPLIT; q += 2 * width) {
-            x_part[q] += x_part[q + width];
-            y_part[q] += y_part[q + width];
-        }
+${tree_sum("x_part")}
+${tree_sum("y_part")}
     *x_total = x_part[0];
     *y_total = y_part[0];
 }
