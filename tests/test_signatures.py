@@ -87,12 +87,16 @@ def test_struct_refuses_padding():
 def test_bunch_parlett_template_declares_the_spec_signatures(queue):
     """The template's kernels take exactly the arguments the host binds, and the
     record struct and the state constants come from the Python side."""
-    spec = BunchParlettSpec("complex128", 64)
+    spec = BunchParlettSpec("complex128")
     source = render(spec)
     for sig in spec.signatures.values():
         assert f"void {sig.name}({sig.parameters})" in source
     assert c_struct("cjac_bp_max", _RECORD_DTYPE) in source
-    assert "#define CJAC_BP_TESTING 6" in source
+    assert "#define CJAC_BP_TESTING 6" in source and "#define CJAC_BP_TICKET 8" in source
+    assert "membar.gl" in render(BunchParlettSpec("float64", "ptx"))
+    assert "membar.gl" not in source
+    with pytest.raises(ValueError, match="global_fence"):
+        BunchParlettSpec("float64", "fence")
     program = build_program(queue.context, queue.device, spec)
     for sig in spec.signatures.values():
         assert cl.Kernel(program, sig.name).num_args == len(sig.args)

@@ -7,15 +7,18 @@ pivot search run on the OpenCL device.  The pivot decisions stay on the
 device too (a small step state every kernel reads), so the host enqueues the
 steps in batches and reads the state once per batch; it steps in once, when
 the remaining entries first fall below the normwise rank tolerance, to turn
-the entrywise rank test on, which the kernels then decide on the device.  Real symmetric (float64) and complex Hermitian (complex128,
-stored as interleaved (re, im) pairs on the device) input.
+the entrywise rank test on, which the kernel then decides on the device.
+Real symmetric (float64) and complex Hermitian (complex128, stored as
+interleaved (re, im) pairs on the device) input.
 
-One pivot step is two launches: ``cjac_bp_pivot`` (one work-group: the pivot
-decision from the partial maxima, the symmetric interchanges and the new
-columns of G) and ``cjac_bp_update`` (the rank-1 or rank-2 update of the
-trailing matrix, fused with the search for the next pivot).  With thousands
-of steps the host's launch overhead, not the device, bounds the time of
-small and medium factorizations, hence the few launches per step.
+One pivot step is one launch of ``cjac_bp_step``: the rank-1 or rank-2
+update of the trailing matrix, read through the symmetric interchanges of
+the pivot (no row or column moves in memory) and written into the other of
+two buffers, fused with the search for the next pivot; its last work-group
+to finish decides that pivot and writes the new columns of G.  With
+thousands of steps the launches' latency bounds small and medium
+factorizations, hence one launch a step, and the interchanges, strided in
+column-major storage, are never made.
 """
 
 from __future__ import annotations
@@ -27,9 +30,11 @@ from typing import ClassVar
 import numpy as np
 import pyopencl as cl
 
+from ..errors import DeviceCapabilityError
 from ..factorization import BUNCH_PARLETT_ALPHA, JFactor, entry_noise_level, rank_noise_level
 from .device import require_fp64
 from .limits import check_global_memory
+from .matrix_products import compute_capability
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg, real_arg
 from .sizes import check_power_of_two, round_up
@@ -37,15 +42,12 @@ from .sizes import check_power_of_two, round_up
 __all__ = ["BunchParlettPlan", "BunchParlettSpec", "DeviceJFactor", "factor_on_device",
            "j_factorize_device"]
 
-#: Side of the square work-group of the update kernel.
+#: Side of the square work-group of the step kernel.
 TILE = 16
-#: Row tiles per work-group of the update kernel (one partial-maximum record
-#: each strip of `UPDATE_STRIP` tiles, fewer records for the pivot kernel to
-#: reduce).  Chosen with ``bench/tune_factorization.py`` (see
-#: ``bench/README.md``, results/tune-factorization-H200-2026-11-22*.json).
+#: Row tiles per work-group (one partial-maximum record each strip of
+#: `UPDATE_STRIP` tiles, fewer records for the last work-group to reduce).
+#: Chosen with ``bench/tune_factorization.py`` (see ``bench/README.md``).
 UPDATE_STRIP = 8
-#: Work-items of the one work-group of the pivot kernel (at most; a power of two).
-PIVOT_WORK_GROUP = 1024
 #: Pivot steps enqueued between two reads of the step state.
 STEPS_PER_BATCH = 32
 
@@ -60,10 +62,12 @@ class _Word(enum.IntEnum):
     FLAG = 4  # a _Flag
     PENDING = 5  # the pivot chosen was not taken
     TESTING = 6  # the entrywise rank test is on
+    CUR = 7  # the working matrix is in A1 (else A0)
+    TICKET = 8  # work-groups of the running launch done
 
 
-#: Words of the step state (with padding).
-_STATE_WORDS = 8
+#: Words of the step state.
+_STATE_WORDS = len(_Word)
 
 
 class _Flag(enum.IntEnum):
@@ -88,44 +92,46 @@ class BunchParlettSpec:
     ----------
     dtype : str
         ``"float64"`` or ``"complex128"`` (stored interleaved on the device).
-    pivot_work_group : int
-        Work-items of the pivot kernel's one work-group, a power of two.
+    global_fence : str
+        How a work-group publishes its stores before taking the step's
+        ticket: ``"opencl"`` (``mem_fence``) or ``"ptx"`` (NVIDIA's
+        ``membar.gl``, a fence for the whole device; :func:`global_fence_for`).
+    strip : int
+        Row tiles per work-group (one partial-maximum record each).
     tile : int
-        Side of the update kernel's square work-group.
+        Side of the square work-group.
     """
 
     family: ClassVar[str] = "bunch_parlett"
     dtype: str
-    pivot_work_group: int
+    global_fence: str = "opencl"
+    strip: int = UPDATE_STRIP
     tile: int = TILE
 
     def __post_init__(self) -> None:
         if self.dtype not in ("float64", "complex128"):
             raise ValueError(f"the device factorization takes float64 or complex128, "
                              f"not {self.dtype!r}")
-        check_power_of_two("pivot_work_group", self.pivot_work_group)
+        if self.global_fence not in ("opencl", "ptx"):
+            raise ValueError(f"global_fence must be 'opencl' or 'ptx', not {self.global_fence!r}")
+        check_power_of_two("tile", self.tile)
+        if self.strip < 1:
+            raise ValueError(f"strip must be positive, not {self.strip}")
 
     @property
     def signatures(self) -> dict[str, KernelSignature]:
-        """The arguments of the two kernels, declared once."""
+        """The arguments of the kernel, declared once."""
         elem, real = "__global cjac_elem *", "__global cjac_real *"
-        update = KernelSignature("cjac_bp_update", (
-            buffer("A", elem), int_arg("lda"), int_arg("n"),
-            buffer("state", "__global const int *"),
-            buffer("W", "__global const cjac_elem *"), int_arg("ldw"),
-            buffer("signs", "__global const cjac_real *"),
-            buffer("partial", "__global cjac_bp_max *"), int_arg("strip"),
-            int_arg("row_groups"), buffer("scale", real),
-            buffer("row_norms", "__global const cjac_real *"), real_arg("noise_level"),
+        step = KernelSignature("cjac_bp_step", (
+            buffer("A0", elem), buffer("A1", elem), int_arg("lda"), int_arg("n"),
+            buffer("state", "__global int *"), buffer("G", elem), int_arg("ldg"),
+            buffer("signs", real), buffer("perm", "__global int *"),
+            buffer("partial", "__global cjac_bp_max *"), int_arg("row_groups"),
+            buffer("scale", real), buffer("row_norms0", real), buffer("row_norms1", real),
+            real_arg("noise_level"), buffer("tolerance", real),
+            real_arg("rank_noise"),
         ))
-        pivot = KernelSignature("cjac_bp_pivot", (
-            buffer("A", elem), int_arg("lda"), int_arg("n"), buffer("state", "__global int *"),
-            buffer("partial", "__global const cjac_bp_max *"), int_arg("strip"),
-            int_arg("row_groups"), real_arg("rank_tol"), buffer("perm", "__global int *"),
-            buffer("W", elem), int_arg("ldw"), buffer("G", elem), int_arg("ldg"),
-            buffer("signs", real), buffer("scale", real), buffer("row_norms", real),
-        ))
-        return {sig.name: sig for sig in (update, pivot)}
+        return {step.name: step}
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -133,8 +139,8 @@ class BunchParlettSpec:
         constants.update({f"CJAC_BP_{flag.name}": int(flag) for flag in _Flag})
         return {
             "real_ctype": "double", "complex_": self.dtype == "complex128",
-            "layout": "interleaved", "tile": self.tile,
-            "work_group_size": self.pivot_work_group, "alpha": BUNCH_PARLETT_ALPHA,
+            "layout": "interleaved", "tile": self.tile, "strip": self.strip,
+            "global_fence": self.global_fence, "alpha": BUNCH_PARLETT_ALPHA,
             "state_defines": c_defines(constants),
             "record_struct": c_struct("cjac_bp_max", _RECORD_DTYPE),
             "signatures": self.signatures,
@@ -152,10 +158,8 @@ class BunchParlettPlan:
     n, lda : int
         Order, and the leading dimension of A and G on the device.
     tiles, row_groups : int
-        Column tiles and row strips of the update grid of the whole matrix:
-        one partial-maximum record each.
-    strip : int
-        Row tiles per update work-group.
+        Column tiles and row strips of the grid of the whole matrix: one
+        partial-maximum record each.
     """
 
     spec: BunchParlettSpec
@@ -163,33 +167,44 @@ class BunchParlettPlan:
     lda: int
     tiles: int
     row_groups: int
-    strip: int
 
     @classmethod
     def for_device(cls, device: cl.Device, n: int, dtype: np.dtype) -> BunchParlettPlan:
         """The plan for an order-`n` `dtype` matrix on `device`, after checking
-        that the device has fp64 and the memory (before any launch)."""
+        that the device has fp64, the work-group size and the memory (before
+        any launch)."""
         require_fp64(device)
         dtype = np.dtype(dtype)
-        pivot_group = min(PIVOT_WORK_GROUP, 1 << (device.max_work_group_size.bit_length() - 1))
-        spec = BunchParlettSpec(dtype.name, pivot_group)
+        if device.max_work_group_size < TILE * TILE:
+            raise DeviceCapabilityError(
+                f"the device factorization needs work-groups of {TILE * TILE} work-items; "
+                f"device {device.name.strip()!r} allows {device.max_work_group_size}")
+        spec = BunchParlettSpec(dtype.name, global_fence_for(device), UPDATE_STRIP)
         tiles = -(-n // TILE)
-        plan = cls(spec, n, round_up(n, 32), tiles, -(-tiles // UPDATE_STRIP), UPDATE_STRIP)
+        plan = cls(spec, n, round_up(n, 32), tiles, -(-tiles // spec.strip))
         item = dtype.itemsize
         check_global_memory(device, {
-            "A": item * plan.lda * n, "G": item * plan.lda * n,
-            "|M| for the rank test": 8 * plan.lda * n, "partial maxima": plan.record_bytes})
+            "A": item * plan.lda * n, "A (next step)": item * plan.lda * n,
+            "G": item * plan.lda * n, "|M| for the rank test": 8 * plan.lda * n,
+            "partial maxima": plan.record_bytes})
         return plan
 
     @property
     def record_bytes(self) -> int:
         return _RECORD_DTYPE.itemsize * self.tiles * self.row_groups
 
-    def update_range(self, trailing: int) -> tuple[int, int] | None:
-        """Global size of an update covering `trailing` rows and columns
-        (None: nothing to update, nor to search)."""
-        t = -(-trailing // TILE)
-        return (-(-t // self.strip) * TILE, t * TILE) if t > 0 else None
+    def step_range(self, trailing: int) -> tuple[int, int]:
+        """Global size of a step covering `trailing` rows and columns (at
+        least one work-group, which decides the end when nothing is left)."""
+        t = max(-(-trailing // TILE), 1)
+        return (-(-t // self.spec.strip) * TILE, t * TILE)
+
+
+def global_fence_for(device: cl.Device) -> str:
+    """The step kernel's fence before its ticket: NVIDIA's ``membar.gl``
+    where the device is NVIDIA's (OpenCL's ``mem_fence`` is not documented
+    there to reach beyond the work-group), ``mem_fence`` elsewhere."""
+    return "ptx" if compute_capability(device) is not None else "opencl"
 
 
 @dataclass
@@ -277,10 +292,10 @@ def factor_on_device(
 
     Notes
     -----
-    Every pivot step is two launches, ``cjac_bp_pivot`` and
-    ``cjac_bp_update``, after one search-only ``cjac_bp_update``; the host
-    reads the step state once per `STEPS_PER_BATCH` steps, and steps in once
-    more when the remaining entries first fall below the normwise tolerance.
+    Every pivot step is one launch of ``cjac_bp_step``, after one launch
+    that only searches; the host reads the step state once per
+    `STEPS_PER_BATCH` steps, and steps in once more when the remaining
+    entries first fall below the normwise tolerance.
     """
     M = np.asarray(M)
     dtype = np.dtype(np.complex128 if np.iscomplexobj(M) else np.float64)
@@ -290,7 +305,7 @@ def factor_on_device(
 
 
 class _Elimination:
-    """The device buffers and the two kernels of one factorization."""
+    """The device buffers and the kernel of one factorization."""
 
     def __init__(self, queue: cl.CommandQueue, plan: BunchParlettPlan, M: np.ndarray) -> None:
         self.queue, self.plan = queue, plan
@@ -303,103 +318,92 @@ class _Elimination:
             cl.enqueue_fill_buffer(queue, buf, np.zeros(1, np.int32), 0, nbytes)
             return buf
 
-        # Column c of A is row c of M^T; padded to lda rows on the device by a
-        # rectangular copy (no padded host copy).  The first update launch
-        # (s = 0) copies the lower triangle onto the upper one (conjugated,
-        # the diagonal made real), so only the lower triangle of M counts, as
-        # on the host; it also fills `scale` with |m_ij|.
+        # Column c of A0 is column c of M (row c of M^T, the same numbers
+        # where M is Hermitian); padded to lda rows on the device by a
+        # rectangular copy (no padded host copy).  The kernel reads only the
+        # lower triangle, so only the lower triangle of M counts, as on the
+        # host; the first launch drops the imaginary parts of the diagonal.
         rows = self._rows = np.ascontiguousarray(M.T)  # kept until the copy is done
-        self.A = zeroed(item * n * lda)
-        cl.enqueue_copy(queue, self.A, rows, buffer_origin=(0, 0), host_origin=(0, 0),
+        A0 = zeroed(item * n * lda)
+        cl.enqueue_copy(queue, A0, rows, buffer_origin=(0, 0), host_origin=(0, 0),
                         region=(item * n, n), buffer_pitches=(item * lda,),
                         host_pitches=(item * n,), is_blocking=False)
         self.G = zeroed(item * n * lda)
         self.signs = cl.Buffer(ctx, mf.READ_WRITE, 8 * n)
-        self.perm = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR,
-                              hostbuf=np.arange(n, dtype=np.int32))
-        # Records of work-groups above the diagonal are never written: zero
-        # them, so that the first search's maxima can be read off all records.
-        self.partial = zeroed(plan.record_bytes)
-        # Step state (k, s, p, q, flag, pending, testing) = 0: nothing taken,
-        # so the first update launch only searches for the first pivot.
+        # Step state (k, s, p, q, flag, pending, testing, cur, ticket) = 0:
+        # nothing decided, so the first launch only searches.
         self.state = np.zeros(_STATE_WORDS, np.int32)
         self.state_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=self.state)
-        # Kept for the life of the kernels (setting an argument does not hold the buffer).
+        self.tolerance = cl.Buffer(ctx, mf.READ_WRITE, 8)
+        # Kept for the life of the kernel (setting an argument does not hold the buffer).
         self.arguments = buffers = {
-            "A": self.A, "lda": lda, "n": n, "state": self.state_buf,
-            "W": cl.Buffer(ctx, mf.READ_WRITE, item * 2 * lda), "ldw": lda,
-            "G": self.G, "ldg": lda, "signs": self.signs, "perm": self.perm,
-            "partial": self.partial, "strip": plan.strip, "row_groups": plan.row_groups,
-            # |m_ij| at the entries' current positions and the row norms of the
-            # factor by position, for the entrywise rank test.
+            "A0": A0, "A1": cl.Buffer(ctx, mf.READ_WRITE, item * n * lda), "lda": lda,
+            "n": n, "state": self.state_buf,
+            "G": self.G, "ldg": lda, "signs": self.signs,
+            "perm": cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR,
+                              hostbuf=np.arange(n, dtype=np.int32)),
+            "partial": cl.Buffer(ctx, mf.READ_WRITE, plan.record_bytes),
+            "row_groups": plan.row_groups,
+            # |m_ij| by original row and column, and the row norms of the
+            # factor by position (read from one, stored into the other), for
+            # the entrywise rank test.
             "scale": cl.Buffer(ctx, mf.READ_WRITE, 8 * n * lda),
-            "row_norms": zeroed(8 * n), "noise_level": entry_noise_level(n), "rank_tol": 0.0,
+            "row_norms0": zeroed(8 * n), "row_norms1": zeroed(8 * n),
+            "noise_level": entry_noise_level(n),
+            "tolerance": self.tolerance, "rank_noise": rank_noise_level(n),
         }
         program = build_program(ctx, queue.device, plan.spec)
-        signatures = plan.spec.signatures
-        self.pivot_signature = signatures["cjac_bp_pivot"]
-        self.update, self.pivot = (
-            sig.kernel(program, **{a.name: buffers[a.name] for a in sig.args})
-            for sig in (signatures["cjac_bp_update"], self.pivot_signature))
+        signature = plan.spec.signatures["cjac_bp_step"]
+        self.step = signature.kernel(program, **{a.name: buffers[a.name] for a in signature.args})
 
-    def _enqueue_update(self, trailing: int) -> None:
-        global_range = self.plan.update_range(trailing)
-        if global_range is not None:
-            cl.enqueue_nd_range_kernel(self.queue, self.update, global_range,
-                                       (TILE, TILE))
+    def _enqueue_step(self, trailing: int) -> None:
+        cl.enqueue_nd_range_kernel(self.queue, self.step, self.plan.step_range(trailing),
+                                   (TILE, TILE))
 
     def _enqueue_steps(self, k: int) -> None:
         """A batch of pivot steps from position `k` (exact: all launched steps ran).
 
-        Every step advances k by at least one, so the j-th step of the batch
-        is at position k + j or later and its update covers at most
-        n - (k + j) - 1 trailing rows; a step that finds the flag set is a
-        no-op, and so are all after it.
+        Every step advances k by at least one, so the j-th launch of the
+        batch updates from position k + j or later, at most n - (k + j)
+        trailing rows; a launch that finds the flag set is a no-op, and so
+        are all after it.  A pivot that ends at n is applied by one more
+        launch (at k = n), which sets the flag.
         """
-        pivot_range = (self.plan.spec.pivot_work_group,)
-        for lower_k in range(k, min(k + STEPS_PER_BATCH, self.plan.n)):
-            cl.enqueue_nd_range_kernel(self.queue, self.pivot, pivot_range, pivot_range)
-            self._enqueue_update(self.plan.n - lower_k - 1)
+        for lower_k in range(k, min(k + STEPS_PER_BATCH, self.plan.n + 1)):
+            self._enqueue_step(self.plan.n - lower_k)
 
     def _read_state(self) -> tuple[int, int]:
         cl.enqueue_copy(self.queue, self.state, self.state_buf)
         return int(self.state[_Word.K]), int(self.state[_Word.FLAG])
 
-    def _first_search(self, rank_tol: float | None) -> bool:
-        """Search for the first pivot and set the normwise tolerance: the given
-        one, or ``n eps max|m_ij|`` over the lower triangle (the diagonal's
-        imaginary parts dropped, as on the host) from the first search's
-        partial maxima.  Returns whether the default (scaled) test applies."""
-        self._enqueue_update(self.plan.n)
-        scaled_test = rank_tol is None
-        if scaled_test:
-            records = np.empty(self.plan.tiles * self.plan.row_groups, _RECORD_DTYPE)
-            cl.enqueue_copy(self.queue, records, self.partial)
-            rank_tol = rank_noise_level(self.plan.n) * max(float(records["off_value"].max()), 0)
-        self.pivot_signature.bind(self.pivot, rank_tol=max(rank_tol, 0.0))
-        return scaled_test
-
-    def _start_testing(self) -> None:
-        """Turn the entrywise rank test on: no pivot was taken at k; one
-        search-only update (the flag PENDING) drops the noise of the trailing
-        matrix, and the next pivot launch decides again."""
+    def _start_testing(self, k: int) -> None:
+        """Turn the entrywise rank test on: no pivot was taken at k (the
+        state's PENDING is set), so one launch only searches, dropping the
+        noise of the trailing matrix, and decides again."""
         self.state[_Word.FLAG] = _Flag.RUNNING
         self.state[_Word.TESTING] = 1
         cl.enqueue_copy(self.queue, self.state_buf, self.state)
-        self._enqueue_update(self.plan.n - int(self.state[_Word.K]))
+        self._enqueue_step(self.plan.n - k)
 
     def run(self, rank_tol: float | None) -> DeviceJFactor:
-        """Eliminate until the rank test stops; the factor left on the device."""
+        """Eliminate until the rank test stops; the factor left on the device.
+
+        The tolerance of the normwise rank test is the given one, or (a
+        negative value left for the kernel) ``n eps max|m_ij|`` over the
+        lower triangle from the first search, the host's default."""
         n = self.plan.n
-        scaled_test = self._first_search(rank_tol)
+        scaled_test = rank_tol is None
+        tolerance = np.array([-1.0 if scaled_test else max(rank_tol, 0.0)])
+        cl.enqueue_copy(self.queue, self.tolerance, tolerance)
+        self._enqueue_step(n)  # the first search, which decides the first pivot
         while True:
             k, flag = self._read_state()
-            if flag == _Flag.DONE or k >= n:
+            if flag == _Flag.DONE:
                 break
             if flag == _Flag.SMALL:
                 if not scaled_test:
                     break
-                self._start_testing()
+                self._start_testing(k)
             self._enqueue_steps(k)
         signs = np.empty(n)
         cl.enqueue_copy(self.queue, signs, self.signs)

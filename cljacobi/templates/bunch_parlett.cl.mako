@@ -3,74 +3,85 @@
 ## Slapnicar 1992, the J-factorization; the host version is
 ## cljacobi.factorization.j_factorize).
 ##
-## The working matrix A (n x n, column-major, leading dimension lda) holds the
-## full Hermitian Schur complement, both triangles kept exactly conjugate (the
-## diagonal exactly real).  Complex A, W and G are interleaved (re, im) pairs,
-## the element operations those of arith.element, so that the kernel bodies
-## are the same text for real and complex matrices.  One pivot step is two
-## launches:
-##   cjac_bp_pivot    one work-group: fixed-order reduction of the partial
-##                    maxima and the pivot decision; the symmetric
-##                    interchanges k <-> p (and k+1 <-> q for a 2x2 pivot) of
-##                    the rows, the columns and the permutation; the s = 1 or
-##                    2 new columns of G (and W).  Its phases are separated by
-##                    work-group barriers with global-memory fences, which
-##                    make the entries one work-item wrote visible to the
-##                    others of the (single) work-group.
-##   cjac_bp_update   2-D grid: rank-s update of the trailing matrix, fused
-##                    with the search for the next pivot (one partial-maximum
-##                    record per work-group on or below the diagonal)
-## The host starts with one search-only cjac_bp_update (s = 0).  The step
-## state lives in device memory: every kernel reads it, cjac_bp_pivot writes
-## it, so the host enqueues many steps without waiting.  A flag other than
-## CJAC_BP_RUNNING makes every kernel a no-op until the host clears it:
-## CJAC_BP_SMALL when the remaining entries fell below the normwise rank
-## tolerance for the first time (no pivot is taken, CJAC_BP_PENDING is set;
-## the host turns the entrywise rank test on and enqueues one search-only
-## cjac_bp_update, after which cjac_bp_pivot decides again), CJAC_BP_DONE at
-## the end: k = n, or nothing but rounding noise is left.
+## One kernel, cjac_bp_step, and one launch per pivot step.  The working
+## matrix (n x n, column-major, leading dimension lda) is the Hermitian Schur
+## complement, of which only the lower triangle (positions i >= j) is stored
+## and read; complex entries are interleaved (re, im) pairs, the element
+## operations those of arith.element, so that the kernel is the same text for
+## real and complex matrices.  It lives in two buffers, A0 and A1: a launch
+## reads the current one (state[CUR]) and writes the trailing lower triangle
+## of the next into the other.  A launch
+##   1. applies the pivot decided by the launch before: every work-group
+##      computes the rows of the pivot's new columns of G that it needs from
+##      the pivot columns, reading the working matrix through the pivot's
+##      symmetric interchanges (entry (i, j) of P A P^T is entry
+##      (src(i), src(j)) of A, or the conjugate of its mirror image above the
+##      diagonal: no row or column is moved in memory); the rank-s update of
+##      the trailing matrix and the search for the next pivot follow, one
+##      partial-maximum record per work-group on or below the diagonal;
+##   2. its last work-group to finish (a ticket counter in the state, the
+##      work-groups' stores published by a global fence before they take
+##      their ticket) reduces the records in a fixed order and decides the
+##      next pivot, interchanging the permutation and the row norms.
+## The first launch (state[S] = 0) only searches.  The step state lives in
+## device memory, so the host enqueues many steps without waiting.  A flag
+## other than CJAC_BP_RUNNING makes every launch a no-op until the host
+## clears it: CJAC_BP_SMALL when the remaining entries fell below the
+## normwise rank tolerance for the first time (no pivot is taken,
+## CJAC_BP_PENDING is set; the host turns the entrywise rank test on and the
+## next launch only searches), CJAC_BP_DONE at the end: k = n, or nothing but
+## rounding noise is left.  The pivots are those of interchanging the rows
+## and columns in memory (the same entries, the same arithmetic).
 ##
 ## The entrywise rank test (the host version's _BlockLower.start_testing):
-## with CJAC_BP_TESTING set in the state, cjac_bp_update sets every updated
-## entry within its rounding-error bound,
-## |s_ij| <= noise_level (|m_ij| + ||g_i|| ||g_j||), to zero, so complete
-## pivoting never picks noise and the elimination stops at a largest modulus
-## of 0.  |m_ij| of the entries now at (i, j) is kept in `scale` (filled by
-## the first launch from A and interchanged with A by cjac_bp_pivot), the
-## row norms ||g_i|| of the factor so far in `row_norms` (by position,
-## updated by cjac_bp_pivot with every new column), so the test costs one
-## more read per entry and no transfer.
+## with CJAC_BP_TESTING set in the state, an updated entry within its
+## rounding-error bound, |s_ij| <= noise_level (|m_ij| + ||g_i|| ||g_j||), is
+## set to zero, so complete pivoting never picks noise and the elimination
+## stops at a largest modulus of 0.  |m_ij| is kept in `scale` by the
+## original row and column (both triangles, filled by the first launch) and
+## read through the permutation; the row norms ||g_i|| of the factor so far
+## in `row_norms`, by position.
 ##
 ## Render parameters (cljacobi.host.factorization.BunchParlettSpec):
 ##   real_ctype        "double"
 ##   complex_          whether M is complex Hermitian (else real symmetric)
 ##   layout            "interleaved" (the only complex storage here)
-##   tile              side of the square work-group of cjac_bp_update
-##   work_group_size   work-items of the one work-group of cjac_bp_pivot
-##                     (a power of two)
+##   tile              side of the square work-group
+##   strip             row tiles per work-group (one record each)
+##   global_fence      "opencl": mem_fence(CLK_GLOBAL_MEM_FENCE); "ptx":
+##                     NVIDIA's membar.gl through inline PTX (a fence for the
+##                     whole device, what the ticket needs)
 ##   alpha             the Bunch-Parlett constant (1 + sqrt(17)) / 8
 ##   state_defines     #define lines of the step state's words and flags
 ##   record_struct     the typedef of cjac_bp_max, from the host's record dtype
-##   signatures        the kernels' arguments (cljacobi.host.signatures)
+##   signatures        the kernel's arguments (cljacobi.host.signatures)
 <%namespace name="arith" file="arith.cl.mako"/>
 %if layout != "interleaved":
 <% raise ValueError(f"bunch_parlett stores complex data interleaved, not {layout!r}") %>
 %endif
 ${arith.prelude(real_ctype)}
-## (arith.element builds its work-group sum on cjac_workgroup_sum)
-${arith.workgroup_sum(work_group_size)}
-${arith.element(real_ctype, complex_, layout)}
+${arith.element(real_ctype, complex_, layout, with_workgroup_sum=False)}
 
 #define TILE ${tile}
-#define WG ${work_group_size}
+#define WG (TILE * TILE)
+#define STRIP ${strip}
 /* Bunch & Parlett (1971): alpha = (1 + sqrt(17)) / 8 balances the growth of
  * 1x1 and 2x2 pivots. */
 #define CJAC_BP_ALPHA ${repr(alpha)}
+%if global_fence == "ptx":
+#define CJAC_BP_GLOBAL_FENCE() asm volatile("membar.gl;" ::: "memory")
+%elif global_fence == "opencl":
+#define CJAC_BP_GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+%else:
+<% raise ValueError(f"unknown global_fence {global_fence!r}") %>
+%endif
 
 /* The step state: state[K] = k, the first position not yet eliminated; s, p, q
- * the pivot last chosen (p <= q; p == q for s = 1): taken at k - s, or, with
- * state[PENDING] set, chosen for position k and not taken; the flag; whether
- * the entrywise rank test is on.  (s = 0 at the start: nothing taken yet.) */
+ * the pivot last chosen (p <= q; p == q for s = 1): decided for k - s and not
+ * yet applied to the working matrix, or, with state[PENDING] set, chosen for
+ * position k and not taken; the flag; whether the entrywise rank test is on;
+ * which buffer holds the working matrix; the ticket counter.  (s = 0 at the
+ * start: nothing decided yet.) */
 ${state_defines}
 
 /* Partial maxima of one work-group: the largest |a_ij| of the trailing matrix
@@ -85,218 +96,34 @@ inline bool cjac_bp_better(const cjac_real v, const int col, const int row,
     return v > best || (v == best && (col < best_col || (col == best_col && row < best_row)));
 }
 
-/* Schur update A[i][j] -= sum_t sign_t W_t[i] conj(W_t[j]) for
- * k0 <= j <= i < n, i.e. A -= W J_s W^* (Bunch & Parlett 1971, the host's
- * eliminate), computed on the lower triangle and mirrored as its conjugate
- * onto the upper one, which the interchanges read; the diagonal is kept
- * exactly real.  Then the partial maxima of the updated entries.
- *
- * State: k0 = state[K] is the first position not yet eliminated, the pivot
- * just taken is (k0 - s, s) with s = state[S] and signs[k0-s..k0-1]; s = 0
- * (the first launch) only searches (and makes A Hermitian from its lower
- * triangle, the imaginary parts of the diagonal dropped, and fills `scale`
- * with |a_ij|); with state[PENDING] set no pivot was taken and the launch
- * only searches.  With state[TESTING] set the entries within their
- * rounding-error bound are set to zero.
- *
- * Work-group (gx, by) covers the columns k0 + by*TILE.. and the `strip` row
- * tiles bx = gx*strip .. gx*strip + strip - 1 (rows k0 + bx*TILE..), tiles
- * above the diagonal (bx < by) skipped; a work-group with no tile on or below
- * the diagonal exits at once and writes no record.  The record of (gx, by) is
- * partial[by * row_groups + gx].  The grid covers at least the n - k0
- * trailing rows and columns. */
-__kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
-void cjac_bp_update(${signatures["cjac_bp_update"].parameters})
+/* The position whose entries move to position i under the symmetric
+ * interchanges of a pivot at k: k <-> p, then (s = 2) k+1 <-> q, as rows and
+ * columns exchanged in that order would move them; none for s = 0. */
+inline int cjac_bp_source(const int i, const int s, const int k, const int p, const int q)
 {
-    if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING)
-        return;  /* uniform over the launch */
-    const int gx = get_group_id(0), by = get_group_id(1);
-    if ((gx + 1) * strip <= by)
-        return;  /* uniform over the work-group: all its tiles lie above the diagonal */
-    const int k0 = state[CJAC_BP_K];
-    const bool pending = state[CJAC_BP_PENDING] != 0;
-    const int s = pending ? 0 : state[CJAC_BP_S];  /* rank of this update */
-    const bool first = !pending && state[CJAC_BP_S] == 0;  /* the first launch */
-    const bool testing = state[CJAC_BP_TESTING] != 0;
-    const int k = k0 - s;
-    __local cjac_real best_off[TILE * TILE], best_diag[TILE * TILE];
-    __local int best_row[TILE * TILE], best_col[TILE * TILE], best_d[TILE * TILE];
-    const int lx = get_local_id(0), ly = get_local_id(1);
-    const int lid = ly * TILE + lx;
-    const int col = k0 + by * TILE + ly;
-
-    /* The tile's new entries, conjugated, for the transposed (coalesced)
-     * store into the upper triangle; the odd stride spreads a warp's
-     * column-wise stores over the banks. */
-    __local cjac_elem mirror[TILE * (TILE + 1)];
-    cjac_real off = -1, diag = -1;
-    int off_row = n, off_col = n, diag_index = n;
-    for (int u = 0; u < strip; ++u) {
-        const int bx = gx * strip + u;
-        const int row = k0 + bx * TILE + lx;
-        if (bx >= by && row < n && col < n && row >= col) {
-            cjac_elem a = A[(size_t)col * lda + row];
-            if (s >= 1)
-                a = cjac_axpy(cjac_scale(-signs[k], W[row]), cjac_conj(W[col]), a);
-            if (s == 2)
-                a = cjac_axpy(cjac_scale(-signs[k + 1], W[ldw + row]), cjac_conj(W[ldw + col]), a);
-            if (row == col)
-                a = cjac_from_real(cjac_real_part(a));
-            cjac_real v = cjac_elem_abs(a);
-            if (first) {
-                scale[(size_t)col * lda + row] = v;
-                scale[(size_t)row * lda + col] = v;
-            }
-            if (testing && v <= noise_level * fma(row_norms[row], row_norms[col],
-                                                  scale[(size_t)col * lda + row])) {
-                a = cjac_from_real(0);  /* rounding noise */
-                v = 0;
-            }
-            A[(size_t)col * lda + row] = a;
-            mirror[lx * (TILE + 1) + ly] = cjac_conj(a);
-            if (cjac_bp_better(v, col, row, off, off_col, off_row)) {
-                off = v;
-                off_row = row;
-                off_col = col;
-            }
-            if (row == col && cjac_bp_better(v, row, row, diag, diag_index, diag_index)) {
-                diag = v;
-                diag_index = row;
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        /* Keep A Hermitian for the swaps: entry (row', col') of the lower
-         * triangle, computed by work-item (ly, lx), goes to A[row' * lda +
-         * col'], consecutive work-items writing consecutive addresses. */
-        {
-            const int lower_row = k0 + bx * TILE + ly, lower_col = k0 + by * TILE + lx;
-            if (bx >= by && lower_row < n && lower_col < n && lower_row >= lower_col)
-                A[(size_t)lower_row * lda + lower_col] = mirror[ly * (TILE + 1) + lx];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    best_off[lid] = off;
-    best_row[lid] = off_row;
-    best_col[lid] = off_col;
-    best_diag[lid] = diag;
-    best_d[lid] = diag_index;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int width = TILE * TILE / 2; width > 0; width /= 2) {
-        if (lid < width) {
-            const int o = lid + width;
-            if (cjac_bp_better(best_off[o], best_col[o], best_row[o],
-                               best_off[lid], best_col[lid], best_row[lid])) {
-                best_off[lid] = best_off[o];
-                best_row[lid] = best_row[o];
-                best_col[lid] = best_col[o];
-            }
-            if (cjac_bp_better(best_diag[o], best_d[o], best_d[o],
-                               best_diag[lid], best_d[lid], best_d[lid])) {
-                best_diag[lid] = best_diag[o];
-                best_d[lid] = best_d[o];
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lid == 0) {
-        cjac_bp_max out;
-        out.off_value = best_off[0];
-        out.off_row = best_row[0];
-        out.off_col = best_col[0];
-        out.diag_value = best_diag[0];
-        out.diag_index = best_d[0];
-        out.pad = 0;
-        partial[by * row_groups + gx] = out;
-    }
+    if (s == 0)
+        return i;
+    int j = i;
+    if (s == 2)
+        j = j == k + 1 ? q : j == q ? k + 1 : j;
+    return j == k ? p : j == p ? k : j;
 }
 
-/* One pivot step at k = state[K], the first position not yet eliminated, in
- * one work-group of WG work-items.
- *
- * 1. Fixed-order reduction of the partial maxima of the last cjac_bp_update
- *    (those of the work-groups on or below the diagonal that cover the n - k
- *    trailing rows) and the Bunch-Parlett choice (Bunch & Parlett 1971):
- *    mu0 = max |a_ij|, mu1 = max |a_ii|; a 1x1 pivot at the largest diagonal
- *    entry if mu1 >= alpha mu0, else a 2x2 pivot at the off-diagonal
- *    position (q, p) of mu0, p < q.  The maximum is unique under the order of
- *    cjac_bp_better, so the choice does not depend on how the records are
- *    grouped.  The rank test: !(mu0 > rank_tol) (normwise) stops for the
- *    host to turn the entrywise test on (CJAC_BP_SMALL) the first time, and
- *    with CJAC_BP_TESTING on, where the update launches drop noise, at
- *    mu0 = 0 (nothing but noise left).
- * 2. The symmetric interchanges k <-> p and, for a 2x2 pivot, k+1 <-> q:
- *    rows i and p of A exchanged in columns k..n-1 (the second interchange
- *    also moves the entries of column k), then columns i and p in rows
- *    k..n-1, and the permutation.  With both triangles stored, P A P^T is a
- *    plain exchange of rows and then of columns, also for complex A: the
- *    crossing entry a_ip moves to (p, i) and a_pi = conj(a_ip) to (i, p), so A
- *    stays Hermitian.
- * 3. The s new columns of G from the pivot columns X = A[k:, k:k+s]
- *    (Slapnicar 1992; same formulas as the host version, _pivot_1x1 and
- *    _pivot_2x2):
- *      1x1, d = a_kk (real):  w = X / (sign(d) sqrt|d|), pivot entry sqrt|d|;
- *      2x2, E = X[0:2] = [[a, b], [conj(b), c]] = Q diag(lam) Q^* by a Jacobi
- *           rotation (_eigh_2x2): the real formulas on [[a, |b|], [|b|, c]],
- *           kappa = (c - a) / (2|b|), t = sign(kappa) / (|kappa| + sqrt(1 + kappa^2)),
- *           cs = 1 / sqrt(1 + t^2), sn = t cs, lam = (a - t|b|, c + t|b|), and
- *           the phase e^{-i phi} = conj(b / |b|) (sign(b) for real b) in the
- *           second row of Q = [[cs, sn], [-sn e^{-i phi}, cs e^{-i phi}]];
- *           W = X Q diag(sign(lam) / sqrt|lam|), pivot rows Q |lam|^{1/2}.
- *    W (positions k..n-1) goes to the work array for the update, and to G at
- *    the original row index perm[i]; sign(lam) to signs[k..k+s-1].
- * The phases read entries of A and perm that other work-items wrote in the
- * phase before; the barriers between them carry global-memory fences, which
- * order those accesses within the work-group.  Every barrier is reached by
- * all work-items: the branches around the phases are uniform (on values the
- * work-group shares through local memory).
- *
- * 4. The row norms ||g_i|| of the factor (by position) with the new columns:
- *    row_norms[i] = hypot(row_norms[i], |w_i|) for i > k + s - 1, after the
- *    interchanges moved them along with the rows.
- * The state is rewritten: (s, p, q) the pivot; the flag CJAC_BP_DONE at
- * k = n or when the rank test stops, CJAC_BP_SMALL when !(mu0 > rank_tol)
- * before the entrywise test is on (nothing more is done, CJAC_BP_PENDING
- * set), else CJAC_BP_RUNNING and K = k + s. */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void cjac_bp_pivot(${signatures["cjac_bp_pivot"].parameters})
+/* Entry (i, j) of the Hermitian matrix whose lower triangle is stored in A:
+ * the stored entry, or the conjugate of its mirror image (the diagonal is
+ * real). */
+inline cjac_elem cjac_bp_entry(const __global cjac_elem *A, const int lda, const int i, const int j)
 {
-    if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING)
-        return;  /* uniform over the work-group */
-    __local cjac_real best_off[WG], best_diag[WG];
-    __local int best_row[WG], best_col[WG], best_d[WG];
-    __local int step[4];  /* s, p, q, flag, for all work-items */
-    const int lid = get_local_id(0);
-    const int k = state[CJAC_BP_K];
-    const int testing = state[CJAC_BP_TESTING];
+    return i >= j ? A[(size_t)j * lda + i] : cjac_conj(A[(size_t)i * lda + j]);
+}
 
-    /* 1. Decision.  Record (gx, by) of the last update: column tiles
-     * by < tiles, row groups gx < groups of `strip` tiles; the loop reads them
-     * by columns, contiguously. */
-    const int tiles = k >= n ? 0 : (n - k + TILE - 1) / TILE;
-    const int groups = (tiles + strip - 1) / strip;
-    cjac_real off = -1, diag = -1;
-    int off_row = 0, off_col = 0, diag_index = 0;
-    for (int x = lid; x < tiles * groups; x += WG) {
-        const int by = x / groups, gx = x - by * groups;
-        if ((gx + 1) * strip <= by)
-            continue;  /* above the diagonal: no record */
-        const cjac_bp_max m = partial[by * row_groups + gx];
-        if (cjac_bp_better(m.off_value, m.off_col, m.off_row, off, off_col, off_row)) {
-            off = m.off_value;
-            off_row = m.off_row;
-            off_col = m.off_col;
-        }
-        if (cjac_bp_better(m.diag_value, m.diag_index, m.diag_index,
-                           diag, diag_index, diag_index)) {
-            diag = m.diag_value;
-            diag_index = m.diag_index;
-        }
-    }
-    best_off[lid] = off;
-    best_row[lid] = off_row;
-    best_col[lid] = off_col;
-    best_diag[lid] = diag;
-    best_d[lid] = diag_index;
+
+/* Fixed-order reduction of the records in `best` (one per work-item) to
+ * entry 0. */
+inline void cjac_bp_reduce(__local cjac_real *best_off, __local int *best_row,
+                           __local int *best_col, __local cjac_real *best_diag,
+                           __local int *best_d, const int lid)
+{
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int width = WG / 2; width > 0; width /= 2) {
         if (lid < width) {
@@ -315,98 +142,40 @@ void cjac_bp_pivot(${signatures["cjac_bp_pivot"].parameters})
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (lid == 0) {
-        int s, p, q, flag = CJAC_BP_RUNNING;
-        const cjac_real mu0 = best_off[0], mu1 = best_diag[0];
-        if (mu1 >= CJAC_BP_ALPHA * mu0) {
-            s = 1;
-            p = q = best_d[0];
-        } else {
-            s = 2;
-            p = min(best_row[0], best_col[0]);
-            q = max(best_row[0], best_col[0]);
-        }
-        /* !(mu0 > tol) also stops on an empty trailing matrix (mu0 = -1). */
-        if (k >= n)
-            flag = CJAC_BP_DONE;
-        else if (!(mu0 > rank_tol))
-            flag = !testing ? CJAC_BP_SMALL : mu0 > 0 ? CJAC_BP_RUNNING : CJAC_BP_DONE;
-        step[0] = s;
-        step[1] = p;
-        step[2] = q;
-        step[3] = flag;
-        /* The other work-items read the state only above. */
-        state[CJAC_BP_S] = s;
-        state[CJAC_BP_P] = p;
-        state[CJAC_BP_Q] = q;
-        state[CJAC_BP_FLAG] = flag;
-        state[CJAC_BP_PENDING] = flag == CJAC_BP_SMALL;
-        if (flag == CJAC_BP_RUNNING)
-            state[CJAC_BP_K] = k + s;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const int s = step[0];
-    const bool run = step[3] == CJAC_BP_RUNNING;
+}
 
-    /* 2. Interchanges (uniform branches; the barriers outside them). */
-%for which in (0, 1):
-    {
-        const int i = k + ${which}, j = step[${which + 1}];
-        const bool swap = run && ${which} < s && i != j;
-        if (swap)
-            for (int col = k + lid; col < n; col += WG) {
-                const cjac_elem x = A[(size_t)col * lda + i];
-                A[(size_t)col * lda + i] = A[(size_t)col * lda + j];
-                A[(size_t)col * lda + j] = x;
-                const cjac_real y = scale[(size_t)col * lda + i];
-                scale[(size_t)col * lda + i] = scale[(size_t)col * lda + j];
-                scale[(size_t)col * lda + j] = y;
-            }
-        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-        if (swap) {
-            for (int row = k + lid; row < n; row += WG) {
-                const cjac_elem x = A[(size_t)i * lda + row];
-                A[(size_t)i * lda + row] = A[(size_t)j * lda + row];
-                A[(size_t)j * lda + row] = x;
-                const cjac_real y = scale[(size_t)i * lda + row];
-                scale[(size_t)i * lda + row] = scale[(size_t)j * lda + row];
-                scale[(size_t)j * lda + row] = y;
-            }
-            if (lid == 0) {
-                const int t = perm[i];
-                perm[i] = perm[j];
-                perm[j] = t;
-                const cjac_real r = row_norms[i];
-                row_norms[i] = row_norms[j];
-                row_norms[j] = r;
-            }
-        }
-        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-    }
-%endfor
+/* The pivot taken at k, s = 1 or 2 columns X = A'[k:, k:k+s] of the
+ * interchanged matrix A' (Slapnicar 1992; the host version's _pivot_1x1 and
+ * _pivot_2x2):
+ *   1x1, d = a_kk (real):  w = X / (sign(d) sqrt|d|), pivot entry sqrt|d|;
+ *   2x2, E = X[0:2] = [[a, b], [conj(b), c]] = Q diag(lam) Q^* by a Jacobi
+ *        rotation (_eigh_2x2): the real formulas on [[a, |b|], [|b|, c]],
+ *        kappa = (c - a) / (2|b|), t = sign(kappa) / (|kappa| + sqrt(1 + kappa^2)),
+ *        cs = 1 / sqrt(1 + t^2), sn = t cs, lam = (a - t|b|, c + t|b|), and
+ *        the phase e^{-i phi} = conj(b / |b|) (sign(b) for real b) in the
+ *        second row of Q = [[cs, sn], [-sn e^{-i phi}, cs e^{-i phi}]];
+ *        W = X Q diag(sign(lam) / sqrt|lam|), pivot rows Q |lam|^{1/2}.
+ * Every work-group computes these few numbers from the same three entries,
+ * by the same instructions, so they agree to the bit. */
+typedef struct {
+    cjac_real sign0, sign1, root0, root1, q00, q01;
+    cjac_elem q10, q11;
+} cjac_bp_pivot;
 
-    /* 3. The new columns of G (no barrier below). */
-    if (!run)
-        return;
+inline cjac_bp_pivot cjac_bp_pivot_of(const __global cjac_elem *A, const int lda, const int s,
+                                      const int p, const int q)
+{
+    cjac_bp_pivot pv;
     if (s == 1) {
-        const cjac_real d = cjac_real_part(A[(size_t)k * lda + k]);
-        const cjac_real sign = d > 0 ? 1 : -1;
-        const cjac_real root = sqrt(fabs(d));
-        for (int i = k + lid; i < n; i += WG) {
-            const cjac_elem w = i == k ? cjac_from_real(root)
-                                       : A[(size_t)k * lda + i] / (sign * root);
-            W[i] = w;
-            G[(size_t)k * ldg + perm[i]] = w;
-            if (i > k)
-                row_norms[i] = hypot(row_norms[i], cjac_elem_abs(w));
-        }
-        if (lid == 0)
-            signs[k] = sign;
-        return;
+        const cjac_real d = cjac_real_part(cjac_bp_entry(A, lda, p, p));
+        pv.sign0 = d > 0 ? 1 : -1;
+        pv.root0 = sqrt(fabs(d));
+        return pv;
     }
-    const cjac_real a = cjac_real_part(A[(size_t)k * lda + k]);
-    const cjac_real c = cjac_real_part(A[(size_t)(k + 1) * lda + k + 1]);
-    const cjac_elem b = cjac_conj(A[(size_t)k * lda + k + 1]);  /* e_01 = conj(e_10) */
+    const cjac_real a = cjac_real_part(cjac_bp_entry(A, lda, p, p));
+    const cjac_real c = cjac_real_part(cjac_bp_entry(A, lda, q, q));
+    /* e_01 = conj(e_10), e_10 = entry (q, p) of the stored lower triangle (q > p) */
+    const cjac_elem b = cjac_conj(cjac_bp_entry(A, lda, q, p));
     const cjac_real beta = cjac_elem_abs(b);
     const cjac_real kappa = (c - a) / (2 * beta);
     const cjac_real t = copysign(1 / (fabs(kappa) + sqrt(fma(kappa, kappa, 1))), kappa);
@@ -414,33 +183,317 @@ void cjac_bp_pivot(${signatures["cjac_bp_pivot"].parameters})
     const cjac_real sn = t * cs;
     const cjac_elem phase = cjac_conj(b / beta);  /* beta = mu0 > 0 for a 2x2 pivot */
     /* Q = [[cs, sn], [-sn phase, cs phase]], lam = (a - t beta, c + t beta) */
-    const cjac_real q00 = cs, q01 = sn;
-    const cjac_elem q10 = cjac_scale(-sn, phase), q11 = cjac_scale(cs, phase);
+    pv.q00 = cs;
+    pv.q01 = sn;
+    pv.q10 = cjac_scale(-sn, phase);
+    pv.q11 = cjac_scale(cs, phase);
     const cjac_real lam0 = a - t * beta, lam1 = c + t * beta;
-    const cjac_real sign0 = lam0 > 0 ? 1 : -1, sign1 = lam1 > 0 ? 1 : -1;
-    const cjac_real root0 = sqrt(fabs(lam0)), root1 = sqrt(fabs(lam1));
-    for (int i = k + lid; i < n; i += WG) {
-        cjac_elem w0, w1;
-        if (i == k) {
-            w0 = cjac_from_real(q00 * root0);
-            w1 = cjac_from_real(q01 * root1);
-        } else if (i == k + 1) {
-            w0 = cjac_scale(root0, q10);
-            w1 = cjac_scale(root1, q11);
-        } else {
-            const cjac_elem x0 = A[(size_t)k * lda + i], x1 = A[(size_t)(k + 1) * lda + i];
-            w0 = cjac_scale(sign0 / root0, cjac_axpy(x0, cjac_from_real(q00), cjac_mul(x1, q10)));
-            w1 = cjac_scale(sign1 / root1, cjac_axpy(x0, cjac_from_real(q01), cjac_mul(x1, q11)));
+    pv.sign0 = lam0 > 0 ? 1 : -1;
+    pv.sign1 = lam1 > 0 ? 1 : -1;
+    pv.root0 = sqrt(fabs(lam0));
+    pv.root1 = sqrt(fabs(lam1));
+    return pv;
+}
+
+/* Row i >= k of the new columns W of G. */
+inline void cjac_bp_new_row(const __global cjac_elem *A, const int lda, const cjac_bp_pivot *pv,
+                            const int s, const int k, const int p, const int q, const int i,
+                            cjac_elem *w0, cjac_elem *w1)
+{
+    if (s == 1) {
+        *w0 = i == k ? cjac_from_real(pv->root0)
+                     : cjac_bp_entry(A, lda, cjac_bp_source(i, 1, k, p, p), p)
+                       / (pv->sign0 * pv->root0);
+        *w1 = cjac_from_real(0);
+    } else if (i == k) {
+        *w0 = cjac_from_real(pv->q00 * pv->root0);
+        *w1 = cjac_from_real(pv->q01 * pv->root1);
+    } else if (i == k + 1) {
+        *w0 = cjac_scale(pv->root0, pv->q10);
+        *w1 = cjac_scale(pv->root1, pv->q11);
+    } else {
+        const int source = cjac_bp_source(i, 2, k, p, q);
+        const cjac_elem x0 = cjac_bp_entry(A, lda, source, p);
+        const cjac_elem x1 = cjac_bp_entry(A, lda, source, q);
+        *w0 = cjac_scale(pv->sign0 / pv->root0,
+                         cjac_axpy(x0, cjac_from_real(pv->q00), cjac_mul(x1, pv->q10)));
+        *w1 = cjac_scale(pv->sign1 / pv->root1,
+                         cjac_axpy(x0, cjac_from_real(pv->q01), cjac_mul(x1, pv->q11)));
+    }
+}
+
+/* ||g_i|| grown by the new columns' entries (none for s = 0). */
+inline cjac_real cjac_bp_new_norm(const cjac_real norm, const int s, const cjac_elem w0,
+                                  const cjac_elem w1)
+{
+    return s == 0 ? norm : s == 1 ? hypot(norm, cjac_elem_abs(w0))
+                                  : hypot(hypot(norm, cjac_elem_abs(w0)), cjac_elem_abs(w1));
+}
+
+/* One pivot step: applying the pivot decided by the launch before, the
+ * update and search, then (the last work-group) the next pivot decision.
+ *
+ * The pivot.  With k0 = state[K] the first position not yet eliminated and
+ * (s, p, q) = state[S, P, Q] the pivot decided at k = k0 - s: every
+ * work-group computes the rows of W it needs (its rows and its columns) from
+ * the pivot columns of the interchanged matrix; the work-groups of the
+ * first column tile (by = 0) store their rows of W into G at the original
+ * row index perm[i] and the grown row norms, and work-group (0, 0) the pivot
+ * rows k..k0-1 and the signs sign(d) or sign(lam) in signs[k..k0-1].
+ *
+ * Update.  A'[i][j] = (P A P^T)[i][j] - sum_t sign_t W_t[i] conj(W_t[j]) for
+ * k0 <= j <= i < n, i.e. A' = P A P^T - W J_s W^* (Bunch & Parlett 1971, the
+ * host's eliminate), the diagonal kept exactly real; then the partial maxima
+ * of the new entries.  s = 0 (the first launch) only searches (the imaginary
+ * parts of the diagonal dropped; `scale` filled with |a_ij|); with
+ * state[PENDING] set no pivot was taken and the launch only searches.  With
+ * state[TESTING] set the entries within their rounding-error bound are set
+ * to zero.  Work-group (gx, by) covers the columns k0 + by*TILE.. and the
+ * STRIP row tiles bx = gx*STRIP .. gx*STRIP + STRIP - 1 (rows
+ * k0 + bx*TILE..), tiles above the diagonal (bx < by) skipped; the record of
+ * a work-group with a tile on or below the diagonal goes to
+ * partial[by * row_groups + gx].  The grid covers at least the n - k0
+ * trailing rows and columns, and at least work-group (0, 0).
+ *
+ * Decision (the last work-group; Bunch & Parlett 1971): mu0 = max |a_ij|,
+ * mu1 = max |a_ii| of the new trailing matrix; a 1x1 pivot at the largest
+ * diagonal entry if mu1 >= alpha mu0, else a 2x2 pivot at the off-diagonal
+ * position (q, p) of mu0, p < q.  The maximum is unique under the order of
+ * cjac_bp_better, so the choice does not depend on how the records are
+ * grouped.  The rank test: !(mu0 > tol) (normwise) stops for the host to
+ * turn the entrywise test on (CJAC_BP_SMALL) the first time, and with
+ * CJAC_BP_TESTING on, where the updates drop noise, at mu0 = 0 (nothing but
+ * noise left).  tol = tolerance[0], or, where the host left it negative,
+ * rank_noise mu0 of the first search (n eps max |m_ij|, the host's default),
+ * stored there.  The permutation and the row norms are interchanged; the
+ * state is rewritten: (s, p, q) the pivot; the flag CJAC_BP_DONE at k0 = n
+ * or when the rank test stops, CJAC_BP_SMALL when !(mu0 > tol) before the
+ * entrywise test is on (CJAC_BP_PENDING set), else CJAC_BP_RUNNING and
+ * K = k0 + s; the other buffers current; the ticket back to 0.  A pivot
+ * that ends at n is applied (its columns of G stored) by one more launch,
+ * which finds k0 = n and ends. */
+__kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
+void cjac_bp_step(${signatures["cjac_bp_step"].parameters})
+{
+    if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING)
+        return;  /* uniform over the launch (the last work-group changes it) */
+    const int gx = get_group_id(0), by = get_group_id(1);
+    const int k0 = state[CJAC_BP_K];
+    const bool pending = state[CJAC_BP_PENDING] != 0;
+    const int s = pending ? 0 : state[CJAC_BP_S];  /* rank of this update */
+    const bool first = !pending && state[CJAC_BP_S] == 0;  /* the first launch */
+    const bool testing = state[CJAC_BP_TESTING] != 0;
+    const int k = k0 - s, p = state[CJAC_BP_P], q = state[CJAC_BP_Q];
+    const bool odd = state[CJAC_BP_CUR] != 0;
+    const __global cjac_elem *A = odd ? A1 : A0;
+    __global cjac_elem *next = odd ? A0 : A1;
+    const __global cjac_real *norms = odd ? row_norms1 : row_norms0;
+    __global cjac_real *next_norms = odd ? row_norms0 : row_norms1;
+    __local cjac_real best_off[WG], best_diag[WG];
+    __local int best_row[WG], best_col[WG], best_d[WG];
+    __local cjac_elem w_rows[2][STRIP * TILE], w_cols[2][TILE];
+    __local cjac_real norm_rows[STRIP * TILE], norm_cols[TILE];
+    __local int last;
+    const int lx = get_local_id(0), ly = get_local_id(1);
+    const int lid = ly * TILE + lx;
+    cjac_bp_pivot pv;
+    if (s > 0)
+        pv = cjac_bp_pivot_of(A, lda, s, p, q);
+
+    if (s > 0 && gx == 0 && by == 0) {  /* the pivot rows of G, and the signs */
+        if (lid < s) {
+            cjac_elem w0, w1;
+            cjac_bp_new_row(A, lda, &pv, s, k, p, q, k + lid, &w0, &w1);
+            G[(size_t)k * ldg + perm[k + lid]] = w0;
+            if (s == 2)
+                G[(size_t)(k + 1) * ldg + perm[k + lid]] = w1;
         }
-        W[i] = w0;
-        W[ldw + i] = w1;
-        G[(size_t)k * ldg + perm[i]] = w0;
-        G[(size_t)(k + 1) * ldg + perm[i]] = w1;
-        if (i > k + 1)
-            row_norms[i] = hypot(hypot(row_norms[i], cjac_elem_abs(w0)), cjac_elem_abs(w1));
+        if (lid == 0) {
+            signs[k] = pv.sign0;
+            if (s == 2)
+                signs[k + 1] = pv.sign1;
+        }
     }
+
+    if ((gx + 1) * STRIP > by && k0 < n) {  /* uniform: a tile on or below the diagonal */
+        const int row0 = k0 + gx * STRIP * TILE, col0 = k0 + by * TILE;
+        /* The rows of W and the row norms this work-group needs. */
+        for (int t = lid; t < STRIP * TILE + TILE; t += WG) {
+            const int i = t < STRIP * TILE ? row0 + t : col0 + t - STRIP * TILE;
+            if (i >= n)
+                continue;
+            cjac_elem w0 = cjac_from_real(0), w1 = cjac_from_real(0);
+            if (s > 0)
+                cjac_bp_new_row(A, lda, &pv, s, k, p, q, i, &w0, &w1);
+            const cjac_real norm = cjac_bp_new_norm(norms[i], s, w0, w1);
+            if (t < STRIP * TILE) {
+                w_rows[0][t] = w0;
+                w_rows[1][t] = w1;
+                norm_rows[t] = norm;
+                if (by == 0) {  /* the new columns of G and the norms, once */
+                    if (s > 0)
+                        G[(size_t)k * ldg + perm[i]] = w0;
+                    if (s == 2)
+                        G[(size_t)(k + 1) * ldg + perm[i]] = w1;
+                    next_norms[i] = norm;
+                }
+            } else {
+                w_cols[0][t - STRIP * TILE] = w0;
+                w_cols[1][t - STRIP * TILE] = w1;
+                norm_cols[t - STRIP * TILE] = norm;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        const int col = col0 + ly;
+        const int col_source = cjac_bp_source(col, s, k, p, q);
+        cjac_real off = -1, diag = -1;
+        int off_row = n, off_col = n, diag_index = n;
+        for (int u = 0; u < STRIP; ++u) {
+            const int bx = gx * STRIP + u;
+            const int r = u * TILE + lx, row = row0 + r;
+            if (bx >= by && row < n && col < n && row >= col) {
+                cjac_elem a = cjac_bp_entry(A, lda, cjac_bp_source(row, s, k, p, q), col_source);
+                if (s >= 1)
+                    a = cjac_axpy(cjac_scale(-pv.sign0, w_rows[0][r]), cjac_conj(w_cols[0][ly]), a);
+                if (s == 2)
+                    a = cjac_axpy(cjac_scale(-pv.sign1, w_rows[1][r]), cjac_conj(w_cols[1][ly]), a);
+                if (row == col)
+                    a = cjac_from_real(cjac_real_part(a));
+                cjac_real v = cjac_elem_abs(a);
+                if (first) {
+                    scale[(size_t)col * lda + row] = v;
+                    scale[(size_t)row * lda + col] = v;
+                }
+                if (testing && v <= noise_level * fma(
+                        norm_rows[r], norm_cols[ly],
+                        scale[(size_t)perm[col] * lda + perm[row]])) {
+                    a = cjac_from_real(0);  /* rounding noise */
+                    v = 0;
+                }
+                next[(size_t)col * lda + row] = a;
+                if (cjac_bp_better(v, col, row, off, off_col, off_row)) {
+                    off = v;
+                    off_row = row;
+                    off_col = col;
+                }
+                if (row == col && cjac_bp_better(v, row, row, diag, diag_index, diag_index)) {
+                    diag = v;
+                    diag_index = row;
+                }
+            }
+        }
+        best_off[lid] = off;
+        best_row[lid] = off_row;
+        best_col[lid] = off_col;
+        best_diag[lid] = diag;
+        best_d[lid] = diag_index;
+        cjac_bp_reduce(best_off, best_row, best_col, best_diag, best_d, lid);
+        if (lid == 0) {
+            cjac_bp_max out;
+            out.off_value = best_off[0];
+            out.off_row = best_row[0];
+            out.off_col = best_col[0];
+            out.diag_value = best_diag[0];
+            out.diag_index = best_d[0];
+            out.pad = 0;
+            partial[by * row_groups + gx] = out;
+        }
+    }
+
+    /* The ticket: every work-group's stores published before it is taken, so
+     * the last one to take it reads them all. */
+    CJAC_BP_GLOBAL_FENCE();
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    if (lid == 0)
+        last = atomic_inc(&state[CJAC_BP_TICKET])
+               == (int)(get_num_groups(0) * get_num_groups(1)) - 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!last)
+        return;  /* uniform over the work-group */
+    CJAC_BP_GLOBAL_FENCE();
+
+    /* Decision, from the records of this launch (the n - k0 trailing rows),
+     * read by columns, contiguously. */
+    const volatile __global cjac_bp_max *records = partial;
+    const int tiles = k0 >= n ? 0 : (n - k0 + TILE - 1) / TILE;
+    const int groups = (tiles + STRIP - 1) / STRIP;
+    {
+        cjac_real off = -1, diag = -1;
+        int off_row = 0, off_col = 0, diag_index = 0;
+        for (int x = lid; x < tiles * groups; x += WG) {
+            const int bt = x / groups, gt = x - bt * groups;
+            if ((gt + 1) * STRIP <= bt)
+                continue;  /* above the diagonal: no record */
+            const int at = bt * row_groups + gt;
+            const cjac_real m_off = records[at].off_value, m_diag = records[at].diag_value;
+            const int m_row = records[at].off_row, m_col = records[at].off_col;
+            const int m_d = records[at].diag_index;
+            if (cjac_bp_better(m_off, m_col, m_row, off, off_col, off_row)) {
+                off = m_off;
+                off_row = m_row;
+                off_col = m_col;
+            }
+            if (cjac_bp_better(m_diag, m_d, m_d, diag, diag_index, diag_index)) {
+                diag = m_diag;
+                diag_index = m_d;
+            }
+        }
+        best_off[lid] = off;
+        best_row[lid] = off_row;
+        best_col[lid] = off_col;
+        best_diag[lid] = diag;
+        best_d[lid] = diag_index;
+    }
+    cjac_bp_reduce(best_off, best_row, best_col, best_diag, best_d, lid);
     if (lid == 0) {
-        signs[k] = sign0;
-        signs[k + 1] = sign1;
+        int s2, p2, q2, flag = CJAC_BP_RUNNING;
+        const cjac_real mu0 = best_off[0], mu1 = best_diag[0];
+        if (mu1 >= CJAC_BP_ALPHA * mu0) {
+            s2 = 1;
+            p2 = q2 = best_d[0];
+        } else {
+            s2 = 2;
+            p2 = min(best_row[0], best_col[0]);
+            q2 = max(best_row[0], best_col[0]);
+        }
+        cjac_real tol = tolerance[0];
+        if (tol < 0) {  /* the first search: the default, scaled tolerance */
+            tol = rank_noise * fmax(mu0, (cjac_real)0);
+            tolerance[0] = tol;
+        }
+        /* !(mu0 > tol) also stops on an empty trailing matrix (mu0 = -1). */
+        if (k0 >= n)
+            flag = CJAC_BP_DONE;
+        else if (!(mu0 > tol))
+            flag = !testing ? CJAC_BP_SMALL : mu0 > 0 ? CJAC_BP_RUNNING : CJAC_BP_DONE;
+        /* The interchanges of the permutation and of the row norms, in order
+         * (the norms as this launch stored them). */
+        if (flag == CJAC_BP_RUNNING) {
+            volatile __global cjac_real *stored_norms = next_norms;
+            for (int t = 0; t < s2; ++t) {
+                const int i = k0 + t, j = t == 0 ? p2 : q2;
+                const int swap = perm[i];
+                perm[i] = perm[j];
+                perm[j] = swap;
+                const cjac_real r = stored_norms[i];
+                stored_norms[i] = stored_norms[j];
+                stored_norms[j] = r;
+            }
+        }
+        /* Every other work-group has read the state. */
+        state[CJAC_BP_S] = s2;
+        state[CJAC_BP_P] = p2;
+        state[CJAC_BP_Q] = q2;
+        state[CJAC_BP_FLAG] = flag;
+        state[CJAC_BP_PENDING] = flag == CJAC_BP_SMALL;
+        if (flag == CJAC_BP_RUNNING)
+            state[CJAC_BP_K] = k0 + s2;
+        state[CJAC_BP_CUR] = !odd;
+        state[CJAC_BP_TICKET] = 0;
     }
+    /* Ends the work-group's last region at a barrier: without it PoCL 3.0
+     * ran the block above once per work-item, every one of them taking it
+     * for work-item 0 (the interchanges then undid each other). */
+    barrier(CLK_GLOBAL_MEM_FENCE);
 }
