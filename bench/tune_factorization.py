@@ -27,7 +27,7 @@ from cljacobi.host import factorization
 from cljacobi.matrices import paper_spectrum, with_spectrum
 
 #: (UPDATE_STRIP, STEPS_PER_BATCH) pairs to time.
-DEFAULT_VARIANTS = [(8, 32), (4, 32), (16, 32), (32, 32), (8, 128), (16, 128)]
+DEFAULT_VARIANTS = [(8, 32), (16, 32), (32, 32), (64, 32), (32, 128)]
 
 
 def main() -> None:

@@ -47,7 +47,7 @@ TILE = 16
 #: Row tiles per work-group (one partial-maximum record each strip of
 #: `UPDATE_STRIP` tiles, fewer records for the last work-group to reduce).
 #: Chosen with ``bench/tune_factorization.py`` (see ``bench/README.md``).
-UPDATE_STRIP = 8
+UPDATE_STRIP = 32
 #: Pivot steps enqueued between two reads of the step state.
 STEPS_PER_BATCH = 32
 

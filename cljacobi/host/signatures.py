@@ -2,7 +2,7 @@
 
 A :class:`KernelSignature` lists a kernel's arguments by name and OpenCL C
 type.  The template renders its parameter list from it
-(``void cjac_bp_update(${signatures["cjac_bp_update"].parameters})``) and the
+(``void cjac_bp_step(${signatures["cjac_bp_step"].parameters})``) and the
 host binds values to it by name (:meth:`KernelSignature.bind`), so the
 positions are never counted by hand on either side.  Arguments that only some
 specializations have are left out of the tuple by the plain Python that
