@@ -48,6 +48,9 @@ TILE = 16
 #: `UPDATE_STRIP` tiles, fewer records for the last work-group to reduce).
 #: Chosen with ``bench/tune_factorization.py`` (see ``bench/README.md``).
 UPDATE_STRIP = 32
+#: Row tiles whose entries a work-item loads before it stores any (loads in
+#: flight at once).  Chosen with ``bench/tune_factorization.py``.
+LOADS_AHEAD = 8
 #: Pivot steps enqueued between two reads of the step state.
 STEPS_PER_BATCH = 32
 
@@ -98,6 +101,8 @@ class BunchParlettSpec:
         ``membar.gl``, a fence for the whole device; :func:`global_fence_for`).
     strip : int
         Row tiles per work-group (one partial-maximum record each).
+    ahead : int
+        Row tiles whose entries a work-item loads at once.
     tile : int
         Side of the square work-group.
     """
@@ -106,6 +111,7 @@ class BunchParlettSpec:
     dtype: str
     global_fence: str = "opencl"
     strip: int = UPDATE_STRIP
+    ahead: int = LOADS_AHEAD
     tile: int = TILE
 
     def __post_init__(self) -> None:
@@ -115,8 +121,8 @@ class BunchParlettSpec:
         if self.global_fence not in ("opencl", "ptx"):
             raise ValueError(f"global_fence must be 'opencl' or 'ptx', not {self.global_fence!r}")
         check_power_of_two("tile", self.tile)
-        if self.strip < 1:
-            raise ValueError(f"strip must be positive, not {self.strip}")
+        if self.strip < 1 or self.ahead < 1:
+            raise ValueError(f"strip and ahead must be positive, not {self.strip}, {self.ahead}")
 
     @property
     def signatures(self) -> dict[str, KernelSignature]:
@@ -140,6 +146,7 @@ class BunchParlettSpec:
         return {
             "real_ctype": "double", "complex_": self.dtype == "complex128",
             "layout": "interleaved", "tile": self.tile, "strip": self.strip,
+            "ahead": self.ahead,
             "global_fence": self.global_fence, "alpha": BUNCH_PARLETT_ALPHA,
             "state_defines": c_defines(constants),
             "record_struct": c_struct("cjac_bp_max", _RECORD_DTYPE),
@@ -179,7 +186,8 @@ class BunchParlettPlan:
             raise DeviceCapabilityError(
                 f"the device factorization needs work-groups of {TILE * TILE} work-items; "
                 f"device {device.name.strip()!r} allows {device.max_work_group_size}")
-        spec = BunchParlettSpec(dtype.name, global_fence_for(device), UPDATE_STRIP)
+        spec = BunchParlettSpec(dtype.name, global_fence_for(device), UPDATE_STRIP,
+                                 LOADS_AHEAD)
         tiles = -(-n // TILE)
         plan = cls(spec, n, round_up(n, 32), tiles, -(-tiles // spec.strip))
         item = dtype.itemsize

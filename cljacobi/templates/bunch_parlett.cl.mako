@@ -48,6 +48,7 @@
 ##   layout            "interleaved" (the only complex storage here)
 ##   tile              side of the square work-group
 ##   strip             row tiles per work-group (one record each)
+##   ahead             row tiles whose entries a work-item loads at once
 ##   global_fence      "opencl": mem_fence(CLK_GLOBAL_MEM_FENCE); "ptx":
 ##                     NVIDIA's membar.gl through inline PTX (a fence for the
 ##                     whole device, what the ticket needs)
@@ -65,6 +66,7 @@ ${arith.element(real_ctype, complex_, layout, with_workgroup_sum=False)}
 #define TILE ${tile}
 #define WG (TILE * TILE)
 #define STRIP ${strip}
+#define CJAC_BP_AHEAD ${ahead}
 /* Bunch & Parlett (1971): alpha = (1 + sqrt(17)) / 8 balances the growth of
  * 1x1 and 2x2 pivots. */
 #define CJAC_BP_ALPHA ${repr(alpha)}
@@ -359,36 +361,50 @@ void cjac_bp_step(${signatures["cjac_bp_step"].parameters})
         const int col_source = cjac_bp_source(col, s, k, p, q);
         cjac_real off = -1, diag = -1;
         int off_row = n, off_col = n, diag_index = n;
-        for (int u = 0; u < STRIP; ++u) {
-            const int bx = gx * STRIP + u;
-            const int r = u * TILE + lx, row = row0 + r;
-            if (bx >= by && row < n && col < n && row >= col) {
-                cjac_elem a = cjac_bp_entry(A, lda, cjac_bp_source(row, s, k, p, q), col_source);
+        /* CJAC_BP_AHEAD row tiles at a time, their entries loaded before any
+         * is stored (A and next are not known apart, so a store keeps the
+         * loads after it from starting early): that many loads in flight
+         * per work-item. */
+        for (int u0 = 0; u0 < STRIP; u0 += CJAC_BP_AHEAD) {
+            cjac_elem entries[CJAC_BP_AHEAD];
+#pragma unroll
+            for (int v = 0; v < CJAC_BP_AHEAD; ++v) {
+                const int u = u0 + v, row = row0 + u * TILE + lx;
+                if (u < STRIP && gx * STRIP + u >= by && row < n && col < n && row >= col)
+                    entries[v] = cjac_bp_entry(A, lda, cjac_bp_source(row, s, k, p, q),
+                                               col_source);
+            }
+#pragma unroll
+            for (int v = 0; v < CJAC_BP_AHEAD; ++v) {
+                const int u = u0 + v, r = u * TILE + lx, row = row0 + r;
+                if (!(u < STRIP && gx * STRIP + u >= by && row < n && col < n && row >= col))
+                    continue;
+                cjac_elem a = entries[v];
                 if (s >= 1)
                     a = cjac_axpy(cjac_scale(-pv.sign0, w_rows[0][r]), cjac_conj(w_cols[0][ly]), a);
                 if (s == 2)
                     a = cjac_axpy(cjac_scale(-pv.sign1, w_rows[1][r]), cjac_conj(w_cols[1][ly]), a);
                 if (row == col)
                     a = cjac_from_real(cjac_real_part(a));
-                cjac_real v = cjac_elem_abs(a);
+                cjac_real v_abs = cjac_elem_abs(a);
                 if (first) {
-                    scale[(size_t)col * lda + row] = v;
-                    scale[(size_t)row * lda + col] = v;
+                    scale[(size_t)col * lda + row] = v_abs;
+                    scale[(size_t)row * lda + col] = v_abs;
                 }
-                if (testing && v <= noise_level * fma(
+                if (testing && v_abs <= noise_level * fma(
                         norm_rows[r], norm_cols[ly],
                         scale[(size_t)perm[col] * lda + perm[row]])) {
                     a = cjac_from_real(0);  /* rounding noise */
-                    v = 0;
+                    v_abs = 0;
                 }
                 next[(size_t)col * lda + row] = a;
-                if (cjac_bp_better(v, col, row, off, off_col, off_row)) {
-                    off = v;
+                if (cjac_bp_better(v_abs, col, row, off, off_col, off_row)) {
+                    off = v_abs;
                     off_row = row;
                     off_col = col;
                 }
-                if (row == col && cjac_bp_better(v, row, row, diag, diag_index, diag_index)) {
-                    diag = v;
+                if (row == col && cjac_bp_better(v_abs, row, row, diag, diag_index, diag_index)) {
+                    diag = v_abs;
                     diag_index = row;
                 }
             }
