@@ -77,7 +77,9 @@ ${arith.element(real_ctype, complex_, layout, with_workgroup_sum=False)}
  * stores: with PTX, nothing (bar.sync orders the work-group's stores before
  * work-item 0's membar.gl, and fences are cumulative in PTX's memory
  * model); with OpenCL 1.2 fences, which order one work-item's accesses
- * only, a fence of its own. */
+ * only, a fence of its own.  (NVIDIA's compiler turns
+ * mem_fence(CLK_GLOBAL_MEM_FENCE) into membar.cta, a fence for the
+ * work-group only: hence the PTX form there.) */
 %if global_fence == "ptx":
 #define CJAC_BP_GLOBAL_FENCE() asm volatile("membar.gl;" ::: "memory")
 #define CJAC_BP_PUBLISH()
