@@ -40,7 +40,8 @@
 ## stops at a largest modulus of 0.  |m_ij| is kept in `scale` by the
 ## original row and column (both triangles, filled by the first launch) and
 ## read through the permutation; the row norms ||g_i|| of the factor so far
-## in `row_norms`, by position.
+## by position in row_norms0 and row_norms1 (read from the one that goes with
+## the current buffer, grown by the new columns into the other).
 ##
 ## Render parameters (cljacobi.host.factorization.BunchParlettSpec):
 ##   real_ctype        "double"
