@@ -380,10 +380,9 @@ class _EigIndefinite:
             self.factorization == "auto" and bool(device.type & cl.device_type.GPU)
             and has_fp64(device) and n >= AUTO_DEVICE_FACTORIZATION_MIN_ORDER
         ):
-            # `scaled` is exactly Hermitian, so its conjugate transpose (for real
-            # data a Fortran-ordered view, no copy) is the same matrix, in the
-            # device's column-major layout.
-            device_factor = factor_on_device(scaled.conj().T, plan.queue)
+            # `scaled` is exactly Hermitian: its rows go to the device as the
+            # conjugates of its columns (no transposed copy).
+            device_factor = factor_on_device(scaled, plan.queue, exactly_hermitian=True)
             info.factorization = "bunch-parlett-device"
             single = single_precision(plan.queue, plan.result_dtype, plan.single)
             if not single:

@@ -135,7 +135,7 @@ class BunchParlettSpec:
             buffer("partial", "__global cjac_bp_max *"), int_arg("row_groups"),
             buffer("scale", real), buffer("row_norms0", real), buffer("row_norms1", real),
             real_arg("noise_level"), buffer("tolerance", real),
-            real_arg("rank_noise"),
+            real_arg("rank_noise"), int_arg("conjugated"),
         ))
         return {step.name: step}
 
@@ -279,7 +279,8 @@ def j_factorize_device(
 
 
 def factor_on_device(
-    M: np.ndarray, queue: cl.CommandQueue, *, rank_tol: float | None = None
+    M: np.ndarray, queue: cl.CommandQueue, *, rank_tol: float | None = None,
+    exactly_hermitian: bool = False,
 ) -> DeviceJFactor:
     """:func:`j_factorize_device` with the factor G left in device memory.
 
@@ -292,6 +293,12 @@ def factor_on_device(
         Where to run, for the sweeps that follow on the same device.
     rank_tol : float, optional
         As in :func:`cljacobi.factorization.j_factorize`.
+    exactly_hermitian : bool, optional
+        The caller guarantees ``M == M^*`` exactly (both triangles, a real
+        diagonal): the rows of a C-ordered M then go to the device as they
+        are, as the conjugates of its columns, and the first launch
+        conjugates them back, instead of a transposed copy on the host.
+        The same bits either way.
 
     Returns
     -------
@@ -308,14 +315,16 @@ def factor_on_device(
     M = np.asarray(M)
     dtype = np.dtype(np.complex128 if np.iscomplexobj(M) else np.float64)
     plan = BunchParlettPlan.for_device(queue.device, M.shape[0], dtype)
-    elimination = _Elimination(queue, plan, M.astype(dtype, copy=False))
+    elimination = _Elimination(queue, plan, M.astype(dtype, copy=False),
+                               exactly_hermitian=exactly_hermitian)
     return elimination.run(rank_tol)
 
 
 class _Elimination:
     """The device buffers and the kernel of one factorization."""
 
-    def __init__(self, queue: cl.CommandQueue, plan: BunchParlettPlan, M: np.ndarray) -> None:
+    def __init__(self, queue: cl.CommandQueue, plan: BunchParlettPlan, M: np.ndarray, *,
+                 exactly_hermitian: bool = False) -> None:
         self.queue, self.plan = queue, plan
         n, lda, item = plan.n, plan.lda, M.dtype.itemsize
         self.dtype = M.dtype
@@ -326,12 +335,15 @@ class _Elimination:
             cl.enqueue_fill_buffer(queue, buf, np.zeros(1, np.int32), 0, nbytes)
             return buf
 
-        # Column c of A0 is column c of M (row c of M^T, the same numbers
-        # where M is Hermitian); padded to lda rows on the device by a
+        # Column c of A0 is column c of M (row c of M^T), or, for an exactly
+        # Hermitian C-ordered M, row c of M, its conjugate, which the first
+        # launch conjugates back (the same numbers for real M); padded to lda rows on the device by a
         # rectangular copy (no padded host copy).  The kernel reads only the
         # lower triangle, so only the lower triangle of M counts, as on the
         # host; the first launch drops the imaginary parts of the diagonal.
-        rows = self._rows = np.ascontiguousarray(M.T)  # kept until the copy is done
+        as_rows = exactly_hermitian and M.flags.c_contiguous
+        conjugated = as_rows and M.dtype.kind == "c"
+        rows = self._rows = M if as_rows else np.ascontiguousarray(M.T)  # until copied
         A0 = zeroed(item * n * lda)
         cl.enqueue_copy(queue, A0, rows, buffer_origin=(0, 0), host_origin=(0, 0),
                         region=(item * n, n), buffer_pitches=(item * lda,),
@@ -359,6 +371,7 @@ class _Elimination:
             "row_norms0": zeroed(8 * n), "row_norms1": zeroed(8 * n),
             "noise_level": entry_noise_level(n),
             "tolerance": self.tolerance, "rank_noise": rank_noise_level(n),
+            "conjugated": int(conjugated),
         }
         program = build_program(ctx, queue.device, plan.spec)
         signature = plan.spec.signatures["cjac_bp_step"]

@@ -259,8 +259,9 @@ inline cjac_real cjac_bp_new_norm(const cjac_real norm, const int s, const cjac_
  * Update.  A'[i][j] = (P A P^T)[i][j] - sum_t sign_t W_t[i] conj(W_t[j]) for
  * k0 <= j <= i < n, i.e. A' = P A P^T - W J_s W^* (Bunch & Parlett 1971, the
  * host's eliminate), the diagonal kept exactly real; then the partial maxima
- * of the new entries.  s = 0 (the first launch) only searches (the imaginary
- * parts of the diagonal dropped; `scale` filled with |a_ij|); with
+ * of the new entries.  s = 0 (the first launch) only searches (the entries
+ * conjugated where `conjugated` is set, the imaginary parts of the diagonal
+ * dropped; `scale` filled with |a_ij|); with
  * state[PENDING] set no pivot was taken and the launch only searches.  With
  * state[TESTING] set the entries within their rounding-error bound are set
  * to zero.  Work-group (gx, by) covers the columns k0 + by*TILE.. and the
@@ -387,6 +388,8 @@ void cjac_bp_step(${signatures["cjac_bp_step"].parameters})
                     a = cjac_axpy(cjac_scale(-pv.sign0, w_rows[0][r]), cjac_conj(w_cols[0][ly]), a);
                 if (s == 2)
                     a = cjac_axpy(cjac_scale(-pv.sign1, w_rows[1][r]), cjac_conj(w_cols[1][ly]), a);
+                if (first && conjugated)
+                    a = cjac_conj(a);  /* A0 holds the conjugate of the lower triangle */
                 if (row == col)
                     a = cjac_from_real(cjac_real_part(a));
                 cjac_real v_abs = cjac_elem_abs(a);
