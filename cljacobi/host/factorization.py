@@ -4,7 +4,7 @@ The same factorization as :func:`cljacobi.factorization.j_factorize`,
 ``M = G J G^*`` with 1x1 and diagonalized 2x2 pivots (Bunch & Parlett 1971;
 Slapničar 1992), but the O(n^3) Schur-complement updates and the complete
 pivot search run on the OpenCL device.  The pivot decisions stay on the
-device too (a small step state every kernel reads), so the host enqueues the
+device too (a small step state every launch reads), so the host enqueues the
 steps in batches and reads the state once per batch; it steps in once, when
 the remaining entries first fall below the normwise rank tolerance, to turn
 the entrywise rank test on, which the kernel then decides on the device.
@@ -15,7 +15,8 @@ One pivot step is one launch of ``cjac_bp_step``: the rank-1 or rank-2
 update of the trailing matrix, read through the symmetric interchanges of
 the pivot (no row or column moves in memory) and written into the other of
 two buffers, fused with the search for the next pivot; its last work-group
-to finish decides that pivot and writes the new columns of G.  With
+to finish decides that pivot, whose new columns of G the next launch's
+work-groups compute from the pivot columns and store beside its update.  With
 thousands of steps the launches' latency bounds small and medium
 factorizations, hence one launch a step, and the interchanges, strided in
 column-major storage, are never made.
