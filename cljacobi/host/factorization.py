@@ -211,8 +211,9 @@ class BunchParlettPlan:
 
 def global_fence_for(device: cl.Device) -> str:
     """The step kernel's fence before its ticket: NVIDIA's ``membar.gl``
-    where the device is NVIDIA's (OpenCL's ``mem_fence`` is not documented
-    there to reach beyond the work-group), ``mem_fence`` elsewhere."""
+    where the device is NVIDIA's (its compiler turns OpenCL's
+    ``mem_fence(CLK_GLOBAL_MEM_FENCE)`` into ``membar.cta``, a fence for the
+    work-group only), ``mem_fence`` elsewhere."""
     return "ptx" if compute_capability(device) is not None else "opencl"
 
 
@@ -338,10 +339,11 @@ class _Elimination:
 
         # Column c of A0 is column c of M (row c of M^T), or, for an exactly
         # Hermitian C-ordered M, row c of M, its conjugate, which the first
-        # launch conjugates back (the same numbers for real M); padded to lda rows on the device by a
-        # rectangular copy (no padded host copy).  The kernel reads only the
-        # lower triangle, so only the lower triangle of M counts, as on the
-        # host; the first launch drops the imaginary parts of the diagonal.
+        # launch conjugates back (the same numbers for real M); padded to lda
+        # rows on the device by a rectangular copy (no padded host copy).  The
+        # kernel reads only the lower triangle, so only the lower triangle of
+        # M counts, as on the host; the first launch drops the imaginary parts
+        # of the diagonal.
         as_rows = exactly_hermitian and M.flags.c_contiguous
         conjugated = as_rows and M.dtype.kind == "c"
         rows = self._rows = M if as_rows else np.ascontiguousarray(M.T)  # until copied

@@ -111,6 +111,47 @@ inline bool cjac_bp_better(const cjac_real v, const int col, const int row,
     return v > best || (v == best && (col < best_col || (col == best_col && row < best_row)));
 }
 
+/* Maxima before any entry: every modulus beats -1. */
+inline cjac_bp_max cjac_bp_none(const int index)
+{
+    cjac_bp_max none;
+    none.off_value = none.diag_value = -1;
+    none.off_row = none.off_col = none.diag_index = index;
+    none.pad = 0;
+    return none;
+}
+
+/* Entry (row, col) of modulus v offered to the maxima *best. */
+inline void cjac_bp_offer(cjac_bp_max *best, const cjac_real v, const int row, const int col)
+{
+    if (cjac_bp_better(v, col, row, best->off_value, best->off_col, best->off_row)) {
+        best->off_value = v;
+        best->off_row = row;
+        best->off_col = col;
+    }
+    if (row == col && cjac_bp_better(v, row, row, best->diag_value, best->diag_index,
+                                     best->diag_index)) {
+        best->diag_value = v;
+        best->diag_index = row;
+    }
+}
+
+/* The maxima of a group of entries, m, merged into *best. */
+inline void cjac_bp_merge(cjac_bp_max *best, const cjac_bp_max m)
+{
+    if (cjac_bp_better(m.off_value, m.off_col, m.off_row,
+                       best->off_value, best->off_col, best->off_row)) {
+        best->off_value = m.off_value;
+        best->off_row = m.off_row;
+        best->off_col = m.off_col;
+    }
+    if (cjac_bp_better(m.diag_value, m.diag_index, m.diag_index,
+                       best->diag_value, best->diag_index, best->diag_index)) {
+        best->diag_value = m.diag_value;
+        best->diag_index = m.diag_index;
+    }
+}
+
 /* The position whose entries move to position i under the symmetric
  * interchanges of a pivot at k: k <-> p, then (s = 2) k+1 <-> q, as rows and
  * columns exchanged in that order would move them; none for s = 0. */
@@ -133,30 +174,50 @@ inline cjac_elem cjac_bp_entry(const __global cjac_elem *A, const int lda, const
 }
 
 
-/* Fixed-order reduction of the records in `best` (one per work-item) to
- * entry 0. */
-inline void cjac_bp_reduce(__local cjac_real *best_off, __local int *best_row,
-                           __local int *best_col, __local cjac_real *best_diag,
-                           __local int *best_d, const int lid)
+/* The work-group's maxima kept in local memory field by field (a struct
+ * per work-item would put a warp's accesses of one field 8 banks apart). */
+typedef struct {
+    __local cjac_real *off_value, *diag_value;
+    __local int *off_row, *off_col, *diag_index;
+} cjac_bp_scratch;
+
+inline void cjac_bp_store(const cjac_bp_scratch at, const int i, const cjac_bp_max m)
 {
+    at.off_value[i] = m.off_value;
+    at.off_row[i] = m.off_row;
+    at.off_col[i] = m.off_col;
+    at.diag_value[i] = m.diag_value;
+    at.diag_index[i] = m.diag_index;
+}
+
+inline cjac_bp_max cjac_bp_load(const cjac_bp_scratch at, const int i)
+{
+    cjac_bp_max m;
+    m.off_value = at.off_value[i];
+    m.off_row = at.off_row[i];
+    m.off_col = at.off_col[i];
+    m.diag_value = at.diag_value[i];
+    m.diag_index = at.diag_index[i];
+    m.pad = 0;
+    return m;
+}
+
+/* The maxima of the work-group: every work-item's `mine` merged in a fixed
+ * pairwise order, returned to every work-item. */
+inline cjac_bp_max cjac_bp_reduce(const cjac_bp_scratch scratch, const cjac_bp_max mine,
+                                  const int lid)
+{
+    cjac_bp_store(scratch, lid, mine);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int width = WG / 2; width > 0; width /= 2) {
         if (lid < width) {
-            const int o = lid + width;
-            if (cjac_bp_better(best_off[o], best_col[o], best_row[o],
-                               best_off[lid], best_col[lid], best_row[lid])) {
-                best_off[lid] = best_off[o];
-                best_row[lid] = best_row[o];
-                best_col[lid] = best_col[o];
-            }
-            if (cjac_bp_better(best_diag[o], best_d[o], best_d[o],
-                               best_diag[lid], best_d[lid], best_d[lid])) {
-                best_diag[lid] = best_diag[o];
-                best_d[lid] = best_d[o];
-            }
+            cjac_bp_max m = cjac_bp_load(scratch, lid);
+            cjac_bp_merge(&m, cjac_bp_load(scratch, lid + width));
+            cjac_bp_store(scratch, lid, m);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+    return cjac_bp_load(scratch, 0);
 }
 
 /* The pivot taken at k, s = 1 or 2 columns X = A'[k:, k:k+s] of the
@@ -307,6 +368,7 @@ void cjac_bp_step(${signatures["cjac_bp_step"].parameters})
     __global cjac_real *next_norms = odd ? row_norms0 : row_norms1;
     __local cjac_real best_off[WG], best_diag[WG];
     __local int best_row[WG], best_col[WG], best_d[WG];
+    const cjac_bp_scratch scratch = {best_off, best_diag, best_row, best_col, best_d};
     __local cjac_elem w_rows[2][STRIP * TILE], w_cols[2][TILE];
     __local cjac_real norm_rows[STRIP * TILE], norm_cols[TILE];
     __local int last;
@@ -363,8 +425,7 @@ void cjac_bp_step(${signatures["cjac_bp_step"].parameters})
 
         const int col = col0 + ly;
         const int col_source = cjac_bp_source(col, s, k, p, q);
-        cjac_real off = -1, diag = -1;
-        int off_row = n, off_col = n, diag_index = n;
+        cjac_bp_max best = cjac_bp_none(n);
         /* CJAC_BP_AHEAD row tiles at a time, their entries loaded before any
          * is stored (A and next are not known apart, so a store keeps the
          * loads after it from starting early): that many loads in flight
@@ -404,33 +465,12 @@ void cjac_bp_step(${signatures["cjac_bp_step"].parameters})
                     v_abs = 0;
                 }
                 next[(size_t)col * lda + row] = a;
-                if (cjac_bp_better(v_abs, col, row, off, off_col, off_row)) {
-                    off = v_abs;
-                    off_row = row;
-                    off_col = col;
-                }
-                if (row == col && cjac_bp_better(v_abs, row, row, diag, diag_index, diag_index)) {
-                    diag = v_abs;
-                    diag_index = row;
-                }
+                cjac_bp_offer(&best, v_abs, row, col);
             }
         }
-        best_off[lid] = off;
-        best_row[lid] = off_row;
-        best_col[lid] = off_col;
-        best_diag[lid] = diag;
-        best_d[lid] = diag_index;
-        cjac_bp_reduce(best_off, best_row, best_col, best_diag, best_d, lid);
-        if (lid == 0) {
-            cjac_bp_max out;
-            out.off_value = best_off[0];
-            out.off_row = best_row[0];
-            out.off_col = best_col[0];
-            out.diag_value = best_diag[0];
-            out.diag_index = best_d[0];
-            out.pad = 0;
-            partial[by * row_groups + gx] = out;
-        }
+        best = cjac_bp_reduce(scratch, best, lid);
+        if (lid == 0)
+            partial[by * row_groups + gx] = best;
     }
 
     /* The ticket: every work-group's stores published before it is taken, so
@@ -452,44 +492,31 @@ void cjac_bp_step(${signatures["cjac_bp_step"].parameters})
     const volatile __global cjac_bp_max *records = partial;
     const int tiles = k0 >= n ? 0 : (n - k0 + TILE - 1) / TILE;
     const int groups = (tiles + STRIP - 1) / STRIP;
-    {
-        cjac_real off = -1, diag = -1;
-        int off_row = 0, off_col = 0, diag_index = 0;
-        for (int x = lid; x < tiles * groups; x += WG) {
-            const int bt = x / groups, gt = x - bt * groups;
-            if ((gt + 1) * STRIP <= bt)
-                continue;  /* above the diagonal: no record */
-            const int at = bt * row_groups + gt;
-            const cjac_real m_off = records[at].off_value, m_diag = records[at].diag_value;
-            const int m_row = records[at].off_row, m_col = records[at].off_col;
-            const int m_d = records[at].diag_index;
-            if (cjac_bp_better(m_off, m_col, m_row, off, off_col, off_row)) {
-                off = m_off;
-                off_row = m_row;
-                off_col = m_col;
-            }
-            if (cjac_bp_better(m_diag, m_d, m_d, diag, diag_index, diag_index)) {
-                diag = m_diag;
-                diag_index = m_d;
-            }
-        }
-        best_off[lid] = off;
-        best_row[lid] = off_row;
-        best_col[lid] = off_col;
-        best_diag[lid] = diag;
-        best_d[lid] = diag_index;
+    cjac_bp_max maxima = cjac_bp_none(0);
+    for (int x = lid; x < tiles * groups; x += WG) {
+        const int bt = x / groups, gt = x - bt * groups;
+        if ((gt + 1) * STRIP <= bt)
+            continue;  /* above the diagonal: no record */
+        const int at = bt * row_groups + gt;
+        cjac_bp_max m;
+        m.off_value = records[at].off_value;
+        m.off_row = records[at].off_row;
+        m.off_col = records[at].off_col;
+        m.diag_value = records[at].diag_value;
+        m.diag_index = records[at].diag_index;
+        cjac_bp_merge(&maxima, m);
     }
-    cjac_bp_reduce(best_off, best_row, best_col, best_diag, best_d, lid);
+    maxima = cjac_bp_reduce(scratch, maxima, lid);
     if (lid == 0) {
         int s2, p2, q2, flag = CJAC_BP_RUNNING;
-        const cjac_real mu0 = best_off[0], mu1 = best_diag[0];
+        const cjac_real mu0 = maxima.off_value, mu1 = maxima.diag_value;
         if (mu1 >= CJAC_BP_ALPHA * mu0) {
             s2 = 1;
-            p2 = q2 = best_d[0];
+            p2 = q2 = maxima.diag_index;
         } else {
             s2 = 2;
-            p2 = min(best_row[0], best_col[0]);
-            q2 = max(best_row[0], best_col[0]);
+            p2 = min(maxima.off_row, maxima.off_col);
+            q2 = max(maxima.off_row, maxima.off_col);
         }
         cjac_real tol = tolerance[0];
         if (tol < 0) {  /* the first search: the default, scaled tolerance */
