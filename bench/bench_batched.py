@@ -167,9 +167,11 @@ def run_stack(args, family, dtype, n, count, records, queue, A) -> None:
                           sort_diagonal=True, max_sweeps=60, **variant)
         return (run.event.profile.end - run.event.profile.start) * 1e-9, run
 
-    variants = [{"row_split": split, "pair_sums": sums, "matrix_in_global": in_global}
+    variants = [{"row_split": split, "pair_sums": sums, "matrix_in_global": in_global,
+                 "row_vector": vector}
                 for split in args.row_splits or [None] for sums in args.pair_sums or [None]
                 for in_global in args.matrix_in_global or [None]
+                for vector in args.row_vectors or [None]
                 if not (split == 1 and sums == "shuffle")]
     for variant in variants:
         try:
@@ -214,6 +216,9 @@ def main() -> None:
     parser.add_argument("--pair-sums", nargs="*", default=None, choices=["local", "shuffle"],
                         help="also time the launch alone with these sums of a pair's "
                              "work-items (default: the device's choice only)")
+    parser.add_argument("--row-vectors", nargs="*", type=int, default=None,
+                        help="also time the launch alone with these rows per explicit "
+                             "vector (default: the device's choice only)")
     parser.add_argument("--matrix-in-global", nargs="*", default=None,
                         type=lambda text: text == "true", help="true / false: also time the "
                         "launch alone with the matrices in global / local memory")

@@ -18,8 +18,9 @@ import pytest
 import cljacobi
 from cljacobi import ConvergenceError, ConvergenceWarning
 from cljacobi.factorization import j_factorize
-from cljacobi.host.batched import (BATCHED_GLOBAL_ORDER_LIMIT, BatchStatus, batched_eig,
-                                   batched_order_limit, lanes_for, local_bytes)
+from cljacobi.host.batched import (BATCHED_GLOBAL_ORDER_LIMIT, BatchedSpec, BatchStatus,
+                                   batched_eig, batched_order_limit, lanes_for, local_bytes,
+                                   math_for, row_vector_for)
 from cljacobi.matrices import graded, with_spectrum
 
 from hiprec import eigvalsh_hiprec
@@ -338,6 +339,64 @@ def test_rows_split_over_work_items(n, complex_, in_global, rng, queue):
         scale = np.abs(w1).max(axis=-1, keepdims=True)                         # inertia
         assert (np.abs(w - w1) <= 40 * n * EPS * np.maximum(scale, 1e-300)).all()
         check_eigenpairs(A, w, U)
+
+
+@pytest.mark.parametrize(("n", "complex_"), [(2, False), (7, True), (13, False), (24, True)])
+def test_row_vectors_and_math_to_rounding(n, complex_, rng, queue):
+    """The CPUs' specializations (row vectors, clang's builtins) on any
+    device: the same matrices' results to rounding as elements and OpenCL's
+    built-ins, the same flags, ranks and inertia, the same bits from run to
+    run; a singular matrix's null space and a zero matrix included."""
+    A = hermitian_stack(rng, 9, n, complex_)
+    G = rng.standard_normal((n, max(n - 3, 1)))
+    A[1] = G @ G.T
+    A[4] = 0
+    stack = cl_array.to_device(queue, A)
+
+    def run(vector, math):
+        return batched_eig(queue, stack, vectors=True, strategy="me", rotation=2,
+                           sort_diagonal=True, max_sweeps=60, row_split=1,
+                           row_vector=vector, math=math)
+
+    plain = run(1, "library")
+    w1 = plain.values.get()
+    for vector, math in [(1, "inline"), (2, "library"), (4, "inline"), (8, "inline")]:
+        first, again = run(vector, math), run(vector, math)
+        assert first.summary == 0
+        w, U = first.values.get(), first.U.get()
+        np.testing.assert_array_equal(w, again.values.get())
+        np.testing.assert_array_equal(U, again.U.get())
+        info, info1 = first.records()[0], plain.records()[0]
+        np.testing.assert_array_equal(info[:, [0, 2, 3]], info1[:, [0, 2, 3]])
+        scale = np.abs(w1).max(axis=-1, keepdims=True)
+        assert (np.abs(w - w1) <= 40 * n * EPS * np.maximum(scale, 1e-300)).all()
+        check_eigenpairs(A, w, U)
+
+
+def test_cpu_specializations_by_device_type():
+    """CPUs get clang's builtins and row vectors of their preferred width
+    (real: half of it; at most half a column); GPUs neither.  Bad widths are
+    refused by the spec."""
+    from types import SimpleNamespace
+
+    import pyopencl as cl
+
+    avx512 = SimpleNamespace(type=cl.device_type.CPU, preferred_vector_width_double=8)
+    avx2 = SimpleNamespace(type=cl.device_type.CPU, preferred_vector_width_double=4)
+    gpu = SimpleNamespace(type=cl.device_type.GPU, preferred_vector_width_double=1)
+    assert (math_for(avx512), math_for(gpu)) == ("inline", "library")
+    assert [row_vector_for(avx512, False, n) for n in (2, 5, 8, 32, 64)] == [2, 2, 4, 4, 4]
+    assert [row_vector_for(avx512, True, n) for n in (2, 8, 16, 32)] == [2, 4, 8, 8]
+    assert (row_vector_for(avx2, False, 32), row_vector_for(avx2, True, 32)) == (2, 4)
+    assert row_vector_for(gpu, False, 32) == row_vector_for(gpu, True, 32) == 1
+    with pytest.raises(ValueError, match="row_vector must be one of"):
+        BatchedSpec("float64", 8, row_vector=3)
+    with pytest.raises(ValueError, match="one work-item per pair"):
+        BatchedSpec("float64", 8, row_split=2, row_vector=4)
+    with pytest.raises(ValueError, match="at most 8 elements"):
+        BatchedSpec("complex128", 8, row_vector=16)
+    with pytest.raises(ValueError, match="math must be one of"):
+        BatchedSpec("float64", 8, math="fast")
 
 
 def test_split_sums_by_shuffles_only_on_nvidia(rng, queue):

@@ -477,3 +477,35 @@ def test_rows_split_over_work_items(n, complex_, problem, rng, queue):
     U, Vh = first.U.get(), first.Vh.get()
     scale = np.linalg.norm(G, axis=(-2, -1))[:, None, None]
     assert (np.abs((U * S[:, None, :]) @ Vh - G) <= 40 * n * EPS * scale).all()
+
+
+@pytest.mark.parametrize(("n", "complex_", "problem"), [(7, True, "hsvd"), (13, False, "svd")])
+def test_row_vectors_and_math_to_rounding(n, complex_, problem, rng, queue):
+    """The CPUs' specializations (row vectors over G's and V's rows, clang's
+    builtins) on any device: the same S and J to rounding as elements and
+    OpenCL's built-ins, U and Vh reconstructing G, the same bits from run to
+    run."""
+    from cljacobi.host.batched import batched_hsvd
+
+    G = factor_stack(rng, 6, n, complex_)
+    signs = np.ones(n, np.int32) if problem == "svd" else np.where(np.arange(n) % 3, 1, -1)
+    d_G, d_signs = cl_array.to_device(queue, G), cl_array.to_device(queue, signs.astype(np.int32))
+
+    def run(vector, math):
+        return batched_hsvd(queue, d_G, d_signs, vectors=True, strategy="me", rotation=2,
+                            sort_diagonal=True, max_sweeps=60, problem=problem, row_split=1,
+                            row_vector=vector, math=math)
+
+    plain = run(1, "library")
+    S1 = plain.values.get()
+    for vector, math in [(2, "inline"), (4, "library"), (8, "inline")]:
+        first, again = run(vector, math), run(vector, math)
+        assert first.summary == 0
+        for name in ("values", "J", "U", "Vh"):
+            np.testing.assert_array_equal(getattr(first, name).get(), getattr(again, name).get())
+        S = first.values.get()
+        np.testing.assert_array_equal(first.J.get(), plain.J.get())
+        assert (np.abs(S - S1) <= 40 * n * EPS * S1.max(axis=-1, keepdims=True)).all()
+        U, Vh = first.U.get(), first.Vh.get()
+        scale = np.linalg.norm(G, axis=(-2, -1))[:, None, None]
+        assert (np.abs((U * S[:, None, :]) @ Vh - G) <= 40 * n * EPS * scale).all()

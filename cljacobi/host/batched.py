@@ -38,10 +38,17 @@ from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg, long_arg
 
 __all__ = ["BATCHED_DTYPES", "BATCHED_GLOBAL_ORDER_LIMIT", "BATCHED_PROBLEMS", "BatchStatus",
-           "BatchedRun", "BatchedSpec", "batched_eig", "batched_hsvd", "batched_order_limit"]
+           "BatchedRun", "BatchedSpec", "batched_eig", "batched_hsvd", "batched_order_limit",
+           "math_for", "row_vector_for"]
 
 #: How a pivot pair's work-items add their sums (:attr:`BatchedSpec.pair_sums`).
 PAIR_SUMS = ("local", "shuffle")
+
+#: Rows per explicit vector in a pair's loops (:attr:`BatchedSpec.row_vector`).
+ROW_VECTORS = (1, 2, 4, 8, 16)
+
+#: The kernel's math functions (:attr:`BatchedSpec.math`).
+MATHS = ("library", "inline")
 
 #: The element types of the batched kernel (double precision only).
 BATCHED_DTYPES = ("float64", "complex128")
@@ -122,6 +129,22 @@ class BatchedSpec:
         through local memory and a barrier (every device), or with NVIDIA's
         ``shfl.sync`` inside a warp (no barrier); the same tree of additions,
         the same bits.
+    row_vector : int
+        Rows of a column per explicit OpenCL vector in a pair's loops, with
+        ``row_split == 1`` (1: element by element).  On CPUs, whose OpenCL
+        compilers run a work-group's work-items one after another and do not
+        vectorize a sum (that would reorder it), the vectors are the SIMD
+        lanes (:func:`row_vector_for`); each lane keeps its own partial
+        sum, so the sums round differently from ``row_vector == 1``, and the
+        rotated elements do not.
+    math : {"library", "inline"}
+        OpenCL's built-in math functions, or (CPUs: :func:`math_for`)
+        clang's builtins for the scalar FMA, square root, absolute value,
+        maximum, minimum and copysign (the same correctly rounded
+        operations as instructions; PoCL 3.0 calls its built-ins without
+        inlining them on some CPUs), hypot in one FMA and a square root
+        where the squares neither overflow nor underflow (within 1.25 ulp),
+        and row vectors loaded as vector types.
     """
 
     family: ClassVar[str] = "batched"
@@ -135,6 +158,8 @@ class BatchedSpec:
     problem: str = "eig"
     row_split: int = 1
     pair_sums: str = "local"
+    row_vector: int = 1
+    math: str = "library"
 
     def __post_init__(self) -> None:
         if self.dtype not in BATCHED_DTYPES:
@@ -151,6 +176,15 @@ class BatchedSpec:
             raise ValueError(f"row_split must be a power of two, not {self.row_split}")
         if self.pair_sums not in PAIR_SUMS:
             raise ValueError(f"pair_sums must be one of {PAIR_SUMS}, not {self.pair_sums!r}")
+        if self.row_vector not in ROW_VECTORS:
+            raise ValueError(f"row_vector must be one of {ROW_VECTORS}, not {self.row_vector}")
+        if self.row_vector > 1 and self.row_split > 1:
+            raise ValueError("row vectors need one work-item per pair (row_split 1), "
+                             f"not {self.row_split}")
+        if self.row_vector == 16 and self.complex_:
+            raise ValueError("complex row vectors hold at most 8 elements (16 doubles)")
+        if self.math not in MATHS:
+            raise ValueError(f"math must be one of {MATHS}, not {self.math!r}")
         if self.pair_sums == "shuffle" and (self.row_split > 32 or self.work_group_size % 32):
             raise ValueError("pair_sums='shuffle' needs whole warps of 32 work-items and a "
                              f"row split of at most 32, not {self.work_group_size} work-items "
@@ -239,6 +273,7 @@ class BatchedSpec:
             "sort_diagonal": self.sort_diagonal, "vectors": self.vectors,
             "matrix_in_global": self.matrix_in_global, "problem": self.problem,
             "row_split": self.row_split, "pair_sums": self.pair_sums,
+            "row_vector": self.row_vector, "math": self.math,
             "size_defines": c_defines({**sizes, **flags}),
             "diag_struct": c_struct("cjac_diag", DIAG_DTYPE),
             "signatures": self.signatures,
@@ -350,6 +385,32 @@ def sweep_layout(device: cl.Device, problem: str, order: int, complex_: bool,
     solver = "eig" if problem == "eig" else "hsvd"
     return GPU_SWEEP_LAYOUT.get((solver, complex_, matrix_in_global, lanes_for(order)),
                                 (1, "local"))
+
+
+def row_vector_for(device: cl.Device, complex_: bool, order: int) -> int:
+    """Rows per explicit vector in the sweeps' loops (:class:`BatchedSpec`).
+
+    On GPUs 1: their work-items are the SIMD lanes.  On CPUs, as measured
+    with PoCL 3.0 on two cores of an AVX-512 Xeon, whose preferred vector
+    width of double is 8 (bench/README.md, "bench_batched.py"): complex
+    elements by that width (a vector of 16 doubles), real ones by half of
+    it (4,000 matrices 32 x 32: real 0.48 s at 4 against 0.52 s at 8,
+    complex 0.74 s at 8 against 0.82 s at 4); at least 2, and at most half
+    a column, the rest of which goes element by element.
+    """
+    if device.type & cl.device_type.GPU:
+        return 1
+    width = max(int(device.preferred_vector_width_double), 2)
+    elements = width if complex_ else width // 2
+    while elements > 2 and 2 * elements > order:
+        elements //= 2
+    return max(elements, 2)
+
+
+def math_for(device: cl.Device) -> str:
+    """The kernel's math functions (:class:`BatchedSpec`): clang's builtins
+    on CPUs ("inline"), OpenCL's built-ins on GPUs ("library")."""
+    return "library" if device.type & cl.device_type.GPU else "inline"
 
 
 def _shuffles_fit(device: cl.Device, work_group_size: int, row_split: int) -> bool:
@@ -539,15 +600,18 @@ def _launch(queue: cl.CommandQueue, spec: BatchedSpec, program: cl.Program, coun
 def _specialization(queue: cl.CommandQueue, stack: cl_array.Array, problem: str, *,
                     vectors: bool, rotation: int, sort_diagonal: bool,
                     matrix_in_global: bool | None, row_split: int | None,
-                    pair_sums: str | None) -> BatchedSpec:
+                    pair_sums: str | None, row_vector: int | None = None,
+                    math: str | None = None) -> BatchedSpec:
     """The kernel's specialization for `stack` on `queue`'s device: the
     matrices in local memory up to :func:`batched_order_limit`, in global
     memory above (`matrix_in_global` None), or as `matrix_in_global` says;
     the sweeps' layout of :func:`sweep_layout`, halved where its work-items
     would exceed the device's work-group size or their scratch its local
     memory beside the matrix, or the `row_split` and `pair_sums` given (a
-    split given without its sums: by shuffles where they fit); as many
-    matrices per work-group as fit."""
+    split given without its sums: by shuffles where they fit); the row
+    vectors of :func:`row_vector_for` with one work-item per pair, or the
+    `row_vector` given; the math of :func:`math_for`, or the `math` given;
+    as many matrices per work-group as fit."""
     device, n = queue.device, stack.shape[-1]
     complex_ = stack.dtype == np.complex128
     dtype = "complex128" if complex_ else "float64"
@@ -563,8 +627,12 @@ def _specialization(queue: cl.CommandQueue, stack: cl_array.Array, problem: str,
         if chosen is None:
             fit = _shuffles_fit(device, lanes_for(n, split) * group, split)
             chosen = sums if sums == "local" or fit else "local"
+        vector = (row_vector_for(device, complex_, n) if split == 1 else 1
+                  ) if row_vector is None else row_vector
         spec = BatchedSpec(dtype, n, group, rotation, sort_diagonal, vectors, problem=problem,
-                           matrix_in_global=in_global, row_split=split, pair_sums=chosen)
+                           matrix_in_global=in_global, row_split=split, pair_sums=chosen,
+                           row_vector=vector,
+                           math=math_for(device) if math is None else math)
         if (row_split is not None or split == 1
                 or (spec.local_bytes <= int(device.local_mem_size)
                     and spec.work_group_size <= int(device.max_work_group_size))):
@@ -611,7 +679,8 @@ def _prepare(queue: cl.CommandQueue, spec: BatchedSpec, stack: cl_array.Array, s
 def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool, strategy: str,
                 rotation: int, sort_diagonal: bool, max_sweeps: int,
                 matrix_in_global: bool | None = None, row_split: int | None = None,
-                pair_sums: str | None = None) -> BatchedRun:
+                pair_sums: str | None = None, row_vector: int | None = None,
+                math: str | None = None) -> BatchedRun:
     """Run the batched kernel on `stack`, ``(count, n, n)`` float64 or complex128 on
     `queue`'s device, any strides of whole elements.
 
@@ -621,14 +690,17 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
     above :func:`batched_order_limit` (`matrix_in_global` None), or as
     `matrix_in_global` says (the same operations either way: the same bits).
     The sweeps split each pair's rows over `row_split` work-items, adding
-    their sums as `pair_sums` says (None: :func:`sweep_layout`'s choice);
-    another split adds the sums in another order, the same results to
-    rounding.
+    their sums as `pair_sums` says (None: :func:`sweep_layout`'s choice),
+    or take `row_vector` rows at a time in one work-item (None:
+    :func:`row_vector_for`'s choice); another split or vector width adds
+    the sums in another order, the same results to rounding, and so does
+    another `math` (None: :func:`math_for`'s choice).
     """
     count, n = stack.shape[0], stack.shape[-1]
     spec = _specialization(queue, stack, "eig", vectors=vectors, rotation=rotation,
                            sort_diagonal=sort_diagonal, matrix_in_global=matrix_in_global,
-                           row_split=row_split, pair_sums=pair_sums)
+                           row_split=row_split, pair_sums=pair_sums, row_vector=row_vector,
+                           math=math)
     itemsize = stack.dtype.itemsize
     arguments, program = _prepare(queue, spec, stack, strategy, max_sweeps, {
         "eigenvalues": count * n * 8,
@@ -647,7 +719,8 @@ def batched_hsvd(queue: cl.CommandQueue, stack: cl_array.Array, signs: cl_array.
                  vectors: bool, strategy: str, rotation: int, sort_diagonal: bool,
                  max_sweeps: int, problem: str = "hsvd",
                  matrix_in_global: bool | None = None, row_split: int | None = None,
-                 pair_sums: str | None = None) -> BatchedRun:
+                 pair_sums: str | None = None, row_vector: int | None = None,
+                 math: str | None = None) -> BatchedRun:
     """Run the batched hsvd on the square factors `stack`, ``(count, n, n)``
     float64 or complex128 on `queue`'s device (any strides of whole
     elements), with the signatures `signs`: int32 ``(count, n)``, or ``(n,)``
@@ -663,8 +736,8 @@ def batched_hsvd(queue: cl.CommandQueue, stack: cl_array.Array, signs: cl_array.
     `matrix_in_global` says (the same operations: the same bits); ValueError
     above that limit.  ``problem="svd"`` sweeps svd's ``R^*``
     (`signs` all +1): zero columns are allowed, and every column carries
-    its peak's rounding.  `row_split` and `pair_sums` as for
-    :func:`batched_eig`.
+    its peak's rounding.  `row_split`, `pair_sums`, `row_vector` and
+    `math` as for :func:`batched_eig`.
     """
     count, n = stack.shape[0], stack.shape[-1]
     if n > BATCHED_GLOBAL_ORDER_LIMIT:
@@ -675,7 +748,8 @@ def batched_hsvd(queue: cl.CommandQueue, stack: cl_array.Array, signs: cl_array.
         raise ValueError(f"signs must be contiguous int32 of shape ({n},) or ({count}, {n})")
     spec = _specialization(queue, stack, problem, vectors=vectors, rotation=rotation,
                            sort_diagonal=sort_diagonal, matrix_in_global=matrix_in_global,
-                           row_split=row_split, pair_sums=pair_sums)
+                           row_split=row_split, pair_sums=pair_sums, row_vector=row_vector,
+                           math=math)
     itemsize = stack.dtype.itemsize
     arguments, program = _prepare(queue, spec, stack, strategy, max_sweeps, {
         "singular values and signature": count * n * 9,

@@ -12,7 +12,7 @@
     from cljacobi.host.status import STATUS_DEFINES
 %>
 
-<%def name="prelude(real_ctype)">
+<%def name="prelude(real_ctype, math='library')">
 %if real_ctype == "double":
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define CJAC_EPS DBL_EPSILON
@@ -22,6 +22,30 @@
 #define CJAC_TINY FLT_MIN
 %endif
 typedef ${real_ctype} cjac_real;
+%if math == "inline":
+#ifdef __clang__
+/* math = "inline" (CPUs): the scalar fma, sqrt, fabs, fmax, fmin and copysign
+ * as clang's builtins, i.e. LLVM's intrinsics, one instruction each.  The
+ * same operations, correctly rounded as OpenCL defines them; but PoCL 3.0
+ * on a Rocket Lake target links its built-in library's functions (macros
+ * for _cl_fma and the like, hence the #undef) without inlining them, and a
+ * call per FMA costs more than the FMA. */
+#undef fma
+#define fma(a, b, c) __builtin_fma((a), (b), (c))
+#undef sqrt
+#define sqrt(x) __builtin_sqrt(x)
+#undef fabs
+#define fabs(x) __builtin_fabs(x)
+#undef fmax
+#define fmax(a, b) __builtin_fmax((a), (b))
+#undef fmin
+#define fmin(a, b) __builtin_fmin((a), (b))
+#undef copysign
+#define copysign(a, b) __builtin_copysign((a), (b))
+#endif
+%elif math != "library":
+<% raise ValueError(f"unknown math {math!r}") %>
+%endif
 
 /* Convergence status bits per work-group and step, eq. (4.2)
  * (cljacobi.host.status.Status). */
@@ -137,13 +161,21 @@ inline cjac_real cjac_rotation_cosine_m1(const cjac_real t, const bool hyperboli
 }
 </%def>
 
-<%def name="element(real_ctype, complex_, layout, with_workgroup_sum=True)">
+<%def name="element(real_ctype, complex_, layout, with_workgroup_sum=True, math='library')">
 /* The element type of G and V and the few operations the kernel bodies use,
  * so that the bodies are the same text for real and complex matrices.
  * Render parameters: real_ctype, complex_ (bool), layout ("interleaved" | "split"),
  * with_workgroup_sum (bool: define cjac_elem_workgroup_sum, which needs the
- * workgroup_sum def rendered before; the blocked kernels do without).
+ * workgroup_sum def rendered before; the blocked kernels do without),
+ * math ("library" | "inline": as prelude's; how cjac_hypot is computed).
  *
+ *   cjac_hypot(x, y)           sqrt(x^2 + y^2) without overflow: OpenCL's hypot
+ *                              ("library"), or ("inline") sqrt(big^2 + small^2)
+ *                              in one FMA where the squares neither overflow nor
+ *                              underflow, within 1.25 ulp (OpenCL allows hypot 4),
+ *                              and hypot elsewhere: on CPUs hypot is a library
+ *                              call that costs more than a pivot search's
+ *                              comparisons or a pair's vectorized loops
  *   cjac_elem                  element in registers (cjac_real, or cjac_real2 =
  *                              (re, im) for complex)
  *   CJAC_COLUMN(base, c, ld)   start of column c in a buffer of leading dimension ld
@@ -163,7 +195,7 @@ inline cjac_real cjac_rotation_cosine_m1(const cjac_real t, const bool hyperboli
  *                              t (real) or s = t e^{i alpha} = t a_ij / |a_ij|
  *   cjac_conj(x)
  *   cjac_real_part(x), cjac_from_real(r)   Re x; r as an element
- *   cjac_elem_abs(x)           |x| (hypot for complex, as numpy's abs)
+ *   cjac_elem_abs(x)           |x| (cjac_hypot for complex, as numpy's abs)
  *   cjac_elem_workgroup_sum(scratch, x)
  *
  * Complex rotations (Novakovic & Singer 2011, Sect. 2, and docs/design.md, App. B):
@@ -179,6 +211,21 @@ inline cjac_real cjac_rotation_cosine_m1(const cjac_real t, const bool hyperboli
  * addresses both): every load is an 8-byte, unit-stride, fully coalesced
  * access, as for real data.  Which one is faster on a given GPU is measured
  * (bench/bench_eig.py --layout); the host picks it by the family spec's layout. */
+%if math == "library":
+inline cjac_real cjac_hypot(const cjac_real x, const cjac_real y) { return hypot(x, y); }
+%elif math == "inline":
+inline cjac_real cjac_hypot(const cjac_real x, const cjac_real y)
+{
+    const cjac_real ax = fabs(x), ay = fabs(y);
+    const cjac_real big = fmax(ax, ay), small = fmin(ax, ay);
+    /* false for NaN and infinities; small^2 may underflow beside big^2 >= 2^-920 */
+    if (ax <= 0x1p500 && ay <= 0x1p500 && (big >= 0x1p-460 || big == 0))
+        return sqrt(fma(big, big, small * small));
+    return hypot(x, y);
+}
+%else:
+<% raise ValueError(f"unknown math {math!r}") %>
+%endif
 %if not complex_:
 typedef cjac_real cjac_elem;
 #define CJAC_COLUMN(base, c, ld) ((base) + (size_t)(c) * (ld))
@@ -246,7 +293,7 @@ inline cjac_elem cjac_scale_1p(const cjac_real cm1, const cjac_elem x)
 inline cjac_elem cjac_conj(const cjac_elem x) { return (cjac_real2)(x.x, -x.y); }
 inline cjac_real cjac_real_part(const cjac_elem x) { return x.x; }
 inline cjac_elem cjac_from_real(const cjac_real r) { return (cjac_real2)(r, 0); }
-inline cjac_real cjac_elem_abs(const cjac_elem a) { return hypot(a.x, a.y); }
+inline cjac_real cjac_elem_abs(const cjac_elem a) { return cjac_hypot(a.x, a.y); }
 inline cjac_real cjac_tangent_arg(const cjac_elem a) { return cjac_elem_abs(a); }
 /* s = t e^{i alpha} with e^{i alpha} = a_ij / |a_ij| (arg = |a_ij| > 0 when called
  * for a rotation; t = 0 otherwise and s = 0). */
@@ -261,5 +308,104 @@ inline cjac_elem cjac_elem_workgroup_sum(__local cjac_real *scratch, const cjac_
     return (cjac_real2)(re, im);
 }
 %endif
+%endif
+</%def>
+
+<%def name="row_vectors(real_ctype, complex_, elements, space, math='library')">
+<%
+    lanes = elements * (2 if complex_ else 1)
+    if lanes not in (2, 4, 8, 16):
+        raise ValueError(f"{elements} elements per row vector make no OpenCL vector")
+    digits = "0123456789abcdef"
+    def swizzle(indices):
+        return ".s" + "".join(digits[k] for k in indices)
+    swap = swizzle([k ^ 1 for k in range(lanes)])           # (re, im) -> (im, re)
+    real_parts = swizzle([k & ~1 for k in range(lanes)])    # (re, re)
+    imaginary_parts = swizzle([k | 1 for k in range(lanes)])  # (im, im)
+    signs = ", ".join(["1", "-1"] * (lanes // 2))
+%>
+/* Explicit vectors over the rows of a column, for CPUs, whose compilers do
+ * not vectorize the sums of a column (that would reorder them): CJAC_ROWS
+ * consecutive elements of a column in one ${real_ctype}${lanes} (complex:
+ * (re, im) interleaved, as cjac_elem).  Each operation rounds every element
+ * exactly as its cjac_elem counterpart (element) does; a sum keeps one
+ * partial sum per lane, added at the end in a fixed halving tree (lanes k
+ * and k + width/2).  Pointers are to ${space} cjac_real, at the column's row
+ * (any alignment of a cjac_real).  With math = "inline" the vector FMA is
+ * clang's scalar builtin lane by lane (one vector instruction once
+ * vectorized) and the loads and stores are those of a vector type aligned
+ * as its elements (prelude says why).
+ *
+ *   cjac_rows                  CJAC_ROWS elements
+ *   CJAC_ROWS_LOAD(p), CJAC_ROWS_STORE(p, v), CJAC_ROWS_ZERO
+ *   cjac_rows_dot_acc(x, y, acc)   acc + conj(x) y per element
+ *   cjac_rows_abs2_acc(x, acc)     acc + x x per lane (|x|^2 once summed)
+ *   cjac_rows_axpy(a, x, y)        a x + y, a an element
+ *   cjac_rows_scale_1p(cm1, x)     x + cm1 x
+ *   cjac_rows_sum_real(v)          the sum of every lane
+ *   cjac_rows_sum_elem(v)          the sum of the elements */
+typedef ${real_ctype}${lanes} cjac_rows;
+#define CJAC_ROWS ${elements}
+#define CJAC_ROWS_ZERO ((cjac_rows)(0))
+%if math == "inline":
+typedef cjac_rows cjac_rows_unaligned __attribute__((aligned(sizeof(${real_ctype}))));
+#define CJAC_ROWS_LOAD(p) (*(${space} const cjac_rows_unaligned *)(p))
+#define CJAC_ROWS_STORE(p, v) (*(${space} cjac_rows_unaligned *)(p) = (v))
+inline cjac_rows cjac_rows_fma(const cjac_rows a, const cjac_rows b, const cjac_rows c)
+{
+    return (cjac_rows)(${", ".join(f"__builtin_fma(a.s{digits[k]}, b.s{digits[k]}, c.s{digits[k]})" for k in range(lanes))});
+}
+%else:
+#define CJAC_ROWS_LOAD(p) vload${lanes}(0, (p))
+#define CJAC_ROWS_STORE(p, v) vstore${lanes}((v), 0, (p))
+inline cjac_rows cjac_rows_fma(const cjac_rows a, const cjac_rows b, const cjac_rows c)
+{ return fma(a, b, c); }
+%endif
+inline cjac_rows cjac_rows_abs2_acc(const cjac_rows x, const cjac_rows acc)
+{ return cjac_rows_fma(x, x, acc); }
+inline cjac_rows cjac_rows_scale_1p(const cjac_real cm1, const cjac_rows x)
+{ return cjac_rows_fma((cjac_rows)(cm1), x, x); }
+<%def name="halve_to_two()">
+## v (lanes wide) halved to v2 = (even lanes' sum, odd lanes' sum).
+%if lanes == 2:
+    const ${real_ctype}2 v2 = v;
+%else:
+    const ${real_ctype}${lanes // 2} v${lanes // 2} = v.lo + v.hi;
+%for width in [2 ** e for e in range(lanes.bit_length() - 3, 0, -1)]:
+    const ${real_ctype}${width} v${width} = v${2 * width}.lo + v${2 * width}.hi;
+%endfor
+%endif
+</%def>
+inline cjac_real cjac_rows_sum_real(const cjac_rows v)
+{
+${halve_to_two()}
+    return v2.x + v2.y;
+}
+%if not complex_:
+inline cjac_rows cjac_rows_dot_acc(const cjac_rows x, const cjac_rows y, const cjac_rows acc)
+{ return cjac_rows_fma(x, y, acc); }
+inline cjac_rows cjac_rows_axpy(const cjac_elem a, const cjac_rows x, const cjac_rows y)
+{ return cjac_rows_fma((cjac_rows)(a), x, y); }
+inline cjac_elem cjac_rows_sum_elem(const cjac_rows v) { return cjac_rows_sum_real(v); }
+%else:
+/* re: fma(x.re, y.re, fma(x.im, y.im, acc.re)),
+ * im: fma(x.re, y.im, fma(-x.im, y.re, acc.im)), as cjac_dot_acc. */
+inline cjac_rows cjac_rows_dot_acc(const cjac_rows x, const cjac_rows y, const cjac_rows acc)
+{
+    const cjac_rows signs = (cjac_rows)(${signs});
+    return cjac_rows_fma(x${real_parts}, y, cjac_rows_fma(x${imaginary_parts} * signs, y${swap}, acc));
+}
+/* re: fma(a.re, x.re, fma(-a.im, x.im, y.re)),
+ * im: fma(a.re, x.im, fma(a.im, x.re, y.im)), as cjac_axpy. */
+inline cjac_rows cjac_rows_axpy(const cjac_elem a, const cjac_rows x, const cjac_rows y)
+{
+    const cjac_rows signs = (cjac_rows)(${signs});
+    return cjac_rows_fma((cjac_rows)(a.x), x, cjac_rows_fma(-a.y * signs, x${swap}, y));
+}
+inline cjac_elem cjac_rows_sum_elem(const cjac_rows v)
+{
+${halve_to_two()}
+    return v2;
+}
 %endif
 </%def>

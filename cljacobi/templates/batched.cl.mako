@@ -29,6 +29,10 @@
 ##   row_split       work-items per pivot pair in the sweeps (a power of
 ##                   two): each takes every row_split-th row of the pair,
 ##                   and the pair's sums are added in a fixed order
+##   math            "library" or "inline": OpenCL's built-in functions, or
+##                   clang's builtins and cjac_hypot in one FMA (arith.prelude)
+##   row_vector      rows per explicit vector in a pair's loops (1: none; a
+##                   CPU's SIMD width, with row_split 1: arith.row_vectors)
 ##   pair_sums       how the work-items of a pair add their sums: "local"
 ##                   (local memory and a barrier, every device) or
 ##                   "shuffle" (NVIDIA's shfl.sync in a warp, no barrier;
@@ -49,12 +53,15 @@
 ## a zero row N, and for an odd rank r the border column e_N of eq. (4.1).
 <%namespace name="arith" file="arith.cl.mako"/>
 <%namespace name="pair" file="pair.cl.mako"/>
-${arith.prelude("double")}
-${arith.element("double", complex_, "interleaved", with_workgroup_sum=False)}
+${arith.prelude("double", math)}
+${arith.element("double", complex_, "interleaved", with_workgroup_sum=False, math=math)}
 ${arith.rotation_functions()}
 
 ${size_defines}
 <% A_space = "__global" if matrix_in_global else "__local" %>\
+%if row_vector > 1:
+${arith.row_vectors("double", complex_, row_vector, A_space, math)}
+%endif
 %if matrix_in_global:
 #define CJAC_FENCE (CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 %else:
@@ -401,7 +408,7 @@ cjac_sort_diagonal(D, sorted_all + mat * NPAD, st->active ? r_pad : 0, lane);
                     const int i = ij.x, j = ij.y;
                     ${pair.pair_step(space, "cjac_elem", rotation, accumulate_v, "0", "1",
                                      "({})", "({})", "true", "pair_status",
-                                     "pair_rotations")}
+                                     "pair_rotations", row_vector=row_vector)}
                 }
 %else:
                 /* ROW_SPLIT work-items per pair, each on every ROW_SPLIT-th
@@ -856,11 +863,11 @@ void cjac_batched_eig(${signatures["cjac_batched_eig"].parameters})
         barrier(CJAC_FENCE);
         const int next = k + width;
         if (pivoting) {
-            /* ||g_i|| with the new columns, i >= next (hypot, as the host). */
+            /* ||g_i|| with the new columns, i >= next (hypots, as the host). */
             for (int i = next + lane; i < N; i += LANES) {
                 cjac_real norm = row_norm[i];
                 for (int c = k; c < next; ++c)
-                    norm = hypot(norm, cjac_elem_abs(A[c * LD + i]));
+                    norm = cjac_hypot(norm, cjac_elem_abs(A[c * LD + i]));
                 row_norm[i] = norm;
             }
         }

@@ -36,15 +36,42 @@
 ##   sum_real_two          optional: one statement that reduces two partial
 ##                         sums at once ({0}, {1}) into two variables
 ##                         declared before it ({2}, {3}); for d_i and d_j
+##   row_vector            1, or CJAC_ROWS > 1 with first_row "0" and row_step
+##                         "1": the dot product, the rotation and its norms
+##                         and V's rotation go CJAC_ROWS rows at a time in
+##                         explicit vectors (arith.row_vectors, rendered by
+##                         the caller), the rest of the rows one by one; each
+##                         element rounds as in the loop by rows, the sums
+##                         are added lane by lane (CPUs)
 
-<%def name="pair_step(space, store_ctype, rotation, accumulate_v, first_row, row_step, sum_real, sum_elem, leader, status, rotations, epilogue='', every_item_sums=False, sum_real_two=None)">
+<%def name="pair_step(space, store_ctype, rotation, accumulate_v, first_row, row_step, sum_real, sum_elem, leader, status, rotations, epilogue='', every_item_sums=False, sum_real_two=None, row_vector=1)">
+<%
+    vectorized = row_vector > 1
+    if vectorized and ((first_row, row_step) != ("0", "1") or rotation == 3):
+        raise ValueError("row vectors need one work-item per pair and rotation 1 or 2")
+    # The first row of the loops by rows: after the vectors, if any.
+    scalar_from = "vector_end" if vectorized else first_row
+    scalar_from_v = "vector_end_v" if vectorized else first_row
+%>\
+<%def name="at(column, row)">(${space} cjac_real *)(${column} + ${row})</%def>\
 const cjac_diag Di = D[i], Dj = D[j];
 ${space} ${store_ctype} *gi = CJAC_COLUMN(G, Di.rho, ldg);
 ${space} ${store_ctype} *gj = CJAC_COLUMN(G, Dj.rho, ldg);
+%if vectorized:
+const int vector_end = m - m % CJAC_ROWS;  /* rows in vectors: [0, vector_end) */
+%endif
 
 /* a_ij = g_rho(i)^* g_rho(j); a_ii = d_i, a_jj = d_j are kept up to date. */
+%if vectorized:
+cjac_rows part_rows = CJAC_ROWS_ZERO;
+for (int row = 0; row < vector_end; row += CJAC_ROWS)
+    part_rows = cjac_rows_dot_acc(CJAC_ROWS_LOAD(${at("gi", "row")}),
+                                  CJAC_ROWS_LOAD(${at("gj", "row")}), part_rows);
+cjac_elem part = cjac_rows_sum_elem(part_rows);
+%else:
 cjac_elem part = CJAC_ELEM_ZERO;
-for (int row = ${first_row}; row < m; row += ${row_step})
+%endif
+for (int row = ${scalar_from}; row < m; row += ${row_step})
     part = cjac_dot_acc(CJAC_LOAD(gi, row, ldg), CJAC_LOAD(gj, row, ldg), part);
 const cjac_elem a_ij = ${sum_elem.format('part', 0)};
 const cjac_real a_ii = Di.d, a_jj = Dj.d;
@@ -160,7 +187,22 @@ const bool update = rotate;
 %endif
 cjac_real part_i = 0, part_j = 0;
 if (update) {
-    for (int row = ${first_row}; row < m; row += ${row_step}) {
+%if vectorized:
+    cjac_rows part_i_rows = CJAC_ROWS_ZERO, part_j_rows = CJAC_ROWS_ZERO;
+    for (int row = 0; row < vector_end; row += CJAC_ROWS) {
+        const cjac_rows x = CJAC_ROWS_LOAD(${at("gi", "row")});
+        const cjac_rows y = CJAC_ROWS_LOAD(${at("gj", "row")});
+        const cjac_rows xn = cjac_rows_scale_1p(cm1, cjac_rows_axpy(s_i, y, x));
+        const cjac_rows yn = cjac_rows_scale_1p(cm1, cjac_rows_axpy(s_j, x, y));
+        CJAC_ROWS_STORE(${at("gi", "row")}, xn);
+        CJAC_ROWS_STORE(${at("gj", "row")}, yn);
+        part_i_rows = cjac_rows_abs2_acc(xn, part_i_rows);
+        part_j_rows = cjac_rows_abs2_acc(yn, part_j_rows);
+    }
+    part_i = cjac_rows_sum_real(part_i_rows);
+    part_j = cjac_rows_sum_real(part_j_rows);
+%endif
+    for (int row = ${scalar_from}; row < m; row += ${row_step}) {
         const cjac_elem x = CJAC_LOAD(gi, row, ldg), y = CJAC_LOAD(gj, row, ldg);
 %if rotation == 3:
         cjac_elem xn = cjac_scale_1p(cm1, cjac_axpy(s_i, y, x));
@@ -216,7 +258,16 @@ const bool deflate_j = update && !hyperbolic && d_j <= rounding * peak_j && !def
 if (update) {
     ${space} ${store_ctype} *vi = CJAC_COLUMN(V, Di.rho, ldv);
     ${space} ${store_ctype} *vj = CJAC_COLUMN(V, Dj.rho, ldv);
-    for (int row = ${first_row}; row < mv; row += ${row_step}) {
+%if vectorized:
+    const int vector_end_v = mv - mv % CJAC_ROWS;
+    for (int row = 0; row < vector_end_v; row += CJAC_ROWS) {
+        const cjac_rows x = CJAC_ROWS_LOAD(${at("vi", "row")});
+        const cjac_rows y = CJAC_ROWS_LOAD(${at("vj", "row")});
+        CJAC_ROWS_STORE(${at("vi", "row")}, cjac_rows_scale_1p(cm1, cjac_rows_axpy(s_i, y, x)));
+        CJAC_ROWS_STORE(${at("vj", "row")}, cjac_rows_scale_1p(cm1, cjac_rows_axpy(s_j, x, y)));
+    }
+%endif
+    for (int row = ${scalar_from_v}; row < mv; row += ${row_step}) {
         const cjac_elem x = CJAC_LOAD(vi, row, ldv), y = CJAC_LOAD(vj, row, ldv);
         const cjac_elem xn = cjac_scale_1p(cm1, cjac_axpy(s_i, y, x));
         const cjac_elem yn = cjac_scale_1p(cm1, cjac_axpy(s_j, x, y));
