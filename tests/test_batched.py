@@ -341,12 +341,14 @@ def test_rows_split_over_work_items(n, complex_, in_global, rng, queue):
         check_eigenpairs(A, w, U)
 
 
-@pytest.mark.parametrize(("n", "complex_"), [(2, False), (7, True), (13, False), (24, True)])
-def test_row_vectors_and_math_to_rounding(n, complex_, rng, queue):
+@pytest.mark.parametrize(("n", "complex_", "in_global"), [
+    (2, False, False), (7, True, True), (13, False, False), (24, True, False)])
+def test_row_vectors_and_math_to_rounding(n, complex_, in_global, rng, queue):
     """The CPUs' specializations (row vectors, clang's builtins) on any
-    device: the same matrices' results to rounding as elements and OpenCL's
-    built-ins, the same flags, ranks and inertia, the same bits from run to
-    run; a singular matrix's null space and a zero matrix included."""
+    device, the matrices in local or global memory: the same matrices'
+    results to rounding as elements and OpenCL's built-ins, the same flags,
+    ranks and inertia, the same bits from run to run; a singular matrix's
+    null space and a zero matrix included."""
     A = hermitian_stack(rng, 9, n, complex_)
     G = rng.standard_normal((n, max(n - 3, 1)))
     A[1] = G @ G.T
@@ -356,7 +358,7 @@ def test_row_vectors_and_math_to_rounding(n, complex_, rng, queue):
     def run(vector, math):
         return batched_eig(queue, stack, vectors=True, strategy="me", rotation=2,
                            sort_diagonal=True, max_sweeps=60, row_split=1,
-                           row_vector=vector, math=math)
+                           matrix_in_global=in_global, row_vector=vector, math=math)
 
     plain = run(1, "library")
     w1 = plain.values.get()
@@ -397,6 +399,50 @@ def test_cpu_specializations_by_device_type():
         BatchedSpec("complex128", 8, row_vector=16)
     with pytest.raises(ValueError, match="math must be one of"):
         BatchedSpec("float64", 8, math="fast")
+
+
+@pytest.mark.parametrize(("n", "complex_", "in_global"), [
+    (3, False, False), (8, True, False), (30, False, False), (64, False, False),
+    (24, True, True)])
+def test_lane_sums_by_shuffles_give_the_same_bits(n, complex_, in_global, rng, queue):
+    """lane_sums='shuffle' (NVIDIA: the lanes' reductions within a warp by
+    shfl.sync, across warps through local memory) gives the local tree's
+    results bit for bit, records included, on a stack with a singular, a
+    zero and a graded matrix; elsewhere it is refused before launch, naming
+    the device, and the spec refuses partial warps."""
+    from cljacobi.errors import DeviceCapabilityError
+    from cljacobi.host.matrix_products import compute_capability
+
+    A = hermitian_stack(rng, 70, n, complex_)
+    G = rng.standard_normal((n, max(n - 2, 1)))
+    A[1] = G @ G.T
+    A[4] = 0
+    scale = 2.0 ** -np.arange(0, 3 * n, 3)
+    A[5] = scale[:, None] * A[5] * scale[None, :]  # graded
+    stack = cl_array.to_device(queue, np.ascontiguousarray(A))
+    options = dict(vectors=True, strategy="me", rotation=2, sort_diagonal=True,
+                   max_sweeps=60, matrix_in_global=in_global)
+    if compute_capability(queue.device) is None:
+        with pytest.raises(DeviceCapabilityError, match="lane_sums='shuffle' needs NVIDIA"):
+            batched_eig(queue, stack, lane_sums="shuffle", **options)
+    else:
+        runs = [batched_eig(queue, stack, lane_sums=sums, **options)
+                for sums in ("local", "shuffle")]
+        for name in ("values", "U"):
+            np.testing.assert_array_equal(getattr(runs[0], name).get(),
+                                          getattr(runs[1], name).get())
+        (info, report, rotations), (info1, report1, rotations1) = (r.records() for r in runs)
+        np.testing.assert_array_equal(info, info1)  # flags, sweeps, rank, inertia, shifts
+        factored = info[:, 2] > 0  # the column maxima are written for a rank above 0
+        np.testing.assert_array_equal(report[:, :4], report1[:, :4])
+        np.testing.assert_array_equal(report[factored, 4:], report1[factored, 4:])
+        for b, sweeps in enumerate(info[:, 1]):  # written for the sweeps run
+            np.testing.assert_array_equal(rotations[b, :sweeps], rotations1[b, :sweeps])
+        check_eigenpairs(A, runs[1].values.get(), runs[1].U.get())
+    with pytest.raises(ValueError, match="whole warps"):
+        BatchedSpec("float64", 8, lane_sums="shuffle")  # 4 work-items
+    with pytest.raises(ValueError, match="lane_sums must be one of"):
+        BatchedSpec("float64", 8, lane_sums="atomic")
 
 
 def test_split_sums_by_shuffles_only_on_nvidia(rng, queue):

@@ -39,7 +39,7 @@ from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg, l
 
 __all__ = ["BATCHED_DTYPES", "BATCHED_GLOBAL_ORDER_LIMIT", "BATCHED_PROBLEMS", "BatchStatus",
            "BatchedRun", "BatchedSpec", "batched_eig", "batched_hsvd", "batched_order_limit",
-           "math_for", "row_vector_for"]
+           "lane_sums_for", "math_for", "row_vector_for"]
 
 #: How a pivot pair's work-items add their sums (:attr:`BatchedSpec.pair_sums`).
 PAIR_SUMS = ("local", "shuffle")
@@ -137,6 +137,12 @@ class BatchedSpec:
         lanes (:func:`row_vector_for`); each lane keeps its own partial
         sum, so the sums round differently from ``row_vector == 1``, and the
         rotated elements do not.
+    lane_sums : {"local", "shuffle"}
+        How the work-items of a matrix reduce over its lanes (the maxima and
+        argmax of the factorization's pivot search, the checks, the sweeps'
+        counts): a tree through local memory with a barrier a level (every
+        device), or on NVIDIA its levels within a warp by ``shfl.sync``
+        (:func:`lane_sums_for`); the same bits.
     math : {"library", "inline"}
         OpenCL's built-in math functions, or (CPUs: :func:`math_for`)
         clang's builtins for the scalar FMA, square root, absolute value,
@@ -160,6 +166,7 @@ class BatchedSpec:
     pair_sums: str = "local"
     row_vector: int = 1
     math: str = "library"
+    lane_sums: str = "local"
 
     def __post_init__(self) -> None:
         if self.dtype not in BATCHED_DTYPES:
@@ -183,6 +190,11 @@ class BatchedSpec:
                              f"not {self.row_split}")
         if self.row_vector == 16 and self.complex_:
             raise ValueError("complex row vectors hold at most 8 elements (16 doubles)")
+        if self.lane_sums not in PAIR_SUMS:
+            raise ValueError(f"lane_sums must be one of {PAIR_SUMS}, not {self.lane_sums!r}")
+        if self.lane_sums == "shuffle" and self.work_group_size % 32:
+            raise ValueError("lane_sums='shuffle' needs whole warps of 32 work-items, not "
+                             f"{self.work_group_size}")
         if self.math not in MATHS:
             raise ValueError(f"math must be one of {MATHS}, not {self.math!r}")
         if self.pair_sums == "shuffle" and (self.row_split > 32 or self.work_group_size % 32):
@@ -273,7 +285,7 @@ class BatchedSpec:
             "sort_diagonal": self.sort_diagonal, "vectors": self.vectors,
             "matrix_in_global": self.matrix_in_global, "problem": self.problem,
             "row_split": self.row_split, "pair_sums": self.pair_sums,
-            "row_vector": self.row_vector, "math": self.math,
+            "row_vector": self.row_vector, "math": self.math, "lane_sums": self.lane_sums,
             "size_defines": c_defines({**sizes, **flags}),
             "diag_struct": c_struct("cjac_diag", DIAG_DTYPE),
             "signatures": self.signatures,
@@ -411,6 +423,14 @@ def math_for(device: cl.Device) -> str:
     """The kernel's math functions (:class:`BatchedSpec`): clang's builtins
     on CPUs ("inline"), OpenCL's built-ins on GPUs ("library")."""
     return "library" if device.type & cl.device_type.GPU else "inline"
+
+
+def lane_sums_for(device: cl.Device, work_group_size: int) -> str:
+    """How a matrix's work-items reduce over its lanes (:class:`BatchedSpec`):
+    by NVIDIA's shuffles where the work-group is whole warps, through local
+    memory elsewhere."""
+    nvidia = compute_capability(device) is not None
+    return "shuffle" if nvidia and work_group_size % 32 == 0 else "local"
 
 
 def _shuffles_fit(device: cl.Device, work_group_size: int, row_split: int) -> bool:
@@ -601,7 +621,7 @@ def _specialization(queue: cl.CommandQueue, stack: cl_array.Array, problem: str,
                     vectors: bool, rotation: int, sort_diagonal: bool,
                     matrix_in_global: bool | None, row_split: int | None,
                     pair_sums: str | None, row_vector: int | None = None,
-                    math: str | None = None) -> BatchedSpec:
+                    math: str | None = None, lane_sums: str | None = None) -> BatchedSpec:
     """The kernel's specialization for `stack` on `queue`'s device: the
     matrices in local memory up to :func:`batched_order_limit`, in global
     memory above (`matrix_in_global` None), or as `matrix_in_global` says;
@@ -611,7 +631,8 @@ def _specialization(queue: cl.CommandQueue, stack: cl_array.Array, problem: str,
     split given without its sums: by shuffles where they fit); the row
     vectors of :func:`row_vector_for` with one work-item per pair, or the
     `row_vector` given; the math of :func:`math_for`, or the `math` given;
-    as many matrices per work-group as fit."""
+    the lanes' reductions of :func:`lane_sums_for`, or the `lane_sums`
+    given; as many matrices per work-group as fit."""
     device, n = queue.device, stack.shape[-1]
     complex_ = stack.dtype == np.complex128
     dtype = "complex128" if complex_ else "float64"
@@ -632,7 +653,9 @@ def _specialization(queue: cl.CommandQueue, stack: cl_array.Array, problem: str,
         spec = BatchedSpec(dtype, n, group, rotation, sort_diagonal, vectors, problem=problem,
                            matrix_in_global=in_global, row_split=split, pair_sums=chosen,
                            row_vector=vector,
-                           math=math_for(device) if math is None else math)
+                           math=math_for(device) if math is None else math,
+                           lane_sums=(lane_sums_for(device, lanes_for(n, split) * group)
+                                      if lane_sums is None else lane_sums))
         if (row_split is not None or split == 1
                 or (spec.local_bytes <= int(device.local_mem_size)
                     and spec.work_group_size <= int(device.max_work_group_size))):
@@ -656,10 +679,11 @@ def _prepare(queue: cl.CommandQueue, spec: BatchedSpec, stack: cl_array.Array, s
     and the program."""
     device = queue.device
     count = stack.shape[0]
-    if spec.pair_sums == "shuffle" and compute_capability(device) is None:
-        raise DeviceCapabilityError(
-            f"pair_sums='shuffle' needs NVIDIA's shfl.sync; device {device.name.strip()!r} "
-            "is not an NVIDIA device (pair_sums='local' runs everywhere)")
+    for name in ("pair_sums", "lane_sums"):
+        if getattr(spec, name) == "shuffle" and compute_capability(device) is None:
+            raise DeviceCapabilityError(
+                f"{name}='shuffle' needs NVIDIA's shfl.sync; device {device.name.strip()!r} "
+                f"is not an NVIDIA device ({name}='local' runs everywhere)")
     check_local_memory(device, spec.local_bytes,
                        f"the batched {spec.problem} kernel at order {spec.order}")
     matrix_stride, row_stride, col_stride = _element_strides(stack)
@@ -680,7 +704,7 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
                 rotation: int, sort_diagonal: bool, max_sweeps: int,
                 matrix_in_global: bool | None = None, row_split: int | None = None,
                 pair_sums: str | None = None, row_vector: int | None = None,
-                math: str | None = None) -> BatchedRun:
+                math: str | None = None, lane_sums: str | None = None) -> BatchedRun:
     """Run the batched kernel on `stack`, ``(count, n, n)`` float64 or complex128 on
     `queue`'s device, any strides of whole elements.
 
@@ -694,13 +718,14 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
     or take `row_vector` rows at a time in one work-item (None:
     :func:`row_vector_for`'s choice); another split or vector width adds
     the sums in another order, the same results to rounding, and so does
-    another `math` (None: :func:`math_for`'s choice).
+    another `math` (None: :func:`math_for`'s choice); `lane_sums` (None:
+    :func:`lane_sums_for`'s choice) gives the same bits either way.
     """
     count, n = stack.shape[0], stack.shape[-1]
     spec = _specialization(queue, stack, "eig", vectors=vectors, rotation=rotation,
                            sort_diagonal=sort_diagonal, matrix_in_global=matrix_in_global,
                            row_split=row_split, pair_sums=pair_sums, row_vector=row_vector,
-                           math=math)
+                           math=math, lane_sums=lane_sums)
     itemsize = stack.dtype.itemsize
     arguments, program = _prepare(queue, spec, stack, strategy, max_sweeps, {
         "eigenvalues": count * n * 8,
@@ -720,7 +745,7 @@ def batched_hsvd(queue: cl.CommandQueue, stack: cl_array.Array, signs: cl_array.
                  max_sweeps: int, problem: str = "hsvd",
                  matrix_in_global: bool | None = None, row_split: int | None = None,
                  pair_sums: str | None = None, row_vector: int | None = None,
-                 math: str | None = None) -> BatchedRun:
+                 math: str | None = None, lane_sums: str | None = None) -> BatchedRun:
     """Run the batched hsvd on the square factors `stack`, ``(count, n, n)``
     float64 or complex128 on `queue`'s device (any strides of whole
     elements), with the signatures `signs`: int32 ``(count, n)``, or ``(n,)``
@@ -736,8 +761,8 @@ def batched_hsvd(queue: cl.CommandQueue, stack: cl_array.Array, signs: cl_array.
     `matrix_in_global` says (the same operations: the same bits); ValueError
     above that limit.  ``problem="svd"`` sweeps svd's ``R^*``
     (`signs` all +1): zero columns are allowed, and every column carries
-    its peak's rounding.  `row_split`, `pair_sums`, `row_vector` and
-    `math` as for :func:`batched_eig`.
+    its peak's rounding.  `row_split`, `pair_sums`, `row_vector`, `math`
+    and `lane_sums` as for :func:`batched_eig`.
     """
     count, n = stack.shape[0], stack.shape[-1]
     if n > BATCHED_GLOBAL_ORDER_LIMIT:
@@ -749,7 +774,7 @@ def batched_hsvd(queue: cl.CommandQueue, stack: cl_array.Array, signs: cl_array.
     spec = _specialization(queue, stack, problem, vectors=vectors, rotation=rotation,
                            sort_diagonal=sort_diagonal, matrix_in_global=matrix_in_global,
                            row_split=row_split, pair_sums=pair_sums, row_vector=row_vector,
-                           math=math)
+                           math=math, lane_sums=lane_sums)
     itemsize = stack.dtype.itemsize
     arguments, program = _prepare(queue, spec, stack, strategy, max_sweeps, {
         "singular values and signature": count * n * 9,

@@ -33,6 +33,9 @@
 ##                   clang's builtins and cjac_hypot in one FMA (arith.prelude)
 ##   row_vector      rows per explicit vector in a pair's loops (1: none; a
 ##                   CPU's SIMD width, with row_split 1: arith.row_vectors)
+##   lane_sums       how the LANES work-items of a matrix reduce (sums, maxima,
+##                   argmax): "local" (local memory, a barrier a level) or
+##                   "shuffle" (NVIDIA: shfl.sync within a warp; the same bits)
 ##   pair_sums       how the work-items of a pair add their sums: "local"
 ##                   (local memory and a barrier, every device) or
 ##                   "shuffle" (NVIDIA's shfl.sync in a warp, no barrier;
@@ -127,7 +130,47 @@ for (int j = ${first}, i = ${first} + lane; ; i += LANES) {
     if (j >= N)
         break;
 </%def>
+%if (row_split > 1 and pair_sums == "shuffle") or lane_sums == "shuffle":
+/* NVIDIA's shfl.sync butterfly (PTX ISA 6.0): lane l gets x of lane
+ * l ^ offset of its warp; every lane of the warp takes part. */
+inline int cjac_shfl_xor_int(const int x, const int offset)
+{
+    int y = x;
+    asm volatile("shfl.sync.bfly.b32 %0, %0, %1, 0x1f, 0xffffffff;" : "+r"(y) : "r"(offset));
+    return y;
+}
+
+inline double cjac_shfl_xor(const double x, const int offset)
+{
+    int lo, hi;
+    double y;
+    asm volatile("mov.b64 {%0, %1}, %2;" : "=r"(lo), "=r"(hi) : "d"(x));
+    asm volatile("shfl.sync.bfly.b32 %0, %0, %1, 0x1f, 0xffffffff;" : "+r"(lo) : "r"(offset));
+    asm volatile("shfl.sync.bfly.b32 %0, %0, %1, 0x1f, 0xffffffff;" : "+r"(hi) : "r"(offset));
+    asm volatile("mov.b64 %0, {%1, %2};" : "=d"(y) : "r"(lo), "r"(hi));
+    return y;
+}
+
+%endif
 <%def name="lanes_reduce(name, ctype, combine)">
+%if lane_sums == "shuffle":
+<% shuffle = "cjac_shfl_xor_int" if ctype == "int" else "cjac_shfl_xor" %>\
+inline ${ctype} ${name}(__local ${ctype} *scratch, const int lid, const int lane,
+                        const ${ctype} x)
+{
+    ${ctype} value = x;
+    barrier(CJAC_FENCE);  /* a barrier between the callers' stores and loads, as the local tree's */
+    for (int w = LANES / 2; w >= 32; w >>= 1) {  /* across warps */
+        scratch[lid] = value;
+        barrier(CJAC_FENCE);
+        value = ${combine.format("value", "scratch[lid ^ w]")};
+        barrier(CJAC_FENCE);
+    }
+    for (int w = (LANES < 32 ? LANES : 32) / 2; w > 0; w >>= 1)
+        value = ${combine.format("value", f"{shuffle}(value, w)")};
+    return value;
+}
+%else:
 inline ${ctype} ${name}(__local ${ctype} *scratch, const int lid, const int lane,
                         const ${ctype} x)
 {
@@ -142,7 +185,13 @@ inline ${ctype} ${name}(__local ${ctype} *scratch, const int lid, const int lane
     barrier(CJAC_FENCE);
     return result;
 }
+%endif
 </%def>
+## lane_sums = "shuffle" (NVIDIA): the tree's levels at distances of 32 and
+## more through local memory, the rest by shuffles; each level combines the
+## values the local tree combines in its lane 0, and the combinations are
+## commutative (a + b = b + a, fmax, |; the argmax's order is total), so
+## every lane ends with the local tree's bits.
 /* Reductions over the LANES work-items of each matrix, in a fixed tree order
  * (bitwise reproducible); called by every work-item of the work-group. */
 ${lanes_reduce("cjac_lanes_max", "cjac_real", "fmax({}, {})")}
@@ -158,17 +207,6 @@ ${lanes_reduce("cjac_lanes_sum_real", "cjac_real", "{} + {}")}
 /* NVIDIA: the work-items of a pair are adjacent lanes of a warp, and a
  * butterfly of shfl.sync (PTX ISA 6.0) over them is that tree (each level
  * adds the same two values in either order: a + b = b + a).  No barrier. */
-inline double cjac_shfl_xor(const double x, const int offset)
-{
-    int lo, hi;
-    double y;
-    asm volatile("mov.b64 {%0, %1}, %2;" : "=r"(lo), "=r"(hi) : "d"(x));
-    asm volatile("shfl.sync.bfly.b32 %0, %0, %1, 0x1f, 0xffffffff;" : "+r"(lo) : "r"(offset));
-    asm volatile("shfl.sync.bfly.b32 %0, %0, %1, 0x1f, 0xffffffff;" : "+r"(hi) : "r"(offset));
-    asm volatile("mov.b64 %0, {%1, %2};" : "=d"(y) : "r"(lo), "r"(hi));
-    return y;
-}
-
 inline cjac_real cjac_pair_sum_real(const cjac_real x)
 {
     cjac_real sum = x;
@@ -246,6 +284,37 @@ ${tree_sum("y_part")}
 %endif
 
 /* The largest value and its key; ties go to the smaller key. */
+%if lane_sums == "shuffle":
+inline void cjac_argmax_merge(cjac_real *value, int *key, const cjac_real other,
+                              const int other_key)
+{
+    if (other > *value || (other == *value && other_key < *key)) {
+        *value = other;
+        *key = other_key;
+    }
+}
+
+inline cjac_real cjac_lanes_argmax(__local cjac_real *scratch, __local int *keys,
+                                   const int lid, const int lane, const cjac_real x,
+                                   int *key)
+{
+    cjac_real value = x;
+    barrier(CJAC_FENCE);  /* a barrier between the callers' stores and loads, as the local tree's */
+    for (int w = LANES / 2; w >= 32; w >>= 1) {  /* across warps */
+        scratch[lid] = value;
+        keys[lid] = *key;
+        barrier(CJAC_FENCE);
+        cjac_argmax_merge(&value, key, scratch[lid ^ w], keys[lid ^ w]);
+        barrier(CJAC_FENCE);
+    }
+    for (int w = (LANES < 32 ? LANES : 32) / 2; w > 0; w >>= 1) {
+        const cjac_real other = cjac_shfl_xor(value, w);
+        const int other_key = cjac_shfl_xor_int(*key, w);
+        cjac_argmax_merge(&value, key, other, other_key);
+    }
+    return value;
+}
+%else:
 inline cjac_real cjac_lanes_argmax(__local cjac_real *scratch, __local int *keys,
                                    const int lid, const int lane, const cjac_real x,
                                    int *key)
@@ -269,6 +338,7 @@ inline cjac_real cjac_lanes_argmax(__local cjac_real *scratch, __local int *keys
     barrier(CJAC_FENCE);
     return result;
 }
+%endif
 
 /* Whether any matrix of the work-group has its flag set (flags[MPG]). */
 inline bool cjac_any(__local const int *flags)
