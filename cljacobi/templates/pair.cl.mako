@@ -36,8 +36,9 @@
 ##   sum_real_two          optional: one statement that reduces two partial
 ##                         sums at once ({0}, {1}) into two variables
 ##                         declared before it ({2}, {3}); for d_i and d_j
-##   row_vector            1, or CJAC_ROWS > 1 with first_row "0" and row_step
-##                         "1": the dot product, the rotation and its norms
+##   row_vector            1, or CJAC_ROWS > 1 with first_row "0", row_step "1"
+##                         and G, V of cjac_elem in a column (real, or complex
+##                         interleaved): the dot product, the rotation and its norms
 ##                         and V's rotation go CJAC_ROWS rows at a time in
 ##                         explicit vectors (arith.row_vectors, rendered by
 ##                         the caller), the rest of the rows one by one; each
