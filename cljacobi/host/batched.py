@@ -641,20 +641,23 @@ def _specialization(queue: cl.CommandQueue, stack: cl_array.Array, problem: str,
     split, sums = sweep_layout(device, problem, n, complex_, in_global)
     if row_split is not None:  # asked for: by shuffles where they fit
         split, sums = row_split, "shuffle"
+    chosen_math = math_for(device) if math is None else math
     while True:
         group = matrices_per_group(device, n, complex_, vectors, problem=problem,
                                    matrix_in_global=in_global, row_split=split)
+        work_items = lanes_for(n, split) * group
         chosen = pair_sums
         if chosen is None:
-            fit = _shuffles_fit(device, lanes_for(n, split) * group, split)
+            fit = _shuffles_fit(device, work_items, split)
             chosen = sums if sums == "local" or fit else "local"
-        vector = (row_vector_for(device, complex_, n) if split == 1 else 1
-                  ) if row_vector is None else row_vector
+        if row_vector is not None:
+            vector = row_vector
+        else:
+            vector = row_vector_for(device, complex_, n) if split == 1 else 1
         spec = BatchedSpec(dtype, n, group, rotation, sort_diagonal, vectors, problem=problem,
                            matrix_in_global=in_global, row_split=split, pair_sums=chosen,
-                           row_vector=vector,
-                           math=math_for(device) if math is None else math,
-                           lane_sums=(lane_sums_for(device, lanes_for(n, split) * group)
+                           row_vector=vector, math=chosen_math,
+                           lane_sums=(lane_sums_for(device, work_items)
                                       if lane_sums is None else lane_sums))
         if (row_split is not None or split == 1
                 or (spec.local_bytes <= int(device.local_mem_size)
