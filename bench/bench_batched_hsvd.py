@@ -6,9 +6,10 @@ One command, every solver on the same stacks, in one process:
   on a pyopencl stack (device resident), and one matrix at a time
   (``variant="pointwise"``, timed on the first ``--one-at-a-time`` matrices
   and scaled to the stack);
-* with ``J = I`` (the SVD) also ``cljacobi.svd`` (the row-sorted,
-  column-pivoted QR of every matrix on the host, then the sweeps of all
-  ``R^*`` in one launch), ``cupy.linalg.svd`` (cuSOLVER), ``torch.linalg.svd``
+* with ``J = I`` (the SVD) also ``cljacobi.svd`` on numpy and on device
+  stacks (the row-sorted, column-pivoted QR of every matrix in one launch,
+  the sweeps of all ``R^*`` in a second, U and Vh through the reflectors in
+  a third), ``cupy.linalg.svd`` (cuSOLVER), ``torch.linalg.svd``
   on CUDA and ``numpy.linalg.svd`` on the host, where they are installed.
 
 Every stack comes in two signatures (``--signatures``): ``identity`` (the
@@ -36,8 +37,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (announced_queue, cupy_peer, median_time,  # noqa: E402
-                    time_gpu_peers, torch_peer, write_results)
+from common import (
+    announced_queue,
+    cupy_peer,
+    median_time,
+    time_gpu_peers,
+    torch_peer,
+    write_results,
+)
 
 #: (n, count): the eig stacks' orders up to the hsvd kernel's limit.
 STACKS = [(2, 262_144), (8, 100_000), (32, 10_000), (48, 2_000)]
@@ -114,7 +121,7 @@ def run_stack(args, family, signature, dtype, n, count, records, queue, G) -> No
 
     seconds, _, d_result = median_time(on_device, args.repeat)
     report("cljacobi (device stack)", seconds, *(x[: args.check].get() for x in d_result[:3]))
-    del d_G, d_result
+    d_G = d_result = None  # the device memory back (not del: the closure reads d_G)
     few = min(args.one_at_a_time, count)
     seconds, _, _ = median_time(
         lambda: [cljacobi.hsvd(M, J, variant="pointwise") for M in G[:few]], 1)
@@ -124,6 +131,18 @@ def run_stack(args, family, signature, dtype, n, count, records, queue, G) -> No
         return
     seconds, _, svd = median_time(lambda: cljacobi.svd(G), args.repeat)
     report("cljacobi.svd (numpy stack)", seconds, *(x[: args.check] for x in svd))
+    del svd
+    d_A = cl_array.to_device(queue, G)
+
+    def svd_on_device():
+        out = cljacobi.svd(d_A)
+        queue.finish()
+        return out
+
+    seconds, _, d_svd = median_time(svd_on_device, args.repeat)
+    report("cljacobi.svd (device stack)", seconds, *(x[: args.check].get() for x in d_svd))
+    d_A = d_svd = None  # the device memory back (not del: the closure reads d_A)
+
     def svd(library, stack):
         return library.linalg.svd(stack, full_matrices=False)
 

@@ -31,15 +31,23 @@ import pyopencl as cl
 import pyopencl.array as cl_array
 
 from ._arrays import is_device_array, to_host
-from ._batch_qr import StackNames, shorten_stack, svd_results, tall_hsvd_results
 from ._results import EighResult, HSVDResult, SolveInfo
+from ._stack_names import StackNames
 from .errors import warn_unconverged
-from .host.batched import (BATCHED_GLOBAL_ORDER_LIMIT, FATAL, BatchedRun, BatchStatus,
-                           batched_eig, batched_hsvd, batched_order_limit)
+from .host.batched import (
+    BATCHED_GLOBAL_ORDER_LIMIT,
+    FATAL,
+    BatchedRun,
+    BatchStatus,
+    batched_eig,
+    batched_hsvd,
+    batched_order_limit,
+)
+from .host.batched_qr import BatchedQR, batched_qr, batched_qr_results
 from .host.device import has_fp64, resolve_queue
 from .host.preflight import preflight
 from .host.variants import BATCHED_VARIANT
-from .scaling import NOT_FINITE, factor_shift_from_maxima, matrix_shift_from_range
+from .scaling import NOT_FINITE, factor_shift_from_maxima, matrix_shift_from_range, unshift
 from .validation import HERMITIAN_RTOL, as_float_matrix, compute_dtype, result_dtype_of
 
 __all__ = ["batched_queue", "solve_batched"]
@@ -119,45 +127,39 @@ def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue,
     m, n = _shape_and_kind(data)[0][-2:]  # data may be a nested list
     shortened = problem == "svd" or (problem == "hsvd" and m > n)
     array_queue = data.queue if device_input else None
-    if shortened:  # the QR of every matrix runs on the host
-        host, _ = to_host(data, run_queue) if device_input else (data, None)
-        source, result_dtype = as_float_matrix(host, method.argument,
-                                               check_finite=check_finite, square=False,
-                                               stacked=True)
-    elif device_input:
+    if device_input:
         source, result_dtype = _device_stack(data, run_queue, method.argument)
     else:
         source, result_dtype = as_float_matrix(data, method.argument,
-                                               check_finite=check_finite, square=True,
+                                               check_finite=check_finite, square=not shortened,
                                                stacked=True)
     leading = source.shape[:-2]
     count = int(np.prod(leading, dtype=np.int64))
     if problem == "hsvd":  # J: +-1, (n,) or one per matrix, as for one matrix
         method.validate(source, array_queue)
-    if shortened:
-        names = StackNames(method.argument, leading)
-        short = shorten_stack(
-            problem, source.reshape(count, m, n), names, compute_q=method.compute_uv,
-            signs=None if problem == "svd" else np.asarray(method.signs).reshape(count, n))
-        stack = cl_array.to_device(run_queue, short.factors)
-    elif device_input:
-        stack = source
-    else:
-        stack = cl_array.to_device(run_queue, np.ascontiguousarray(source))
-    k = stack.shape[-1]
+    stack = source if device_input else cl_array.to_device(run_queue,
+                                                           np.ascontiguousarray(source))
+    k = min(m, n)
     vectors = method.compute_uv if problem != "eig" else not method.eigvals_only
     preflight(run_queue, rows=k, columns=k, accumulate_v=problem != "eig" and vectors,
               element_bytes=stack.dtype.itemsize)
-    flat = _three_dimensional(stack, count, k, run_queue)
+    flat = _three_dimensional(stack, count, run_queue)
+    signs = _device_signs(method.signs, run_queue) if problem == "hsvd" else None
+    qr = names = None
+    if shortened:  # the QR of every matrix, on the device (svd: of A^* for a wide A)
+        names = StackNames(method.argument, leading)
+        qr = batched_qr(run_queue, flat, problem=problem, signs=signs, vectors=vectors,
+                        transposed=m < n)
+        flat, signs = qr.factors, qr.signs
     options = {"vectors": vectors, "strategy": plan.options.strategy,
                "rotation": plan.options.rotation, "sort_diagonal": plan.options.sort_diagonal,
                "max_sweeps": plan.max_sweeps}
     if problem == "eig":
         run = batched_eig(run_queue, flat, **options)
     else:
-        signs = short.signs if shortened else method.signs
-        run = batched_hsvd(run_queue, flat, _device_signs(signs, run_queue), problem=problem,
-                           **options)
+        run = batched_hsvd(run_queue, flat, signs, problem=problem, **options)
+    if qr is not None and qr.summary:  # the QR's refusals come first, as on one matrix
+        _raise_for_qr(qr, names, check_finite)
     # The per-matrix flags and records cross the bus only when a message or
     # info needs them (the OR of the flags says whether one does).
     summary = run.summary
@@ -171,8 +173,8 @@ def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue,
                          stacklevel=5)
     real_result = np.dtype(np.finfo(result_dtype).dtype)
     if shortened:
-        result = _shortened_result(method, run, short, names, leading, result_dtype,
-                                   real_result, run_queue if device_input else None)
+        result = _shortened_result(method, run, qr, names, leading, result_dtype,
+                                   real_result, device_input)
     else:
         values = _result_array(run.values, (*leading, k), real_result, device_input)
         U = None if run.U is None else _result_array(run.U, (*leading, k, k), result_dtype,
@@ -191,33 +193,46 @@ def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue,
     return result, (infos if leading else infos[0])
 
 
-def _shortened_result(method: Any, run: BatchedRun, short: Any, names: StackNames,
-                      leading: tuple[int, ...], result_dtype: np.dtype,
-                      real_result: np.dtype, queue: cl.CommandQueue | None) -> Any:
-    """svd's or a tall hsvd's result from the kernel's and the QR's (on the
-    host; onto `queue` for device input)."""
-    vectors = method.compute_uv
-    S = run.values.get()
-    U_k = run.U.get() if vectors else None
-    Vh_k = run.Vh.get() if vectors else None
-    if method.batched_problem == "svd":
-        U, S, Vh = svd_results(short, S, U_k, Vh_k, names, full_matrices=method.full_matrices)
-        arrays = (U, S, Vh) if vectors else (S,)
-    else:
-        U, S, Vh = tall_hsvd_results(short, S, U_k, Vh_k, names)
-        J = run.J.get()
-        arrays = (U, S, Vh, J) if vectors else (S, J)
-    out = []
-    for array in arrays:
-        dtype = np.dtype(np.int8) if array.dtype == np.int8 else (
-            real_result if array is S else result_dtype)
-        array = array.reshape(*leading, *array.shape[1:]).astype(dtype, copy=False)
-        out.append(cl_array.to_device(queue, np.ascontiguousarray(array)) if queue else array)
-    if method.batched_problem == "svd":
-        from .svd import SVDResult  # noqa: PLC0415 - svd imports the pipeline
+def _raise_for_qr(qr: BatchedQR, names: StackNames, check_finite: bool) -> None:
+    """The one-matrix path's exception for the first matrix (C order) the QR
+    refused: inf or NaN, a zero column of an hsvd factor, or column norms
+    whose squares float64 cannot hold at once."""
+    b = int(np.flatnonzero(qr.flags)[0])
+    if qr.flags[b] & BatchStatus.NOT_FINITE:
+        if check_finite:
+            raise ValueError(f"{names[b]} must not contain infs or NaNs")
+        raise np.linalg.LinAlgError(NOT_FINITE)
+    column_max = qr.column_max()[b]
+    if qr.spec.problem == "svd":  # zero columns are allowed
+        column_max = column_max[column_max != 0]
+    factor_shift_from_maxima(column_max, qr.rows,
+                             names.phrased("{}^*")[b] if qr.transposed else names[b])
+    raise AssertionError(f"the batched QR flagged {names[b]} for no reason the host finds")
 
-        return SVDResult(*out) if vectors else out[0]
-    return HSVDResult(*out) if vectors else tuple(out)
+
+def _shortened_result(method: Any, run: BatchedRun, qr: BatchedQR, names: StackNames,
+                      leading: tuple[int, ...], result_dtype: np.dtype,
+                      real_result: np.dtype, device_input: bool) -> Any:
+    """svd's or a tall hsvd's result from the sweeps' and the QR's, formed on
+    the device (:func:`cljacobi.host.batched_qr.batched_qr_results`)."""
+    svd = method.batched_problem == "svd"
+    out = batched_qr_results(qr, run, full_matrices=svd and method.full_matrices)
+    if out.summary:  # a value float64 cannot hold: unshift's message
+        b = int(np.flatnonzero(out.flags)[0])
+        what = "a singular value of {}" if svd else "a hyperbolic singular value of {}"
+        unshift(run.values[b].get(), int(qr.exponents()[b]), names.phrased(what)[b])
+    arrays = [_result_array(out.S, (*leading, qr.k), real_result, device_input)]
+    if method.compute_uv:
+        arrays = [_result_array(out.U, (*leading, *out.U.shape[1:]), result_dtype,
+                                device_input), arrays[0],
+                  _result_array(out.Vh, (*leading, *out.Vh.shape[1:]), result_dtype,
+                                device_input)]
+    if svd:
+        from .svd import SVDResult
+
+        return SVDResult(*arrays) if method.compute_uv else arrays[0]
+    J = _result_array(run.J, (*leading, qr.k), np.dtype(np.int8), device_input)
+    return HSVDResult(*arrays, J) if method.compute_uv else (arrays[0], J)
 
 
 def _result_array(array: cl_array.Array, shape: tuple[int, ...], dtype: np.dtype,
@@ -253,21 +268,22 @@ def _device_stack(data: cl_array.Array, queue: cl.CommandQueue, name: str
     return array, result_dtype
 
 
-def _three_dimensional(stack: cl_array.Array, count: int, n: int, queue: cl.CommandQueue
+def _three_dimensional(stack: cl_array.Array, count: int, queue: cl.CommandQueue
                        ) -> cl_array.Array:
-    """The stack as ``(count, n, n)`` with element-aligned strides: itself when
+    """The stack as ``(count, m, n)`` with element-aligned strides: itself when
     it is 3-D (any such strides), a view when it is C-contiguous, else a
     C-ordered copy made through the host (pyopencl copies and reshapes only
     C-contiguous arrays; an F-ordered stack of more than one leading
     dimension, or a strided view of one, crosses the bus once)."""
     itemsize = stack.dtype.itemsize
+    m, n = stack.shape[-2:]
     if stack.ndim == 3 and not stack.offset % itemsize \
             and not any(s % itemsize for s in stack.strides):
         return stack
     if stack.flags.c_contiguous:
-        return stack.reshape(count, n, n)
+        return stack.reshape(count, m, n)
     host, _ = to_host(stack, queue)
-    return cl_array.to_device(queue, np.ascontiguousarray(host).reshape(count, n, n))
+    return cl_array.to_device(queue, np.ascontiguousarray(host).reshape(count, m, n))
 
 
 def _info(run: BatchedRun, records: tuple[np.ndarray, ...], b: int, plan: Any,
@@ -297,7 +313,7 @@ def _raise_for_errors(run: BatchedRun, records: tuple[np.ndarray, ...],
                       check_finite: bool, *, complex_: bool, shortened: bool = False) -> None:
     """The one-matrix path's exception for the first matrix (C order) with a
     fatal flag, then the first that did not converge (``on_nonconvergence="raise"``)."""
-    from ._solve import _not_converged, name_of, orthogonalization_error  # noqa: PLC0415
+    from ._solve import _not_converged, name_of, orthogonalization_error
 
     argument, problem = method.argument, method.batched_problem
     hsvd = problem == "hsvd"

@@ -55,6 +55,7 @@ __all__ = [
     "NOT_FINITE",
     "exponent_range",
     "factor_shift",
+    "factor_shift_bounds",
     "factor_shift_from_maxima",
     "matrix_shift",
     "matrix_shift_from_range",
@@ -185,16 +186,23 @@ def factor_shift(G: np.ndarray, name: str = "G", *, zero_columns: bool = False) 
     return factor_shift_from_maxima(maxima, G.shape[0], name)
 
 
+def factor_shift_bounds(m: int) -> tuple[int, int]:
+    """``(low, high)`` with which the admissible shifts of an m-row factor
+    whose column maxima have frexp exponents from ``e_min`` to ``e_max`` are
+    ``t_lo = ceil((low - 2 e_min) / 2)`` to ``t_hi = floor((high - 2 e_max) /
+    2)`` (what the batched QR kernel is given)."""
+    # 2 e_min - 2 + 2t >= d_lo  and  2 e_max + bits(m) + 2t <= d_hi.
+    d_lo = _NORMAL_EXP + _bits(m)
+    d_hi = _OVERFLOW_EXP - GROWTH_BITS
+    return d_lo + 2, d_hi - _bits(m)
+
+
 def _shift_range(e_min, e_max, m: int):
     """The admissible shifts ``t_lo .. t_hi`` of a factor whose column maxima
     have frexp exponents from `e_min` to `e_max` (ints, or int64 arrays: the
     same integer arithmetic either way)."""
-    d_lo = _NORMAL_EXP + _bits(m)
-    d_hi = _OVERFLOW_EXP - GROWTH_BITS
-    # 2 e_min - 2 + 2t >= d_lo  and  2 e_max + bits(m) + 2t <= d_hi.
-    t_lo = -((2 * e_min - 2 - d_lo) // 2)  # ceil((d_lo + 2 - 2 e_min) / 2)
-    t_hi = (d_hi - _bits(m) - 2 * e_max) // 2
-    return t_lo, t_hi
+    low, high = factor_shift_bounds(m)
+    return -((2 * e_min - low) // 2), (high - 2 * e_max) // 2
 
 
 def factor_shifts(column_max: np.ndarray, m: int, names: Sequence[str], *,

@@ -413,7 +413,7 @@ def test_nested_lists_are_stacks_too():
 def test_stack_names_are_formed_on_demand():
     """The names of a stack's matrices in messages: C order over the leading
     shape, phrases around them, the plain argument for a single matrix."""
-    from cljacobi._batch_qr import StackNames
+    from cljacobi._stack_names import StackNames
 
     names = StackNames("A", (2, 3))
     assert len(names) == 6
@@ -424,32 +424,6 @@ def test_stack_names_are_formed_on_demand():
     assert StackNames("G", ())[0] == "G"
     with pytest.raises(IndexError, match="matrix 6 of a stack of 6"):
         names[6]
-
-
-@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
-@pytest.mark.parametrize("shape", [(9, 5), (12, 8), (40, 3)])
-@pytest.mark.parametrize("compute_q", [True, False])
-def test_shorten_stack_is_shorten_bitwise(dtype, shape, compute_q, rng):
-    """The stacked QR of tall hsvd factors gives, for every matrix, what
-    shorten gives for it alone (after the same shift): R, the column order,
-    the signature and Q, bit for bit."""
-    from cljacobi._batch_qr import StackNames, shorten_stack
-    from cljacobi._solve import ldexp
-    from cljacobi.shortening import shorten
-
-    m, n = shape
-    G = rng.standard_normal((6, m, n)) * 2.0 ** rng.integers(-10, 10, n)
-    if np.dtype(dtype).kind == "c":
-        G = G + 1j * rng.standard_normal((6, m, n))
-    signs = np.where(rng.random((6, n)) < 0.5, 1, -1)
-    short = shorten_stack("hsvd", G, StackNames("G", (6,)), signs=signs, compute_q=compute_q)
-    for b in range(6):
-        Q, R, columns = shorten(ldexp(G[b], int(short.exponents[b])), signs[b],
-                                compute_q=compute_q)
-        assert np.array_equal(short.factors[b], R)
-        assert np.array_equal(short.columns[b], columns)
-        assert np.array_equal(short.signs[b], signs[b][columns])
-        assert (short.Q is None) if not compute_q else np.array_equal(short.Q[b], Q)
 
 
 @pytest.mark.parametrize(("n", "complex_", "problem"), [(7, True, "hsvd"), (24, False, "svd")])

@@ -39,7 +39,7 @@ from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg, l
 
 __all__ = ["BATCHED_DTYPES", "BATCHED_GLOBAL_ORDER_LIMIT", "BATCHED_PROBLEMS", "BatchStatus",
            "BatchedRun", "BatchedSpec", "batched_eig", "batched_hsvd", "batched_order_limit",
-           "lane_sums_for", "math_for", "row_vector_for"]
+           "kernel_of", "lane_sums_for", "math_for", "memory_pool", "row_vector_for"]
 
 #: How a pivot pair's work-items add their sums (:attr:`BatchedSpec.pair_sums`).
 PAIR_SUMS = ("local", "shuffle")
@@ -466,7 +466,7 @@ _pools: dict[int, cl_tools.MemoryPool] = {}
 _cache_lock = threading.Lock()
 
 
-def _memory_pool(queue: cl.CommandQueue) -> cl_tools.MemoryPool:
+def memory_pool(queue: cl.CommandQueue) -> cl_tools.MemoryPool:
     """The context's pool for the launch's buffers: a stack of 262,144 2x2
     matrices takes 0.1 ms in the kernel, and fresh device buffers for its
     results cost ms a call (the pool keeps freed buffers for the next one,
@@ -495,16 +495,17 @@ def _device_tables(queue: cl.CommandQueue, strategy: str, order: int
 _thread_kernels = threading.local()
 
 
-def _kernel(program: cl.Program, signature: KernelSignature) -> cl.Kernel:
+def kernel_of(program: cl.Program, signature: KernelSignature) -> cl.Kernel:
     """This thread's kernel object of `program` (creating one costs more than a
     small stack's launch; the arguments are bound for every call, so threads
     that share a queue never share one)."""
     kernels = getattr(_thread_kernels, "kernels", None)
     if kernels is None:
         kernels = _thread_kernels.kernels = {}
-    kernel = kernels.get(program.int_ptr)
+    key = (program.int_ptr, signature.name)
+    kernel = kernels.get(key)
     if kernel is None:
-        kernel = kernels[program.int_ptr] = cl.Kernel(program, signature.name)
+        kernel = kernels[key] = cl.Kernel(program, signature.name)
     return kernel
 
 
@@ -587,7 +588,7 @@ def _launch(queue: cl.CommandQueue, spec: BatchedSpec, program: cl.Program, coun
     `arguments` and them by name, launch `spec`'s kernel (in `program`) over
     `count` matrices, read the OR of the flags back; the run's seconds count
     from `start`."""
-    pool = _memory_pool(queue)
+    pool = memory_pool(queue)
     workspace_bytes = _workspace_bytes(spec, count)
     # The records are plain buffers of the pool: a pyopencl Array costs tens
     # of microseconds to make, which a 2x2 stack's call notices.
@@ -602,7 +603,7 @@ def _launch(queue: cl.CommandQueue, spec: BatchedSpec, program: cl.Program, coun
               "info": info, "report": report, "rotations": rotations,
               "workspace": pool.allocate(workspace_bytes) if workspace_bytes else None}
     (signature,) = spec.signatures.values()
-    kernel = _kernel(program, signature)
+    kernel = kernel_of(program, signature)
     signature.bind(kernel, **{arg.name: values[arg.name] for arg in signature.args})
     groups = -(-count // spec.matrices_per_group)
     event = cl.enqueue_nd_range_kernel(queue, kernel, (groups * spec.work_group_size,),
@@ -735,7 +736,7 @@ def batched_eig(queue: cl.CommandQueue, stack: cl_array.Array, *, vectors: bool,
         **({"eigenvectors": count * n * n * itemsize} if vectors else {}),
     })
     start = time.perf_counter()
-    pool = _memory_pool(queue)
+    pool = memory_pool(queue)
     w = cl_array.empty(queue, (count, n), np.float64, allocator=pool)
     U = cl_array.empty(queue, (count, n, n), stack.dtype, allocator=pool) if vectors else None
     return _launch(queue, spec, program, count, max_sweeps,
@@ -784,7 +785,7 @@ def batched_hsvd(queue: cl.CommandQueue, stack: cl_array.Array, signs: cl_array.
         **({"U and Vh": 2 * count * n * n * itemsize} if vectors else {}),
     })
     start = time.perf_counter()
-    pool = _memory_pool(queue)
+    pool = memory_pool(queue)
     S = cl_array.empty(queue, (count, n), np.float64, allocator=pool)
     J = cl_array.empty(queue, (count, n), np.int8, allocator=pool)
     U = cl_array.empty(queue, (count, n, n), stack.dtype, allocator=pool) if vectors else None
