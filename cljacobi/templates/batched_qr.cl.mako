@@ -70,21 +70,22 @@ inline cjac_elem cjac_reciprocal(const cjac_elem a) { return 1 / a; }
 /* floor(x / 2) for any int (C's division truncates) */
 inline int cjac_floor_half(const int x) { return (x - (x < 0 && (x & 1))) / 2; }
 
-/* ||col[r0 .. rows)||: the squares summed after scaling by the power of two
+/* ||col[r0 * step .. rows * step : step]||: the squares summed after scaling by the power of two
  * of the largest part (exact), so that they neither overflow nor underflow
  * where it matters (the purpose of LAPACK xNRM2's scaling). */
-inline cjac_real cjac_column_norm(__global const cjac_elem *col, const int r0, const int rows)
+inline cjac_real cjac_column_norm(__global const cjac_elem *col, const int step, const int r0,
+                                  const int rows)
 {
     cjac_real peak = 0;
     for (int i = r0; i < rows; ++i)
-        peak = fmax(peak, cjac_elem_peak(col[i]));
+        peak = fmax(peak, cjac_elem_peak(col[i * step]));
     if (peak == 0)
         return 0;
     const int e = clamp(ilogb(peak), -1000, 1000);
     const cjac_real down = ldexp((cjac_real)1, -e);
     cjac_real sum = 0;
     for (int i = r0; i < rows; ++i)
-        sum = cjac_abs2_acc(cjac_scale(down, col[i]), sum);
+        sum = cjac_abs2_acc(cjac_scale(down, col[i * step]), sum);
     return sqrt(sum) * ldexp((cjac_real)1, e);
 }
 
@@ -108,7 +109,9 @@ void cjac_batched_qr(${signatures["cjac_batched_qr"].parameters})
     __local int shift, refused, pivot, reflect;
     __local cjac_elem reflector_scale;
     __global const cjac_elem *A = M + offset + b * matrix_stride;
-    __global cjac_elem *W = workspace + (size_t)b * rows * k;  /* column c at W + c * rows */
+    /* B row-major: entry (i, c) at W[i * k + c], so that the work-items of
+     * the column-wise loops below read adjacent addresses */
+    __global cjac_elem *W = workspace + (size_t)b * rows * k;
     __global cjac_real *column_peaks = column_max + (size_t)b * k;
 
     /* 1. The column maxima |b_ic| (NaN propagates, as numpy's max) and the
@@ -181,7 +184,7 @@ void cjac_batched_qr(${signatures["cjac_batched_qr"].parameters})
             rank += (other > key || (other == key && l < i)) ? 1 : 0;
         }
         for (int c = 0; c < k; ++c)
-            W[c * rows + rank] = keep ? cjac_ldexp(cjac_b_entry(A, row_stride, col_stride,
+            W[rank * k + c] = keep ? cjac_ldexp(cjac_b_entry(A, row_stride, col_stride,
                                                                 conjugate, i, c), t)
                                       : CJAC_ELEM_ZERO;
         row_order[(size_t)b * rows + rank] = i;
@@ -198,7 +201,7 @@ void cjac_batched_qr(${signatures["cjac_batched_qr"].parameters})
     __global cjac_elem *taus = tau + (size_t)b * k;
     for (int j = 0; j < k; ++j) {
         for (int c = j + lid; c < k; c += WG)
-            norms[c] = cjac_column_norm(W + c * rows, j, rows);
+            norms[c] = cjac_column_norm(W + c, k, j, rows);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid == 0) {
             int p = j;
@@ -213,16 +216,16 @@ void cjac_batched_qr(${signatures["cjac_batched_qr"].parameters})
         const int p = pivot;
         if (p != j) {
             for (int i = lid; i < rows; i += WG) {
-                const cjac_elem swap = W[j * rows + i];
-                W[j * rows + i] = W[p * rows + i];
-                W[p * rows + i] = swap;
+                const cjac_elem swap = W[i * k + j];
+                W[i * k + j] = W[i * k + p];
+                W[i * k + p] = swap;
             }
             barrier(CLK_GLOBAL_MEM_FENCE);
         }
-        __global cjac_elem *v = W + j * rows;
+        __global cjac_elem *v = W + j;  /* column j: v[i * k] */
         if (lid == 0) {  /* xLARFG on (alpha; x) = v[j], v[j + 1 ..] */
-            cjac_elem alpha = v[j];
-            cjac_real x_norm = cjac_column_norm(v, j + 1, rows);
+            cjac_elem alpha = v[j * k];
+            cjac_real x_norm = cjac_column_norm(v, k, j + 1, rows);
             int nonzero = 0;
             cjac_elem scale = CJAC_ELEM_ZERO;
             if (x_norm != 0 || cjac_imag_part(alpha) != 0) {
@@ -232,12 +235,12 @@ void cjac_batched_qr(${signatures["cjac_batched_qr"].parameters})
                 while (fabs(beta) < CJAC_SAFMIN && rescaled < 20) {  /* beta may be inaccurate */
                     ++rescaled;
                     for (int i = j + 1; i < rows; ++i)
-                        v[i] = cjac_scale(CJAC_RSAFMN, v[i]);
+                        v[i * k] = cjac_scale(CJAC_RSAFMN, v[i * k]);
                     beta *= CJAC_RSAFMN;
                     alpha = cjac_scale(CJAC_RSAFMN, alpha);
                 }
                 if (rescaled) {
-                    x_norm = cjac_column_norm(v, j + 1, rows);
+                    x_norm = cjac_column_norm(v, k, j + 1, rows);
                     beta = -copysign(cjac_hypot(cjac_elem_abs(alpha), x_norm),
                                      cjac_real_part(alpha));
                 }
@@ -250,7 +253,7 @@ void cjac_batched_qr(${signatures["cjac_batched_qr"].parameters})
                 scale = cjac_reciprocal(alpha - cjac_from_real(beta));
                 for (int r = 0; r < rescaled; ++r)
                     beta *= CJAC_SAFMIN;
-                v[j] = cjac_from_real(beta);
+                v[j * k] = cjac_from_real(beta);
             } else {
                 taus[j] = CJAC_ELEM_ZERO;  /* H_j = I */
             }
@@ -262,29 +265,29 @@ void cjac_batched_qr(${signatures["cjac_batched_qr"].parameters})
             continue;
         const cjac_elem scale = reflector_scale;
         for (int i = j + 1 + lid; i < rows; i += WG)
-            v[i] = cjac_mul(scale, v[i]);
+            v[i * k] = cjac_mul(scale, v[i * k]);
         barrier(CLK_GLOBAL_MEM_FENCE);
         /* H_j^H c = c - conj(tau) v (v^H c), v = (1; v[j + 1 ..]) */
         const cjac_elem minus_tau_conj = -cjac_conj(taus[j]);
         for (int c = j + 1 + lid; c < k; c += WG) {
-            __global cjac_elem *col = W + c * rows;
-            cjac_elem w = col[j];
+            __global cjac_elem *col = W + c;
+            cjac_elem w = col[j * k];
             for (int i = j + 1; i < rows; ++i)
-                w = cjac_dot_acc(v[i], col[i], w);
+                w = cjac_dot_acc(v[i * k], col[i * k], w);
             const cjac_elem f = cjac_mul(minus_tau_conj, w);
-            col[j] = col[j] + f;
+            col[j * k] = col[j * k] + f;
             for (int i = j + 1; i < rows; ++i)
-                col[i] = cjac_axpy(f, v[i], col[i]);
+                col[i * k] = cjac_axpy(f, v[i * k], col[i * k]);
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
     }
 
-    /* 4. The factor (R: W's upper triangle, R[i][c] = W[c * rows + i]). */
+    /* 4. The factor (R: W's upper triangle, R[i][c] = W[i * k + c]). */
 %if problem == "svd":
     /* X = R^*, k x k row-major: X[i][c] = conj(R[c][i]) for c <= i */
     for (int e = lid; e < k * k; e += WG) {
         const int i = e / k, c = e % k;
-        F[e] = c <= i ? cjac_conj(W[i * rows + c]) : CJAC_ELEM_ZERO;
+        F[e] = c <= i ? cjac_conj(W[c * k + i]) : CJAC_ELEM_ZERO;
     }
     for (int c = lid; c < k; c += WG)
         column_order[b * k + c] = pivots[c];
@@ -302,7 +305,7 @@ void cjac_batched_qr(${signatures["cjac_batched_qr"].parameters})
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int e = lid; e < k * k; e += WG) {
         const int i = e / k, c = e % k, source = sources[c];
-        F[e] = i <= source ? W[source * rows + i] : CJAC_ELEM_ZERO;
+        F[e] = i <= source ? W[i * k + source] : CJAC_ELEM_ZERO;
     }
     for (int c = lid; c < k; c += WG) {
         const int column = pivots[sources[c]];
@@ -357,15 +360,15 @@ void cjac_batched_qr_results(${signatures["cjac_batched_qr_results"].parameters}
             const cjac_elem tau_j = taus[j];
             if (cjac_real_part(tau_j) == 0 && cjac_imag_part(tau_j) == 0)
                 continue;
-            __global const cjac_elem *v = W + j * rows;
+            __global const cjac_elem *v = W + j;  /* v[i * k] */
             /* H_j y = y - tau v (v^H y), v = (1; v[j + 1 ..]) */
             cjac_elem w = CJAC_Y_GET(j);
             for (int i = j + 1; i < rows; ++i)
-                w = cjac_dot_acc(v[i], CJAC_Y_GET(i), w);
+                w = cjac_dot_acc(v[i * k], CJAC_Y_GET(i), w);
             const cjac_elem f = -cjac_mul(tau_j, w);
             CJAC_Y_SET(j, CJAC_Y_GET(j) + f);
             for (int i = j + 1; i < rows; ++i)
-                CJAC_Y_SET(i, cjac_axpy(f, v[i], CJAC_Y_GET(i)));
+                CJAC_Y_SET(i, cjac_axpy(f, v[i * k], CJAC_Y_GET(i)));
         }
     }
 #undef CJAC_Y_SET
