@@ -11,8 +11,11 @@ OR of the matrices' flags comes back; the per-matrix flags and
 records follow where it says an error or a warning needs them, or for the
 ``info`` objects.  The results are device arrays for device input and numpy
 arrays otherwise.  svd, and hsvd of a tall G, first factor every matrix by
-a row-sorted, column-pivoted QR on the host, as their one-matrix paths do
-(:mod:`cljacobi._batch_qr`), and the kernel sweeps the square factors.
+the row-sorted, column-pivoted QR of their one-matrix paths, on the device
+(:func:`cljacobi.host.batched_qr.batched_qr`); the kernel sweeps the square
+factors, and :func:`cljacobi.host.batched_qr.batched_qr_results` forms the
+decompositions from its results, so that a device stack never crosses the
+bus.
 
 Errors are per matrix: the first matrix (in C order) with a fatal flag
 raises the exception the one-matrix path raises for it, its index in the

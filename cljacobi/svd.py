@@ -130,9 +130,9 @@ def svd(
         As in :func:`cljacobi.eig_indefinite`.
     variant : {"auto", "pointwise", "bo", "fb", "stream", "batched"}, optional
         As in :func:`cljacobi.eig_indefinite`; "batched" factors every
-        matrix of a stack by the same QR on the host, then sweeps all the
-        ``R^*`` in one launch, each with its V in the local memory of one
-        work-group, for ``min(m, n)`` from 2 up to
+        matrix of a stack by the same QR on the device (one launch), then
+        sweeps all the ``R^*`` in one launch, each with its V in the local
+        memory of one work-group, for ``min(m, n)`` from 2 up to
         ``cljacobi.host.batched.batched_order_limit(device, complex_,
         compute_uv, "svd")`` (real 52 and complex 36 on a device with 48
         KiB), in a slot of global memory above it up to
