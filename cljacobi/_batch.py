@@ -200,8 +200,9 @@ def _raise_for_qr(qr: BatchedQR, names: StackNames, check_finite: bool) -> None:
     """The one-matrix path's exception for the first matrix (C order) the QR
     refused: inf or NaN, a zero column of an hsvd factor, or column norms
     whose squares float64 cannot hold at once."""
-    b = int(np.flatnonzero(qr.flags)[0])
-    if qr.flags[b] & BatchStatus.NOT_FINITE:
+    flags = qr.flags
+    b = int(np.flatnonzero(flags)[0])
+    if flags[b] & BatchStatus.NOT_FINITE:
         if check_finite:
             raise ValueError(f"{names[b]} must not contain infs or NaNs")
         raise np.linalg.LinAlgError(NOT_FINITE)
