@@ -37,9 +37,23 @@ from .matrix_products import compute_capability
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg, long_arg
 
-__all__ = ["BATCHED_DTYPES", "BATCHED_GLOBAL_ORDER_LIMIT", "BATCHED_PROBLEMS", "BatchStatus",
-           "BatchedRun", "BatchedSpec", "batched_eig", "batched_hsvd", "batched_order_limit",
-           "kernel_of", "lane_sums_for", "math_for", "memory_pool", "row_vector_for"]
+__all__ = [
+    "BATCHED_DTYPES",
+    "BATCHED_GLOBAL_ORDER_LIMIT",
+    "BATCHED_PROBLEMS",
+    "NO_FLAGS",
+    "BatchStatus",
+    "BatchedRun",
+    "BatchedSpec",
+    "batched_eig",
+    "batched_hsvd",
+    "batched_order_limit",
+    "kernel_of",
+    "lane_sums_for",
+    "math_for",
+    "memory_pool",
+    "row_vector_for",
+]
 
 #: How a pivot pair's work-items add their sums (:attr:`BatchedSpec.pair_sums`).
 PAIR_SUMS = ("local", "shuffle")
@@ -245,7 +259,12 @@ class BatchedSpec:
     @property
     def signatures(self) -> dict[str, KernelSignature]:
         """The kernel of the problem: the stack, (hsvd: the signatures,) the
-        step tables, the results, the records (and the global workspace)."""
+        step tables, the results, the records (and the global workspace);
+        made once per spec (:func:`_signatures`), as every launch binds its
+        arguments by these names."""
+        return _signatures(self)
+
+    def _make_signatures(self) -> dict[str, KernelSignature]:
         element = "cjac_elem"
         stack = (buffer("M", f"__global const {element} *"), int_arg("count"),
                  long_arg("offset"), long_arg("matrix_stride"), long_arg("row_stride"),
@@ -290,6 +309,11 @@ class BatchedSpec:
             "diag_struct": c_struct("cjac_diag", DIAG_DTYPE),
             "signatures": self.signatures,
         }
+
+
+@cache
+def _signatures(spec: BatchedSpec) -> dict[str, KernelSignature]:
+    return spec._make_signatures()
 
 
 def lanes_for(order: int, row_split: int = 1) -> int:
@@ -566,9 +590,9 @@ class BatchedRun:
                 rotations[:, : self.max_sweeps])
 
 
-#: The initial value of the launch's OR of flags, uploaded before each launch
-#: (a non-blocking copy reads its source later: it lives as long as the module).
-_NO_FLAGS = np.zeros(1, np.int32)
+#: The initial value of the launch's OR of flags, filled on the device before
+#: each launch (a fill costs 2 us on PoCL, a copy from the host 48 us).
+NO_FLAGS = np.int32(0)
 
 
 def _element_strides(stack: cl_array.Array) -> tuple[int, int, int]:
@@ -594,7 +618,7 @@ def _launch(queue: cl.CommandQueue, spec: BatchedSpec, program: cl.Program, coun
     # of microseconds to make, which a 2x2 stack's call notices.
     status = pool.allocate(count * 4)
     summary = pool.allocate(4)
-    cl.enqueue_copy(queue, summary, _NO_FLAGS, is_blocking=False)
+    cl.enqueue_fill_buffer(queue, summary, NO_FLAGS, 0, 4)
     info = pool.allocate(count * INFO_WIDTH * 4)
     report = pool.allocate(count * REPORT_WIDTH * 8)
     # written for the sweeps run, read only up to them

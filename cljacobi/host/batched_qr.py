@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import cache
 from typing import ClassVar
 
 import numpy as np
@@ -30,6 +31,7 @@ from .batched import (
     BATCHED_GLOBAL_ORDER_LIMIT,
     FATAL,
     MATHS,
+    NO_FLAGS,
     BatchedRun,
     BatchStatus,
     kernel_of,
@@ -93,7 +95,10 @@ class BatchedQRSpec:
     def signatures(self) -> dict[str, KernelSignature]:
         """``cjac_batched_qr`` (the stack, as B or B^*; the workspace and the
         records; the factors) and ``cjac_batched_qr_results`` (the sweeps'
-        results; S, U and Vh in the caller's layout)."""
+        results; S, U and Vh in the caller's layout); made once per spec."""
+        return _signatures(self)
+
+    def _make_signatures(self) -> dict[str, KernelSignature]:
         element = "cjac_elem"
         hsvd = self.problem == "hsvd"
         records = (buffer("status", "__global int *"), buffer("summary", "__global int *"))
@@ -142,6 +147,11 @@ class BatchedQRSpec:
         return {"complex_": self.complex_, "problem": self.problem, "vectors": self.vectors,
                 "math": self.math, "size_defines": c_defines({**sizes, **flags}),
                 "signatures": self.signatures}
+
+
+@cache
+def _signatures(spec: BatchedQRSpec) -> dict[str, KernelSignature]:
+    return spec._make_signatures()
 
 
 def qr_work_group(device: cl.Device, k: int) -> int:
@@ -223,9 +233,6 @@ class BatchedQRResults:
         return host
 
 
-_NO_FLAGS = np.zeros(1, np.int32)
-
-
 def _element_strides(stack: cl_array.Array) -> tuple[int, int, int, int]:
     itemsize = stack.dtype.itemsize
     if stack.ndim != 3 or stack.offset % itemsize or any(s % itemsize for s in stack.strides):
@@ -237,7 +244,7 @@ def _element_strides(stack: cl_array.Array) -> tuple[int, int, int, int]:
 def _records(queue: cl.CommandQueue, count: int) -> tuple[cl.MemoryObjectHolder, ...]:
     pool = memory_pool(queue)
     status, summary = pool.allocate(max(count, 1) * 4), pool.allocate(4)
-    cl.enqueue_copy(queue, summary, _NO_FLAGS, is_blocking=False)
+    cl.enqueue_fill_buffer(queue, summary, NO_FLAGS, 0, 4)
     return status, summary
 
 

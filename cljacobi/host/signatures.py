@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pyopencl as cl
@@ -94,13 +95,17 @@ class KernelSignature:
         """The parameter list as the template declares it."""
         return ",\n    ".join(arg.declaration for arg in self.args)
 
+    @cached_property
+    def _positions(self) -> dict[str, int]:
+        return {arg.name: index for index, arg in enumerate(self.args)}
+
     def position(self, name: str) -> int:
         """Index of the argument `name`."""
-        for index, arg in enumerate(self.args):
-            if arg.name == name:
-                return index
-        raise KeyError(f"{self.name} has no argument {name!r}; it has "
-                       f"{[arg.name for arg in self.args]}")
+        index = self._positions.get(name)
+        if index is None:
+            raise KeyError(f"{self.name} has no argument {name!r}; it has "
+                           f"{[arg.name for arg in self.args]}")
+        return index
 
     def kernel(self, program: cl.Program, **values: object) -> cl.Kernel:
         """A new kernel object of `program` with every argument bound from `values`."""
