@@ -447,6 +447,12 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
     list (C order) for a stack.
     """
     pair = bool(getattr(method, "pair", False))
+    if pair:
+        from ._batch_gsvd import solve_pair_stack, stacked_pairs  # noqa: PLC0415 - imports this
+
+        if stacked_pairs(data, plan):  # stacks of pairs (gsvd)
+            return solve_pair_stack(method, data, plan, queue=queue,
+                                    check_finite=check_finite, return_info=return_info)
     batch_queue = None if pair else batched_queue(method, data, plan, queue)
     if batch_queue is not None:  # the whole stack in one launch
         plan = SweepPlan(**{**plan.__dict__, "queue": batch_queue})

@@ -32,7 +32,7 @@ from .validation import check_flag
 __all__ = ["GSVDResult", "gsvd", "gsvdvals"]
 
 #: What ``variant`` takes.
-VARIANTS = ("auto", "pointwise", "bo", "fb")
+VARIANTS = ("auto", "pointwise", "bo", "fb", "batched")
 
 #: What ``dots`` takes.
 DOTS = ("ordinary", "enhanced")
@@ -118,10 +118,12 @@ def gsvd(
 
     Parameters
     ----------
-    A : (m, n) array_like
+    A : (..., m, n) array_like
         Real or complex, not modified; with ``m < n`` the ``n - m``
-        smallest ``C`` are zero (A has rank at most m).
-    B : (p, n) array_like
+        smallest ``C`` are zero (A has rank at most m).  A stack of pairs
+        (A and B with the same leading shape) gives stacked results, each
+        pair as it alone gives (to rounding; see `variant`).
+    B : (..., p, n) array_like
         Real or complex, of full column rank (so ``p >= n``); not modified.
     compute_uv : bool, optional
         Return U and V (default); otherwise they are None (the columns of
@@ -145,7 +147,7 @@ def gsvd(
     strategy : {"auto", "me", "mm", "ring", "round-robin"}, optional
         Parallel pivot strategy (:mod:`cljacobi.strategies`); "auto" is the
         Mantharam-Eberlein ordering.
-    variant : {"auto", "pointwise", "bo", "fb"}, optional
+    variant : {"auto", "pointwise", "bo", "fb", "batched"}, optional
         The pointwise kernel alone, or the block-oriented level of [NS]
         Sect. 2.3 first ("bo": block pairs of ``2 * block_width`` columns,
         one inner sweep on the Cholesky factors of their two Gram matrices,
@@ -154,7 +156,13 @@ def gsvd(
         has no big transformation, then pointwise sweeps that finish and
         decide convergence; "fb" (full block) runs the inner sweeps until
         one transforms nothing (at most 30).  "auto": "bo" on GPUs from n =
-        :data:`AUTO_BLOCKED_MIN_ORDER` on, else pointwise.
+        :data:`AUTO_BLOCKED_MIN_ORDER` on, else pointwise.  "batched" (which
+        "auto" takes for a stack of pairs of up to
+        ``cljacobi.host.batched_hz.BATCHED_HZ_ORDER_LIMIT`` (128) columns):
+        the pairs shortened on the host, the pointwise sweeps of all of them
+        in one launch (``templates/batched_hz.cl.mako``), each pair's GSVD
+        read off as for one pair; a stack with another variant runs pair by
+        pair.
     block_width : int, optional
         w of "bo" (a power of two); default :data:`AUTO_BLOCK_WIDTH` real,
         :data:`AUTO_COMPLEX_BLOCK_WIDTH` complex.
@@ -211,7 +219,7 @@ def gsvd(
     plan = _solve.sweep_plan(
         "gsvd", strategy=strategy, rotation=None, sort_diagonal=True, max_sweeps=max_sweeps,
         on_nonconvergence=on_nonconvergence, variant=variant, block_width=block_width,
-        queue=queue)
+        queue=queue, batched=True)
     if block_width is not None:
         check_power_of_two("block_width", block_width)
     method = _GSVD(compute_uv=compute_uv, compute_x=compute_x, prescale=prescale,
@@ -256,7 +264,7 @@ class _GSVD:
         (m, n), p = pair[0].shape, pair[1].shape[0]
         return (max(m, n) + p, n, True) if n else None  # F and G, and Z as "V"
 
-    def template(self, pair: Any) -> None:  # one pair a call: no stacks
+    def template(self, pair: Any) -> None:  # stacks take cljacobi._batch_gsvd
         return None
 
     def factor(self, pair: tuple[np.ndarray, np.ndarray], index: tuple[int, ...],
@@ -309,7 +317,7 @@ class _GSVD:
 def _block_width(device: cl.Device, n: int, dtype: np.dtype, variant: str,
                  block_width: int | None) -> int:
     """The block width of the run, 0 for pointwise only."""
-    if variant == "pointwise":
+    if variant in ("pointwise", "batched"):
         return 0
     if variant == "auto" and block_width is None and not (
             bool(device.type & cl.device_type.GPU) and n >= AUTO_BLOCKED_MIN_ORDER):

@@ -44,298 +44,8 @@ ${arith.element(real_ctype, complex_, "interleaved")}
 /* The counters of one sweep, HZ_TRANSFORMED, HZ_BIG and HZ_NOT_DEFINITE, are
  * indices rendered from cljacobi.host.hz.HZ_COUNTERS (in size_defines). */
 
-/* (cos theta, sin theta) from tan theta, |theta| <= pi/2, via hypot (no
- * overflow).  [NS] Sect. 2.1.1 prints cos theta = 1/(1 + tan^2 theta): slip,
- * the identity has the square root.  tan theta = +-inf: cos = 0 and
- * sin = sign(tan theta) (the paper's sin = 1 is a slip for -inf). */
-inline void hz_cos_sin(const cjac_real tangent, cjac_real *c, cjac_real *s)
-{
-    if (isinf(tangent)) {
-        *c = 0;
-        *s = copysign((cjac_real)1, tangent);
-        return;
-    }
-    const cjac_real secant = hypot((cjac_real)1, tangent);
-    *c = 1 / secant;
-    *s = tangent / secant;
-}
-
-/* t_k = sqrt(1 - x_k^2), |x_k| < 1 ([NS] Sect. 2.1.1, 2.1.2); for |x_k| >= 1/2
- * as (1 - |x|)(1 + |x|), where 1 - |x| is exact. */
-inline cjac_real hz_sqrt_one_minus_square(const cjac_real x)
-{
-    const cjac_real a = fabs(x);
-    return sqrt(a < (cjac_real)0.5 ? 1 - a * a : (1 - a) * (1 + a));
-}
-
-/* The 2x2 transformation, columns (z11, z21) and (z12, z22): [y_i y_j] := [y_i y_j] Z. */
-typedef struct { cjac_elem z11, z21, z12, z22; } hz_transform;
-
-/* The exception of a proportional pivot pair ([NS] Sect. 2.1.1):
- * (1/sqrt 2) [[1/sqrt(1+x), -e^{i zeta}/sqrt(1-x)], [e^{-i zeta}/sqrt(1+x), 1/sqrt(1-x)]],
- * x = |b'_ij|, e^{i zeta} = b'_ij / |b'_ij|; for real data the phase is
- * sign(b'_ij) (the paper's real formula of Sect. 2.1.2 uses |x| alone: slip). */
-inline hz_transform hz_proportional(const cjac_real x, const cjac_elem phase)
-{
-    const cjac_real plus = 1 / sqrt(2 * (1 + x));
-    const cjac_real minus = 1 / sqrt(2 * (1 - x));
-    hz_transform z;
-    z.z11 = cjac_from_real(plus);
-    z.z12 = cjac_scale(-minus, phase);
-    z.z21 = cjac_scale(plus, cjac_conj(phase));
-    z.z22 = cjac_from_real(minus);
-    return z;
-}
-
-/* Z'_k of [NS] Sect. 2.1.1 (complex) or 2.1.2 (real) for the rescaled pivot
- * elements (diag(B'_k) = I, off-diagonal b = b'_ij, |b| < 1); *exceptional
- * tells the exception, *cos_phi and *cos_psi (and t) what C1 and C2 test. */
-inline hz_transform hz_pair_transform(const cjac_real a_ii, const cjac_elem a_ij,
-                                      const cjac_real a_jj, const cjac_elem b,
-                                      bool *exceptional, cjac_real *cos_phi,
-                                      cjac_real *cos_psi, cjac_real *t_out)
-{
-    hz_transform z;
-    const cjac_real h = a_jj - a_ii;                       /* h_k := a'_jj - a'_ii */
-%if complex_:
-    const cjac_real x = cjac_elem_abs(b);                  /* x_k := |b'_ij| */
-    const cjac_elem phase = x == 0 ? (cjac_real2)(1, 0) : b / x;  /* e^{i zeta_k} */
-    const cjac_elem zk = cjac_mul(cjac_conj(phase), a_ij); /* z_k := e^{-i zeta_k} a'_ij */
-    const cjac_real u = zk.x, v = zk.y;
-    *exceptional = v == 0 && h == 0;
-    if (*exceptional)
-        return hz_proportional(x, phase);
-    const cjac_real t = hz_sqrt_one_minus_square(x);       /* t_k */
-    const cjac_real tau = h >= 0 ? 1 : -1;                 /* tau_k := sign(1, h_k) */
-    /* tan 2theta_k := tau_k (2 u_k - (a'_ii + a'_jj) x_k) / (t_k sqrt(h_k^2 + 4 v_k^2)) */
-    const cjac_real tan_2theta = tau * (2 * u - (a_ii + a_jj) * x) / (t * hypot(h, 2 * v));
-    cjac_real cos_2theta, sin_2theta, cos_gamma, sin_gamma;
-    hz_cos_sin(tan_2theta, &cos_2theta, &sin_2theta);
-    hz_cos_sin(2 * v / h, &cos_gamma, &sin_gamma);         /* tan gamma_k := 2 v_k / h_k */
-    /* cos phi_k, cos psi_k := sqrt(1 +- x_k sin 2theta_k + t_k cos gamma_k cos 2theta_k) / sqrt 2 */
-    const cjac_real common = t * cos_gamma * cos_2theta;
-    const cjac_real c_phi = sqrt(1 + x * sin_2theta + common) / M_SQRT2;
-    const cjac_real c_psi = sqrt(1 - x * sin_2theta + common) / M_SQRT2;
-    const cjac_real skew = t * sin_gamma * cos_2theta;
-    /* e^{i alpha_k} sin phi_k := e^{i zeta_k} ((sin 2theta_k - x_k) + i skew) / (2 cos psi_k),
-     * e^{-i beta_k} sin psi_k := e^{-i zeta_k} ((sin 2theta_k + x_k) - i skew) / (2 cos phi_k) */
-    const cjac_elem s_phi = cjac_scale(1 / (2 * c_psi),
-                                       cjac_mul(phase, (cjac_real2)(sin_2theta - x, skew)));
-    const cjac_elem s_psi = cjac_scale(1 / (2 * c_phi),
-                                       cjac_mul(cjac_conj(phase), (cjac_real2)(sin_2theta + x, -skew)));
-    /* Z'_k := (1/t_k) [[cos phi_k, e^{i alpha_k} sin phi_k], [-e^{-i beta_k} sin psi_k, cos psi_k]] */
-    z.z11 = cjac_from_real(c_phi / t);
-    z.z12 = cjac_scale(1 / t, s_phi);
-    z.z21 = cjac_scale(-1 / t, s_psi);
-    z.z22 = cjac_from_real(c_psi / t);
-%else:
-    const cjac_real x = b;
-    const cjac_real denominator = 2 * a_ij - (a_ii + a_jj) * x;
-    *exceptional = h == 0 && denominator == 0;             /* cot 2theta_k = 0/0 */
-    if (*exceptional)
-        return hz_proportional(fabs(x), x >= 0 ? 1 : -1);
-    const cjac_real t = hz_sqrt_one_minus_square(x);
-    const cjac_real root_plus = sqrt(1 + x), root_minus = sqrt(1 - x);
-    const cjac_real xi = x / (root_plus + root_minus);     /* xi_k */
-    const cjac_real eta = x / ((1 + root_plus) * (1 + root_minus));  /* eta_k */
-    /* cot 2theta_k := t_k (a'_jj - a'_ii) / (2 a'_ij - (a'_ii + a'_jj) x_k) */
-    const cjac_real cot_2theta = t * h / denominator;
-    /* tan theta_k := sign(1, cot 2theta_k) / (|cot 2theta_k| + sqrt(1 + cot^2 2theta_k)) */
-    const cjac_real tan_theta = (cot_2theta >= 0 ? 1 : -1)
-                                / (fabs(cot_2theta) + hypot((cjac_real)1, cot_2theta));
-    cjac_real c, s;
-    hz_cos_sin(tan_theta, &c, &s);
-    const cjac_real c_phi = c + xi * (s - eta * c);
-    const cjac_real c_psi = c - xi * (s + eta * c);
-    const cjac_real s_phi = s - xi * (c + eta * s);
-    const cjac_real s_psi = s + xi * (c - eta * s);
-    /* Z'_k := (1/t_k) [[cos phi_k, sin phi_k], [-sin psi_k, cos psi_k]] */
-    z.z11 = c_phi / t;
-    z.z12 = s_phi / t;
-    z.z21 = -s_psi / t;
-    z.z22 = c_psi / t;
-%endif
-    *cos_phi = c_phi;
-    *cos_psi = c_psi;
-    *t_out = t;
-    return z;
-}
-
-/* Z'_k for a pair with a zero column of F (a'_ij = 0 and a'_ii or a'_jj zero)
- * that keeps it exactly zero (not in [NS]; for one zero column its formulas
- * give the same Z'_k in exact arithmetic but mix rounding into the zero
- * column, which then never becomes relatively orthogonal to its like; for
- * two, its exceptional formula rotates by 45 degrees however small |b| is):
- * f_j = 0 (or both): [[1/t, 0], [-conj(b)/t, 1]] (cos phi = 1, cos psi = t);
- * f_i = 0 alone: [[1, -b/t], [0, 1/t]] (cos phi = t, cos psi = 1);
- * t = sqrt(1 - |b|^2).  cljacobi.hz_reference._zero_column_transformation. */
-inline hz_transform hz_zero_column_transform(const bool zero_first, const cjac_elem b,
-                                             cjac_real *cos_phi, cjac_real *cos_psi,
-                                             cjac_real *t_out)
-{
-    const cjac_real t = hz_sqrt_one_minus_square(cjac_elem_abs(b));
-    hz_transform z;
-    if (zero_first) {
-        z.z11 = cjac_from_real(1);
-        z.z21 = CJAC_ELEM_ZERO;
-        z.z12 = cjac_scale(-1 / t, b);
-        z.z22 = cjac_from_real(1 / t);
-        *cos_phi = t;
-        *cos_psi = 1;
-    } else {
-        z.z11 = cjac_from_real(1 / t);
-        z.z21 = cjac_scale(-1 / t, cjac_conj(b));
-        z.z12 = CJAC_ELEM_ZERO;
-        z.z22 = cjac_from_real(1);
-        *cos_phi = 1;
-        *cos_psi = t;
-    }
-    *t_out = t;
-    return z;
-}
-
-/* (Z^* A Z)_11 for the column (p, q) of Z: |p|^2 a_ii + 2 Re(conj(p) a_ij q) + |q|^2 a_jj. */
-inline cjac_real hz_new_diagonal(const cjac_elem p, const cjac_elem q, const cjac_real a_ii,
-                                 const cjac_elem a_ij, const cjac_real a_jj)
-{
-    const cjac_real cross = cjac_real_part(cjac_mul(cjac_conj(p), cjac_mul(a_ij, q)));
-    return cjac_abs2_acc(p, 0) * a_ii + 2 * cross + cjac_abs2_acc(q, 0) * a_jj;
-}
-
-/* What one pivot pair gets from its A_k, B_k: Z_k = D_k Z'_k P_k (the identity,
- * or only P_k, for a relatively orthogonal pair), and whether it was a
- * transformation, a big one, a pair to touch at all, or one whose B'_k is not
- * positive definite (|b'_ij| >= 1: no real t_k). */
-typedef struct { hz_transform z; int transformed, big, apply, not_definite; } hz_decision;
-
-inline hz_decision hz_decide(const cjac_real a_ii, const cjac_elem a_ij, const cjac_real a_jj,
-                             const cjac_real b_ii, const cjac_elem b_ij, const cjac_real b_jj,
-                             const int n)
-{
-    hz_decision out;
-    out.transformed = out.big = out.not_definite = 0;
-%if prescaled:
-    /* The standard version assumes diag(B) = I ([NS] Sect. 2). */
-    const cjac_real d_i = 1, d_j = 1;
-    const cjac_real ra_ii = a_ii, ra_jj = a_jj;
-    const cjac_elem ra_ij = a_ij, rb_ij = b_ij;
-%else:
-    /* D_k = diag(1/sqrt(b_ii), 1/sqrt(b_jj)), A'_k = D_k A_k D_k, B'_k = D_k B_k D_k ([NS] Sect. 2.1). */
-    const cjac_real d_i = 1 / sqrt(b_ii), d_j = 1 / sqrt(b_jj);
-    const cjac_real ra_ii = a_ii / b_ii, ra_jj = a_jj / b_jj;
-    const cjac_elem ra_ij = cjac_scale(d_i * d_j, a_ij), rb_ij = cjac_scale(d_i * d_j, b_ij);
-%endif
-    /* Relative orthogonality: |b'_ij| < eps sqrt(n), |a'_ij| < sqrt(a'_ii a'_jj) eps sqrt(n)
-     * (before [NS] Sect. 2.1.1); both off-diagonals exactly zero count too. */
-    const cjac_real tol = CJAC_EPS * sqrt((cjac_real)n);
-    const cjac_real abs_a = cjac_elem_abs(ra_ij), abs_b = cjac_elem_abs(rb_ij);
-    /* (a'_ij = 0 passes with |b'_ij| alone: a zero column of F is relatively
-     * orthogonal once B'_k is diagonal to rounding; cljacobi.hz_reference.relatively_orthogonal.) */
-    const bool orthogonal = (abs_a == 0 && abs_b == 0)
-        || (abs_b < tol && (abs_a == 0 || abs_a < sqrt(fabs(ra_ii)) * sqrt(fabs(ra_jj)) * tol));
-    hz_transform z;
-    z.z11 = z.z22 = cjac_from_real(1);
-    z.z12 = z.z21 = CJAC_ELEM_ZERO;
-    cjac_real new_ii = ra_ii, new_jj = ra_jj;
-    if (!orthogonal && abs_b >= 1) {
-        out.not_definite = 1;
-    } else if (!orthogonal) {
-        bool exceptional = false;
-        cjac_real cos_phi, cos_psi, t;
-        if (abs_a == 0 && (ra_ii == 0 || ra_jj == 0))  /* a zero column of F (or two) */
-            z = hz_zero_column_transform(ra_ii == 0 && ra_jj != 0, rb_ij, &cos_phi, &cos_psi, &t);
-        else
-            z = hz_pair_transform(ra_ii, ra_ij, ra_jj, rb_ij, &exceptional, &cos_phi, &cos_psi,
-                                  &t);
-%if criterion == "C1":
-        /* C1: small when (cos phi_k)/t_k = (cos psi_k)/t_k = 1. */
-        const bool small = !exceptional && cos_phi / t == 1 && cos_psi / t == 1;
-%else:
-        /* C2: small when cos phi_k = cos psi_k = 1. */
-        const bool small = !exceptional && cos_phi == 1 && cos_psi == 1;
-%endif
-        new_ii = hz_new_diagonal(z.z11, z.z21, ra_ii, ra_ij, ra_jj);
-        new_jj = hz_new_diagonal(z.z12, z.z22, ra_ii, ra_ij, ra_jj);
-        /* Z_k := D_k Z'_k: the rows scaled. */
-        z.z11 = cjac_scale(d_i, z.z11);
-        z.z12 = cjac_scale(d_i, z.z12);
-        z.z21 = cjac_scale(d_j, z.z21);
-        z.z22 = cjac_scale(d_j, z.z22);
-        out.transformed = 1;
-        out.big = !small;
-    }
-    /* P_k: the larger diagonal element of Z_k^* A_k Z_k (the ratio ||f||^2 / ||g||^2
-     * after the step) first ([NS] Sect. 2.1; from the 2x2 algebra, not from norms
-     * recomputed over the columns as Sect. 3.5.3 does: it orders, nothing more). */
-    const int swap = new_ii < new_jj;
-    if (swap) {
-        const cjac_elem p = z.z11, q = z.z21;
-        z.z11 = z.z12; z.z21 = z.z22;
-        z.z12 = p; z.z22 = q;
-    }
-    out.z = z;
-    out.apply = out.transformed || swap;
-    return out;
-}
-
-/* Sums of products for A_k and B_k: a value is c + d, d the sum of the
- * rounding errors that the enhanced dot products of [NS] Appendix A keep
- * apart (real data: c = MULrd(a, b), d = FMArn(a, b, -c) >= 0 per product,
- * so the d add up without cancellation; complex squared norms: the paper's
- * simpler procedure, one sum s = (e + min(c_r, c_i)) + max(c_r, c_i),
- * e = d_r + d_i; complex dot products are ordinary, as in the paper).
- * Ordinary dot products leave d at 0.  cljacobi.hz_reference.enhanced_dot
- * and enhanced_squared_norm are the references. */
-typedef struct { cjac_real c, d; } hz_sum;
-typedef struct { cjac_elem c; cjac_real d; } hz_dot;
-%if enhanced_dots:
-
-/* c = a b rounded towards -infinity and *d = a b - c >= 0, exactly (the
- * rounding error of a product is representable): MULrd from the product
- * rounded to nearest and its error, as the paper's __dmul_rd would give. */
-inline cjac_real hz_mul_down(const cjac_real a, const cjac_real b, cjac_real *d)
-{
-#pragma OPENCL FP_CONTRACT OFF
-    const cjac_real nearest = a * b;
-    const cjac_real below = fma(a, b, -nearest) < 0 ? nextafter(nearest, -(cjac_real)INFINITY) : nearest;
-    *d = fma(a, b, -below);
-    return below;
-}
-%endif
-
-inline hz_sum hz_norm2_acc(const cjac_elem x, hz_sum s)
-{
-%if not enhanced_dots:
-    s.c = cjac_abs2_acc(x, s.c);
-%elif complex_:
-    cjac_real d_r, d_i;
-    const cjac_real c_r = hz_mul_down(x.x, x.x, &d_r), c_i = hz_mul_down(x.y, x.y, &d_i);
-    const cjac_real e = d_r + d_i;
-    s.c += c_r <= c_i ? (e + c_r) + c_i : (e + c_i) + c_r;
-%else:
-    cjac_real d;
-    s.c += hz_mul_down(x, x, &d);
-    s.d += d;
-%endif
-    return s;
-}
-
-inline hz_dot hz_dot_acc(const cjac_elem x, const cjac_elem y, hz_dot s)
-{
-%if enhanced_dots and not complex_:
-    cjac_real d;
-    s.c += hz_mul_down(x, y, &d);
-    s.d += d;
-%else:
-    s.c = cjac_dot_acc(x, y, s.c);
-%endif
-    return s;
-}
-
+${pair_math(complex_, prescaled, criterion, enhanced_dots)}\
 <% separate_errors = enhanced_dots and not complex_ %>
-inline cjac_real hz_sum_value(const hz_sum s) { return ${"s.c + s.d" if separate_errors else "s.c"}; }
-inline cjac_elem hz_dot_value(const hz_dot s) { return ${"s.c + s.d" if separate_errors else "s.c"}; }
-
 /* Work-group totals (the c and, where kept apart, the d in a fixed order). */
 inline cjac_real hz_sum_workgroup(__local cjac_real *scratch, const hz_sum s)
 {
@@ -695,3 +405,301 @@ void cjac_hz_block(${signatures["cjac_hz_block"].parameters})
     }
 }
 %endif
+<%def name="pair_math(complex_, prescaled, criterion, enhanced_dots)">\
+## The 2x2 arithmetic of the implicit Hari-Zimmermann method, shared by this
+## family's kernels and the batched one (batched_hz.cl.mako): the
+## transformations Z_k with their exceptions, the decision of a pivot pair
+## (hz_decide) and the sums of products for A_k and B_k.  The caller has
+## rendered arith's prelude and element.
+/* (cos theta, sin theta) from tan theta, |theta| <= pi/2, via hypot (no
+ * overflow).  [NS] Sect. 2.1.1 prints cos theta = 1/(1 + tan^2 theta): slip,
+ * the identity has the square root.  tan theta = +-inf: cos = 0 and
+ * sin = sign(tan theta) (the paper's sin = 1 is a slip for -inf). */
+inline void hz_cos_sin(const cjac_real tangent, cjac_real *c, cjac_real *s)
+{
+    if (isinf(tangent)) {
+        *c = 0;
+        *s = copysign((cjac_real)1, tangent);
+        return;
+    }
+    const cjac_real secant = hypot((cjac_real)1, tangent);
+    *c = 1 / secant;
+    *s = tangent / secant;
+}
+
+/* t_k = sqrt(1 - x_k^2), |x_k| < 1 ([NS] Sect. 2.1.1, 2.1.2); for |x_k| >= 1/2
+ * as (1 - |x|)(1 + |x|), where 1 - |x| is exact. */
+inline cjac_real hz_sqrt_one_minus_square(const cjac_real x)
+{
+    const cjac_real a = fabs(x);
+    return sqrt(a < (cjac_real)0.5 ? 1 - a * a : (1 - a) * (1 + a));
+}
+
+/* The 2x2 transformation, columns (z11, z21) and (z12, z22): [y_i y_j] := [y_i y_j] Z. */
+typedef struct { cjac_elem z11, z21, z12, z22; } hz_transform;
+
+/* The exception of a proportional pivot pair ([NS] Sect. 2.1.1):
+ * (1/sqrt 2) [[1/sqrt(1+x), -e^{i zeta}/sqrt(1-x)], [e^{-i zeta}/sqrt(1+x), 1/sqrt(1-x)]],
+ * x = |b'_ij|, e^{i zeta} = b'_ij / |b'_ij|; for real data the phase is
+ * sign(b'_ij) (the paper's real formula of Sect. 2.1.2 uses |x| alone: slip). */
+inline hz_transform hz_proportional(const cjac_real x, const cjac_elem phase)
+{
+    const cjac_real plus = 1 / sqrt(2 * (1 + x));
+    const cjac_real minus = 1 / sqrt(2 * (1 - x));
+    hz_transform z;
+    z.z11 = cjac_from_real(plus);
+    z.z12 = cjac_scale(-minus, phase);
+    z.z21 = cjac_scale(plus, cjac_conj(phase));
+    z.z22 = cjac_from_real(minus);
+    return z;
+}
+
+/* Z'_k of [NS] Sect. 2.1.1 (complex) or 2.1.2 (real) for the rescaled pivot
+ * elements (diag(B'_k) = I, off-diagonal b = b'_ij, |b| < 1); *exceptional
+ * tells the exception, *cos_phi and *cos_psi (and t) what C1 and C2 test. */
+inline hz_transform hz_pair_transform(const cjac_real a_ii, const cjac_elem a_ij,
+                                      const cjac_real a_jj, const cjac_elem b,
+                                      bool *exceptional, cjac_real *cos_phi,
+                                      cjac_real *cos_psi, cjac_real *t_out)
+{
+    hz_transform z;
+    const cjac_real h = a_jj - a_ii;                       /* h_k := a'_jj - a'_ii */
+%if complex_:
+    const cjac_real x = cjac_elem_abs(b);                  /* x_k := |b'_ij| */
+    const cjac_elem phase = x == 0 ? (cjac_real2)(1, 0) : b / x;  /* e^{i zeta_k} */
+    const cjac_elem zk = cjac_mul(cjac_conj(phase), a_ij); /* z_k := e^{-i zeta_k} a'_ij */
+    const cjac_real u = zk.x, v = zk.y;
+    *exceptional = v == 0 && h == 0;
+    if (*exceptional)
+        return hz_proportional(x, phase);
+    const cjac_real t = hz_sqrt_one_minus_square(x);       /* t_k */
+    const cjac_real tau = h >= 0 ? 1 : -1;                 /* tau_k := sign(1, h_k) */
+    /* tan 2theta_k := tau_k (2 u_k - (a'_ii + a'_jj) x_k) / (t_k sqrt(h_k^2 + 4 v_k^2)) */
+    const cjac_real tan_2theta = tau * (2 * u - (a_ii + a_jj) * x) / (t * hypot(h, 2 * v));
+    cjac_real cos_2theta, sin_2theta, cos_gamma, sin_gamma;
+    hz_cos_sin(tan_2theta, &cos_2theta, &sin_2theta);
+    hz_cos_sin(2 * v / h, &cos_gamma, &sin_gamma);         /* tan gamma_k := 2 v_k / h_k */
+    /* cos phi_k, cos psi_k := sqrt(1 +- x_k sin 2theta_k + t_k cos gamma_k cos 2theta_k) / sqrt 2 */
+    const cjac_real common = t * cos_gamma * cos_2theta;
+    const cjac_real c_phi = sqrt(1 + x * sin_2theta + common) / M_SQRT2;
+    const cjac_real c_psi = sqrt(1 - x * sin_2theta + common) / M_SQRT2;
+    const cjac_real skew = t * sin_gamma * cos_2theta;
+    /* e^{i alpha_k} sin phi_k := e^{i zeta_k} ((sin 2theta_k - x_k) + i skew) / (2 cos psi_k),
+     * e^{-i beta_k} sin psi_k := e^{-i zeta_k} ((sin 2theta_k + x_k) - i skew) / (2 cos phi_k) */
+    const cjac_elem s_phi = cjac_scale(1 / (2 * c_psi),
+                                       cjac_mul(phase, (cjac_real2)(sin_2theta - x, skew)));
+    const cjac_elem s_psi = cjac_scale(1 / (2 * c_phi),
+                                       cjac_mul(cjac_conj(phase), (cjac_real2)(sin_2theta + x, -skew)));
+    /* Z'_k := (1/t_k) [[cos phi_k, e^{i alpha_k} sin phi_k], [-e^{-i beta_k} sin psi_k, cos psi_k]] */
+    z.z11 = cjac_from_real(c_phi / t);
+    z.z12 = cjac_scale(1 / t, s_phi);
+    z.z21 = cjac_scale(-1 / t, s_psi);
+    z.z22 = cjac_from_real(c_psi / t);
+%else:
+    const cjac_real x = b;
+    const cjac_real denominator = 2 * a_ij - (a_ii + a_jj) * x;
+    *exceptional = h == 0 && denominator == 0;             /* cot 2theta_k = 0/0 */
+    if (*exceptional)
+        return hz_proportional(fabs(x), x >= 0 ? 1 : -1);
+    const cjac_real t = hz_sqrt_one_minus_square(x);
+    const cjac_real root_plus = sqrt(1 + x), root_minus = sqrt(1 - x);
+    const cjac_real xi = x / (root_plus + root_minus);     /* xi_k */
+    const cjac_real eta = x / ((1 + root_plus) * (1 + root_minus));  /* eta_k */
+    /* cot 2theta_k := t_k (a'_jj - a'_ii) / (2 a'_ij - (a'_ii + a'_jj) x_k) */
+    const cjac_real cot_2theta = t * h / denominator;
+    /* tan theta_k := sign(1, cot 2theta_k) / (|cot 2theta_k| + sqrt(1 + cot^2 2theta_k)) */
+    const cjac_real tan_theta = (cot_2theta >= 0 ? 1 : -1)
+                                / (fabs(cot_2theta) + hypot((cjac_real)1, cot_2theta));
+    cjac_real c, s;
+    hz_cos_sin(tan_theta, &c, &s);
+    const cjac_real c_phi = c + xi * (s - eta * c);
+    const cjac_real c_psi = c - xi * (s + eta * c);
+    const cjac_real s_phi = s - xi * (c + eta * s);
+    const cjac_real s_psi = s + xi * (c - eta * s);
+    /* Z'_k := (1/t_k) [[cos phi_k, sin phi_k], [-sin psi_k, cos psi_k]] */
+    z.z11 = c_phi / t;
+    z.z12 = s_phi / t;
+    z.z21 = -s_psi / t;
+    z.z22 = c_psi / t;
+%endif
+    *cos_phi = c_phi;
+    *cos_psi = c_psi;
+    *t_out = t;
+    return z;
+}
+
+/* Z'_k for a pair with a zero column of F (a'_ij = 0 and a'_ii or a'_jj zero)
+ * that keeps it exactly zero (not in [NS]; for one zero column its formulas
+ * give the same Z'_k in exact arithmetic but mix rounding into the zero
+ * column, which then never becomes relatively orthogonal to its like; for
+ * two, its exceptional formula rotates by 45 degrees however small |b| is):
+ * f_j = 0 (or both): [[1/t, 0], [-conj(b)/t, 1]] (cos phi = 1, cos psi = t);
+ * f_i = 0 alone: [[1, -b/t], [0, 1/t]] (cos phi = t, cos psi = 1);
+ * t = sqrt(1 - |b|^2).  cljacobi.hz_reference._zero_column_transformation. */
+inline hz_transform hz_zero_column_transform(const bool zero_first, const cjac_elem b,
+                                             cjac_real *cos_phi, cjac_real *cos_psi,
+                                             cjac_real *t_out)
+{
+    const cjac_real t = hz_sqrt_one_minus_square(cjac_elem_abs(b));
+    hz_transform z;
+    if (zero_first) {
+        z.z11 = cjac_from_real(1);
+        z.z21 = CJAC_ELEM_ZERO;
+        z.z12 = cjac_scale(-1 / t, b);
+        z.z22 = cjac_from_real(1 / t);
+        *cos_phi = t;
+        *cos_psi = 1;
+    } else {
+        z.z11 = cjac_from_real(1 / t);
+        z.z21 = cjac_scale(-1 / t, cjac_conj(b));
+        z.z12 = CJAC_ELEM_ZERO;
+        z.z22 = cjac_from_real(1);
+        *cos_phi = 1;
+        *cos_psi = t;
+    }
+    *t_out = t;
+    return z;
+}
+
+/* (Z^* A Z)_11 for the column (p, q) of Z: |p|^2 a_ii + 2 Re(conj(p) a_ij q) + |q|^2 a_jj. */
+inline cjac_real hz_new_diagonal(const cjac_elem p, const cjac_elem q, const cjac_real a_ii,
+                                 const cjac_elem a_ij, const cjac_real a_jj)
+{
+    const cjac_real cross = cjac_real_part(cjac_mul(cjac_conj(p), cjac_mul(a_ij, q)));
+    return cjac_abs2_acc(p, 0) * a_ii + 2 * cross + cjac_abs2_acc(q, 0) * a_jj;
+}
+
+/* What one pivot pair gets from its A_k, B_k: Z_k = D_k Z'_k P_k (the identity,
+ * or only P_k, for a relatively orthogonal pair), and whether it was a
+ * transformation, a big one, a pair to touch at all, or one whose B'_k is not
+ * positive definite (|b'_ij| >= 1: no real t_k). */
+typedef struct { hz_transform z; int transformed, big, apply, not_definite; } hz_decision;
+
+inline hz_decision hz_decide(const cjac_real a_ii, const cjac_elem a_ij, const cjac_real a_jj,
+                             const cjac_real b_ii, const cjac_elem b_ij, const cjac_real b_jj,
+                             const int n)
+{
+    hz_decision out;
+    out.transformed = out.big = out.not_definite = 0;
+%if prescaled:
+    /* The standard version assumes diag(B) = I ([NS] Sect. 2). */
+    const cjac_real d_i = 1, d_j = 1;
+    const cjac_real ra_ii = a_ii, ra_jj = a_jj;
+    const cjac_elem ra_ij = a_ij, rb_ij = b_ij;
+%else:
+    /* D_k = diag(1/sqrt(b_ii), 1/sqrt(b_jj)), A'_k = D_k A_k D_k, B'_k = D_k B_k D_k ([NS] Sect. 2.1). */
+    const cjac_real d_i = 1 / sqrt(b_ii), d_j = 1 / sqrt(b_jj);
+    const cjac_real ra_ii = a_ii / b_ii, ra_jj = a_jj / b_jj;
+    const cjac_elem ra_ij = cjac_scale(d_i * d_j, a_ij), rb_ij = cjac_scale(d_i * d_j, b_ij);
+%endif
+    /* Relative orthogonality: |b'_ij| < eps sqrt(n), |a'_ij| < sqrt(a'_ii a'_jj) eps sqrt(n)
+     * (before [NS] Sect. 2.1.1); both off-diagonals exactly zero count too. */
+    const cjac_real tol = CJAC_EPS * sqrt((cjac_real)n);
+    const cjac_real abs_a = cjac_elem_abs(ra_ij), abs_b = cjac_elem_abs(rb_ij);
+    /* (a'_ij = 0 passes with |b'_ij| alone: a zero column of F is relatively
+     * orthogonal once B'_k is diagonal to rounding; cljacobi.hz_reference.relatively_orthogonal.) */
+    const bool orthogonal = (abs_a == 0 && abs_b == 0)
+        || (abs_b < tol && (abs_a == 0 || abs_a < sqrt(fabs(ra_ii)) * sqrt(fabs(ra_jj)) * tol));
+    hz_transform z;
+    z.z11 = z.z22 = cjac_from_real(1);
+    z.z12 = z.z21 = CJAC_ELEM_ZERO;
+    cjac_real new_ii = ra_ii, new_jj = ra_jj;
+    if (!orthogonal && abs_b >= 1) {
+        out.not_definite = 1;
+    } else if (!orthogonal) {
+        bool exceptional = false;
+        cjac_real cos_phi, cos_psi, t;
+        if (abs_a == 0 && (ra_ii == 0 || ra_jj == 0))  /* a zero column of F (or two) */
+            z = hz_zero_column_transform(ra_ii == 0 && ra_jj != 0, rb_ij, &cos_phi, &cos_psi, &t);
+        else
+            z = hz_pair_transform(ra_ii, ra_ij, ra_jj, rb_ij, &exceptional, &cos_phi, &cos_psi,
+                                  &t);
+%if criterion == "C1":
+        /* C1: small when (cos phi_k)/t_k = (cos psi_k)/t_k = 1. */
+        const bool small = !exceptional && cos_phi / t == 1 && cos_psi / t == 1;
+%else:
+        /* C2: small when cos phi_k = cos psi_k = 1. */
+        const bool small = !exceptional && cos_phi == 1 && cos_psi == 1;
+%endif
+        new_ii = hz_new_diagonal(z.z11, z.z21, ra_ii, ra_ij, ra_jj);
+        new_jj = hz_new_diagonal(z.z12, z.z22, ra_ii, ra_ij, ra_jj);
+        /* Z_k := D_k Z'_k: the rows scaled. */
+        z.z11 = cjac_scale(d_i, z.z11);
+        z.z12 = cjac_scale(d_i, z.z12);
+        z.z21 = cjac_scale(d_j, z.z21);
+        z.z22 = cjac_scale(d_j, z.z22);
+        out.transformed = 1;
+        out.big = !small;
+    }
+    /* P_k: the larger diagonal element of Z_k^* A_k Z_k (the ratio ||f||^2 / ||g||^2
+     * after the step) first ([NS] Sect. 2.1; from the 2x2 algebra, not from norms
+     * recomputed over the columns as Sect. 3.5.3 does: it orders, nothing more). */
+    const int swap = new_ii < new_jj;
+    if (swap) {
+        const cjac_elem p = z.z11, q = z.z21;
+        z.z11 = z.z12; z.z21 = z.z22;
+        z.z12 = p; z.z22 = q;
+    }
+    out.z = z;
+    out.apply = out.transformed || swap;
+    return out;
+}
+
+/* Sums of products for A_k and B_k: a value is c + d, d the sum of the
+ * rounding errors that the enhanced dot products of [NS] Appendix A keep
+ * apart (real data: c = MULrd(a, b), d = FMArn(a, b, -c) >= 0 per product,
+ * so the d add up without cancellation; complex squared norms: the paper's
+ * simpler procedure, one sum s = (e + min(c_r, c_i)) + max(c_r, c_i),
+ * e = d_r + d_i; complex dot products are ordinary, as in the paper).
+ * Ordinary dot products leave d at 0.  cljacobi.hz_reference.enhanced_dot
+ * and enhanced_squared_norm are the references. */
+typedef struct { cjac_real c, d; } hz_sum;
+typedef struct { cjac_elem c; cjac_real d; } hz_dot;
+%if enhanced_dots:
+
+/* c = a b rounded towards -infinity and *d = a b - c >= 0, exactly (the
+ * rounding error of a product is representable): MULrd from the product
+ * rounded to nearest and its error, as the paper's __dmul_rd would give. */
+inline cjac_real hz_mul_down(const cjac_real a, const cjac_real b, cjac_real *d)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    const cjac_real nearest = a * b;
+    const cjac_real below = fma(a, b, -nearest) < 0 ? nextafter(nearest, -(cjac_real)INFINITY) : nearest;
+    *d = fma(a, b, -below);
+    return below;
+}
+%endif
+
+inline hz_sum hz_norm2_acc(const cjac_elem x, hz_sum s)
+{
+%if not enhanced_dots:
+    s.c = cjac_abs2_acc(x, s.c);
+%elif complex_:
+    cjac_real d_r, d_i;
+    const cjac_real c_r = hz_mul_down(x.x, x.x, &d_r), c_i = hz_mul_down(x.y, x.y, &d_i);
+    const cjac_real e = d_r + d_i;
+    s.c += c_r <= c_i ? (e + c_r) + c_i : (e + c_i) + c_r;
+%else:
+    cjac_real d;
+    s.c += hz_mul_down(x, x, &d);
+    s.d += d;
+%endif
+    return s;
+}
+
+inline hz_dot hz_dot_acc(const cjac_elem x, const cjac_elem y, hz_dot s)
+{
+%if enhanced_dots and not complex_:
+    cjac_real d;
+    s.c += hz_mul_down(x, y, &d);
+    s.d += d;
+%else:
+    s.c = cjac_dot_acc(x, y, s.c);
+%endif
+    return s;
+}
+
+<% separate_errors = enhanced_dots and not complex_ %>
+inline cjac_real hz_sum_value(const hz_sum s) { return ${"s.c + s.d" if separate_errors else "s.c"}; }
+inline cjac_elem hz_dot_value(const hz_dot s) { return ${"s.c + s.d" if separate_errors else "s.c"}; }
+</%def>

@@ -1,0 +1,173 @@
+"""The batched implicit Hari-Zimmermann sweeps: a stack of GSVD pairs in one launch.
+
+``templates/batched_hz.cl.mako`` runs the pointwise method of
+``templates/hz.cl.mako`` (the same 2x2 decisions, its ``pair_math``) on every
+pair ``(F, G, Z)`` of a stack, one work-group per pair and one work-item per
+pivot pair of a step, until a sweep has no big transformation ([NS] Sect.
+2.5).  :func:`batched_hz_sweeps` uploads the stacks, launches once and
+reads back F, G, Z and the records; :class:`BatchedHZSpec` is the template's
+specialization.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import cache
+from typing import ClassVar
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cl_array
+
+from ..strategies import step_table
+from .hz import CRITERIA, HZ_COUNTERS
+from .limits import check_global_memory
+from .programs import build_program
+from .signatures import KernelSignature, buffer, c_defines, int_arg
+
+__all__ = ["BATCHED_HZ_ORDER_LIMIT", "BatchedHZRun", "BatchedHZSpec", "HZFlags",
+           "batched_hz_sweeps"]
+
+#: The largest n of a stack's pairs (the batched sweeps keep three n x n
+#: matrices per pair in global memory; larger pairs go one at a time).
+BATCHED_HZ_ORDER_LIMIT = 128
+
+
+class HZFlags:
+    """Bits of a pair's record (``CJAC_HZ_<name>`` in the kernel)."""
+
+    #: A pivot submatrix of B^H B was not positive definite (the sweep ended there).
+    NOT_DEFINITE = 1
+    #: max_sweeps ran without a sweep free of big transformations.
+    NOT_CONVERGED = 2
+
+
+@dataclass(frozen=True)
+class BatchedHZSpec:
+    """Specialization parameters of ``templates/batched_hz.cl.mako``; n, the
+    stack's count and the tables are kernel arguments.
+
+    Attributes
+    ----------
+    dtype : str
+        ``"float64"`` or ``"complex128"``.
+    prescaled, criterion, enhanced_dots
+        As :class:`cljacobi.host.hz.HZSpec`.
+    lanes : int
+        Work-items per pair: the pivot pairs of a step, rounded up to a power
+        of two.
+    """
+
+    family: ClassVar[str] = "batched_hz"
+    dtype: str
+    prescaled: bool = False
+    criterion: str = "C1"
+    enhanced_dots: bool = False
+    lanes: int = 1
+
+    def __post_init__(self) -> None:
+        if self.dtype not in ("float64", "complex128"):
+            raise ValueError(f"the batched HZ sweeps run float64 and complex128, not "
+                             f"{self.dtype}")
+        if self.criterion not in CRITERIA:
+            raise ValueError(f"criterion must be one of {CRITERIA}, not {self.criterion!r}")
+        if self.lanes < 1 or self.lanes & (self.lanes - 1):
+            raise ValueError(f"lanes must be a power of two, not {self.lanes}")
+
+    @property
+    def signatures(self) -> dict[str, KernelSignature]:
+        """The stacks of F, G and Z (read and written), their order, the step
+        tables, and the records."""
+        return _signatures(self)
+
+    def _make_signatures(self) -> dict[str, KernelSignature]:
+        element = "cjac_elem"
+        args = (
+            buffer("F", f"__global {element} *"), buffer("G", f"__global {element} *"),
+            buffer("Z", f"__global {element} *"), int_arg("count"), int_arg("n"),
+            int_arg("order"), buffer("pairs", "__global const int2 *"), int_arg("steps"),
+            int_arg("per_step"), int_arg("max_sweeps"), buffer("info", "__global int *"),
+            buffer("transformations", "__global int *"),
+        )
+        return {"cjac_batched_hz": KernelSignature("cjac_batched_hz", args)}
+
+    def render_args(self) -> dict[str, object]:
+        flags = {f"CJAC_HZ_{name}": value for name, value in vars(HZFlags).items()
+                 if name.isupper()}
+        return {"complex_": self.dtype == "complex128", "prescaled": self.prescaled,
+                "criterion": self.criterion, "enhanced_dots": self.enhanced_dots,
+                "size_defines": c_defines({"LANES": self.lanes, **HZ_COUNTERS, **flags}),
+                "signatures": self.signatures}
+
+
+@cache
+def _signatures(spec: BatchedHZSpec) -> dict[str, KernelSignature]:
+    return spec._make_signatures()
+
+
+@cache
+def _tables(strategy: str, n: int) -> tuple[np.ndarray, int, int]:
+    """Both step tables of `strategy` for n columns (a virtual one for an odd
+    n), as the one-matrix sweeps take them: ``(pairs, steps, per_step)``."""
+    order = n + n % 2
+    tables = [step_table(strategy, order, sweep=s).pairs for s in (0, 1)]
+    steps, per_step = tables[0].shape[:2]
+    return np.ascontiguousarray(np.concatenate(tables), dtype=np.int32), steps, per_step
+
+
+@dataclass
+class BatchedHZRun:
+    """The final F, G, Z of every pair (``(count, n, n)``, host arrays), and
+    per pair the sweeps, the flags (:class:`HZFlags`) and the
+    transformations of each sweep."""
+
+    F: np.ndarray
+    G: np.ndarray
+    Z: np.ndarray
+    sweeps: np.ndarray
+    flags: np.ndarray
+    transformations: list[list[int]]
+    seconds: float
+
+
+def batched_hz_sweeps(queue: cl.CommandQueue, F: np.ndarray, G: np.ndarray, Z: np.ndarray, *,
+                      prescaled: bool, criterion: str, enhanced_dots: bool, strategy: str,
+                      max_sweeps: int) -> BatchedHZRun:
+    """Implicit Hari-Zimmermann sweeps on every pair of the stacks F, G, Z
+    (``(count, n, n)``, float64 or complex128 alike; not modified), one
+    launch (see the module notes); as :func:`cljacobi.host.hz.hz_sweeps`
+    for each pair, pointwise, but that a pair whose B^H B is not positive
+    definite is flagged instead of raising."""
+    start = time.perf_counter()
+    count, n = F.shape[0], F.shape[-1]
+    if not 1 <= n <= BATCHED_HZ_ORDER_LIMIT:
+        raise ValueError(f"the batched HZ sweeps take n from 1 to {BATCHED_HZ_ORDER_LIMIT}, "
+                         f"not {n}")
+    dtype = np.dtype(F.dtype)
+    pairs, steps, per_step = _tables(strategy, n)
+    lanes = 1 << max(per_step - 1, 0).bit_length()
+    spec = BatchedHZSpec(dtype.name, prescaled=prescaled, criterion=criterion,
+                         enhanced_dots=enhanced_dots, lanes=lanes)
+    device = queue.device
+    check_global_memory(device, {"F, G and Z": 3 * F.nbytes,
+                                 "transformations per sweep": count * max(max_sweeps, 1) * 4})
+    program = build_program(queue.context, device, spec)
+    # column c of pair b at b n^2 + c n: each pair's matrices column-major
+    stacks = [cl_array.to_device(queue, np.ascontiguousarray(np.swapaxes(Y, -1, -2), dtype))
+              for Y in (F, G, Z)]
+    info = cl_array.empty(queue, (count, 2), np.int32)
+    transformations = cl_array.empty(queue, (count, max(max_sweeps, 1)), np.int32)
+    table = cl_array.to_device(queue, pairs)
+    (signature,) = spec.signatures.values()
+    kernel = signature.kernel(
+        program, F=stacks[0].data, G=stacks[1].data, Z=stacks[2].data, count=count, n=n,
+        order=n, pairs=table.data, steps=steps, per_step=per_step, max_sweeps=max_sweeps,
+        info=info.data, transformations=transformations.data)
+    cl.enqueue_nd_range_kernel(queue, kernel, (count * lanes,), (lanes,))
+    F_out, G_out, Z_out = (np.swapaxes(stack.get(), -1, -2) for stack in stacks)
+    records = info.get()
+    counts = transformations.get()
+    return BatchedHZRun(F_out, G_out, Z_out, records[:, 0], records[:, 1],
+                        [[int(x) for x in counts[b, : records[b, 0]]] for b in range(count)],
+                        time.perf_counter() - start)
