@@ -81,7 +81,12 @@ def to_device(result: Any, queue: cl.CommandQueue) -> Any:
         return cl_array.to_device(queue, np.ascontiguousarray(result))
     if isinstance(result, tuple):
         converted = [to_device(item, queue) for item in result]
-        return type(result)(*converted) if hasattr(result, "_fields") else tuple(converted)
+        if not hasattr(result, "_fields"):
+            return tuple(converted)
+        # attributes beyond the fields (GSVDResult.Z) travel along
+        extra = {name: to_device(value, queue)
+                 for name, value in getattr(result, "__dict__", {}).items()}
+        return type(result)(*converted, **extra)
     return result
 
 

@@ -1,7 +1,7 @@
 """The pipeline's route for stacks of GSVD pairs.
 
-:func:`cljacobi._solve.solve` hands a pair method's call here when ``A`` or
-``B`` is a stack (``(..., m, n)`` and ``(..., p, n)``, the same leading
+:func:`cljacobi._solve.solve` hands the call of a pair method with
+``pair_stacks`` (gsvd) here when ``A`` or ``B`` is a stack (``(..., m, n)`` and ``(..., p, n)``, the same leading
 shape), or when ``variant="batched"`` asks for this route.  Every pair is
 scaled and shortened on the host by the one-pair path's own code
 (:meth:`cljacobi.gsvd._GSVD.factor`: [NS] Sect. 2), the implicit
@@ -30,8 +30,17 @@ import numpy as np
 
 from ._arrays import is_device_array, stack_results, to_device, to_host
 from ._results import SolveInfo
-from ._solve import (Factored, SweepPlan, _cast, _not_converged, _require_finite, _warn_about,
-                     name_of, run_hz, where)
+from ._solve import (
+    Factored,
+    SweepPlan,
+    _cast,
+    _not_converged,
+    _require_finite,
+    _warn_about,
+    name_of,
+    run_hz,
+    where,
+)
 from .host.batched_hz import BATCHED_HZ_ORDER_LIMIT, HZFlags, batched_hz_sweeps
 from .host.device import resolve_queue
 from .host.hz import HZRun
@@ -69,9 +78,8 @@ def solve_pair_stack(method: Any, data: Any, plan: SweepPlan, *, queue: Any,
                          f"and B {B.shape}")
     leading = A.shape[:-2]
     count = int(np.prod(leading, dtype=np.int64))
+    method.validate((np.empty(A.shape[-2:]), np.empty(B.shape[-2:])), array_queue)  # shapes
     (m, n), p = A.shape[-2:], B.shape[-2]
-    method.validate((A.reshape(-1, m, n)[0] if count else np.empty((m, n)),
-                     B.reshape(-1, p, n)[0] if count else np.empty((p, n))), array_queue)
     result_dtype = np.result_type(a_dtype, b_dtype)
     run_queue = None
     needs = method.device_shape((np.empty((m, n)), np.empty((p, n))))
@@ -113,14 +121,14 @@ def solve_pair_stack(method: Any, data: Any, plan: SweepPlan, *, queue: Any,
     result = _cast(_stacked(method, results, leading, (m, n, p), result_dtype), result_dtype)
     if any(is_device_array(x) for x in data):
         result = to_device(result, array_queue or run_queue or resolve_queue(queue))
-    return (result, infos) if return_info else result
+    return (result, infos if leading else infos[0]) if return_info else result
 
 
 def _stacked(method: Any, results: list[Any], leading: tuple[int, ...],
              shape: tuple[int, int, int], dtype: np.dtype) -> Any:
     """The pairs' GSVDResults as one, each array stacked over `leading`
     (the shapes of `shape` = (m, n, p) for an empty stack)."""
-    from .gsvd import GSVDResult  # noqa: PLC0415 - gsvd imports the pipeline
+    from .gsvd import GSVDResult  # gsvd imports the pipeline
 
     m, n, p = shape
     shapes = {"U": (m, n) if method.compute_uv else None,

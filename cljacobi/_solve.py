@@ -402,8 +402,10 @@ class Method(Protocol):
     """What one public function adds to the pipeline.
 
     A method with ``pair = True`` takes two matrices, ``data = (A, B)``
-    (``argument`` names both, ``"A, B"``), one pair a call (no stacks), and
-    hands the implicit Hari-Zimmermann sweeps an :class:`HZPair`.
+    (``argument`` names both, ``"A, B"``), one pair a call, and hands the
+    implicit Hari-Zimmermann sweeps an :class:`HZPair`; one that also has
+    ``pair_stacks = True`` (gsvd) takes stacks of pairs through
+    :mod:`cljacobi._batch_gsvd`.
     """
 
     #: The argument's name in messages (``"M"``, ``"G"``, ``"A"``; ``"A, B"`` for a pair).
@@ -447,8 +449,8 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
     list (C order) for a stack.
     """
     pair = bool(getattr(method, "pair", False))
-    if pair:
-        from ._batch_gsvd import solve_pair_stack, stacked_pairs  # noqa: PLC0415 - imports this
+    if pair and getattr(method, "pair_stacks", False):
+        from ._batch_gsvd import solve_pair_stack, stacked_pairs  # it imports the pipeline
 
         if stacked_pairs(data, plan):  # stacks of pairs (gsvd)
             return solve_pair_stack(method, data, plan, queue=queue,
@@ -516,7 +518,7 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
         infos = [info]
     _warn_about(infos, leading, plan.caller)
     result = _cast(result, result_dtype)
-    if is_device_array(data):
+    if is_device_array(data) or (pair and any(is_device_array(array) for array in data)):
         result = to_device(result, array_queue or run_queue or resolve_queue(queue))
     return (result, info) if return_info else result
 

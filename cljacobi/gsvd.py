@@ -247,6 +247,8 @@ class _GSVD:
     block_width: int | None
     argument = "A, B"
     pair = True
+    #: Stacks of pairs take cljacobi._batch_gsvd.
+    pair_stacks = True
     square = False
     value_name = "a generalized singular value"
 
