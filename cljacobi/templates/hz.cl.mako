@@ -31,6 +31,9 @@
 ##                     inner sweeps of the block-oriented level (Sect. 2.3)
 ##   inner_pairs       the inner strategy's step table of order 2w (with a block width)
 ##   signatures        the kernels' parameter lists (HZSpec.signatures)
+##
+## The def pair_math (at the end: the 2x2 transformations, hz_decide and the
+## dot products) is also rendered by batched_hz.cl.mako.
 <%namespace name="arith" file="arith.cl.mako"/>
 ${arith.prelude(real_ctype)}
 
