@@ -24,6 +24,7 @@ the indices of all of them.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -99,10 +100,12 @@ def solve_pair_stack(method: Any, data: Any, plan: SweepPlan, *, queue: Any,
                                 "sort": 0.0}) for _ in range(count)]
     outcomes = []
     for b, index in enumerate(indices):  # the shortening of every pair ([NS] Sect. 2)
+        start = time.perf_counter()
         try:
             outcomes.append(method.factor((A[b], B[b]), index, plan, infos[b]))
         except (ValueError, np.linalg.LinAlgError) as error:
             raise _named(error, index) from error
+        infos[b].seconds["total"] = time.perf_counter() - start
     swept = [b for b, outcome in enumerate(outcomes) if isinstance(outcome, Factored)]
     states = (_batched_states(swept, outcomes, indices, infos, plan) if batched else
               {b: run_hz(outcomes[b].source, plan=plan, info=infos[b], index=indices[b])
@@ -110,11 +113,14 @@ def solve_pair_stack(method: Any, data: Any, plan: SweepPlan, *, queue: Any,
     results = []
     for b, index in enumerate(indices):
         outcome = outcomes[b]
+        start = time.perf_counter()
         if b in states:
             try:
                 outcome = method.extract(states[b], outcome, index, plan, infos[b])
             except np.linalg.LinAlgError as error:
                 raise _named(error, index) from error
+        # the shortening, the pair's sweeps (its share of the launch), the extraction
+        infos[b].seconds["total"] += time.perf_counter() - start + infos[b].seconds["sweeps"]
         _require_finite(f"{method.value_name} of {name_of(method.argument, index)}", outcome)
         results.append(outcome)
     _warn_about(infos, leading, plan.caller)

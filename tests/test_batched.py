@@ -240,7 +240,7 @@ def test_what_runs_where(rng, queue):
     with pytest.raises(ValueError, match="block_width"):
         cljacobi.eig_indefinite(A, variant="batched", block_width=4)
     with pytest.raises(ValueError, match="variant must be one of"):
-        cljacobi.gsvd(A[0], A[1], variant="batched")
+        cljacobi.gsvd(A[0], A[1], variant="stream")  # gsvd's "batched": test_batched_gsvd.py
 
 
 def test_eigh_stack_runs_batched(rng):

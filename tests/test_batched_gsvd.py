@@ -50,8 +50,9 @@ def test_stack_matches_the_one_pair_path(m, p, n, complex_, rng):
         assert close(result.C[index], one.C) and close(result.S[index], one.S)
         for name in ("U", "V", "X", "Z"):
             assert close(getattr(result, name)[index], getattr(one, name)), name
-        assert infos[q].sweeps == info.sweeps
+        assert abs(infos[q].sweeps - info.sweeps) <= 1
         assert infos[q].rotations == sum(infos[q].rotations_per_sweep)
+        assert infos[q].seconds["total"] >= infos[q].seconds["sweeps"] > 0
     U, _, C, S, X = result
     Xh = np.swapaxes(X, -1, -2).conj()
     scale_a = np.abs(A).max() * np.abs(X).max() * n
@@ -193,7 +194,7 @@ def test_kernel_against_the_pointwise_sweeps(n, complex_, prescaled, dots, queue
 
 
 def test_spec_errors():
-    with pytest.raises(ValueError, match="float64 and complex128"):
+    with pytest.raises(ValueError, match="batched HZ sweeps run"):
         BatchedHZSpec("float32")
     with pytest.raises(ValueError, match="criterion"):
         BatchedHZSpec("float64", criterion="C3")

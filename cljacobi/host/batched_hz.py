@@ -21,7 +21,7 @@ import pyopencl as cl
 import pyopencl.array as cl_array
 
 from ..strategies import step_table
-from .hz import CRITERIA, HZ_COUNTERS
+from .hz import CRITERIA, HZ_COUNTERS, HZ_DTYPES
 from .limits import check_global_memory
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, int_arg
@@ -67,9 +67,8 @@ class BatchedHZSpec:
     lanes: int = 1
 
     def __post_init__(self) -> None:
-        if self.dtype not in ("float64", "complex128"):
-            raise ValueError(f"the batched HZ sweeps run float64 and complex128, not "
-                             f"{self.dtype}")
+        if self.dtype not in HZ_DTYPES:
+            raise ValueError(f"the batched HZ sweeps run {HZ_DTYPES}, not {self.dtype}")
         if self.criterion not in CRITERIA:
             raise ValueError(f"criterion must be one of {CRITERIA}, not {self.criterion!r}")
         if self.lanes < 1 or self.lanes & (self.lanes - 1):
