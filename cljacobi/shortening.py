@@ -123,9 +123,10 @@ def pivoted_qr_stack(stack: np.ndarray, *, compute_q: bool = True) -> PivotedQR:
     The row sorting, the extraction of R and the return of Q's rows to
     their order are done for the whole stack at once (the same stable sort
     and the same copies per matrix), leaving one ``xGEQP3`` (and
-    ``xORGQR``/``xUNGQR``) call per matrix: the per-matrix Python work
-    dominated the QR of stacks of small matrices (the batched svd).  A
-    matrix's factors do not depend on the stack it is in.
+    ``xORGQR``/``xUNGQR``) call per matrix (the per-matrix Python work
+    dominated a stack of small matrices).  A matrix's factors do not depend
+    on the stack it is in.  It is the LAPACK reference that the device's
+    batched QR (``templates/batched_qr.cl.mako``) is tested against.
 
     Returns
     -------
