@@ -27,6 +27,7 @@ per matrix).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -125,6 +126,7 @@ def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue,
                   check_finite: bool, return_info: bool) -> Any:
     """Solve the stack `data` with one launch of the batched kernel (see the
     module notes); the same results and errors as the one-matrix path."""
+    start = time.perf_counter()
     problem = method.batched_problem
     device_input = is_device_array(data)
     m, n = _shape_and_kind(data)[0][-2:]  # data may be a nested list
@@ -191,7 +193,9 @@ def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue,
             result = EighResult(values, U) if vectors else values
     if not return_info:
         return result
-    infos = [_info(run, records, b, plan, run_queue, problem=problem, shortened=shortened)
+    elapsed = time.perf_counter() - start  # the whole call: transfers, QR, results too
+    infos = [_info(run, records, b, plan, run_queue, problem=problem, shortened=shortened,
+                   total=elapsed / max(count, 1))
              for b in range(count)]
     return result, (infos if leading else infos[0])
 
@@ -291,9 +295,10 @@ def _three_dimensional(stack: cl_array.Array, count: int, queue: cl.CommandQueue
 
 
 def _info(run: BatchedRun, records: tuple[np.ndarray, ...], b: int, plan: Any,
-          queue: cl.CommandQueue, *, problem: str = "eig", shortened: bool = False
-          ) -> SolveInfo:
-    """The :class:`SolveInfo` of matrix `b` (its share of the launch's seconds);
+          queue: cl.CommandQueue, *, problem: str = "eig", shortened: bool = False,
+          total: float | None = None) -> SolveInfo:
+    """The :class:`SolveInfo` of matrix `b` (its share of the launch's seconds,
+    and of the whole call's, `total`, where given);
     the factorization as the one-matrix path names it: none for hsvd's square
     factors, "qr" where the QR ran first."""
     info, _, rotations = records
@@ -307,7 +312,8 @@ def _info(run: BatchedRun, records: tuple[np.ndarray, ...], b: int, plan: Any,
         variant=BATCHED_VARIANT, block_width=0,
         factorization="qr" if shortened else "" if problem == "hsvd" else
         "bunch-parlett-batched",
-        precision="double", seconds={"total": share, "sweeps": share},
+        precision="double", seconds={"total": share if total is None else total,
+                                     "sweeps": share},
         strategy=plan.options.strategy, rotation=plan.options.rotation,
         sort_diagonal=plan.options.sort_diagonal)
 

@@ -260,3 +260,12 @@ def test_two_sided_graded_stack_to_relative_accuracy(m, n, complex_, rng):
         assert (np.abs(S[b] - reference) / reference).max() <= 1e-12
         lapack = np.linalg.svd(A[b], compute_uv=False)
         assert (np.abs(lapack - reference) / reference).max() > 1e-8
+
+
+def test_info_counts_the_whole_call(rng):
+    """A stack's info: the sweeps' share of their launch, and of the whole
+    call (the QR and the results included) in total."""
+    A = rng.standard_normal((4, 9, 6))
+    _, infos = cljacobi.svd(A, return_info=True)
+    assert all(info.factorization == "qr" for info in infos)
+    assert all(info.seconds["total"] >= info.seconds["sweeps"] > 0 for info in infos)

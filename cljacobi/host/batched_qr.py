@@ -17,7 +17,6 @@ demand, give the one-matrix path's message.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from functools import cache
 from typing import ClassVar
@@ -180,7 +179,6 @@ class BatchedQR:
     signs: cl_array.Array
     buffers: dict[str, cl.MemoryObjectHolder]
     summary_host: np.ndarray
-    seconds: float
 
     @property
     def summary(self) -> int:
@@ -289,7 +287,6 @@ def batched_qr(queue: cl.CommandQueue, stack: cl_array.Array, *, problem: str = 
     check_global_memory(device, {"QR workspace": count * rows * k * itemsize,
                                  "square factors": count * k * k * itemsize})
     program = build_program(queue.context, device, spec)
-    start = time.perf_counter()
     pool = memory_pool(queue)
     status, summary = _records(queue, count)
     buffers = {
@@ -322,7 +319,7 @@ def batched_qr(queue: cl.CommandQueue, stack: cl_array.Array, *, problem: str = 
     summary_host = np.empty(1, np.int32)
     cl.enqueue_copy(queue, summary_host, summary, is_blocking=False)
     return BatchedQR(spec, queue, count, rows, k, transposed, factors, factor_signs, buffers,
-                     summary_host, time.perf_counter() - start)
+                     summary_host)
 
 
 def batched_qr_results(qr: BatchedQR, run: BatchedRun, *, full_matrices: bool = False
