@@ -29,25 +29,26 @@ from typing import Any
 
 import numpy as np
 
-from ._arrays import is_device_array, stack_results, to_device, to_host
+from ._arrays import is_device_array, stack_results, to_device
 from ._results import SolveInfo
 from ._solve import (
     Factored,
     SweepPlan,
     _cast,
-    _not_converged,
     _require_finite,
     _warn_about,
+    describe_hz_run,
+    device_checks,
+    host_pair,
     name_of,
+    record_hz_run,
     run_hz,
     where,
 )
 from .host.batched_hz import BATCHED_HZ_ORDER_LIMIT, HZFlags, batched_hz_sweeps
 from .host.device import resolve_queue
-from .host.hz import HZRun
-from .host.preflight import preflight
+from .host.hz import HZRun, not_definite_error
 from .host.variants import BATCHED_VARIANT
-from .validation import as_float_matrix
 
 __all__ = ["solve_pair_stack", "stacked_pairs"]
 
@@ -68,27 +69,18 @@ def _named(error: Exception, index: tuple[int, ...]) -> Exception:
 def solve_pair_stack(method: Any, data: Any, plan: SweepPlan, *, queue: Any,
                      check_finite: bool, return_info: bool) -> Any:
     """Solve the stack of pairs `data` = (A, B) (see the module notes)."""
-    hosts = [to_host(array, queue) for array in data]
-    array_queue = hosts[0][1] or hosts[1][1]
-    checked = [as_float_matrix(host, name, check_finite=check_finite, square=False,
-                               stacked=True)
-               for (host, _), name in zip(hosts, method.argument.split(", "))]
-    (A, a_dtype), (B, b_dtype) = checked
+    (A, B), result_dtype, array_queue = host_pair(method, data, queue,
+                                                  check_finite=check_finite, stacked=True)
     if A.shape[:-2] != B.shape[:-2]:
         raise ValueError(f"A and B must be stacks of the same shape of pairs, got A {A.shape} "
                          f"and B {B.shape}")
     leading = A.shape[:-2]
     count = int(np.prod(leading, dtype=np.int64))
-    method.validate((np.empty(A.shape[-2:]), np.empty(B.shape[-2:])), array_queue)  # shapes
+    pair = (np.empty(A.shape[-2:], A.dtype), np.empty(B.shape[-2:], B.dtype))  # one pair's
+    method.validate(pair, array_queue)
     (m, n), p = A.shape[-2:], B.shape[-2]
-    result_dtype = np.result_type(a_dtype, b_dtype)
-    run_queue = None
-    needs = method.device_shape((np.empty((m, n)), np.empty((p, n))))
-    if needs is not None and count:
-        rows, columns, accumulate_v = needs
-        run_queue = resolve_queue(queue if queue is not None else array_queue)
-        preflight(run_queue, rows=rows, columns=columns, accumulate_v=accumulate_v,
-                  element_bytes=max(A.dtype.itemsize, B.dtype.itemsize))
+    run_queue = device_checks(method, pair, pair=True, queue=queue, array_queue=array_queue,
+                              result_dtype=result_dtype, plan=plan) if count else None
     plan = SweepPlan(**{**plan.__dict__, "queue": run_queue, "result_dtype": result_dtype})
     batched = plan.variant in ("auto", BATCHED_VARIANT) and n <= BATCHED_HZ_ORDER_LIMIT
     if plan.variant == BATCHED_VARIANT and n > BATCHED_HZ_ORDER_LIMIT:
@@ -168,23 +160,11 @@ def _batched_states(swept: list[int], outcomes: list[Any], indices: list[tuple[i
     states = {}
     for q, b in enumerate(swept):
         info, index = infos[b], indices[b]
-        info.strategy = plan.options.strategy
-        info.device = plan.queue.device.name.strip()
-        info.precision = "double"
-        info.variant, info.block_width = BATCHED_VARIANT, 0
-        info.sweeps, info.converged = int(run.sweeps[q]), not run.flags[q]
-        info.rotations_per_sweep = run.transformations[q]
-        info.rotations = sum(run.transformations[q])
-        info.seconds["sweeps"] += share
-        if run.flags[q] & HZFlags.NOT_DEFINITE:
-            raise np.linalg.LinAlgError(
-                "B is not of full column rank: a pivot submatrix of B^* B was not positive "
-                "definite in floating point (numerically dependent columns)"
-                + (" (prescaled: the column norms of B drifted from 1)"
-                   if first.prescaled else "") + where(index))
-        if run.flags[q] & HZFlags.NOT_CONVERGED and plan.on_nonconvergence == "raise":
-            raise _not_converged(plan, info, index, f"{plan.max_sweeps} sweeps", "max_sweeps",
-                                 f" (transformations per sweep: {info.rotations_per_sweep})")
-        states[b] = HZRun(run.F[q], run.G[q], run.Z[q], info.sweeps, info.converged,
-                          run.transformations[q], [], share, "")
+        describe_hz_run(info, plan, BATCHED_VARIANT, 0)
+        if run.flags[q] & HZFlags.NOT_DEFINITE:  # as the one-pair sweeps raise it
+            raise _named(not_definite_error(int(run.not_definite[q]), first.prescaled), index)
+        states[b] = record_hz_run(
+            HZRun(run.F[q], run.G[q], run.Z[q], int(run.sweeps[q]), not run.flags[q],
+                  run.transformations[q], [], share),
+            plan=plan, info=info, index=index)
     return states

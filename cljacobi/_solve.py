@@ -364,11 +364,8 @@ def run_hz(pair: HZPair, *, plan: SweepPlan, info: SolveInfo, index: tuple[int, 
     """The implicit Hari-Zimmermann sweeps of a pair method, `info` filled;
     without convergence a :class:`ConvergenceError` unless
     ``plan.on_nonconvergence == "warn"`` (then the public function warns)."""
-    info.strategy = plan.options.strategy
-    info.device = plan.queue.device.name.strip()
-    info.precision = "double"
-    info.variant, info.block_width = (pair.variant, pair.block_width) if pair.block_width \
-        else ("pointwise", 0)
+    describe_hz_run(info, plan, *((pair.variant, pair.block_width) if pair.block_width
+                                  else ("pointwise", 0)))
     if plan.comm is not None:
         from .distributed import run_hz as run_hz_on_comm
 
@@ -379,6 +376,22 @@ def run_hz(pair: HZPair, *, plan: SweepPlan, info: SolveInfo, index: tuple[int, 
                         max_sweeps=plan.max_sweeps, block_width=pair.block_width,
                         variant=pair.variant, positive_rows=pair.positive_rows,
                         enhanced_dots=pair.enhanced_dots)
+    return record_hz_run(run, plan=plan, info=info, index=index)
+
+
+def describe_hz_run(info: SolveInfo, plan: SweepPlan, variant: str, block_width: int) -> None:
+    """What `info` says of the implicit Hari-Zimmermann sweeps before they run."""
+    info.strategy = plan.options.strategy
+    info.device = plan.queue.device.name.strip()
+    info.precision = "double"
+    info.variant, info.block_width = variant, block_width
+
+
+def record_hz_run(run: HZRun, *, plan: SweepPlan, info: SolveInfo,
+                  index: tuple[int, ...] = ()) -> HZRun:
+    """`run`'s sweeps, convergence, transformations and seconds into `info`;
+    without convergence a :class:`ConvergenceError` unless
+    ``plan.on_nonconvergence == "warn"``."""
     info.sweeps, info.converged = run.sweeps, run.converged
     info.matrix_products = run.matrix_products
     info.rotations_per_sweep, info.rotations = run.transformations, sum(run.transformations)
@@ -461,29 +474,15 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
         return solve_batched(method, data, plan, batch_queue, check_finite=check_finite,
                              return_info=return_info)
     if pair:  # (A, B): one matrix each, the result dtype of both
-        hosts = [to_host(array, queue) for array in data]
-        array_queue = hosts[0][1] or hosts[1][1]
-        checked = [as_float_matrix(host, name, check_finite=check_finite, square=method.square)
-                   for (host, _), name in zip(hosts, method.argument.split(", "))]
-        A = tuple(array for array, _ in checked)
-        result_dtype = np.result_type(*(dtype for _, dtype in checked))
+        A, result_dtype, array_queue = host_pair(method, data, queue, check_finite=check_finite)
     else:
         host, array_queue = to_host(data, queue)
         A, result_dtype = as_float_matrix(
             host, method.argument, check_finite=check_finite, square=method.square,
             stacked=True)
     method.validate(A, array_queue)
-    run_queue = None
-    needs = method.device_shape(A)
-    if needs is not None:  # before the first factorization and launch
-        rows, columns, accumulate_v = needs
-        run_queue = resolve_queue(queue if queue is not None else array_queue)
-        element_bytes = max(a.dtype.itemsize for a in A) if pair else A.dtype.itemsize
-        preflight(
-            run_queue, rows=rows, columns=columns, accumulate_v=accumulate_v,
-            element_bytes=element_bytes,
-            single=False if pair else single_precision(run_queue, result_dtype, plan.single),
-        )
+    run_queue = device_checks(method, A, pair=pair, queue=queue, array_queue=array_queue,
+                              result_dtype=result_dtype, plan=plan)
     plan = SweepPlan(**{**plan.__dict__, "queue": run_queue, "result_dtype": result_dtype})
 
     def solve_one(index: tuple[int, ...], matrix: np.ndarray) -> tuple[Any, SolveInfo]:
@@ -521,6 +520,38 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
     if is_device_array(data) or (pair and any(is_device_array(array) for array in data)):
         result = to_device(result, array_queue or run_queue or resolve_queue(queue))
     return (result, info) if return_info else result
+
+
+def host_pair(method: Method, data: Any, queue: Any, *, check_finite: bool,
+              stacked: bool = False) -> tuple[tuple[np.ndarray, np.ndarray], np.dtype, Any]:
+    """A pair method's ``(A, B)`` on the host, each checked (and, with
+    `stacked`, as stacks), the result dtype of both, and the queue of a
+    pyopencl array among them (None for numpy input)."""
+    hosts = [to_host(array, queue) for array in data]
+    checked = [as_float_matrix(host, name, check_finite=check_finite, square=method.square,
+                               stacked=stacked)
+               for (host, _), name in zip(hosts, method.argument.split(", "))]
+    return (tuple(array for array, _ in checked),
+            np.result_type(*(dtype for _, dtype in checked)), hosts[0][1] or hosts[1][1])
+
+
+def device_checks(method: Method, A: Any, *, pair: bool, queue: Any, array_queue: Any,
+                  result_dtype: np.dtype, plan: SweepPlan) -> cl.CommandQueue | None:
+    """The queue of the call, with the device checked for the largest factor
+    `method` sweeps of `A` (one matrix, a stack, or a pair) before the first
+    factorization and launch; None where every matrix is answered on the host."""
+    needs = method.device_shape(A)
+    if needs is None:
+        return None
+    rows, columns, accumulate_v = needs
+    run_queue = resolve_queue(queue if queue is not None else array_queue)
+    element_bytes = max(a.dtype.itemsize for a in A) if pair else A.dtype.itemsize
+    preflight(
+        run_queue, rows=rows, columns=columns, accumulate_v=accumulate_v,
+        element_bytes=element_bytes,
+        single=False if pair else single_precision(run_queue, result_dtype, plan.single),
+    )
+    return run_queue
 
 
 def solve_on(comm: Any, method: Method, data: Any, plan: SweepPlan, *, queue: Any,

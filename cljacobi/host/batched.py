@@ -41,17 +41,19 @@ __all__ = [
     "BATCHED_DTYPES",
     "BATCHED_GLOBAL_ORDER_LIMIT",
     "BATCHED_PROBLEMS",
-    "NO_FLAGS",
     "BatchStatus",
     "BatchedRun",
     "BatchedSpec",
     "batched_eig",
     "batched_hsvd",
     "batched_order_limit",
+    "element_strides",
+    "flag_buffers",
     "kernel_of",
     "lane_sums_for",
     "math_for",
     "memory_pool",
+    "read_flags",
     "row_vector_for",
 ]
 
@@ -578,9 +580,7 @@ class BatchedRun:
     @property
     def flags(self) -> np.ndarray:
         """Every matrix's flags on the host (read only where one is set)."""
-        if not self.summary:
-            return np.zeros(self.count, np.int32)
-        return self._read(self.status, (self.count,), np.int32)
+        return read_flags(self.queue, self.status, self.count, self.summary)
 
     def records(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(info, report, rotations)`` on the host."""
@@ -595,14 +595,36 @@ class BatchedRun:
 NO_FLAGS = np.int32(0)
 
 
-def _element_strides(stack: cl_array.Array) -> tuple[int, int, int]:
-    """The strides of a ``(count, n, n)`` stack in elements (ValueError where
-    its offset or a stride is not a whole number of elements)."""
+def flag_buffers(queue: cl.CommandQueue, count: int
+                 ) -> tuple[cl.MemoryObjectHolder, cl.MemoryObjectHolder]:
+    """A launch's per-matrix flags (int32 ``(count,)``) and their OR, zeroed
+    on the device, as plain buffers of the pool: a pyopencl Array costs tens
+    of microseconds to make, which a 2x2 stack's call notices."""
+    pool = memory_pool(queue)
+    status, summary = pool.allocate(max(count, 1) * 4), pool.allocate(4)
+    cl.enqueue_fill_buffer(queue, summary, NO_FLAGS, 0, 4)
+    return status, summary
+
+
+def read_flags(queue: cl.CommandQueue, status: cl.MemoryObjectHolder, count: int,
+               summary: int) -> np.ndarray:
+    """Every matrix's flags on the host: zeros without a read where their OR
+    `summary` is zero."""
+    host = np.zeros(count, np.int32)
+    if summary:
+        cl.enqueue_copy(queue, host, status)
+    return host
+
+
+def element_strides(stack: cl_array.Array, what: str) -> tuple[int, int, int, int]:
+    """The offset and strides of a ``(count, m, n)`` stack in elements
+    (ValueError, naming `what` takes it, where one is not a whole number of
+    elements)."""
     itemsize = stack.dtype.itemsize
     if stack.ndim != 3 or stack.offset % itemsize or any(s % itemsize for s in stack.strides):
-        raise ValueError("the batched kernel takes a (count, n, n) stack whose offset and "
-                         "strides are whole elements")
-    return tuple(s // itemsize for s in stack.strides)
+        raise ValueError(f"{what} takes a (count, m, n) stack whose offset and strides are "
+                         "whole elements")
+    return (stack.offset // itemsize, *(s // itemsize for s in stack.strides))
 
 
 def _launch(queue: cl.CommandQueue, spec: BatchedSpec, program: cl.Program, count: int,
@@ -614,11 +636,7 @@ def _launch(queue: cl.CommandQueue, spec: BatchedSpec, program: cl.Program, coun
     from `start`."""
     pool = memory_pool(queue)
     workspace_bytes = _workspace_bytes(spec, count)
-    # The records are plain buffers of the pool: a pyopencl Array costs tens
-    # of microseconds to make, which a 2x2 stack's call notices.
-    status = pool.allocate(count * 4)
-    summary = pool.allocate(4)
-    cl.enqueue_fill_buffer(queue, summary, NO_FLAGS, 0, 4)
+    status, summary = flag_buffers(queue, count)  # plain buffers, as the records
     info = pool.allocate(count * INFO_WIDTH * 4)
     report = pool.allocate(count * REPORT_WIDTH * 8)
     # written for the sweeps run, read only up to them
@@ -714,14 +732,15 @@ def _prepare(queue: cl.CommandQueue, spec: BatchedSpec, stack: cl_array.Array, s
                 f"is not an NVIDIA device ({name}='local' runs everywhere)")
     check_local_memory(device, spec.local_bytes,
                        f"the batched {spec.problem} kernel at order {spec.order}")
-    matrix_stride, row_stride, col_stride = _element_strides(stack)
+    offset, matrix_stride, row_stride, col_stride = element_strides(stack,
+                                                                     "the batched kernel")
     workspace_bytes = _workspace_bytes(spec, count)
     check_global_memory(device, {
         **({"matrices in global memory": workspace_bytes} if workspace_bytes else {}),
         **results, "rotations per sweep": count * max(max_sweeps, 1) * 4})
     pairs, starts, sweep_tables = _device_tables(queue, strategy, stack.shape[-1])
     arguments = {"M": stack.base_data, "count": stack.shape[0],
-                 "offset": stack.offset // stack.dtype.itemsize,
+                 "offset": offset,
                  "matrix_stride": matrix_stride, "row_stride": row_stride,
                  "col_stride": col_stride, "pairs": pairs.data, "table_start": starts.data,
                  "sweep_tables": sweep_tables}

@@ -20,8 +20,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cl_array
 
-from ..strategies import step_table
-from .hz import CRITERIA, HZ_COUNTERS, HZ_DTYPES
+from .hz import CRITERIA, HZ_COUNTERS, HZ_DTYPES, pointwise_tables
 from .limits import check_global_memory
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, int_arg
@@ -105,27 +104,19 @@ def _signatures(spec: BatchedHZSpec) -> dict[str, KernelSignature]:
     return spec._make_signatures()
 
 
-@cache
-def _tables(strategy: str, n: int) -> tuple[np.ndarray, int, int]:
-    """Both step tables of `strategy` for n columns (a virtual one for an odd
-    n), as the one-matrix sweeps take them: ``(pairs, steps, per_step)``."""
-    order = n + n % 2
-    tables = [step_table(strategy, order, sweep=s).pairs for s in (0, 1)]
-    steps, per_step = tables[0].shape[:2]
-    return np.ascontiguousarray(np.concatenate(tables), dtype=np.int32), steps, per_step
-
-
 @dataclass
 class BatchedHZRun:
     """The final F, G, Z of every pair (``(count, n, n)``, host arrays), and
-    per pair the sweeps, the flags (:class:`HZFlags`) and the
-    transformations of each sweep."""
+    per pair the sweeps, the flags (:class:`HZFlags`), the pivot
+    submatrices of B^H B that were not positive definite in its last sweep,
+    and the transformations of each sweep."""
 
     F: np.ndarray
     G: np.ndarray
     Z: np.ndarray
     sweeps: np.ndarray
     flags: np.ndarray
+    not_definite: np.ndarray
     transformations: list[list[int]]
     seconds: float
 
@@ -144,7 +135,7 @@ def batched_hz_sweeps(queue: cl.CommandQueue, F: np.ndarray, G: np.ndarray, Z: n
         raise ValueError(f"the batched HZ sweeps take n from 1 to {BATCHED_HZ_ORDER_LIMIT}, "
                          f"not {n}")
     dtype = np.dtype(F.dtype)
-    pairs, steps, per_step = _tables(strategy, n)
+    pairs, steps, per_step = pointwise_tables(strategy, n)
     lanes = 1 << max(per_step - 1, 0).bit_length()
     spec = BatchedHZSpec(dtype.name, prescaled=prescaled, criterion=criterion,
                          enhanced_dots=enhanced_dots, lanes=lanes)
@@ -155,7 +146,7 @@ def batched_hz_sweeps(queue: cl.CommandQueue, F: np.ndarray, G: np.ndarray, Z: n
     # column c of pair b at b n^2 + c n: each pair's matrices column-major
     stacks = [cl_array.to_device(queue, np.ascontiguousarray(np.swapaxes(Y, -1, -2), dtype))
               for Y in (F, G, Z)]
-    info = cl_array.empty(queue, (count, 2), np.int32)
+    info = cl_array.empty(queue, (count, 3), np.int32)
     transformations = cl_array.empty(queue, (count, max(max_sweeps, 1)), np.int32)
     table = cl_array.to_device(queue, pairs)
     (signature,) = spec.signatures.values()
@@ -167,6 +158,6 @@ def batched_hz_sweeps(queue: cl.CommandQueue, F: np.ndarray, G: np.ndarray, Z: n
     F_out, G_out, Z_out = (np.swapaxes(stack.get(), -1, -2) for stack in stacks)
     records = info.get()
     counts = transformations.get()
-    return BatchedHZRun(F_out, G_out, Z_out, records[:, 0], records[:, 1],
+    return BatchedHZRun(F_out, G_out, Z_out, records[:, 0], records[:, 1], records[:, 2],
                         [[int(x) for x in counts[b, : records[b, 0]]] for b in range(count)],
                         time.perf_counter() - start)

@@ -30,12 +30,14 @@ from .batched import (
     BATCHED_GLOBAL_ORDER_LIMIT,
     FATAL,
     MATHS,
-    NO_FLAGS,
     BatchedRun,
     BatchStatus,
+    element_strides,
+    flag_buffers,
     kernel_of,
     math_for,
     memory_pool,
+    read_flags,
 )
 from .limits import check_global_memory
 from .programs import build_program
@@ -194,9 +196,7 @@ class BatchedQR:
     @property
     def flags(self) -> np.ndarray:
         """Every matrix's flags (int32 ``(count,)``)."""
-        if not self.summary:
-            return np.zeros(self.count, np.int32)
-        return self._read("status", (self.count,), np.int32)
+        return read_flags(self.queue, self.buffers["status"], self.count, self.summary)
 
     def exponents(self) -> np.ndarray:
         """The shift t of every matrix (int32 ``(count,)``; B was scaled by ``2^t``)."""
@@ -224,26 +224,7 @@ class BatchedQRResults:
 
     @property
     def flags(self) -> np.ndarray:
-        if not self.summary:
-            return np.zeros(self.count, np.int32)
-        host = np.empty(self.count, np.int32)
-        cl.enqueue_copy(self.queue, host, self.status)
-        return host
-
-
-def _element_strides(stack: cl_array.Array) -> tuple[int, int, int, int]:
-    itemsize = stack.dtype.itemsize
-    if stack.ndim != 3 or stack.offset % itemsize or any(s % itemsize for s in stack.strides):
-        raise ValueError("the batched QR takes a (count, m, n) stack whose offset and strides "
-                         "are whole elements")
-    return (stack.offset // itemsize, *(s // itemsize for s in stack.strides))
-
-
-def _records(queue: cl.CommandQueue, count: int) -> tuple[cl.MemoryObjectHolder, ...]:
-    pool = memory_pool(queue)
-    status, summary = pool.allocate(max(count, 1) * 4), pool.allocate(4)
-    cl.enqueue_fill_buffer(queue, summary, NO_FLAGS, 0, 4)
-    return status, summary
+        return read_flags(self.queue, self.status, self.count, self.summary)
 
 
 def batched_qr(queue: cl.CommandQueue, stack: cl_array.Array, *, problem: str = "svd",
@@ -266,7 +247,7 @@ def batched_qr(queue: cl.CommandQueue, stack: cl_array.Array, *, problem: str = 
     """
     if problem not in QR_PROBLEMS:
         raise ValueError(f"the batched QR shortens {QR_PROBLEMS}, not {problem!r}")
-    offset, matrix_stride, row_stride, col_stride = _element_strides(stack)
+    offset, matrix_stride, row_stride, col_stride = element_strides(stack, "the batched QR")
     count, m, n = stack.shape
     rows, k = (n, m) if transposed else (m, n)
     if transposed:
@@ -288,7 +269,7 @@ def batched_qr(queue: cl.CommandQueue, stack: cl_array.Array, *, problem: str = 
                                  "square factors": count * k * k * itemsize})
     program = build_program(queue.context, device, spec)
     pool = memory_pool(queue)
-    status, summary = _records(queue, count)
+    status, summary = flag_buffers(queue, count)
     buffers = {
         "workspace": pool.allocate(count * rows * k * itemsize),
         "row_keys": pool.allocate(count * rows * 8),
@@ -344,7 +325,7 @@ def batched_qr_results(qr: BatchedQR, run: BatchedRun, *, full_matrices: bool = 
     dtype = np.dtype(spec.dtype)
     u_columns = rows if full_matrices and svd else k
     pool = memory_pool(queue)
-    status, summary = _records(queue, count)
+    status, summary = flag_buffers(queue, count)
     S_out = cl_array.empty(queue, (count, k), np.float64, allocator=pool)
     values = {"count": count, "rows": rows, "k": k, "qr_status": qr.buffers["status"],
               "sweep_status": run.status, "exponents": qr.buffers["exponents"],

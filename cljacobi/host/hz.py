@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import cache
 from typing import ClassVar, NamedTuple
 
 import numpy as np
@@ -27,7 +28,7 @@ from .signatures import KernelSignature, buffer, c_defines, int_arg
 from .sizes import check_power_of_two, round_up
 
 __all__ = ["CRITERIA", "HZ_COUNTERS", "HZ_DTYPES", "HZ_WORK_GROUP", "HZRun", "HZSpec", "border_pair",
-           "hz_sweeps"]
+           "hz_sweeps", "not_definite_error", "pointwise_tables"]
 
 #: Convergence criteria of the paper's Sect. 2.5.
 CRITERIA = ("C1", "C2")
@@ -321,16 +322,34 @@ def hz_sweeps(
                  time.perf_counter() - start, products)
 
 
+def not_definite_error(count: int, prescaled: bool) -> np.linalg.LinAlgError:
+    """The error of a sweep that met `count` pivot submatrices of ``B^* B``
+    that were not positive definite."""
+    return np.linalg.LinAlgError(
+        f"B is not of full column rank: {count} pivot submatrices of B^* B were not positive "
+        "definite in floating point (numerically dependent columns)"
+        + (" (prescaled: the column norms of B drifted from 1)" if prescaled else ""))
+
+
+@cache
+def pointwise_tables(strategy: str, n: int) -> tuple[np.ndarray, int, int]:
+    """Both step tables of `strategy` for the pointwise sweeps of n columns (a
+    virtual one for an odd n, which the kernels skip): ``(pairs, steps,
+    per_step)``, the two tables one after the other.  Every strategy's table
+    repeats with period 2 (the ring alternates its forward and backward
+    sweeps, MM its slot assignment): sweep s takes table ``s % 2``."""
+    order = n + n % 2
+    tables = [step_table(strategy, order, sweep=s).pairs for s in (0, 1)]
+    steps, per_step = tables[0].shape[:2]
+    return np.ascontiguousarray(np.concatenate(tables), dtype=np.int32), steps, per_step
+
+
 def _read_counters(queue: cl.CommandQueue, counters: cl.Buffer, prescaled: bool,
                    transformations: list[int], big: list[int]) -> None:
     counts = np.empty(len(HZ_COUNTERS), dtype=np.int32)
     cl.enqueue_copy(queue, counts, counters)
     if counts[_NOT_DEFINITE]:
-        raise np.linalg.LinAlgError(
-            f"B is not of full column rank: {int(counts[_NOT_DEFINITE])} pivot submatrices "
-            "of B^* B were not positive definite in floating point (numerically dependent "
-            "columns)"
-            + (" (prescaled: the column norms of B drifted from 1)" if prescaled else ""))
+        raise not_definite_error(int(counts[_NOT_DEFINITE]), prescaled)
     transformations.append(int(counts[_TRANSFORMED]))
     big.append(int(counts[_BIG]))
 
@@ -340,14 +359,10 @@ def _pointwise_sweeps(queue, program, spec, pair, counters, strategy, max_sweeps
     """Pointwise sweeps until one has no big transformation (Sect. 2.5)."""
     signature = spec.signatures["cjac_hz_step"]
     n = pair.columns
-    order = n + n % 2
     wg = spec.work_group_size
-    # Every strategy's table repeats with period 2 (the ring alternates its
-    # forward and backward sweeps, MM its slot assignment): both go up once.
-    tables = [step_table(strategy, order, sweep=s).pairs for s in (0, 1)]
-    steps, per_step = tables[0].shape[:2]
+    tables, steps, per_step = pointwise_tables(strategy, n)  # both go up once
     pairs = cl.Buffer(queue.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
-                      hostbuf=np.ascontiguousarray(np.concatenate(tables), dtype=np.int32))
+                      hostbuf=tables)
     kernel = signature.kernel(
         program, f=pair.f, ldf=pair.rows_f, mf=pair.rows_f, g=pair.g, ldg=pair.rows_g,
         mg=pair.rows_g, zz=pair.z, ldz=pair.rows_z, mz=pair.rows_z, n=n, order=pair.order,

@@ -26,17 +26,6 @@ ${size_defines}
 
 ${hz.pair_math(complex_, prescaled, criterion, enhanced_dots)}
 
-/* [y_i y_j] := [y_i y_j] Z over n rows (hz.cl.mako's hz_update, one work-item). */
-inline void hz_update_rows(__global cjac_elem *y_i, __global cjac_elem *y_j, const int n,
-                           const hz_transform z)
-{
-    for (int r = 0; r < n; ++r) {
-        const cjac_elem a = y_i[r], b = y_j[r];
-        y_i[r] = cjac_axpy(z.z11, a, cjac_mul(z.z21, b));
-        y_j[r] = cjac_axpy(z.z12, a, cjac_mul(z.z22, b));
-    }
-}
-
 __kernel __attribute__((reqd_work_group_size(LANES, 1, 1)))
 void cjac_batched_hz(${signatures["cjac_batched_hz"].parameters})
 {
@@ -94,9 +83,9 @@ void cjac_batched_hz(${signatures["cjac_batched_hz"].parameters})
                     if (d.big)
                         atomic_inc(&counts[HZ_BIG]);
                     if (d.apply) {
-                        hz_update_rows(f_i, f_j, n, d.z);
-                        hz_update_rows(g_i, g_j, n, d.z);
-                        hz_update_rows(z + (size_t)i * n, z + (size_t)j * n, n, d.z);
+                        hz_update(f_i, f_j, 0, n, 1, d.z);  /* every row, this work-item */
+                        hz_update(g_i, g_j, 0, n, 1, d.z);
+                        hz_update(z + (size_t)i * n, z + (size_t)j * n, 0, n, 1, d.z);
                     }
                 }
             }
@@ -106,6 +95,7 @@ void cjac_batched_hz(${signatures["cjac_batched_hz"].parameters})
             transformations[(size_t)b * max_sweeps + sweep] = counts[HZ_TRANSFORMED];
             stop = counts[HZ_NOT_DEFINITE] ? CJAC_HZ_NOT_DEFINITE
                                            : (counts[HZ_BIG] == 0 ? -1 : 0);
+            info[3 * b + 2] = counts[HZ_NOT_DEFINITE];  /* of the last sweep run */
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         sweeps = sweep + 1;
@@ -116,7 +106,7 @@ void cjac_batched_hz(${signatures["cjac_batched_hz"].parameters})
     if (lane == 0) {
         if (!converged && !flags)
             flags = CJAC_HZ_NOT_CONVERGED;
-        info[2 * b] = sweeps;
-        info[2 * b + 1] = flags;
+        info[3 * b] = sweeps;
+        info[3 * b + 1] = flags;
     }
 }

@@ -70,17 +70,6 @@ inline cjac_elem hz_dot_workgroup(__local cjac_real *scratch, const hz_dot s)
 %endif
 }
 
-/* [y_i y_j] := [y_i y_j] Z over `rows` rows, the work-group's items striding. */
-inline void hz_update(__global cjac_elem *y_i, __global cjac_elem *y_j, const int rows,
-                      const hz_transform z)
-{
-    for (int r = get_local_id(0); r < rows; r += WG) {
-        const cjac_elem a = y_i[r], b = y_j[r];
-        y_i[r] = cjac_axpy(z.z11, a, cjac_mul(z.z21, b));
-        y_j[r] = cjac_axpy(z.z12, a, cjac_mul(z.z22, b));
-    }
-}
-
 /* One work-group per pivot pair k of the step: pairs[2 (first + k)], pairs[2 (first + k) + 1],
  * i < j. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
@@ -167,9 +156,9 @@ void cjac_hz_step(${signatures["cjac_hz_step"].parameters})
     if (!apply)
         return;
     const hz_transform z = shared_z;
-    hz_update(f_i, f_j, mf, z);
-    hz_update(g_i, g_j, mg, z);
-    hz_update(zz + (size_t)i * ldz, zz + (size_t)j * ldz, mz, z);
+    hz_update(f_i, f_j, lid, mf, WG, z);  /* the work-group's items striding */
+    hz_update(g_i, g_j, lid, mg, WG, z);
+    hz_update(zz + (size_t)i * ldz, zz + (size_t)j * ldz, lid, mz, WG, z);
 }
 %if block_width:
 
@@ -412,7 +401,8 @@ void cjac_hz_block(${signatures["cjac_hz_block"].parameters})
 ## The 2x2 arithmetic of the implicit Hari-Zimmermann method, shared by this
 ## family's kernels and the batched one (batched_hz.cl.mako): the
 ## transformations Z_k with their exceptions, the decision of a pivot pair
-## (hz_decide) and the sums of products for A_k and B_k.  The caller has
+## (hz_decide), the update of a pair's columns (hz_update) and the sums of
+## products for A_k and B_k.  The caller has
 ## rendered arith's prelude and element.
 /* (cos theta, sin theta) from tan theta, |theta| <= pi/2, via hypot (no
  * overflow).  [NS] Sect. 2.1.1 prints cos theta = 1/(1 + tan^2 theta): slip,
@@ -646,6 +636,17 @@ inline hz_decision hz_decide(const cjac_real a_ii, const cjac_elem a_ij, const c
     out.z = z;
     out.apply = out.transformed || swap;
     return out;
+}
+
+/* [y_i y_j] := [y_i y_j] Z over the rows first, first + step, ... < rows. */
+inline void hz_update(__global cjac_elem *y_i, __global cjac_elem *y_j, const int first,
+                      const int rows, const int step, const hz_transform z)
+{
+    for (int r = first; r < rows; r += step) {
+        const cjac_elem a = y_i[r], b = y_j[r];
+        y_i[r] = cjac_axpy(z.z11, a, cjac_mul(z.z21, b));
+        y_j[r] = cjac_axpy(z.z12, a, cjac_mul(z.z22, b));
+    }
 }
 
 /* Sums of products for A_k and B_k: a value is c + d, d the sum of the
