@@ -54,7 +54,7 @@ from .host.variants import BATCHED_VARIANT
 from .scaling import NOT_FINITE, factor_shift_from_maxima, matrix_shift_from_range, unshift
 from .validation import HERMITIAN_RTOL, as_float_matrix, compute_dtype, result_dtype_of
 
-__all__ = ["batched_queue", "solve_batched"]
+__all__ = ["batched_queue", "device_stack", "narrowed", "solve_batched", "three_dimensional"]
 
 
 def _shape_and_kind(data: Any) -> tuple[tuple[int, ...], str]:
@@ -133,7 +133,7 @@ def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue,
     shortened = problem == "svd" or (problem == "hsvd" and m > n)
     array_queue = data.queue if device_input else None
     if device_input:
-        source, result_dtype = _device_stack(data, run_queue, method.argument)
+        source, result_dtype = device_stack(data, run_queue, method.argument)
     else:
         source, result_dtype = as_float_matrix(data, method.argument,
                                                check_finite=check_finite, square=not shortened,
@@ -148,7 +148,7 @@ def solve_batched(method: Any, data: Any, plan: Any, run_queue: cl.CommandQueue,
     vectors = method.compute_uv if problem != "eig" else not method.eigvals_only
     preflight(run_queue, rows=k, columns=k, accumulate_v=problem != "eig" and vectors,
               element_bytes=stack.dtype.itemsize)
-    flat = _three_dimensional(stack, count, run_queue)
+    flat = three_dimensional(stack, count, run_queue)
     signs = _device_signs(method.signs, run_queue) if problem == "hsvd" else None
     qr = names = None
     if shortened:  # the QR of every matrix, on the device (svd: of A^* for a wide A)
@@ -265,7 +265,16 @@ def _device_signs(signs: np.ndarray, queue: cl.CommandQueue) -> cl_array.Array:
     return cl_array.to_device(queue, np.ascontiguousarray(signs.reshape(-1, n), dtype=np.int32))
 
 
-def _device_stack(data: cl_array.Array, queue: cl.CommandQueue, name: str
+def narrowed(array: cl_array.Array, dtype: np.dtype) -> cl_array.Array:
+    """A float64/complex128 result in the narrower `dtype` of its input
+    (float32/complex64), on the device; LinAlgError where a value is beyond
+    that dtype's range (only the largest magnitude crosses the bus)."""
+    if array.size and float(cl_array.max(abs(array)).get()) > np.finfo(dtype).max:
+        raise np.linalg.LinAlgError(f"a result exceeds the range of {np.dtype(dtype).name}")
+    return array.astype(dtype)
+
+
+def device_stack(data: cl_array.Array, queue: cl.CommandQueue, name: str
                   ) -> tuple[cl_array.Array, np.dtype]:
     """A device array as a float64/complex128 stack on `queue`, converted on the
     device (:func:`cljacobi.validation.result_dtype_of`: numpy's promotions)."""
@@ -276,7 +285,7 @@ def _device_stack(data: cl_array.Array, queue: cl.CommandQueue, name: str
     return array, result_dtype
 
 
-def _three_dimensional(stack: cl_array.Array, count: int, queue: cl.CommandQueue
+def three_dimensional(stack: cl_array.Array, count: int, queue: cl.CommandQueue
                        ) -> cl_array.Array:
     """The stack as ``(count, m, n)`` with element-aligned strides: itself when
     it is 3-D (any such strides), a view when it is C-contiguous, else a

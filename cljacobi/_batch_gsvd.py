@@ -28,8 +28,11 @@ import time
 from typing import Any
 
 import numpy as np
+import pyopencl as cl
+import pyopencl.array as cl_array
 
 from ._arrays import is_device_array, stack_results, to_device
+from ._batch import device_stack, narrowed, three_dimensional
 from ._results import SolveInfo
 from ._solve import (
     Factored,
@@ -45,10 +48,17 @@ from ._solve import (
     run_hz,
     where,
 )
-from .host.batched_hz import BATCHED_HZ_ORDER_LIMIT, HZFlags, batched_hz_sweeps
+from .host.batched_gsvd import GSVDFlags, batched_gsvd_results, batched_gsvd_shorten
+from .host.batched_hz import (
+    BATCHED_HZ_ORDER_LIMIT,
+    HZFlags,
+    batched_hz_sweeps,
+    launch_batched_hz,
+)
 from .host.device import resolve_queue
 from .host.hz import HZRun, not_definite_error
 from .host.variants import BATCHED_VARIANT
+from .validation import as_float_matrix, compute_dtype
 
 __all__ = ["solve_pair_stack", "stacked_pairs"]
 
@@ -69,6 +79,10 @@ def _named(error: Exception, index: tuple[int, ...]) -> Exception:
 def solve_pair_stack(method: Any, data: Any, plan: SweepPlan, *, queue: Any,
                      check_finite: bool, return_info: bool) -> Any:
     """Solve the stack of pairs `data` = (A, B) (see the module notes)."""
+    shapes = [tuple(x.shape) if is_device_array(x) else np.shape(x) for x in data]
+    if _on_device(shapes, plan):
+        return _solve_on_device(method, data, plan, queue=queue, check_finite=check_finite,
+                                return_info=return_info)
     (A, B), result_dtype, array_queue = host_pair(method, data, queue,
                                                   check_finite=check_finite, stacked=True)
     if A.shape[:-2] != B.shape[:-2]:
@@ -168,3 +182,135 @@ def _batched_states(swept: list[int], outcomes: list[Any], indices: list[tuple[i
                   run.transformations[q], [], share),
             plan=plan, info=info, index=index)
     return states
+
+
+def _on_device(shapes: list[tuple[int, ...]], plan: SweepPlan) -> bool:
+    """Whether the stacks of `shapes` take the device route: ``variant``
+    "auto" or "batched", the same leading shape, ``m >= n``, ``p >= n``,
+    n from 1 to the batched sweeps' limit, and at least one pair."""
+    (*leading_a, m, n), (*leading_b, p, n_b) = (
+        shape if len(shape) >= 2 else (0, -1) for shape in shapes)
+    return (plan.variant in ("auto", BATCHED_VARIANT) and leading_a == leading_b and n == n_b
+            and 1 <= n <= BATCHED_HZ_ORDER_LIMIT and m >= n and p >= n
+            and 0 not in leading_a)
+
+
+def _device_operands(method: Any, data: Any, queue: Any, check_finite: bool
+                     ) -> tuple[tuple[cl_array.Array, cl_array.Array], np.dtype, Any, Any]:
+    """A and B as ``(count, rows, n)`` stacks of one compute dtype on the run
+    queue's device (numpy input checked and uploaded, device input converted
+    there), the result dtype, the run queue and the input arrays' queue."""
+    array_queue = next((x.queue for x in data if is_device_array(x)), None)
+    if array_queue is None and any(is_device_array(x) for x in data):
+        array_queue = cl.CommandQueue(next(x for x in data if is_device_array(x)).context)
+    run_queue = resolve_queue(queue if queue is not None else array_queue)
+    names = method.argument.split(", ")
+    stacks, dtypes = [], []
+    for x, name in zip(data, names):
+        if is_device_array(x):
+            stack, dtype = device_stack(x, run_queue, name)
+        else:
+            host, dtype = as_float_matrix(x, name, check_finite=check_finite, square=False,
+                                          stacked=True)
+            stack = cl_array.to_device(run_queue, np.ascontiguousarray(host))
+        stacks.append(stack)
+        dtypes.append(dtype)
+    result_dtype = np.result_type(*dtypes)
+    computed = compute_dtype(result_dtype)
+    count = int(np.prod(stacks[0].shape[:-2], dtype=np.int64))
+    operands = tuple(three_dimensional(s if s.dtype == computed else s.astype(computed), count,
+                                       run_queue) for s in stacks)
+    return operands, result_dtype, run_queue, array_queue
+
+
+def _solve_on_device(method: Any, data: Any, plan: SweepPlan, *, queue: Any,
+                     check_finite: bool, return_info: bool) -> Any:
+    """The stack on the device from end to end: the shortening
+    (:func:`cljacobi.host.batched_gsvd.batched_gsvd_shorten`), the sweeps
+    (:func:`cljacobi.host.batched_hz.launch_batched_hz`) and the extraction
+    (:func:`cljacobi.host.batched_gsvd.batched_gsvd_results`); only flags
+    and the per-pair records cross the bus."""
+    start = time.perf_counter()
+    (A, B), result_dtype, run_queue, array_queue = _device_operands(method, data, queue,
+                                                                    check_finite)
+    leading = tuple((data[0].shape if is_device_array(data[0]) else np.shape(data[0]))[:-2])
+    (count, m, n), p = A.shape, B.shape[1]
+    pair = (np.empty((m, n), A.dtype), np.empty((p, n), B.dtype))
+    method.validate(pair, array_queue)
+    device_checks(method, pair, pair=True, queue=run_queue, array_queue=array_queue,
+                  result_dtype=result_dtype, plan=plan)
+    plan = SweepPlan(**{**plan.__dict__, "queue": run_queue, "result_dtype": result_dtype})
+    shortening = batched_gsvd_shorten(run_queue, A, B, prescaled=method.prescale,
+                                      compute_uv=method.compute_uv, compute_x=method.compute_x)
+    indices = list(np.ndindex(*leading))
+    if shortening.summary:  # the first pair that cannot be shortened, as one pair raises
+        b = int(np.flatnonzero(shortening.flags)[0])
+        raise _shortening_error(int(shortening.flags[b]), shortening.report()[b], indices[b],
+                                check_finite)
+    sweeps_start = time.perf_counter()
+    launch = launch_batched_hz(run_queue, shortening.F, shortening.G, shortening.Z,
+                               prescaled=method.prescale, criterion=method.criterion,
+                               enhanced_dots=method.enhanced_dots,
+                               strategy=plan.options.strategy, max_sweeps=plan.max_sweeps)
+    records, transformations = launch.records()  # waits for the sweeps
+    share = (time.perf_counter() - sweeps_start) / count
+    infos = []
+    for b, index in enumerate(indices):
+        info = SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0,
+                                  "sort": 0.0})
+        info.factorization = "qr"
+        describe_hz_run(info, plan, BATCHED_VARIANT, 0)
+        sweeps, flags, not_definite = (int(x) for x in records[b])
+        if flags & HZFlags.NOT_DEFINITE:
+            raise _named(not_definite_error(not_definite, method.prescale), index)
+        record_hz_run(HZRun(None, None, None, sweeps, not flags & HZFlags.NOT_CONVERGED,
+                            transformations[b], [], share), plan=plan, info=info, index=index)
+        infos.append(info)
+    out = batched_gsvd_results(shortening, launch)
+    if out.summary:
+        from .gsvd import RESULT_RANGE, rank_z_error  # gsvd imports the pipeline
+
+        b = int(np.flatnonzero(out.flags)[0])
+        flags = int(out.flags[b])
+        error = (rank_z_error(int(out.noise_count()[b])) if flags & GSVDFlags.B_RANK_Z else
+                 np.linalg.LinAlgError("Singular matrix") if flags & GSVDFlags.SINGULAR_Z else
+                 np.linalg.LinAlgError(RESULT_RANGE))
+        raise _named(error, indices[b])
+    _warn_about(infos, leading, plan.caller)
+    device_input = array_queue is not None
+    real = np.dtype(np.finfo(result_dtype).dtype)
+
+    def result(array: cl_array.Array | None, *shape: int, dtype: np.dtype = result_dtype) -> Any:
+        if array is None:
+            return None
+        array = array.reshape(*leading, *shape)
+        if array.dtype != dtype:
+            array = narrowed(array, dtype)
+        return array if device_input else array.get()
+
+    gsvd_result = _gsvd_result(result(out.U, m, n), result(out.V, p, n),
+                               result(out.C, n, dtype=real), result(out.S, n, dtype=real),
+                               result(out.X, n, n), result(out.Z, n, n))
+    total = (time.perf_counter() - start) / count
+    for info in infos:
+        info.seconds["total"] = total
+    return (gsvd_result, infos if leading else infos[0]) if return_info else gsvd_result
+
+
+def _gsvd_result(*arrays: Any) -> Any:
+    from .gsvd import GSVDResult  # gsvd imports the pipeline
+
+    return GSVDResult(*arrays)
+
+
+def _shortening_error(flags: int, report: np.ndarray, index: tuple[int, ...],
+                      check_finite: bool) -> Exception:
+    """The one-pair path's exception for a pair the shortening flagged."""
+    from .gsvd import rank_error  # gsvd imports the pipeline
+
+    for bit, name in ((GSVDFlags.NOT_FINITE_A, "A"), (GSVDFlags.NOT_FINITE_B, "B")):
+        if flags & bit:
+            if check_finite:
+                return ValueError(f"{name_of(name, index)} must not contain infs or NaNs")
+            return _named(np.linalg.LinAlgError(f"{name} contains infs or NaNs"), index)
+    return _named(rank_error(report[3], report[2]), index)

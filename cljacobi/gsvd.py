@@ -391,13 +391,30 @@ def _shorten(A: np.ndarray, B: np.ndarray, *, compute_q: bool) -> _Shortened:
     R_F, R_G = R_F[:n].astype(dtype, copy=False), R_G[:n]
     pivots = np.abs(np.diagonal(R_G))
     if not pivots[-1] > n * np.finfo(np.float64).eps * pivots[0]:
-        raise np.linalg.LinAlgError(
-            f"B is not of full column rank (its pivoted QR has |r_nn| = {pivots[-1]:.3g} "
-            f"against |r_11| = {pivots[0]:.3g}): the GSVD by the implicit Hari-Zimmermann "
-            "method needs B^H B positive definite")
+        raise rank_error(pivots[-1], pivots[0])
     return _Shortened(np.asfortranarray(R_F[:, p_2]), np.asfortranarray(R_G),
                       first[0] if compute_q else None, second[0] if compute_q else None,
                       p_1, W, p_2, m)
+
+
+#: The message of a C, S, X or Z beyond float64.
+RESULT_RANGE = "a result of gsvd exceeds the largest float64"
+
+
+def rank_error(r_nn: float, r_11: float) -> np.linalg.LinAlgError:
+    """B's pivoted QR failed the rank test ``|r_nn| > n eps |r_11|``."""
+    return np.linalg.LinAlgError(
+        f"B is not of full column rank (its pivoted QR has |r_nn| = {r_nn:.3g} "
+        f"against |r_11| = {r_11:.3g}): the GSVD by the implicit Hari-Zimmermann "
+        "method needs B^H B positive definite")
+
+
+def rank_z_error(columns: int) -> np.linalg.LinAlgError:
+    """`columns` columns of B Z at the rounding level of that product."""
+    return np.linalg.LinAlgError(
+        f"B is not of full column rank: {columns} column(s) of B Z are at the "
+        "rounding level of the product (the GSVD by the implicit Hari-Zimmermann method "
+        "needs B^H B positive definite)")
 
 
 def _apply_q(reflectors: tuple[np.ndarray, np.ndarray], Y: np.ndarray) -> np.ndarray:
@@ -476,10 +493,7 @@ def _extract(F: np.ndarray, G: np.ndarray, Z: np.ndarray, shortened: _Shortened,
     Z_original = shortened.original_z(Z)
     U = V = X = None
     if np.any(noise_g):
-        raise np.linalg.LinAlgError(
-            f"B is not of full column rank: {int(noise_g.sum())} column(s) of B Z are at the "
-            "rounding level of the product (the GSVD by the implicit Hari-Zimmermann method "
-            "needs B^H B positive definite)")
+        raise rank_z_error(int(noise_g.sum()))
     if compute_uv:
         rows = min(rows_a, F.shape[0])  # F's rows beyond A's are zero
         if structural.any():
@@ -496,7 +510,7 @@ def _extract(F: np.ndarray, G: np.ndarray, Z: np.ndarray, shortened: _Shortened,
         X = np.linalg.solve(Z_original.conj().T, np.eye(Z.shape[0], dtype=Z.dtype))
     for array in (C, S, X, Z_original):  # U and V have unit columns
         if array is not None and not np.isfinite(array).all():
-            raise np.linalg.LinAlgError("a result of gsvd exceeds the largest float64")
+            raise np.linalg.LinAlgError(RESULT_RANGE)
     real = np.finfo(dtype).dtype
 
     def cast(array: np.ndarray | None) -> np.ndarray | None:

@@ -4,8 +4,10 @@
 ``templates/hz.cl.mako`` (the same 2x2 decisions, its ``pair_math``) on every
 pair ``(F, G, Z)`` of a stack, one work-group per pair and one work-item per
 pivot pair of a step, until a sweep has no big transformation ([NS] Sect.
-2.5).  :func:`batched_hz_sweeps` uploads the stacks, launches once and
-reads back F, G, Z and the records; :class:`BatchedHZSpec` is the template's
+2.5).  :func:`launch_batched_hz` sweeps device stacks in place (the gsvd
+stacks' route, after :func:`cljacobi.host.batched_gsvd.batched_gsvd_shorten`);
+:func:`batched_hz_sweeps` uploads host stacks, launches once and reads back
+F, G, Z and the records; :class:`BatchedHZSpec` is the template's
 specialization.
 """
 
@@ -25,8 +27,8 @@ from .limits import check_global_memory
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, int_arg
 
-__all__ = ["BATCHED_HZ_ORDER_LIMIT", "BatchedHZRun", "BatchedHZSpec", "HZFlags",
-           "batched_hz_sweeps"]
+__all__ = ["BATCHED_HZ_ORDER_LIMIT", "BatchedHZLaunch", "BatchedHZRun", "BatchedHZSpec",
+           "HZFlags", "batched_hz_sweeps", "launch_batched_hz"]
 
 #: The largest n of a stack's pairs (the batched sweeps keep three n x n
 #: matrices per pair in global memory; larger pairs go one at a time).
@@ -130,34 +132,63 @@ def batched_hz_sweeps(queue: cl.CommandQueue, F: np.ndarray, G: np.ndarray, Z: n
     for each pair, pointwise, but that a pair whose B^H B is not positive
     definite is flagged instead of raising."""
     start = time.perf_counter()
+    dtype = np.dtype(F.dtype)
+    # column c of pair b at b n^2 + c n: each pair's matrices column-major
+    stacks = [cl_array.to_device(queue, np.ascontiguousarray(np.swapaxes(Y, -1, -2), dtype))
+              for Y in (F, G, Z)]
+    launch = launch_batched_hz(queue, *stacks, prescaled=prescaled, criterion=criterion,
+                               enhanced_dots=enhanced_dots, strategy=strategy,
+                               max_sweeps=max_sweeps)
+    F_out, G_out, Z_out = (np.swapaxes(stack.get(), -1, -2) for stack in stacks)
+    records, counts = launch.records()
+    return BatchedHZRun(F_out, G_out, Z_out, records[:, 0], records[:, 1], records[:, 2],
+                        counts, time.perf_counter() - start)
+
+
+@dataclass
+class BatchedHZLaunch:
+    """A launch of :func:`launch_batched_hz`: its records on the device, int32
+    ``info`` ``(count, 3)`` (sweeps, flags, the pivot submatrices not
+    positive definite) and ``transformations`` ``(count, max(max_sweeps,
+    1))``, read by :meth:`records`."""
+
+    queue: cl.CommandQueue
+    info: cl_array.Array
+    transformations: cl_array.Array
+
+    def records(self) -> tuple[np.ndarray, list[list[int]]]:
+        """``info`` on the host, and each pair's transformations per sweep."""
+        records, counts = self.info.get(), self.transformations.get()
+        return records, [[int(x) for x in counts[b, : records[b, 0]]]
+                         for b in range(records.shape[0])]
+
+
+def launch_batched_hz(queue: cl.CommandQueue, F: cl_array.Array, G: cl_array.Array,
+                      Z: cl_array.Array, *, prescaled: bool, criterion: str,
+                      enhanced_dots: bool, strategy: str, max_sweeps: int) -> BatchedHZLaunch:
+    """The sweeps of :func:`batched_hz_sweeps` on device stacks, in place:
+    F, G and Z contiguous ``(count, n, n)`` on `queue`, pair b's column c at
+    ``[b, c]`` (each pair column-major)."""
     count, n = F.shape[0], F.shape[-1]
     if not 1 <= n <= BATCHED_HZ_ORDER_LIMIT:
         raise ValueError(f"the batched HZ sweeps take n from 1 to {BATCHED_HZ_ORDER_LIMIT}, "
                          f"not {n}")
-    dtype = np.dtype(F.dtype)
     pairs, steps, per_step = pointwise_tables(strategy, n)
     lanes = 1 << max(per_step - 1, 0).bit_length()
-    spec = BatchedHZSpec(dtype.name, prescaled=prescaled, criterion=criterion,
+    spec = BatchedHZSpec(np.dtype(F.dtype).name, prescaled=prescaled, criterion=criterion,
                          enhanced_dots=enhanced_dots, lanes=lanes)
     device = queue.device
     check_global_memory(device, {"F, G and Z": 3 * F.nbytes,
                                  "transformations per sweep": count * max(max_sweeps, 1) * 4})
     program = build_program(queue.context, device, spec)
-    # column c of pair b at b n^2 + c n: each pair's matrices column-major
-    stacks = [cl_array.to_device(queue, np.ascontiguousarray(np.swapaxes(Y, -1, -2), dtype))
-              for Y in (F, G, Z)]
     info = cl_array.empty(queue, (count, 3), np.int32)
     transformations = cl_array.empty(queue, (count, max(max_sweeps, 1)), np.int32)
     table = cl_array.to_device(queue, pairs)
     (signature,) = spec.signatures.values()
     kernel = signature.kernel(
-        program, F=stacks[0].data, G=stacks[1].data, Z=stacks[2].data, count=count, n=n,
-        order=n, pairs=table.data, steps=steps, per_step=per_step, max_sweeps=max_sweeps,
-        info=info.data, transformations=transformations.data)
-    cl.enqueue_nd_range_kernel(queue, kernel, (count * lanes,), (lanes,))
-    F_out, G_out, Z_out = (np.swapaxes(stack.get(), -1, -2) for stack in stacks)
-    records = info.get()
-    counts = transformations.get()
-    return BatchedHZRun(F_out, G_out, Z_out, records[:, 0], records[:, 1], records[:, 2],
-                        [[int(x) for x in counts[b, : records[b, 0]]] for b in range(count)],
-                        time.perf_counter() - start)
+        program, F=F.data, G=G.data, Z=Z.data, count=count, n=n, order=n, pairs=table.data,
+        steps=steps, per_step=per_step, max_sweeps=max_sweeps, info=info.data,
+        transformations=transformations.data)
+    if count:
+        cl.enqueue_nd_range_kernel(queue, kernel, (count * lanes,), (lanes,))
+    return BatchedHZLaunch(queue, info, transformations)

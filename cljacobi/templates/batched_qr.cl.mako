@@ -43,51 +43,7 @@ ${arith.element("double", complex_, "interleaved", with_workgroup_sum=False, mat
 
 ${size_defines}
 
-/* LAPACK's SAFMIN for xLARFG: dlamch('S') / dlamch('E') = 2^-1022 / 2^-53. */
-#define CJAC_SAFMIN 0x1p-969
-#define CJAC_RSAFMN 0x1p969
-
-%if complex_:
-inline cjac_elem cjac_ldexp(const cjac_elem x, const int e)
-{ return (cjac_real2)(ldexp(x.x, e), ldexp(x.y, e)); }
-/* max(|re|, |im|): a scale for a column, not its modulus */
-inline cjac_real cjac_elem_peak(const cjac_elem x) { return fmax(fabs(x.x), fabs(x.y)); }
-inline cjac_real cjac_imag_part(const cjac_elem x) { return x.y; }
-/* 1 / a for a != 0, scaled against overflow (LAPACK xLADIV's purpose) */
-inline cjac_elem cjac_reciprocal(const cjac_elem a)
-{
-    const cjac_real scale = 1 / fmax(fabs(a.x), fabs(a.y));
-    const cjac_real2 d = scale * a;
-    return (scale / fma(d.x, d.x, d.y * d.y)) * (cjac_real2)(d.x, -d.y);
-}
-%else:
-inline cjac_elem cjac_ldexp(const cjac_elem x, const int e) { return ldexp(x, e); }
-inline cjac_real cjac_elem_peak(const cjac_elem x) { return fabs(x); }
-inline cjac_real cjac_imag_part(const cjac_elem x) { return 0; }
-inline cjac_elem cjac_reciprocal(const cjac_elem a) { return 1 / a; }
-%endif
-
-/* floor(x / 2) for any int (C's division truncates) */
-inline int cjac_floor_half(const int x) { return (x - (x < 0 && (x & 1))) / 2; }
-
-/* ||col[r0 * step .. rows * step : step]||: the squares summed after scaling by the power of two
- * of the largest part (exact), so that they neither overflow nor underflow
- * where it matters (the purpose of LAPACK xNRM2's scaling). */
-inline cjac_real cjac_column_norm(__global const cjac_elem *col, const int step, const int r0,
-                                  const int rows)
-{
-    cjac_real peak = 0;
-    for (int i = r0; i < rows; ++i)
-        peak = fmax(peak, cjac_elem_peak(col[i * step]));
-    if (peak == 0)
-        return 0;
-    const int e = clamp(ilogb(peak), -1000, 1000);
-    const cjac_real down = ldexp((cjac_real)1, -e);
-    cjac_real sum = 0;
-    for (int i = r0; i < rows; ++i)
-        sum = cjac_abs2_acc(cjac_scale(down, col[i * step]), sum);
-    return sqrt(sum) * ldexp((cjac_real)1, e);
-}
+${qr_helpers(complex_)}
 
 /* Element (i, c) of B: A's (i, c), or conj(A's (c, i)) for B = A^*. */
 inline cjac_elem cjac_b_entry(__global const cjac_elem *A, const long row_stride,
@@ -193,94 +149,9 @@ void cjac_batched_qr(${signatures["cjac_batched_qr"].parameters})
         pivots[c] = c;
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
 
-    /* 3. Householder QR with column pivoting, as LAPACK xGEQP3: at step j the
-     *    column of largest norm over rows j.. (the first of equal ones; norms
-     *    recomputed, not downdated) is swapped in, the reflector H_j of xLARFG
-     *    maps its rows j.. to (beta, 0, ..., 0), and H_j^H = I - conj(tau) v v^H
-     *    is applied to the columns after it. */
+    /* 3. Householder QR with column pivoting, as LAPACK xGEQP3 (householder_qr) */
     __global cjac_elem *taus = tau + (size_t)b * k;
-    for (int j = 0; j < k; ++j) {
-        for (int c = j + lid; c < k; c += WG)
-            norms[c] = cjac_column_norm(W + c, k, j, rows);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int p = j;
-            for (int c = j + 1; c < k; ++c)
-                p = norms[c] > norms[p] ? c : p;
-            pivot = p;
-            const int swap = pivots[j];
-            pivots[j] = pivots[p];
-            pivots[p] = swap;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const int p = pivot;
-        if (p != j) {
-            for (int i = lid; i < rows; i += WG) {
-                const cjac_elem swap = W[i * k + j];
-                W[i * k + j] = W[i * k + p];
-                W[i * k + p] = swap;
-            }
-            barrier(CLK_GLOBAL_MEM_FENCE);
-        }
-        __global cjac_elem *v = W + j;  /* column j: v[i * k] */
-        if (lid == 0) {  /* xLARFG on (alpha; x) = v[j], v[j + 1 ..] */
-            cjac_elem alpha = v[j * k];
-            cjac_real x_norm = cjac_column_norm(v, k, j + 1, rows);
-            int nonzero = 0;
-            cjac_elem scale = CJAC_ELEM_ZERO;
-            if (x_norm != 0 || cjac_imag_part(alpha) != 0) {
-                cjac_real beta = -copysign(cjac_hypot(cjac_elem_abs(alpha), x_norm),
-                                           cjac_real_part(alpha));
-                int rescaled = 0;
-                while (fabs(beta) < CJAC_SAFMIN && rescaled < 20) {  /* beta may be inaccurate */
-                    ++rescaled;
-                    for (int i = j + 1; i < rows; ++i)
-                        v[i * k] = cjac_scale(CJAC_RSAFMN, v[i * k]);
-                    beta *= CJAC_RSAFMN;
-                    alpha = cjac_scale(CJAC_RSAFMN, alpha);
-                }
-                if (rescaled) {
-                    x_norm = cjac_column_norm(v, k, j + 1, rows);
-                    beta = -copysign(cjac_hypot(cjac_elem_abs(alpha), x_norm),
-                                     cjac_real_part(alpha));
-                }
-%if complex_:
-                taus[j] = (cjac_real2)((beta - alpha.x) / beta, -alpha.y / beta);
-%else:
-                taus[j] = (beta - alpha) / beta;
-%endif
-                nonzero = 1;
-                scale = cjac_reciprocal(alpha - cjac_from_real(beta));
-                for (int r = 0; r < rescaled; ++r)
-                    beta *= CJAC_SAFMIN;
-                v[j * k] = cjac_from_real(beta);
-            } else {
-                taus[j] = CJAC_ELEM_ZERO;  /* H_j = I */
-            }
-            reflect = nonzero;
-            reflector_scale = scale;
-        }
-        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-        if (!reflect)
-            continue;
-        const cjac_elem scale = reflector_scale;
-        for (int i = j + 1 + lid; i < rows; i += WG)
-            v[i * k] = cjac_mul(scale, v[i * k]);
-        barrier(CLK_GLOBAL_MEM_FENCE);
-        /* H_j^H c = c - conj(tau) v (v^H c), v = (1; v[j + 1 ..]) */
-        const cjac_elem minus_tau_conj = -cjac_conj(taus[j]);
-        for (int c = j + 1 + lid; c < k; c += WG) {
-            __global cjac_elem *col = W + c;
-            cjac_elem w = col[j * k];
-            for (int i = j + 1; i < rows; ++i)
-                w = cjac_dot_acc(v[i * k], col[i * k], w);
-            const cjac_elem f = cjac_mul(minus_tau_conj, w);
-            col[j * k] = col[j * k] + f;
-            for (int i = j + 1; i < rows; ++i)
-                col[i * k] = cjac_axpy(f, v[i * k], col[i * k]);
-        }
-        barrier(CLK_GLOBAL_MEM_FENCE);
-    }
+${householder_qr("W", "k", "rows", "k", "taus", complex_=complex_, pivoting=True)}
 
     /* 4. The factor (R: W's upper triangle, R[i][c] = W[i * k + c]). */
 %if problem == "svd":
@@ -356,20 +227,7 @@ void cjac_batched_qr_results(${signatures["cjac_batched_qr_results"].parameters}
                 y = cjac_conj(y);
             CJAC_Y_SET(i, y);
         }
-        for (int j = min(k, rows) - 1; j >= 0; --j) {
-            const cjac_elem tau_j = taus[j];
-            if (cjac_real_part(tau_j) == 0 && cjac_imag_part(tau_j) == 0)
-                continue;
-            __global const cjac_elem *v = W + j;  /* v[i * k] */
-            /* H_j y = y - tau v (v^H y), v = (1; v[j + 1 ..]) */
-            cjac_elem w = CJAC_Y_GET(j);
-            for (int i = j + 1; i < rows; ++i)
-                w = cjac_dot_acc(v[i * k], CJAC_Y_GET(i), w);
-            const cjac_elem f = -cjac_mul(tau_j, w);
-            CJAC_Y_SET(j, CJAC_Y_GET(j) + f);
-            for (int i = j + 1; i < rows; ++i)
-                CJAC_Y_SET(i, cjac_axpy(f, v[i * k], CJAC_Y_GET(i)));
-        }
+${reflect_column("W", "k", "rows", "min(k, rows)", "taus", "CJAC_Y_GET", "CJAC_Y_SET")}
     }
 #undef CJAC_Y_SET
 #undef CJAC_Y_GET
@@ -387,3 +245,171 @@ void cjac_batched_qr_results(${signatures["cjac_batched_qr_results"].parameters}
     }
 %endif
 }
+
+## ---------------------------------------------------------------------------
+## The shared pieces (also rendered by batched_gsvd.cl.mako).
+
+## The QR's scalar helpers: powers of two, peaks, LAPACK's scaled reciprocal
+## and column norm.
+<%def name="qr_helpers(complex_)">
+/* LAPACK's SAFMIN for xLARFG: dlamch('S') / dlamch('E') = 2^-1022 / 2^-53. */
+#define CJAC_SAFMIN 0x1p-969
+#define CJAC_RSAFMN 0x1p969
+
+%if complex_:
+inline cjac_elem cjac_ldexp(const cjac_elem x, const int e)
+{ return (cjac_real2)(ldexp(x.x, e), ldexp(x.y, e)); }
+/* max(|re|, |im|): a scale for a column, not its modulus */
+inline cjac_real cjac_elem_peak(const cjac_elem x) { return fmax(fabs(x.x), fabs(x.y)); }
+inline cjac_real cjac_imag_part(const cjac_elem x) { return x.y; }
+/* 1 / a for a != 0, scaled against overflow (LAPACK xLADIV's purpose) */
+inline cjac_elem cjac_reciprocal(const cjac_elem a)
+{
+    const cjac_real scale = 1 / fmax(fabs(a.x), fabs(a.y));
+    const cjac_real2 d = scale * a;
+    return (scale / fma(d.x, d.x, d.y * d.y)) * (cjac_real2)(d.x, -d.y);
+}
+%else:
+inline cjac_elem cjac_ldexp(const cjac_elem x, const int e) { return ldexp(x, e); }
+inline cjac_real cjac_elem_peak(const cjac_elem x) { return fabs(x); }
+inline cjac_real cjac_imag_part(const cjac_elem x) { return 0; }
+inline cjac_elem cjac_reciprocal(const cjac_elem a) { return 1 / a; }
+%endif
+
+/* floor(x / 2) for any int (C's division truncates) */
+inline int cjac_floor_half(const int x) { return (x - (x < 0 && (x & 1))) / 2; }
+
+/* ||col[r0 * step .. rows * step : step]||: the squares summed after scaling by the power of two
+ * of the largest part (exact), so that they neither overflow nor underflow
+ * where it matters (the purpose of LAPACK xNRM2's scaling). */
+inline cjac_real cjac_column_norm(__global const cjac_elem *col, const int step, const int r0,
+                                  const int rows)
+{
+    cjac_real peak = 0;
+    for (int i = r0; i < rows; ++i)
+        peak = fmax(peak, cjac_elem_peak(col[i * step]));
+    if (peak == 0)
+        return 0;
+    const int e = clamp(ilogb(peak), -1000, 1000);
+    const cjac_real down = ldexp((cjac_real)1, -e);
+    cjac_real sum = 0;
+    for (int i = r0; i < rows; ++i)
+        sum = cjac_abs2_acc(cjac_scale(down, col[i * step]), sum);
+    return sqrt(sum) * ldexp((cjac_real)1, e);
+}
+</%def>
+
+## The Householder QR of the rows x k matrix `W` (row-major, entry (i, c) at
+## W[i * ld + c], rows >= k) in place, by the work-group: R in its upper
+## triangle, the reflectors' v below it, their tau in `taus`.  With
+## `pivoting`, LAPACK xGEQP3's column pivoting: at step j the column of
+## largest norm over rows j.. (the first of equal ones; norms recomputed, not
+## downdated) is swapped in, and the local `pivots` (initialized by the
+## caller) follow the swaps.  The caller declares the locals norms[KMAX],
+## pivots[KMAX], pivot, reflect and reflector_scale, and ends its writes to
+## W with a global barrier.
+<%def name="householder_qr(W, ld, rows, k, taus, complex_, pivoting)">
+    for (int j = 0; j < ${k}; ++j) {
+%if pivoting:
+        for (int c = j + lid; c < ${k}; c += WG)
+            norms[c] = cjac_column_norm(${W} + c, ${ld}, j, ${rows});
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid == 0) {
+            int best = j;
+            for (int c = j + 1; c < ${k}; ++c)
+                best = norms[c] > norms[best] ? c : best;
+            pivot = best;
+            const int swap = pivots[j];
+            pivots[j] = pivots[best];
+            pivots[best] = swap;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int column_j = pivot;  /* the column swapped in */
+        for (int i = lid; i < ${rows} && column_j != j; i += WG) {
+            const cjac_elem swap = ${W}[i * ${ld} + j];
+            ${W}[i * ${ld} + j] = ${W}[i * ${ld} + column_j];
+            ${W}[i * ${ld} + column_j] = swap;
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+%endif
+        __global cjac_elem *v = ${W} + j;  /* column j: v[i * ld] */
+        if (lid == 0) {  /* xLARFG on (alpha; x) = v[j], v[j + 1 ..] */
+            cjac_elem alpha = v[j * ${ld}];
+            cjac_real x_norm = cjac_column_norm(v, ${ld}, j + 1, ${rows});
+            int nonzero = 0;
+            cjac_elem scale = CJAC_ELEM_ZERO;
+            if (x_norm != 0 || cjac_imag_part(alpha) != 0) {
+                cjac_real beta = -copysign(cjac_hypot(cjac_elem_abs(alpha), x_norm),
+                                           cjac_real_part(alpha));
+                int rescaled = 0;
+                while (fabs(beta) < CJAC_SAFMIN && rescaled < 20) {  /* beta may be inaccurate */
+                    ++rescaled;
+                    for (int i = j + 1; i < ${rows}; ++i)
+                        v[i * ${ld}] = cjac_scale(CJAC_RSAFMN, v[i * ${ld}]);
+                    beta *= CJAC_RSAFMN;
+                    alpha = cjac_scale(CJAC_RSAFMN, alpha);
+                }
+                if (rescaled) {
+                    x_norm = cjac_column_norm(v, ${ld}, j + 1, ${rows});
+                    beta = -copysign(cjac_hypot(cjac_elem_abs(alpha), x_norm),
+                                     cjac_real_part(alpha));
+                }
+%if complex_:
+                ${taus}[j] = (cjac_real2)((beta - alpha.x) / beta, -alpha.y / beta);
+%else:
+                ${taus}[j] = (beta - alpha) / beta;
+%endif
+                nonzero = 1;
+                scale = cjac_reciprocal(alpha - cjac_from_real(beta));
+                for (int r = 0; r < rescaled; ++r)
+                    beta *= CJAC_SAFMIN;
+                v[j * ${ld}] = cjac_from_real(beta);
+            } else {
+                ${taus}[j] = CJAC_ELEM_ZERO;  /* H_j = I */
+            }
+            reflect = nonzero;
+            reflector_scale = scale;
+        }
+        /* Every work-item reaches every barrier (no early continue: PoCL's
+         * work-item loops mishandle one that skips barriers). */
+        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+        const int reflecting = reflect;
+        const cjac_elem scale = reflector_scale;
+        for (int i = j + 1 + lid; i < ${rows} && reflecting; i += WG)
+            v[i * ${ld}] = cjac_mul(scale, v[i * ${ld}]);
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        /* H_j^H c = c - conj(tau) v (v^H c), v = (1; v[j + 1 ..]) */
+        const cjac_elem minus_tau_conj = -cjac_conj(${taus}[j]);
+        for (int c = j + 1 + lid; c < ${k} && reflecting; c += WG) {
+            __global cjac_elem *col = ${W} + c;
+            cjac_elem w = col[j * ${ld}];
+            for (int i = j + 1; i < ${rows}; ++i)
+                w = cjac_dot_acc(v[i * ${ld}], col[i * ${ld}], w);
+            const cjac_elem f = cjac_mul(minus_tau_conj, w);
+            col[j * ${ld}] = col[j * ${ld}] + f;
+            for (int i = j + 1; i < ${rows}; ++i)
+                col[i * ${ld}] = cjac_axpy(f, v[i * ${ld}], col[i * ${ld}]);
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+    }
+</%def>
+
+## y := H_1 ... H_steps y for the reflectors householder_qr left in `W`
+## (row-major, leading dimension `ld`, `rows` rows) and `taus`; y is read
+## and written through the macros GET(i) and SET(i, value), by one work-item.
+<%def name="reflect_column(W, ld, rows, steps, taus, GET, SET)">
+        for (int j = ${steps} - 1; j >= 0; --j) {
+            const cjac_elem tau_j = ${taus}[j];
+            if (cjac_real_part(tau_j) == 0 && cjac_imag_part(tau_j) == 0)
+                continue;
+            __global const cjac_elem *v = ${W} + j;  /* v[i * ld] */
+            /* H_j y = y - tau v (v^H y), v = (1; v[j + 1 ..]) */
+            cjac_elem w = ${GET}(j);
+            for (int i = j + 1; i < ${rows}; ++i)
+                w = cjac_dot_acc(v[i * ${ld}], ${GET}(i), w);
+            const cjac_elem f = -cjac_mul(tau_j, w);
+            ${SET}(j, ${GET}(j) + f);
+            for (int i = j + 1; i < ${rows}; ++i)
+                ${SET}(i, cjac_axpy(f, v[i * ${ld}], ${GET}(i)));
+        }
+</%def>
