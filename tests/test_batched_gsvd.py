@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pyopencl as cl
 import pyopencl.array as cl_array
 import pytest
 
@@ -212,3 +213,105 @@ def test_one_device_pair_gives_device_results(rng, queue):
         value = getattr(on_device, name)
         assert isinstance(value, cl_array.Array)
         assert np.array_equal(value.get(), getattr(on_host, name))
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+def test_device_stacks_never_cross_the_bus(complex_, rng, queue, monkeypatch):
+    """A device stack is shortened, swept and read off on the device (only
+    flags and records come back): the numpy stack's results bit for bit."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("the stack was copied to the host")
+
+    A, B = pairs(rng, (2, 2), 7, 6, 5, complex_)
+    on_host = cljacobi.gsvd(A, B)
+    monkeypatch.setattr(cljacobi._solve, "to_host", refuse)
+    monkeypatch.setattr(cljacobi._batch, "to_host", refuse)
+    on_device = cljacobi.gsvd(cl_array.to_device(queue, A), cl_array.to_device(queue, B))
+    for name in ("U", "V", "C", "S", "X", "Z"):
+        value = getattr(on_device, name)
+        assert isinstance(value, cl_array.Array) and value.shape == getattr(on_host, name).shape
+        assert np.array_equal(value.get(), getattr(on_host, name))
+
+
+def test_device_route_keeps_dtypes_and_takes_strided_stacks(rng, queue):
+    """float32 pairs give float32 results (numpy's rule), on the device too;
+    a strided device view is solved as its copy is."""
+    A, B = pairs(rng, (3,), 6, 5, 4)
+    single = cljacobi.gsvd(A.astype(np.float32), B.astype(np.float32))
+    assert single.C.dtype == np.float32 and single.X.dtype == np.float32
+    on_device = cljacobi.gsvd(cl_array.to_device(queue, A.astype(np.float32)),
+                              cl_array.to_device(queue, B.astype(np.float32)))
+    assert on_device.U.dtype == np.float32 and np.array_equal(on_device.C.get(), single.C)
+    interleaved = cl_array.to_device(queue, np.stack([A, -A], axis=-1).reshape(3, 6, 8))
+    strided = cljacobi.gsvd(interleaved[:, :, ::2], cl_array.to_device(queue, B))
+    assert np.array_equal(strided.X.get(), cljacobi.gsvd(A, B).X)
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+def test_rank_deficient_a_completes_u(complex_, rng):
+    """A of rank 2 < n: the columns of U whose C is at rounding level are
+    completed to an orthonormal basis on the device (cljacobi._solve.complete
+    in the short space, then Q_F), and the GSVD's identities hold.  C = 0
+    is threefold: its columns of U, V, X and Z are a basis of a subspace
+    that rounding picks (Q_F's last reflectors are made of it), so the
+    other columns are held to the one-pair path."""
+    A, B = pairs(rng, (3,), 7, 6, 5, complex_)
+    A = A[..., :2] @ pairs(rng, (3,), 2, 2, 5, complex_)[0]
+    result = cljacobi.gsvd(A, B)
+    for b in range(3):
+        one = cljacobi.gsvd(A[b], B[b], variant="pointwise")
+        assert close(result.C[b], one.C, 1e3 * EPS) and close(result.S[b], one.S)
+        assert (one.C[2:] < 1e-14).all()
+        for name in ("U", "V", "X", "Z"):
+            assert close(getattr(result, name)[b][:, :2], getattr(one, name)[:, :2], 1e-10)
+        U, V, C, S, X = (x[b] for x in result)
+        for Q in (U, V):
+            assert np.abs(Q.conj().T @ Q - np.eye(5)).max() <= 100 * EPS
+        scale = np.abs(X).max()
+        assert np.abs(A[b] - (U * C) @ X.conj().T).max() <= 1e-13 * scale
+        assert np.abs(B[b] - (V * S) @ X.conj().T).max() <= 1e-13 * scale
+
+
+def test_device_route_errors(rng, queue):
+    """inf or NaN in a device pair names it; check_finite=False gives the
+    one-pair path's LinAlgError with the pair's index."""
+    A, B = pairs(rng, (3,), 6, 6, 4)
+    B[1, 2, 3] = np.inf
+    with pytest.raises(ValueError, match=r"B\[1\] must not contain infs or NaNs"):
+        cljacobi.gsvd(cl_array.to_device(queue, A), cl_array.to_device(queue, B))
+    with pytest.raises(np.linalg.LinAlgError,
+                       match=r"B contains infs or NaNs \(matrix \(1,\) of the stack\)"):
+        cljacobi.gsvd(A, B, check_finite=False)
+
+
+@pytest.mark.parametrize(("m", "p", "n"), [(6, 5, 4), (9, 9, 1), (20, 17, 12)])
+@pytest.mark.parametrize("complex_", [False, True])
+def test_shortening_kernel_against_the_host(m, p, n, complex_, rng, queue):
+    """batched_gsvd_shorten against the one-pair shortening (gsvd._shorten
+    after gsvd._unit_shift): the same shifts and pivots, F and G to
+    rounding, and the Frobenius norms and R_G's diagonal it reports."""
+    from cljacobi.gsvd import _shorten, _unit_shift
+    from cljacobi.host.batched_gsvd import batched_gsvd_shorten
+
+    A, B = pairs(rng, (3,), m, p, n, complex_)
+    A[1] *= 2.0**40
+    out = batched_gsvd_shorten(queue, cl_array.to_device(queue, A),
+                               cl_array.to_device(queue, B), prescaled=False)
+    assert out.summary == 0
+    report = out.report()
+    F, G = (np.swapaxes(x.get(), -1, -2) for x in (out.F, out.G))
+    for b in range(3):
+        shifts = _unit_shift(A[b]), _unit_shift(B[b])
+        one = _shorten(np.asfortranarray(A[b] * 2.0 ** shifts[0]),
+                       np.asfortranarray(B[b] * 2.0 ** shifts[1]), compute_q=True)
+        for name, buffer in (("p_1", "pivots_a"), ("p_2", "pivots_b")):
+            pivots = np.empty((3, n), np.int32)
+            cl.enqueue_copy(queue, pivots, out.buffers[buffer])
+            assert np.array_equal(pivots[b], getattr(one, name))
+        assert close(F[b], one.F) and close(G[b], one.G)
+        expected = [np.linalg.norm(one.F), np.linalg.norm(one.G),
+                    abs(one.G[0, 0]), abs(one.G[-1, -1])]
+        assert np.allclose(report[b], expected, rtol=1e-14, atol=0)
+    exponents = np.empty((3, 2), np.int32)
+    cl.enqueue_copy(queue, exponents, out.buffers["exponents"])
+    assert exponents[1, 0] == _unit_shift(A[1])

@@ -199,7 +199,8 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void cjac_gsvd_results(${signatures["cjac_gsvd_results"].parameters})
 {
     __local cjac_real norm_f[KMAX], norm_g[KMAX], theta[KMAX], C[KMAX], S[KMAX];
-    __local int order[KMAX], noise_f[KMAX], noise_g[KMAX], pivots[KMAX], range[WG];
+    __local int order[KMAX], noise_f[KMAX], noise_g[KMAX], pivots[KMAX], positions[KMAX];
+    __local int range[WG];
     __local int reflect, noisy, noisy_g, kept, singular;
     __local cjac_elem reflector_scale;
     const int b = get_group_id(0), lid = get_local_id(0);
@@ -249,17 +250,10 @@ void cjac_gsvd_results(${signatures["cjac_gsvd_results"].parameters})
             g_count += noise_g[j];
         }
         noisy = f_count;
-        noisy_g = g_count;
+        noisy_g = g_count;  /* B Z has columns at rounding level: B is not of full rank */
+        noise_count[b] = g_count;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (noisy_g) {  /* B Z has columns at rounding level: B is not of full rank */
-        if (lid == 0) {
-            noise_count[b] = noisy_g;
-            status[b] = CJAC_G_B_RANK_Z;
-            atomic_or(summary, CJAC_G_B_RANK_Z);
-        }
-        return;
-    }
     int out_of_range = 0;
     for (int q = lid; q < n; q += WG) {
         C_out[(size_t)b * n + q] = C[order[q]];
@@ -289,41 +283,39 @@ void cjac_gsvd_results(${signatures["cjac_gsvd_results"].parameters})
         V_b[e] = i < n ? g[(size_t)j * n + i] / norm_g[j] : CJAC_ELEM_ZERO;
     }
     barrier(CLK_GLOBAL_MEM_FENCE);
-    if (noisy) {
-        /* The columns at rounding level: columns r, r + 1, .. of the
-         * Householder Q of the r others (cljacobi._solve.complete, in
-         * position order), in the short space. */
-        __global cjac_elem *K = scratch + slot, *taus_k = scratch_tau + (size_t)b * n;
-        if (lid == 0) {
-            int r = 0;
-            for (int q = 0; q < n; ++q)
-                if (!noise_f[order[q]])
-                    pivots[r++] = q;  /* the kept columns' positions */
-            kept = r;
+    /* The columns at rounding level: columns r, r + 1, .. of the Householder
+     * Q of the r others (cljacobi._solve.complete, in position order), in the
+     * short space.  Without them r_qr = 0: no loop below runs (no branch
+     * around barriers: PoCL 3 miscompiled the work-item loops after one). */
+    __global cjac_elem *K = scratch + slot, *taus_k = scratch_tau + (size_t)b * n;
+    if (lid == 0) {
+        int r = 0, missing = 0;
+        for (int q = 0; q < n; ++q) {
+            if (noise_f[order[q]])
+                positions[n - 1 - missing++] = q;  /* the missing, from the end */
+            else
+                positions[r++] = q;  /* the kept columns' positions */
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const int r = kept;
-        for (int e = lid; e < n * r; e += WG)
-            K[(e / r) * n + e % r] = U_b[(e / r) * n + pivots[e % r]];
-        barrier(CLK_GLOBAL_MEM_FENCE);
-${qr.householder_qr("K", "n", "n", "r", "taus_k", complex_=complex_, pivoting=False)}
-        for (int q = lid; q < n; q += WG) {
-            if (!noise_f[order[q]])
-                continue;
-            int missing = 0;  /* the missing columns before this one */
-            for (int l = 0; l < q; ++l)
-                missing += noise_f[order[l]];
-            const int c = r + missing;
+        kept = r;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int r = kept, r_qr = noisy ? r : 0, completed = noisy;
+    for (int e = lid; e < n * r_qr; e += WG)
+        K[(e / r) * n + e % r] = U_b[(e / r) * n + positions[e % r]];
+    barrier(CLK_GLOBAL_MEM_FENCE);
+${qr.householder_qr("K", "n", "n", "r_qr", "taus_k", complex_=complex_, pivoting=False)}
+    /* the t-th missing column (in position order) is Q e_(r + t) */
+    for (int t = lid; t < completed; t += WG) {
+        const int q = positions[n - 1 - t];
 #define CJAC_Y(i) U_b[(i) * n + q]
 #define CJAC_Y_SET(i, y) (CJAC_Y(i) = (y))
-            for (int i = 0; i < n; ++i)
-                CJAC_Y(i) = cjac_from_real(i == c ? 1 : 0);
+        for (int i = 0; i < n; ++i)
+            CJAC_Y(i) = cjac_from_real(i == r + t ? 1 : 0);
 ${qr.reflect_column("K", "n", "n", "r", "taus_k", "CJAC_Y", "CJAC_Y_SET")}
 #undef CJAC_Y_SET
 #undef CJAC_Y
-        }
-        barrier(CLK_GLOBAL_MEM_FENCE);
     }
+    barrier(CLK_GLOBAL_MEM_FENCE);
     /* 5. U := Q_F U, V := Q_G V through the shortening's reflectors. */
     __global const cjac_elem *WA = work_a + (size_t)b * m * n, *WB = work_b + (size_t)b * p * n;
     __global const cjac_elem *taus_a = tau_a + (size_t)b * n, *taus_b = tau_b + (size_t)b * n;
@@ -414,7 +406,8 @@ ${qr.reflect_column("WB", "n", "p", "n", "taus_b", "CJAC_Y", "CJAC_Y_SET")}
     range[lid] = out_of_range;
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {
-        int flags = 0;
+        /* (a pair with noisy_g went on to here: no branch around barriers) */
+        int flags = noisy_g ? CJAC_G_B_RANK_Z : 0;
         for (int i = 0; i < WG; ++i)
             flags |= range[i] ? CJAC_G_RESULT_RANGE : 0;
 %if compute_x:
