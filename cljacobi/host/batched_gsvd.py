@@ -177,6 +177,18 @@ def _summary(queue: cl.CommandQueue, summary: cl.MemoryObjectHolder) -> int:
     return int(flags_or[0])
 
 
+def gsvd_work_group(device: cl.Device, n: int) -> int:
+    """Work-items per pair: on GPUs as the batched QR's
+    (:func:`cljacobi.host.batched_qr.qr_work_group`); on CPUs one, which
+    runs a pair's loops in order (a CPU runs a work-group's work-items one
+    after another anyway, and PoCL 3 miscompiled the work-item loops of
+    these kernels' longer barrier regions at 8: measured, wrong C and
+    writes past a buffer's end, right with optimization off)."""
+    if not device.type & cl.device_type.GPU:
+        return 1
+    return qr_work_group(device, n)
+
+
 @dataclass
 class BatchedShortening:
     """What :func:`batched_gsvd_shorten` leaves on the device: the sweeps'
@@ -233,7 +245,7 @@ def batched_gsvd_shorten(queue: cl.CommandQueue, A: cl_array.Array, B: cl_array.
                          f"1 to {BATCHED_HZ_ORDER_LIMIT}; A is {A.shape}, B {B.shape}")
     device = queue.device
     spec = BatchedGSVDSpec(A.dtype.name, prescaled, compute_uv, compute_x,
-                           qr_work_group(device, n), math_for(device) if math is None else math)
+                           gsvd_work_group(device, n), math_for(device) if math is None else math)
     itemsize = A.dtype.itemsize
     check_global_memory(device, {"QR workspaces": count * (m + p) * n * itemsize,
                                  "F, G and Z": 3 * count * n * n * itemsize})
