@@ -39,7 +39,6 @@ from ._solve import (
     SweepPlan,
     _cast,
     _require_finite,
-    _warn_about,
     describe_hz_run,
     device_checks,
     host_pair,
@@ -48,6 +47,7 @@ from ._solve import (
     run_hz,
     where,
 )
+from .errors import warn_unconverged
 from .host.batched_gsvd import GSVDFlags, batched_gsvd_results, batched_gsvd_shorten
 from .host.batched_hz import (
     BATCHED_HZ_ORDER_LIMIT,
@@ -129,7 +129,8 @@ def solve_pair_stack(method: Any, data: Any, plan: SweepPlan, *, queue: Any,
         infos[b].seconds["total"] += time.perf_counter() - start + infos[b].seconds["sweeps"]
         _require_finite(f"{method.value_name} of {name_of(method.argument, index)}", outcome)
         results.append(outcome)
-    _warn_about(infos, leading, plan.caller)
+    warn_unconverged(np.array([not info.converged for info in infos], dtype=bool), leading,
+                     plan.caller, stacklevel=5)
     result = _cast(_stacked(method, results, leading, (m, n, p), result_dtype), result_dtype)
     if any(is_device_array(x) for x in data):
         result = to_device(result, array_queue or run_queue or resolve_queue(queue))
@@ -242,30 +243,44 @@ def _solve_on_device(method: Any, data: Any, plan: SweepPlan, *, queue: Any,
     plan = SweepPlan(**{**plan.__dict__, "queue": run_queue, "result_dtype": result_dtype})
     shortening = batched_gsvd_shorten(run_queue, A, B, prescaled=method.prescale,
                                       compute_uv=method.compute_uv, compute_x=method.compute_x)
-    indices = list(np.ndindex(*leading))
     if shortening.summary:  # the first pair that cannot be shortened, as one pair raises
         b = int(np.flatnonzero(shortening.flags)[0])
-        raise _shortening_error(int(shortening.flags[b]), shortening.report()[b], indices[b],
-                                check_finite)
-    sweeps_start = time.perf_counter()
+        raise _shortening_error(int(shortening.flags[b]), shortening.report()[b],
+                                _index(b, leading), check_finite)
+    sweeps_start = time.perf_counter()  # the shortening has finished (its flags are read)
     launch = launch_batched_hz(run_queue, shortening.F, shortening.G, shortening.Z,
                                prescaled=method.prescale, criterion=method.criterion,
                                enhanced_dots=method.enhanced_dots,
                                strategy=plan.options.strategy, max_sweeps=plan.max_sweeps)
-    records, transformations = launch.records()  # waits for the sweeps
+    records = launch.info.get()  # waits for the sweeps: sweeps, flags, not definite
     share = (time.perf_counter() - sweeps_start) / count
-    infos = []
-    for b, index in enumerate(indices):
-        info = SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0,
-                                  "sort": 0.0})
+    shortening_share = (sweeps_start - start) / count  # with the upload of numpy stacks
+    flags = records[:, 1]
+    unconverged = (flags & HZFlags.NOT_CONVERGED) != 0
+    stops = (flags & HZFlags.NOT_DEFINITE) != 0
+    if plan.on_nonconvergence == "raise":
+        stops |= unconverged
+    counts = launch.transformations.get() if return_info or stops.any() else None
+
+    def pair_info(b: int) -> SolveInfo:
+        """Pair b's info, made only where a message or the caller asks: the
+        first pair that stops the call raises here (as one pair raises)."""
+        index = _index(b, leading)
+        info = SolveInfo(seconds={"factorization": shortening_share, "transfer": 0.0,
+                                  "sweeps": 0.0, "sort": 0.0})
         info.factorization = "qr"
         describe_hz_run(info, plan, BATCHED_VARIANT, 0)
-        sweeps, flags, not_definite = (int(x) for x in records[b])
-        if flags & HZFlags.NOT_DEFINITE:
+        sweeps, pair_flags, not_definite = (int(x) for x in records[b])
+        if pair_flags & HZFlags.NOT_DEFINITE:
             raise _named(not_definite_error(not_definite, method.prescale), index)
-        record_hz_run(HZRun(None, None, None, sweeps, not flags & HZFlags.NOT_CONVERGED,
-                            transformations[b], [], share), plan=plan, info=info, index=index)
-        infos.append(info)
+        record_hz_run(HZRun(None, None, None, sweeps, not pair_flags & HZFlags.NOT_CONVERGED,
+                            [int(x) for x in counts[b, :sweeps]], [], share),
+                      plan=plan, info=info, index=index)
+        return info
+
+    if stops.any():
+        pair_info(int(np.flatnonzero(stops)[0]))
+    infos = [pair_info(b) for b in range(count)] if return_info else []
     out = batched_gsvd_results(shortening, launch)
     if out.summary:
         from .gsvd import RESULT_RANGE, rank_z_error  # gsvd imports the pipeline
@@ -275,8 +290,8 @@ def _solve_on_device(method: Any, data: Any, plan: SweepPlan, *, queue: Any,
         error = (rank_z_error(int(out.noise_count()[b])) if flags & GSVDFlags.B_RANK_Z else
                  np.linalg.LinAlgError("Singular matrix") if flags & GSVDFlags.SINGULAR_Z else
                  np.linalg.LinAlgError(RESULT_RANGE))
-        raise _named(error, indices[b])
-    _warn_about(infos, leading, plan.caller)
+        raise _named(error, _index(b, leading))
+    warn_unconverged(unconverged, leading, plan.caller, stacklevel=6)
     device_input = array_queue is not None
     real = np.dtype(np.finfo(result_dtype).dtype)
 
@@ -295,6 +310,11 @@ def _solve_on_device(method: Any, data: Any, plan: SweepPlan, *, queue: Any,
     for info in infos:
         info.seconds["total"] = total
     return (gsvd_result, infos if leading else infos[0]) if return_info else gsvd_result
+
+
+def _index(b: int, leading: tuple[int, ...]) -> tuple[int, ...]:
+    """The index in the stack of pair `b` (C order)."""
+    return tuple(int(i) for i in np.unravel_index(b, leading)) if leading else ()
 
 
 def _gsvd_result(*arrays: Any) -> Any:

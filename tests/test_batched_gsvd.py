@@ -145,6 +145,11 @@ def test_nonconvergence_per_pair(rng):
     assert any(issubclass(w.category, cljacobi.ConvergenceWarning) for w in caught)
     assert all(not info.converged and info.sweeps == 1 for info in infos)
     assert np.isfinite(result.C).all()
+    for variant in ("auto", "pointwise"):  # the device route and the pair-by-pair one
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cljacobi.gsvd(A, B, max_sweeps=1, on_nonconvergence="warn", variant=variant)
+        assert [w.filename for w in caught] == [__file__], variant  # the caller's line
 
 
 def test_device_arrays_in_and_out(rng, queue):
