@@ -1,18 +1,20 @@
 """The pipeline's route for stacks of GSVD pairs.
 
 :func:`cljacobi._solve.solve` hands the call of a pair method with
-``pair_stacks`` (gsvd) here when ``A`` or ``B`` is a stack (``(..., m, n)`` and ``(..., p, n)``, the same leading
-shape), or when ``variant="batched"`` asks for this route.  Every pair is
-scaled and shortened on the host by the one-pair path's own code
-(:meth:`cljacobi.gsvd._GSVD.factor`: [NS] Sect. 2), the implicit
-Hari-Zimmermann sweeps of all pairs run in one launch
-(:func:`cljacobi.host.batched_hz.batched_hz_sweeps`, for ``n`` up to
-:data:`cljacobi.host.batched_hz.BATCHED_HZ_ORDER_LIMIT` with ``variant``
-"auto" or "batched"; otherwise pair by pair, as one pair runs), and every
-GSVD is read off its final F, G, Z by the one-pair extraction
-(:meth:`cljacobi.gsvd._GSVD.extract`).  Results stack like numpy's (the
-leading shape first); device input gives device results (the pairs cross
-the bus for the host's QRs).
+``pair_stacks`` (gsvd) here when ``A`` or ``B`` is a stack (``(..., m, n)``
+and ``(..., p, n)``, the same leading shape), or when ``variant="batched"``
+asks for this route.  With ``variant`` "auto" or "batched" and n up to
+:data:`cljacobi.host.batched_hz.BATCHED_HZ_ORDER_LIMIT` the whole stack is
+solved on the device in three launches, the pairs never crossing the bus
+(:func:`_solve_on_device`): every pair scaled and shortened as the one-pair
+path does it ([NS] Sect. 2; :func:`cljacobi.host.batched_gsvd.batched_gsvd_shorten`),
+the implicit Hari-Zimmermann sweeps of all of them
+(:func:`cljacobi.host.batched_hz.launch_batched_hz`), and every GSVD read off
+([NS] Sect. 2.4; :func:`cljacobi.host.batched_gsvd.batched_gsvd_results`).
+Other variants solve the stack pair by pair with the one-pair path's code
+(:meth:`cljacobi.gsvd._GSVD.factor`, :func:`cljacobi._solve.run_hz`,
+:meth:`cljacobi.gsvd._GSVD.extract`).  Results stack like numpy's (the
+leading shape first); device input gives device results.
 
 Errors are per pair: the first pair (in C order) that cannot be shortened,
 whose ``B^H B`` met a pivot submatrix that is not positive definite, or
@@ -52,7 +54,6 @@ from .host.batched_gsvd import GSVDFlags, batched_gsvd_results, batched_gsvd_sho
 from .host.batched_hz import (
     BATCHED_HZ_ORDER_LIMIT,
     HZFlags,
-    batched_hz_sweeps,
     launch_batched_hz,
 )
 from .host.device import resolve_queue
@@ -96,7 +97,6 @@ def solve_pair_stack(method: Any, data: Any, plan: SweepPlan, *, queue: Any,
     run_queue = device_checks(method, pair, pair=True, queue=queue, array_queue=array_queue,
                               result_dtype=result_dtype, plan=plan) if count else None
     plan = SweepPlan(**{**plan.__dict__, "queue": run_queue, "result_dtype": result_dtype})
-    batched = plan.variant in ("auto", BATCHED_VARIANT) and n <= BATCHED_HZ_ORDER_LIMIT
     if plan.variant == BATCHED_VARIANT and n > BATCHED_HZ_ORDER_LIMIT:
         raise ValueError(f"variant='batched' runs pairs of up to {BATCHED_HZ_ORDER_LIMIT} "
                          f"columns, not {n}")
@@ -113,9 +113,8 @@ def solve_pair_stack(method: Any, data: Any, plan: SweepPlan, *, queue: Any,
             raise _named(error, index) from error
         infos[b].seconds["total"] = time.perf_counter() - start
     swept = [b for b, outcome in enumerate(outcomes) if isinstance(outcome, Factored)]
-    states = (_batched_states(swept, outcomes, indices, infos, plan) if batched else
-              {b: run_hz(outcomes[b].source, plan=plan, info=infos[b], index=indices[b])
-               for b in swept})
+    states = {b: run_hz(outcomes[b].source, plan=plan, info=infos[b], index=indices[b])
+              for b in swept}
     results = []
     for b, index in enumerate(indices):
         outcome = outcomes[b]
@@ -158,41 +157,14 @@ def _stacked(method: Any, results: list[Any], leading: tuple[int, ...],
     return GSVDResult(*(field(name) for name in ("U", "V", "C", "S", "X", "Z")))
 
 
-def _batched_states(swept: list[int], outcomes: list[Any], indices: list[tuple[int, ...]],
-                    infos: list[SolveInfo], plan: SweepPlan) -> dict[int, HZRun]:
-    """The sweeps of the pairs `swept` in one launch, as :class:`HZRun` per
-    pair; `infos` filled as :func:`cljacobi._solve.run_hz` fills them."""
-    if not swept:
-        return {}
-    sources = [outcomes[b].source for b in swept]
-    first = sources[0]
-    run = batched_hz_sweeps(
-        plan.queue, *(np.stack([getattr(s, name) for s in sources]) for name in "FGZ"),
-        prescaled=first.prescaled, criterion=first.criterion,
-        enhanced_dots=first.enhanced_dots, strategy=plan.options.strategy,
-        max_sweeps=plan.max_sweeps)
-    share = run.seconds / len(swept)
-    states = {}
-    for q, b in enumerate(swept):
-        info, index = infos[b], indices[b]
-        describe_hz_run(info, plan, BATCHED_VARIANT, 0)
-        if run.flags[q] & HZFlags.NOT_DEFINITE:  # as the one-pair sweeps raise it
-            raise _named(not_definite_error(int(run.not_definite[q]), first.prescaled), index)
-        states[b] = record_hz_run(
-            HZRun(run.F[q], run.G[q], run.Z[q], int(run.sweeps[q]), not run.flags[q],
-                  run.transformations[q], [], share),
-            plan=plan, info=info, index=index)
-    return states
-
-
 def _on_device(shapes: list[tuple[int, ...]], plan: SweepPlan) -> bool:
     """Whether the stacks of `shapes` take the device route: ``variant``
-    "auto" or "batched", the same leading shape, ``m >= n``, ``p >= n``,
-    n from 1 to the batched sweeps' limit, and at least one pair."""
-    (*leading_a, m, n), (*leading_b, p, n_b) = (
+    "auto" or "batched", the same leading shape, ``p >= n``, n from 1 to
+    the batched sweeps' limit, and at least one pair."""
+    (*leading_a, _, n), (*leading_b, p, n_b) = (
         shape if len(shape) >= 2 else (0, -1) for shape in shapes)
     return (plan.variant in ("auto", BATCHED_VARIANT) and leading_a == leading_b and n == n_b
-            and 1 <= n <= BATCHED_HZ_ORDER_LIMIT and m >= n and p >= n
+            and 1 <= n <= BATCHED_HZ_ORDER_LIMIT and p >= n
             and 0 not in leading_a)
 
 

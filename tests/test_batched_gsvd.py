@@ -33,7 +33,7 @@ def close(x, y, tol=200 * EPS):
 
 
 @pytest.mark.parametrize(("m", "p", "n"), [(6, 7, 5), (4, 8, 6), (8, 8, 8), (9, 5, 3),
-                                           (5, 3, 1), (30, 20, 12)])
+                                           (5, 3, 1), (30, 20, 12), (2, 6, 5), (1, 4, 3)])
 @pytest.mark.parametrize("complex_", [False, True])
 def test_stack_matches_the_one_pair_path(m, p, n, complex_, rng):
     """Every pair as gsvd gives it alone (variant "pointwise") to rounding,
@@ -227,15 +227,17 @@ def test_device_stacks_never_cross_the_bus(complex_, rng, queue, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the stack was copied to the host")
 
-    A, B = pairs(rng, (2, 2), 7, 6, 5, complex_)
-    on_host = cljacobi.gsvd(A, B)
-    monkeypatch.setattr(cljacobi._solve, "to_host", refuse)
-    monkeypatch.setattr(cljacobi._batch, "to_host", refuse)
-    on_device = cljacobi.gsvd(cl_array.to_device(queue, A), cl_array.to_device(queue, B))
-    for name in ("U", "V", "C", "S", "X", "Z"):
-        value = getattr(on_device, name)
-        assert isinstance(value, cl_array.Array) and value.shape == getattr(on_host, name).shape
-        assert np.array_equal(value.get(), getattr(on_host, name))
+    for m in (7, 3):  # m >= n, and m < n (the shortening's RQ)
+        A, B = pairs(rng, (2, 2), m, 6, 5, complex_)
+        on_host = cljacobi.gsvd(A, B)
+        monkeypatch.setattr(cljacobi._solve, "to_host", refuse)
+        monkeypatch.setattr(cljacobi._batch, "to_host", refuse)
+        on_device = cljacobi.gsvd(cl_array.to_device(queue, A), cl_array.to_device(queue, B))
+        monkeypatch.undo()
+        for name in ("U", "V", "C", "S", "X", "Z"):
+            value, expected = getattr(on_device, name), getattr(on_host, name)
+            assert isinstance(value, cl_array.Array) and value.shape == expected.shape
+            assert np.array_equal(value.get(), expected)
 
 
 def test_device_route_keeps_dtypes_and_takes_strided_stacks(rng, queue):
@@ -289,7 +291,7 @@ def test_device_route_errors(rng, queue):
         cljacobi.gsvd(A, B, check_finite=False)
 
 
-@pytest.mark.parametrize(("m", "p", "n"), [(6, 5, 4), (9, 9, 1), (20, 17, 12)])
+@pytest.mark.parametrize(("m", "p", "n"), [(6, 5, 4), (9, 9, 1), (20, 17, 12), (4, 7, 6), (1, 3, 3)])
 @pytest.mark.parametrize("complex_", [False, True])
 def test_shortening_kernel_against_the_host(m, p, n, complex_, rng, queue):
     """batched_gsvd_shorten against the one-pair shortening (gsvd._shorten

@@ -1,15 +1,14 @@
 """The batched GSVD's shortening and extraction: a stack of pairs on the device.
 
-:func:`cljacobi.gsvd` of a stack of pairs ``(A, B)`` with ``m >= n`` runs
-three launches, one work-group (or one for the sweeps) per pair:
-:func:`batched_gsvd_shorten` scales and shortens every pair as the one-pair
+:func:`cljacobi.gsvd` of a stack of pairs ``(A, B)`` runs three launches, one
+work-group per pair: :func:`batched_gsvd_shorten` scales and shortens every pair as the one-pair
 path does ([NS] Sect. 2: ``templates/batched_gsvd.cl.mako``'s
 ``cjac_gsvd_shorten``), :func:`cljacobi.host.batched_hz.launch_batched_hz`
 sweeps the square F, G, Z in place, and :func:`batched_gsvd_results` reads
 the GSVD off them ([NS] Sect. 2.4) into device arrays in numpy's layout.
-Nothing crosses the bus but the ORs of the pairs' flags (and, for the
-``info`` objects and the messages, the small per-pair records), so device
-stacks never leave the device.
+Nothing crosses the bus but the pairs' flags and sweep records (and, for
+a message, the magnitudes it quotes), so device stacks never leave the
+device.
 """
 
 from __future__ import annotations
@@ -116,6 +115,7 @@ class BatchedGSVDSpec:
             buffer("work_a", f"__global {element} *"), buffer("work_b", f"__global {element} *"),
             buffer("tau_a", f"__global {element} *"), buffer("tau_b", f"__global {element} *"),
             buffer("pivots_a", "__global int *"), buffer("pivots_b", "__global int *"),
+            buffer("work_r", f"__global {element} *"), buffer("rq_tau", f"__global {element} *"),
             buffer("exponents", "__global int *"), buffer("report", "__global cjac_real *"),
             *records, buffer("F", f"__global {element} *"), buffer("G", f"__global {element} *"),
             buffer("Z", f"__global {element} *"),
@@ -129,6 +129,8 @@ class BatchedGSVDSpec:
             buffer("tau_a", f"__global const {element} *"),
             buffer("tau_b", f"__global const {element} *"),
             buffer("pivots_a", "__global const int *"), buffer("pivots_b", "__global const int *"),
+            buffer("work_r", f"__global const {element} *"),
+            buffer("rq_tau", f"__global const {element} *"),
             buffer("exponents", "__global const int *"),
             buffer("report", "__global const cjac_real *"),
             buffer("shorten_status", "__global const int *"),
@@ -226,10 +228,11 @@ def batched_gsvd_shorten(queue: cl.CommandQueue, A: cl_array.Array, B: cl_array.
                          math: str | None = None) -> BatchedShortening:
     """Scale and shorten every pair of the stacks `A` ``(count, m, n)`` and
     `B` ``(count, p, n)`` (both float64 or both complex128 on `queue`'s
-    device, any strides of whole elements; ``m >= n``, ``p >= n``) as
+    device, any strides of whole elements; ``p >= n``) as
     :meth:`cljacobi.gsvd._GSVD.factor` does, in one launch: ``2^a A P_1 =
-    Q_F R_F``, ``(2^b B P_1) P_2 = Q_G R_G``, ``F = R_F P_2``, ``G = R_G``
-    (and with `prescaled` ``F D``, ``G D``, ``Z_0 = D``).  A pair with inf or
+    Q_F R_F``, for ``m < n`` also ``R_F W = [0 T]`` (W unitary: the RQ of
+    R_F), ``(2^b B P_1 W) P_2 = Q_G R_G``, ``F = [R_F W; 0] P_2``,
+    ``G = R_G`` (and with `prescaled` ``F D``, ``G D``, ``Z_0 = D``).  A pair with inf or
     NaN, or whose R_G fails the rank test, is flagged (:class:`GSVDFlags`)
     and sweeps ``F = 0``, ``G = Z = I``.  `compute_uv` and `compute_x`
     choose what :func:`batched_gsvd_results` forms later (one program).
@@ -240,14 +243,15 @@ def batched_gsvd_shorten(queue: cl.CommandQueue, A: cl_array.Array, B: cl_array.
     a_strides = element_strides(A, "the batched GSVD")
     b_strides = element_strides(B, "the batched GSVD")
     (count, m, n), p = A.shape, B.shape[1]
-    if B.shape != (count, p, n) or m < n or p < n or not 1 <= n <= BATCHED_HZ_ORDER_LIMIT:
-        raise ValueError(f"the batched GSVD takes stacks of pairs with m >= n, p >= n, n from "
+    if B.shape != (count, p, n) or p < n or not 1 <= n <= BATCHED_HZ_ORDER_LIMIT:
+        raise ValueError(f"the batched GSVD takes stacks of pairs with p >= n, n from "
                          f"1 to {BATCHED_HZ_ORDER_LIMIT}; A is {A.shape}, B {B.shape}")
     device = queue.device
     spec = BatchedGSVDSpec(A.dtype.name, prescaled, compute_uv, compute_x,
                            gsvd_work_group(device, n), math_for(device) if math is None else math)
     itemsize = A.dtype.itemsize
-    check_global_memory(device, {"QR workspaces": count * (m + p) * n * itemsize,
+    check_global_memory(device, {"QR workspaces": count * (m + p + (n if m < n else 0)) * n
+                                 * itemsize,
                                  "F, G and Z": 3 * count * n * n * itemsize})
     pool = memory_pool(queue)
     status, summary = flag_buffers(queue, count)
@@ -258,6 +262,9 @@ def batched_gsvd_shorten(queue: cl.CommandQueue, A: cl_array.Array, B: cl_array.
         "tau_b": pool.allocate(max(count * n, 1) * itemsize),
         "pivots_a": pool.allocate(max(count * n, 1) * 4),
         "pivots_b": pool.allocate(max(count * n, 1) * 4),
+        # R_F W and the RQ's tau, for m < n only
+        "work_r": pool.allocate((count * n * n if m < n else 1) * itemsize),
+        "rq_tau": pool.allocate((count * n if m < n else 1) * itemsize),
         "exponents": pool.allocate(max(count * 2, 1) * 4),
         "report": pool.allocate(max(count * 4, 1) * 8),
         "status": status, "summary": summary,

@@ -3,21 +3,24 @@
 ## off their results, one work-group per pair (cljacobi.host.batched_gsvd).
 ##
 ## They do on the device what cljacobi.gsvd's one-pair path does on the host
-## for A (m x n, m >= n) and B (p x n, p >= n):
+## for A (m x n) and B (p x n, p >= n):
 ##
 ##   cjac_gsvd_shorten   [NS] Sect. 2: A and B scaled by the powers of two
 ##                       that bring their largest entries into [1/2, 1)
 ##                       (gsvd._unit_shift; inf or NaN flagged),
-##                       A P_1 = Q_F R_F and (B P_1) P_2 = Q_G R_G by
+##                       A P_1 = Q_F R_F, for m < n R_F W = [0 T] (the RQ of
+##                       R_F, W unitary), and (B P_1 W) P_2 = Q_G R_G by
 ##                       Householder QR with column pivoting (LAPACK xGEQP3,
 ##                       batched_qr.cl.mako's householder_qr), B's full column
-##                       rank tested on R_G's diagonal, F = R_F P_2, G = R_G,
+##                       rank tested on R_G's diagonal, F = [R_F W; 0] P_2,
+##                       G = R_G,
 ##                       and with prescaling (Z_0)_jj = 1/||g_j||; F, G, Z
 ##                       go to the sweeps' stacks (column c of pair b at
 ##                       b n^2 + c n).
 ##   cjac_gsvd_results   [NS] Sect. 2.4, after the sweeps: the column norms,
-##                       sigma_j, C, S and Theta, C sorted descending
-##                       (stably), Z := P_1 P_2 Z Theta, U = Q_F F Sigma_F^-1
+##                       sigma_j (the n - m smallest zero for m < n), C, S
+##                       and Theta, C sorted descending (stably),
+##                       Z := P_1 W P_2 Z Theta, U = Q_F F Sigma_F^-1
 ##                       (columns at rounding level completed to an
 ##                       orthonormal basis, as cljacobi._solve.complete),
 ##                       V = Q_G G Sigma_G^-1, and X = Z^-H by LU with
@@ -126,9 +129,56 @@ ${matrix_peak("B_b", "b_row_stride", "b_col_stride", "p", "peak_b")}
     for (int c = lid; c < n; c += WG)
         pivots[c] = c;
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-${qr.householder_qr("WA", "n", "m", "n", "taus_a", complex_=complex_, pivoting=True)}
+${qr.householder_qr("WA", "n", "m", "n", "taus_a", complex_=complex_, pivoting=True, steps="min(m, n)")}
 
-    /* 3. (B P_1) P_2 = Q_G R_G: W_B = 2^t_B B P_1, factored in place. */
+    /* 2b. m < n: R_F W = [0 T] with W unitary (scipy.linalg.rq's reduction,
+     *     LAPACK xGERQ2's order: from the last row up), so that A of rank
+     *     <= m gives F n - m exactly zero columns.  Row i's entries 0 .. c
+     *     (c = n - m + i) are r; xLARFG on conj(r) (alpha its entry c) gives
+     *     H^H conj(r)^T = beta e_c, so r H = beta e_c^T for H = I - tau v v^H,
+     *     and the rows above take R := R H (s H = s - tau (s v) v^H).  v's
+     *     entries 0 .. c - 1 stay in row i (v_c = 1), tau in rq_tau[i];
+     *     W = H_(m-1) ... H_0. */
+    __global cjac_elem *taus_w = rq_tau + (size_t)b * n;
+    /* R_F (A's reflectors stay in W_A for Q_F) into W_R, row-major m x n */
+    __global cjac_elem *WR = work_r + (size_t)b * n * n;
+    __global const cjac_elem *R = m < n ? WR : WA;  /* R_F W */
+    for (int e = lid; e < m * n && m < n; e += WG)
+        WR[e] = e % n >= e / n ? WA[e] : CJAC_ELEM_ZERO;
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    for (int i = m - 1; i >= 0 && m < n; --i) {
+        const int c = n - m + i;
+        __global cjac_elem *row = WR + (size_t)i * n;
+        if (lid == 0) {
+            for (int col = 0; col < c; ++col)
+                row[col] = cjac_conj(row[col]);
+            cjac_real beta;
+            cjac_elem scale;
+            const cjac_elem tau = cjac_larfg(cjac_conj(row[c]), row, 1, c, &beta, &scale);
+            taus_w[i] = tau;
+            reflector_scale = scale;
+            row[c] = cjac_from_real(beta);
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+        const cjac_elem scale = reflector_scale, tau = taus_w[i];
+        for (int col = lid; col < c; col += WG)
+            row[col] = cjac_mul(scale, row[col]);
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        for (int s = lid; s < i; s += WG) {  /* rows above: R(s, :) H */
+            __global cjac_elem *above = WR + (size_t)s * n;
+            cjac_elem w = above[c];
+            for (int col = 0; col < c; ++col)
+                w = cjac_axpy(above[col], row[col], w);  /* s v */
+            const cjac_elem f = cjac_mul(tau, w);
+            above[c] = above[c] - f;
+            for (int col = 0; col < c; ++col)
+                above[col] = above[col] - cjac_mul(f, cjac_conj(row[col]));
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+    }
+
+    /* 3. (B P_1 W) P_2 = Q_G R_G: W_B = 2^t_B B P_1 (W: its rows s := s H_(m-1)
+     *    ... H_0), factored in place. */
     for (int e = lid; e < p * n; e += WG)
         WB[e] = keep ? cjac_ldexp(B_b[(e / n) * b_row_stride + pivots[e % n] * b_col_stride],
                                   t_b)
@@ -136,15 +186,33 @@ ${qr.householder_qr("WA", "n", "m", "n", "taus_a", complex_=complex_, pivoting=T
     for (int c = lid; c < n; c += WG)
         pivots_a[(size_t)b * n + c] = pivots[c];
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    for (int s = lid; s < p && m < n; s += WG) {
+        __global cjac_elem *row_b = WB + (size_t)s * n;
+        for (int i = m - 1; i >= 0; --i) {
+            const int c = n - m + i;
+            __global const cjac_elem *v = WR + (size_t)i * n;
+            cjac_elem w = row_b[c];
+            for (int col = 0; col < c; ++col)
+                w = cjac_axpy(row_b[col], v[col], w);
+            const cjac_elem f = cjac_mul(taus_w[i], w);
+            row_b[c] = row_b[c] - f;
+            for (int col = 0; col < c; ++col)
+                row_b[col] = row_b[col] - cjac_mul(f, cjac_conj(v[col]));
+        }
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
     for (int c = lid; c < n; c += WG)
         pivots[c] = c;
     barrier(CLK_LOCAL_MEM_FENCE);
 ${qr.householder_qr("WB", "n", "p", "n", "taus_b", complex_=complex_, pivoting=True)}
+    /* F = [R_F W; 0] P_2 (R_F W = R_F for m >= n): entry (i, col) of R_F W is
+     * nonzero for i < min(m, n) and col >= i + max(n - m, 0) */
+    const int lead = max(n - m, 0);
     for (int c = lid; c < n; c += WG) {
         pivots_b[(size_t)b * n + c] = pivots[c];
-        /* ||g_c|| and ||f_c|| of G = R_G and F = R_F P_2 (f_c: R_F's column pivots[c]) */
+        /* ||g_c|| and ||f_c|| of G = R_G and F (f_c: R_F W's column pivots[c]) */
         norms[c] = cjac_column_norm(WB + c, n, 0, c + 1);
-        f_norms[c] = cjac_column_norm(WA + pivots[c], n, 0, pivots[c] + 1);
+        f_norms[c] = cjac_column_norm(R + pivots[c], n, 0, min(m, pivots[c] - lead + 1));
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -172,7 +240,7 @@ ${qr.householder_qr("WB", "n", "p", "n", "taus_b", complex_=complex_, pivoting=T
     const size_t slot = (size_t)b * n * n;
     for (int e = lid; e < n * n; e += WG) {
         const int c = e / n, i = e % n, source = pivots[c];
-        cjac_elem f = i <= source ? WA[i * n + source] : CJAC_ELEM_ZERO;
+        cjac_elem f = i < m && source >= i + lead ? R[i * n + source] : CJAC_ELEM_ZERO;
         cjac_elem g = i <= c ? WB[i * n + c] : CJAC_ELEM_ZERO;
         cjac_elem z = cjac_from_real(i == c ? 1 : 0);
 %if prescaled:
@@ -199,7 +267,8 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void cjac_gsvd_results(${signatures["cjac_gsvd_results"].parameters})
 {
     __local cjac_real norm_f[KMAX], norm_g[KMAX], theta[KMAX], C[KMAX], S[KMAX];
-    __local int order[KMAX], noise_f[KMAX], noise_g[KMAX], pivots[KMAX], positions[KMAX];
+    __local int order[KMAX], noise_f[KMAX], noise_g[KMAX], structural[KMAX], pivots[KMAX];
+    __local int positions[KMAX];
     __local int range[WG];
     __local int reflect, noisy, noisy_g, kept, singular;
     __local cjac_elem reflector_scale;
@@ -225,15 +294,29 @@ void cjac_gsvd_results(${signatures["cjac_gsvd_results"].parameters})
         const cjac_real nf = cjac_column_norm(f + (size_t)j * n, 1, 0, n);
         const cjac_real ng = cjac_column_norm(g + (size_t)j * n, 1, 0, n);
         const cjac_real nz = cjac_column_norm(z + (size_t)j * n, 1, 0, n);
-        const cjac_real sigma = ldexp(nf / ng, t_b - t_a);
-        const cjac_real c = 1 / hypot((cjac_real)1, 1 / sigma), s = 1 / hypot((cjac_real)1, sigma);
         norm_f[j] = nf;
         norm_g[j] = ng;
-        C[j] = c;
-        S[j] = s;
-        theta[j] = c >= s ? ldexp(c / nf, t_a) : ldexp(s / ng, t_b);
+        C[j] = ldexp(nf / ng, t_b - t_a);  /* sigma_j for now */
         noise_f[j] = nf <= n * CJAC_EPS * frobenius_f * nz;
         noise_g[j] = ng <= n * CJAC_EPS * frobenius_g * nz;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* A with m < n rows has rank <= m: its n - m smallest sigma_j (stably) are
+     * zero by structure, whatever rounding left there (structural[j]). */
+    for (int j = lid; j < n; j += WG) {
+        const cjac_real sigma_j = C[j];
+        int below = 0;
+        for (int l = 0; l < n; ++l)
+            below += (C[l] < sigma_j || (C[l] == sigma_j && l < j)) ? 1 : 0;
+        structural[j] = below < n - m;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int j = lid; j < n; j += WG) {
+        const cjac_real sigma = structural[j] ? 0 : C[j];
+        const cjac_real c = 1 / hypot((cjac_real)1, 1 / sigma), s = 1 / hypot((cjac_real)1, sigma);
+        C[j] = c;
+        S[j] = s;
+        theta[j] = c >= s ? ldexp(c / norm_f[j], t_a) : ldexp(s / norm_g[j], t_b);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     /* 2. P_0: C descending, stably (a column's position: those before it). */
@@ -246,7 +329,7 @@ void cjac_gsvd_results(${signatures["cjac_gsvd_results"].parameters})
     if (lid == 0) {
         int f_count = 0, g_count = 0;
         for (int j = 0; j < n; ++j) {
-            f_count += noise_f[j];
+            f_count += noise_f[j] && !structural[j];
             g_count += noise_g[j];
         }
         noisy = f_count;
@@ -260,23 +343,54 @@ void cjac_gsvd_results(${signatures["cjac_gsvd_results"].parameters})
         S_out[(size_t)b * n + q] = S[order[q]];
         out_of_range |= !isfinite(C[order[q]]) || !isfinite(S[order[q]]);
     }
-    /* 3. Z := P_1 P_2 Z P_0 Theta, row r of the sweeps' Z to row p_1[p_2[r]]. */
+    /* 3. Z := P_1 W P_2 Z P_0 Theta (W = I for m >= n): row r of the sweeps' Z
+     *    to row p_2[r], through W = H_(m-1) ... H_0 of the shortening's RQ
+     *    (H_0 first; H y = y - tau v (v^H y)), and row i to row p_1[i]. */
     __global const int *p_1 = pivots_a + (size_t)b * n, *p_2 = pivots_b + (size_t)b * n;
     __global cjac_elem *Z_b = Z_out + slot;
-    for (int e = lid; e < n * n; e += WG) {
-        const int r = e / n, q = e % n, j = order[q];
-        const cjac_elem x = cjac_scale(theta[j], z[(size_t)j * n + r]);
-        Z_b[p_1[p_2[r]] * n + q] = x;
-        out_of_range |= !isfinite(cjac_elem_peak(x));
+    if (m >= n) {
+        for (int e = lid; e < n * n; e += WG) {
+            const int r = e / n, q = e % n, j = order[q];
+            const cjac_elem x = cjac_scale(theta[j], z[(size_t)j * n + r]);
+            Z_b[p_1[p_2[r]] * n + q] = x;
+            out_of_range |= !isfinite(cjac_elem_peak(x));
+        }
+    } else {
+        __global cjac_elem *Y = scratch + slot;  /* column q at Y[i * n + q] */
+        __global const cjac_elem *WR = work_r + slot, *taus_w = rq_tau + (size_t)b * n;
+        for (int q = lid; q < n; q += WG) {
+            const int j = order[q];
+            for (int r = 0; r < n; ++r)
+                Y[p_2[r] * n + q] = cjac_scale(theta[j], z[(size_t)j * n + r]);
+            for (int i = 0; i < m; ++i) {
+                const int c = n - m + i;
+                __global const cjac_elem *v = WR + (size_t)i * n;
+                cjac_elem w = Y[c * n + q];
+                for (int col = 0; col < c; ++col)
+                    w = cjac_dot_acc(v[col], Y[col * n + q], w);  /* v^H y */
+                const cjac_elem f = cjac_mul(taus_w[i], w);
+                Y[c * n + q] = Y[c * n + q] - f;
+                for (int col = 0; col < c; ++col)
+                    Y[col * n + q] = Y[col * n + q] - cjac_mul(f, v[col]);
+            }
+            for (int r = 0; r < n; ++r) {
+                const cjac_elem x = Y[r * n + q];
+                Z_b[p_1[r] * n + q] = x;
+                out_of_range |= !isfinite(cjac_elem_peak(x));
+            }
+        }
     }
 %if compute_uv:
 
-    /* 4. U's short columns F[:, j] / ||f_j|| in P_0's order (rows n .. m zero),
-     *    V's G[:, j] / ||g_j||; row-major in the outputs. */
+    /* 4. U's short columns F[:, j] / ||f_j|| in P_0's order (rows min(m, n)
+     *    .. m zero; a structural zero's column zero), V's G[:, j] / ||g_j||;
+     *    row-major in the outputs. */
+    const int short_rows = min(m, n);
     __global cjac_elem *U_b = U_out + (size_t)b * m * n, *V_b = V_out + (size_t)b * p * n;
     for (int e = lid; e < m * n; e += WG) {
         const int i = e / n, q = e % n, j = order[q];
-        U_b[e] = i < n && !noise_f[j] ? f[(size_t)j * n + i] / norm_f[j] : CJAC_ELEM_ZERO;
+        U_b[e] = i < short_rows && !noise_f[j] && !structural[j]
+                     ? f[(size_t)j * n + i] / norm_f[j] : CJAC_ELEM_ZERO;
     }
     for (int e = lid; e < p * n; e += WG) {
         const int i = e / n, q = e % n, j = order[q];
@@ -291,6 +405,8 @@ void cjac_gsvd_results(${signatures["cjac_gsvd_results"].parameters})
     if (lid == 0) {
         int r = 0, missing = 0;
         for (int q = 0; q < n; ++q) {
+            if (structural[order[q]])
+                continue;  /* stays zero */
             if (noise_f[order[q]])
                 positions[n - 1 - missing++] = q;  /* the missing, from the end */
             else
@@ -300,18 +416,18 @@ void cjac_gsvd_results(${signatures["cjac_gsvd_results"].parameters})
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int r = kept, r_qr = noisy ? r : 0, completed = noisy;
-    for (int e = lid; e < n * r_qr; e += WG)
+    for (int e = lid; e < short_rows * r_qr; e += WG)
         K[(e / r) * n + e % r] = U_b[(e / r) * n + positions[e % r]];
     barrier(CLK_GLOBAL_MEM_FENCE);
-${qr.householder_qr("K", "n", "n", "r_qr", "taus_k", complex_=complex_, pivoting=False)}
+${qr.householder_qr("K", "n", "short_rows", "r_qr", "taus_k", complex_=complex_, pivoting=False)}
     /* the t-th missing column (in position order) is Q e_(r + t) */
     for (int t = lid; t < completed; t += WG) {
         const int q = positions[n - 1 - t];
 #define CJAC_Y(i) U_b[(i) * n + q]
 #define CJAC_Y_SET(i, y) (CJAC_Y(i) = (y))
-        for (int i = 0; i < n; ++i)
+        for (int i = 0; i < short_rows; ++i)
             CJAC_Y(i) = cjac_from_real(i == r + t ? 1 : 0);
-${qr.reflect_column("K", "n", "n", "r", "taus_k", "CJAC_Y", "CJAC_Y_SET")}
+${qr.reflect_column("K", "n", "short_rows", "r", "taus_k", "CJAC_Y", "CJAC_Y_SET")}
 #undef CJAC_Y_SET
 #undef CJAC_Y
     }
@@ -322,7 +438,7 @@ ${qr.reflect_column("K", "n", "n", "r", "taus_k", "CJAC_Y", "CJAC_Y_SET")}
     for (int q = lid; q < n; q += WG) {
 #define CJAC_Y(i) U_b[(i) * n + q]
 #define CJAC_Y_SET(i, y) (CJAC_Y(i) = (y))
-${qr.reflect_column("WA", "n", "m", "n", "taus_a", "CJAC_Y", "CJAC_Y_SET")}
+${qr.reflect_column("WA", "n", "m", "short_rows", "taus_a", "CJAC_Y", "CJAC_Y_SET")}
 #undef CJAC_Y
 #define CJAC_Y(i) V_b[(i) * n + q]
 ${qr.reflect_column("WB", "n", "p", "n", "taus_b", "CJAC_Y", "CJAC_Y_SET")}

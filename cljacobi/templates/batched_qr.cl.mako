@@ -297,19 +297,59 @@ inline cjac_real cjac_column_norm(__global const cjac_elem *col, const int step,
         sum = cjac_abs2_acc(cjac_scale(down, col[i * step]), sum);
     return sqrt(sum) * ldexp((cjac_real)1, e);
 }
+
+/* LAPACK xLARFG on (alpha; x), x = x[0], x[step], .. (count entries): H^H (alpha; x)
+ * = (beta; 0) with H = I - tau v v^H, v = (1; x / (alpha - beta)).  Returns
+ * tau (0 for H = I), beta in *beta and 1 / (alpha - beta) in *scale, which
+ * the caller multiplies x by (x is rescaled here where beta is below
+ * SAFMIN, and beta then scaled back, as xLARFG does). */
+inline cjac_elem cjac_larfg(cjac_elem alpha, __global cjac_elem *x, const int step,
+                            const int count, cjac_real *beta_out, cjac_elem *scale)
+{
+    cjac_real x_norm = cjac_column_norm(x, step, 0, count);
+    if (x_norm == 0 && cjac_imag_part(alpha) == 0) {
+        *beta_out = cjac_real_part(alpha);
+        *scale = CJAC_ELEM_ZERO;
+        return CJAC_ELEM_ZERO;  /* H = I */
+    }
+    cjac_real beta = -copysign(cjac_hypot(cjac_elem_abs(alpha), x_norm), cjac_real_part(alpha));
+    int rescaled = 0;
+    while (fabs(beta) < CJAC_SAFMIN && rescaled < 20) {  /* beta may be inaccurate */
+        ++rescaled;
+        for (int i = 0; i < count; ++i)
+            x[i * step] = cjac_scale(CJAC_RSAFMN, x[i * step]);
+        beta *= CJAC_RSAFMN;
+        alpha = cjac_scale(CJAC_RSAFMN, alpha);
+    }
+    if (rescaled) {
+        x_norm = cjac_column_norm(x, step, 0, count);
+        beta = -copysign(cjac_hypot(cjac_elem_abs(alpha), x_norm), cjac_real_part(alpha));
+    }
+%if complex_:
+    const cjac_elem tau = (cjac_real2)((beta - alpha.x) / beta, -alpha.y / beta);
+%else:
+    const cjac_elem tau = (beta - alpha) / beta;
+%endif
+    *scale = cjac_reciprocal(alpha - cjac_from_real(beta));
+    for (int r = 0; r < rescaled; ++r)
+        beta *= CJAC_SAFMIN;
+    *beta_out = beta;
+    return tau;
+}
 </%def>
 
 ## The Householder QR of the rows x k matrix `W` (row-major, entry (i, c) at
-## W[i * ld + c], rows >= k) in place, by the work-group: R in its upper
-## triangle, the reflectors' v below it, their tau in `taus`.  With
+## W[i * ld + c]) in place, by the work-group, in `steps` steps (k by
+## default; min(rows, k) where rows < k): R in its upper triangle (trapezoid),
+## the reflectors' v below it, their tau in `taus`.  With
 ## `pivoting`, LAPACK xGEQP3's column pivoting: at step j the column of
 ## largest norm over rows j.. (the first of equal ones; norms recomputed, not
 ## downdated) is swapped in, and the local `pivots` (initialized by the
 ## caller) follow the swaps.  The caller declares the locals norms[KMAX],
 ## pivots[KMAX], pivot, reflect and reflector_scale, and ends its writes to
 ## W with a global barrier.
-<%def name="householder_qr(W, ld, rows, k, taus, complex_, pivoting)">
-    for (int j = 0; j < ${k}; ++j) {
+<%def name="householder_qr(W, ld, rows, k, taus, complex_, pivoting, steps=None)">
+    for (int j = 0; j < ${steps or k}; ++j) {
 %if pivoting:
         for (int c = j + lid; c < ${k}; c += WG)
             norms[c] = cjac_column_norm(${W} + c, ${ld}, j, ${rows});
@@ -334,41 +374,14 @@ inline cjac_real cjac_column_norm(__global const cjac_elem *col, const int step,
 %endif
         __global cjac_elem *v = ${W} + j;  /* column j: v[i * ld] */
         if (lid == 0) {  /* xLARFG on (alpha; x) = v[j], v[j + 1 ..] */
-            cjac_elem alpha = v[j * ${ld}];
-            cjac_real x_norm = cjac_column_norm(v, ${ld}, j + 1, ${rows});
-            int nonzero = 0;
-            cjac_elem scale = CJAC_ELEM_ZERO;
-            if (x_norm != 0 || cjac_imag_part(alpha) != 0) {
-                cjac_real beta = -copysign(cjac_hypot(cjac_elem_abs(alpha), x_norm),
-                                           cjac_real_part(alpha));
-                int rescaled = 0;
-                while (fabs(beta) < CJAC_SAFMIN && rescaled < 20) {  /* beta may be inaccurate */
-                    ++rescaled;
-                    for (int i = j + 1; i < ${rows}; ++i)
-                        v[i * ${ld}] = cjac_scale(CJAC_RSAFMN, v[i * ${ld}]);
-                    beta *= CJAC_RSAFMN;
-                    alpha = cjac_scale(CJAC_RSAFMN, alpha);
-                }
-                if (rescaled) {
-                    x_norm = cjac_column_norm(v, ${ld}, j + 1, ${rows});
-                    beta = -copysign(cjac_hypot(cjac_elem_abs(alpha), x_norm),
-                                     cjac_real_part(alpha));
-                }
-%if complex_:
-                ${taus}[j] = (cjac_real2)((beta - alpha.x) / beta, -alpha.y / beta);
-%else:
-                ${taus}[j] = (beta - alpha) / beta;
-%endif
-                nonzero = 1;
-                scale = cjac_reciprocal(alpha - cjac_from_real(beta));
-                for (int r = 0; r < rescaled; ++r)
-                    beta *= CJAC_SAFMIN;
-                v[j * ${ld}] = cjac_from_real(beta);
-            } else {
-                ${taus}[j] = CJAC_ELEM_ZERO;  /* H_j = I */
-            }
-            reflect = nonzero;
+            cjac_real beta;
+            cjac_elem scale;
+            const cjac_elem tau = cjac_larfg(v[j * ${ld}], v + (j + 1) * ${ld}, ${ld},
+                                             ${rows} - j - 1, &beta, &scale);
+            ${taus}[j] = tau;
+            reflect = cjac_real_part(tau) != 0 || cjac_imag_part(tau) != 0;
             reflector_scale = scale;
+            v[j * ${ld}] = cjac_from_real(beta);
         }
         /* Every work-item reaches every barrier (no early continue: PoCL's
          * work-item loops mishandle one that skips barriers). */
