@@ -159,9 +159,10 @@ def gsvd(
         :data:`AUTO_BLOCKED_MIN_ORDER` on, else pointwise.  "batched" (which
         "auto" takes for a stack of pairs of up to
         ``cljacobi.host.batched_hz.BATCHED_HZ_ORDER_LIMIT`` (128) columns):
-        the pairs shortened on the host, the pointwise sweeps of all of them
-        in one launch (``templates/batched_hz.cl.mako``), each pair's GSVD
-        read off as for one pair; a stack with another variant runs pair by
+        the whole stack on the device in three launches, every pair
+        shortened as one pair is (``templates/batched_gsvd.cl.mako``), the
+        pointwise sweeps of all of them (``templates/batched_hz.cl.mako``)
+        and every GSVD read off; a stack with another variant runs pair by
         pair.
     block_width : int, optional
         w of "bo" (a power of two); default :data:`AUTO_BLOCK_WIDTH` real,

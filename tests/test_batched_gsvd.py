@@ -1,8 +1,10 @@
-"""gsvd of stacks of pairs (cljacobi._batch_gsvd): the sweeps of all pairs in
-one launch (templates/batched_hz.cl.mako) held to the one-pair path and to
-the GSVD's identities; the contract of a stack (errors and warnings naming
-the pair, info per pair, device arrays, bitwise repeatability, independence
-of the stack a pair is in)."""
+"""gsvd of stacks of pairs (cljacobi._batch_gsvd): the shortening, the sweeps
+and the extraction of all pairs on the device (templates/batched_gsvd.cl.mako,
+templates/batched_hz.cl.mako) held to the one-pair path, to its shortening
+and sweeps kernel by kernel, and to the GSVD's identities; the contract of a
+stack (errors and warnings naming the pair, info per pair, device arrays that
+never cross the bus, bitwise repeatability, independence of the stack a pair
+is in)."""
 
 from __future__ import annotations
 

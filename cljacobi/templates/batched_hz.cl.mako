@@ -50,24 +50,7 @@ void cjac_batched_hz(${signatures["cjac_batched_hz"].parameters})
                     __global cjac_elem *f_i = f + (size_t)i * n, *f_j = f + (size_t)j * n;
                     __global cjac_elem *g_i = g + (size_t)i * n, *g_j = g + (size_t)j * n;
                     /* The pivot submatrices A_k and B_k ([NS] Sect. 2.1). */
-                    const hz_sum none = {0, 0};
-                    const hz_dot no_dot = {CJAC_ELEM_ZERO, 0};
-                    hz_sum s_ii = none, s_jj = none, t_ii = none, t_jj = none;
-                    hz_dot s_ij = no_dot, t_ij = no_dot;
-                    for (int r = 0; r < n; ++r) {
-                        const cjac_elem x = f_i[r], y = f_j[r];
-                        s_ii = hz_norm2_acc(x, s_ii);
-                        s_jj = hz_norm2_acc(y, s_jj);
-                        s_ij = hz_dot_acc(x, y, s_ij);
-                    }
-                    for (int r = 0; r < n; ++r) {
-                        const cjac_elem x = g_i[r], y = g_j[r];
-%if not prescaled:
-                        t_ii = hz_norm2_acc(x, t_ii);
-                        t_jj = hz_norm2_acc(y, t_jj);
-%endif
-                        t_ij = hz_dot_acc(x, y, t_ij);
-                    }
+${hz.pivot_sums("0", "1", "n", "n", prescaled)}
 %if prescaled:
                     const cjac_real b_ii = 1, b_jj = 1;  /* diag(B) = I assumed ([NS] Sect. 2) */
 %else:

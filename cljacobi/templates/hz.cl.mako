@@ -91,38 +91,7 @@ void cjac_hz_step(${signatures["cjac_hz_step"].parameters})
     __global cjac_elem *g_i = g + (size_t)i * ldg, *g_j = g + (size_t)j * ldg;
 
     /* The pivot submatrices A_k and B_k ([NS] Sect. 2.1), in a fixed order. */
-    const hz_sum none = {0, 0};
-    const hz_dot no_dot = {CJAC_ELEM_ZERO, 0};
-    hz_sum s_ii = none, s_jj = none, t_ii = none, t_jj = none;
-    hz_dot s_ij = no_dot, t_ij = no_dot;
-%if indefinite:
-    /* A = F^* J F with J = diag(I_p, -I): the rows r >= p count negatively
-     * (the definite pencil of eig_indefinite(M, B), M = F^* J F). */
-    hz_sum s_ii_neg = none, s_jj_neg = none;
-    hz_dot s_ij_neg = no_dot;
-%endif
-    for (int r = lid; r < rows_f; r += WG) {
-        const cjac_elem x = f_i[r], y = f_j[r];
-%if indefinite:
-        if (r >= positive_rows) {
-            s_ii_neg = hz_norm2_acc(x, s_ii_neg);
-            s_jj_neg = hz_norm2_acc(y, s_jj_neg);
-            s_ij_neg = hz_dot_acc(x, y, s_ij_neg);
-            continue;
-        }
-%endif
-        s_ii = hz_norm2_acc(x, s_ii);
-        s_jj = hz_norm2_acc(y, s_jj);
-        s_ij = hz_dot_acc(x, y, s_ij);
-    }
-    for (int r = lid; r < rows_g; r += WG) {
-        const cjac_elem x = g_i[r], y = g_j[r];
-%if not prescaled:
-        t_ii = hz_norm2_acc(x, t_ii);
-        t_jj = hz_norm2_acc(y, t_jj);
-%endif
-        t_ij = hz_dot_acc(x, y, t_ij);
-    }
+${pivot_sums("lid", "WG", "rows_f", "rows_g", prescaled, indefinite)}
     cjac_real a_ii = hz_sum_workgroup(scratch, s_ii);
     cjac_real a_jj = hz_sum_workgroup(scratch, s_jj);
     cjac_elem a_ij = hz_dot_workgroup(scratch, s_ij);
@@ -397,6 +366,43 @@ void cjac_hz_block(${signatures["cjac_hz_block"].parameters})
     }
 }
 %endif
+<%def name="pivot_sums(first, step, rows_f, rows_g, prescaled, indefinite=False)">\
+## A work-item's share of the sums of A_k and B_k ([NS] Sect. 2.1): rows
+## first, first + step, .. of the columns f_i, f_j (rows_f) and g_i, g_j
+## (rows_g) into s_ii, s_jj, s_ij and t_ii, t_jj, t_ij (hz_sum / hz_dot,
+## pair_math's); with `indefinite`, F's rows from positive_rows on into
+## s_ii_neg, s_jj_neg, s_ij_neg (A = F^* J F, J = diag(I, -I)).
+    const hz_sum none = {0, 0};
+    const hz_dot no_dot = {CJAC_ELEM_ZERO, 0};
+    hz_sum s_ii = none, s_jj = none, t_ii = none, t_jj = none;
+    hz_dot s_ij = no_dot, t_ij = no_dot;
+%if indefinite:
+    hz_sum s_ii_neg = none, s_jj_neg = none;
+    hz_dot s_ij_neg = no_dot;
+%endif
+    for (int r = ${first}; r < ${rows_f}; r += ${step}) {
+        const cjac_elem x = f_i[r], y = f_j[r];
+%if indefinite:
+        if (r >= positive_rows) {
+            s_ii_neg = hz_norm2_acc(x, s_ii_neg);
+            s_jj_neg = hz_norm2_acc(y, s_jj_neg);
+            s_ij_neg = hz_dot_acc(x, y, s_ij_neg);
+            continue;
+        }
+%endif
+        s_ii = hz_norm2_acc(x, s_ii);
+        s_jj = hz_norm2_acc(y, s_jj);
+        s_ij = hz_dot_acc(x, y, s_ij);
+    }
+    for (int r = ${first}; r < ${rows_g}; r += ${step}) {
+        const cjac_elem x = g_i[r], y = g_j[r];
+%if not prescaled:
+        t_ii = hz_norm2_acc(x, t_ii);
+        t_jj = hz_norm2_acc(y, t_jj);
+%endif
+        t_ij = hz_dot_acc(x, y, t_ij);
+    }
+</%def>
 <%def name="pair_math(complex_, prescaled, criterion, enhanced_dots)">\
 ## The 2x2 arithmetic of the implicit Hari-Zimmermann method, shared by this
 ## family's kernels and the batched one (batched_hz.cl.mako): the
