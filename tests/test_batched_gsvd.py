@@ -16,6 +16,7 @@ import pyopencl.array as cl_array
 import pytest
 
 import cljacobi
+from cljacobi.host.batched_gsvd import BatchedGSVDSpec
 from cljacobi.host.batched_hz import BatchedHZSpec, batched_hz_sweeps
 from cljacobi.host.hz import hz_sweeps
 
@@ -208,6 +209,12 @@ def test_spec_errors():
         BatchedHZSpec("float64", criterion="C3")
     with pytest.raises(ValueError, match="power of two"):
         BatchedHZSpec("float64", lanes=3)
+    with pytest.raises(ValueError, match="batched GSVD handles float64 and complex128"):
+        BatchedGSVDSpec("float32")
+    with pytest.raises(ValueError, match="work_group_size"):
+        BatchedGSVDSpec("float64", work_group_size=0)
+    with pytest.raises(ValueError, match="math"):
+        BatchedGSVDSpec("complex128", math="fast")
 
 
 def test_one_device_pair_gives_device_results(rng, queue):

@@ -492,6 +492,19 @@ _pools: dict[int, cl_tools.MemoryPool] = {}
 _cache_lock = threading.Lock()
 
 
+def check_stack_spec(what: str, dtype: str, work_group_size: int, math: str) -> None:
+    """What the specs of the stack families around the sweeps (the batched
+    QR, the GSVD's shortening and extraction) check alike: a dtype of
+    float64 or complex128, a positive work-group, a known `math`;
+    ValueError naming `what` (``"the batched QR"``)."""
+    if dtype not in BATCHED_DTYPES:
+        raise ValueError(f"{what} handles float64 and complex128, not {dtype}")
+    if work_group_size < 1:
+        raise ValueError("work_group_size must be positive")
+    if math not in MATHS:
+        raise ValueError(f"math must be one of {MATHS}, not {math!r}")
+
+
 def memory_pool(queue: cl.CommandQueue) -> cl_tools.MemoryPool:
     """The context's pool for the launch's buffers: a stack of 262,144 2x2
     matrices takes 0.1 ms in the kernel, and fresh device buffers for its

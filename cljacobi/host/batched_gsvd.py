@@ -22,7 +22,7 @@ import pyopencl as cl
 import pyopencl.array as cl_array
 
 from .batched import (
-    MATHS,
+    check_stack_spec,
     element_strides,
     flag_buffers,
     kernel_of,
@@ -85,12 +85,7 @@ class BatchedGSVDSpec:
     math: str = "library"
 
     def __post_init__(self) -> None:
-        if self.dtype not in ("float64", "complex128"):
-            raise ValueError(f"the batched GSVD handles float64 and complex128, not {self.dtype}")
-        if self.work_group_size < 1:
-            raise ValueError("work_group_size must be positive")
-        if self.math not in MATHS:
-            raise ValueError(f"math must be one of {MATHS}, not {self.math!r}")
+        check_stack_spec("the batched GSVD", self.dtype, self.work_group_size, self.math)
 
     @property
     def signatures(self) -> dict[str, KernelSignature]:

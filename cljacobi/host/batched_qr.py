@@ -29,9 +29,9 @@ from ..scaling import factor_shift_bounds
 from .batched import (
     BATCHED_GLOBAL_ORDER_LIMIT,
     FATAL,
-    MATHS,
     BatchedRun,
     BatchStatus,
+    check_stack_spec,
     element_strides,
     flag_buffers,
     kernel_of,
@@ -79,14 +79,9 @@ class BatchedQRSpec:
     math: str = "library"
 
     def __post_init__(self) -> None:
-        if self.dtype not in ("float64", "complex128"):
-            raise ValueError(f"the batched QR handles float64 and complex128, not {self.dtype}")
+        check_stack_spec("the batched QR", self.dtype, self.work_group_size, self.math)
         if self.problem not in QR_PROBLEMS:
             raise ValueError(f"the batched QR shortens {QR_PROBLEMS}, not {self.problem!r}")
-        if self.work_group_size < 1:
-            raise ValueError("work_group_size must be positive")
-        if self.math not in MATHS:
-            raise ValueError(f"math must be one of {MATHS}, not {self.math!r}")
 
     @property
     def complex_(self) -> bool:
