@@ -331,3 +331,24 @@ def test_shortening_kernel_against_the_host(m, p, n, complex_, rng, queue):
     exponents = np.empty((3, 2), np.int32)
     cl.enqueue_copy(queue, exponents, out.buffers["exponents"])
     assert exponents[1, 0] == _unit_shift(A[1])
+
+
+def test_device_memory_checked_before_the_first_launch(rng, monkeypatch):
+    """A stack whose buffers (the QR workspaces, F, G, Z, the results) do
+    not fit the device's memory raises DeviceMemoryError naming the buffer
+    before anything runs (the limits of a small device stand in)."""
+    from cljacobi.errors import DeviceMemoryError
+    from cljacobi.host import batched_gsvd
+    from cljacobi.host.limits import check_global_memory
+
+    class Small:
+        name, max_mem_alloc_size, global_mem_size = "Small Device", 1 << 16, 1 << 20
+
+    launches = []
+    monkeypatch.setattr(batched_gsvd, "check_global_memory",
+                        lambda device, buffers: check_global_memory(Small(), buffers))
+    monkeypatch.setattr(batched_gsvd, "_launch", lambda *args: launches.append(args))
+    A, B = pairs(rng, (300,), 6, 5, 4)  # each buffer at most 300 * 6 * 4 * 8 = 56 KiB
+    with pytest.raises(DeviceMemoryError, match=r"buffer 'A QR workspace'.*Small Device"):
+        cljacobi.gsvd(np.concatenate([A, A]), np.concatenate([B, B]))  # 112 KiB
+    assert not launches

@@ -186,6 +186,21 @@ def gsvd_work_group(device: cl.Device, n: int) -> int:
     return qr_work_group(device, n)
 
 
+def _stack_bytes(count: int, m: int, p: int, n: int, itemsize: int, compute_uv: bool,
+                 compute_x: bool) -> dict[str, int]:
+    """The largest buffers of a stack's three launches, checked before the first."""
+    square = count * n * n * itemsize
+    needs = {"A QR workspace": count * m * n * itemsize,
+             "B QR workspace": count * p * n * itemsize,
+             "R_F W (m < n)": square if m < n else 0, "F": square, "G": square, "Z": square,
+             "the result Z": square, "the extraction scratch": square}
+    if compute_uv:
+        needs.update({"U": count * m * n * itemsize, "V": count * p * n * itemsize})
+    if compute_x:
+        needs["X"] = square
+    return needs
+
+
 @dataclass
 class BatchedShortening:
     """What :func:`batched_gsvd_shorten` leaves on the device: the sweeps'
@@ -245,9 +260,7 @@ def batched_gsvd_shorten(queue: cl.CommandQueue, A: cl_array.Array, B: cl_array.
     spec = BatchedGSVDSpec(A.dtype.name, prescaled, compute_uv, compute_x,
                            gsvd_work_group(device, n), math_for(device) if math is None else math)
     itemsize = A.dtype.itemsize
-    check_global_memory(device, {"QR workspaces": count * (m + p + (n if m < n else 0)) * n
-                                 * itemsize,
-                                 "F, G and Z": 3 * count * n * n * itemsize})
+    check_global_memory(device, _stack_bytes(count, m, p, n, itemsize, compute_uv, compute_x))
     pool = memory_pool(queue)
     status, summary = flag_buffers(queue, count)
     buffers = {
