@@ -174,18 +174,6 @@ def _summary(queue: cl.CommandQueue, summary: cl.MemoryObjectHolder) -> int:
     return int(flags_or[0])
 
 
-def gsvd_work_group(device: cl.Device, n: int) -> int:
-    """Work-items per pair: on GPUs as the batched QR's
-    (:func:`cljacobi.host.batched_qr.qr_work_group`); on CPUs one, which
-    runs a pair's loops in order (a CPU runs a work-group's work-items one
-    after another anyway, and PoCL 3 miscompiled the work-item loops of
-    these kernels' longer barrier regions at 8: measured, wrong C and
-    writes past a buffer's end, right with optimization off)."""
-    if not device.type & cl.device_type.GPU:
-        return 1
-    return qr_work_group(device, n)
-
-
 def _stack_bytes(count: int, m: int, p: int, n: int, itemsize: int, compute_uv: bool,
                  compute_x: bool) -> dict[str, int]:
     """The largest buffers of a stack's three launches, checked before the first."""
@@ -258,7 +246,7 @@ def batched_gsvd_shorten(queue: cl.CommandQueue, A: cl_array.Array, B: cl_array.
                          f"1 to {BATCHED_HZ_ORDER_LIMIT}; A is {A.shape}, B {B.shape}")
     device = queue.device
     spec = BatchedGSVDSpec(A.dtype.name, prescaled, compute_uv, compute_x,
-                           gsvd_work_group(device, n), math_for(device) if math is None else math)
+                           qr_work_group(device, n), math_for(device) if math is None else math)
     itemsize = A.dtype.itemsize
     check_global_memory(device, _stack_bytes(count, m, p, n, itemsize, compute_uv, compute_x))
     pool = memory_pool(queue)
