@@ -17,7 +17,7 @@ import pytest
 
 import cljacobi
 from cljacobi.host.batched_gsvd import BatchedGSVDSpec
-from cljacobi.host.batched_hz import BatchedHZSpec, batched_hz_sweeps
+from cljacobi.host.batched_hz import BatchedHZSpec, batched_hz_sweeps, hz_row_split
 from cljacobi.host.hz import hz_sweeps
 
 EPS = np.finfo(np.float64).eps
@@ -173,19 +173,24 @@ def test_empty_stack():
 
 @pytest.mark.parametrize("n", [1, 2, 5, 8])
 @pytest.mark.parametrize("complex_", [False, True])
-@pytest.mark.parametrize(("prescaled", "dots"), [(False, False), (True, False), (False, True)])
-def test_kernel_against_the_pointwise_sweeps(n, complex_, prescaled, dots, queue, rng):
+@pytest.mark.parametrize(("prescaled", "dots", "row_split"),
+                         [(False, False, 1), (True, False, 1), (False, True, 1), (False, False, 4),
+                          (True, True, 2)])
+def test_kernel_against_the_pointwise_sweeps(n, complex_, prescaled, dots, row_split, queue,
+                                             rng):
     """batched_hz_sweeps on a stack: each pair's F, G, Z to rounding as the
     one-pair pointwise sweeps (hz_sweeps) leave them (the sums over a pair's
     rows go in another order: the last sweeps may count a small
-    transformation more or less)."""
+    transformation more or less), with one work-item per pivot pair or a
+    pair's rows split over several (the GPUs' layout)."""
     F, G = pairs(rng, (3,), n, n, n, complex_)
     Z = np.broadcast_to(np.eye(n, dtype=F.dtype), (3, n, n))
     if prescaled:
         norms = np.linalg.norm(G, axis=-2, keepdims=True)
         F, G, Z = F / norms, G / norms, Z / norms
     run = batched_hz_sweeps(queue, F, G, Z, prescaled=prescaled, criterion="C1",
-                            enhanced_dots=dots, strategy="me", max_sweeps=30)
+                            enhanced_dots=dots, strategy="me", max_sweeps=30,
+                            row_split=row_split)
     assert not run.flags.any()
     for b in range(3):
         one = hz_sweeps(queue, F[b], G[b], Z[b], prescaled=prescaled, criterion="C1",
@@ -209,6 +214,8 @@ def test_spec_errors():
         BatchedHZSpec("float64", criterion="C3")
     with pytest.raises(ValueError, match="power of two"):
         BatchedHZSpec("float64", lanes=3)
+    with pytest.raises(ValueError, match="row_split must be a power of two"):
+        BatchedHZSpec("float64", row_split=3)
     with pytest.raises(ValueError, match="batched GSVD handles float64 and complex128"):
         BatchedGSVDSpec("float32")
     with pytest.raises(ValueError, match="work_group_size"):
@@ -352,3 +359,19 @@ def test_device_memory_checked_before_the_first_launch(rng, monkeypatch):
     with pytest.raises(DeviceMemoryError, match=r"buffer 'A QR workspace'.*Small Device"):
         cljacobi.gsvd(np.concatenate([A, A]), np.concatenate([B, B]))  # 112 KiB
     assert not launches
+
+
+def test_row_split_by_device(queue):
+    """One work-item per pivot pair on CPUs; on GPUs 4, 8 or 16 by the
+    order, within the device's work-group size."""
+    class Gpu:
+        type, max_work_group_size = cl.device_type.GPU, 1024
+
+    class SmallGpu:
+        type, max_work_group_size = cl.device_type.GPU, 256
+
+    assert [hz_row_split(Gpu(), n, lanes) for n, lanes in ((8, 4), (32, 16), (128, 64))] \
+        == [4, 8, 16]
+    assert hz_row_split(SmallGpu(), 128, 64) == 4
+    if not queue.device.type & cl.device_type.GPU:
+        assert hz_row_split(queue.device, 64, 32) == 1
