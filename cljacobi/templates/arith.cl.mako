@@ -70,6 +70,32 @@ inline cjac_real cjac_workgroup_sum(__local cjac_real *scratch, const cjac_real 
 }
 </%def>
 
+## The sums of a pivot pair's ROW_SPLIT work-items (adjacent local ids, the
+## caller's `part_row` 0 .. ROW_SPLIT - 1, ROW_SPLIT a macro): the pairwise
+## tree ((x0 + x1) + (x2 + x3)) + ..., which every one of them computes from
+## the same entries, so all end with the same bits.
+<%def name="tree_sum(part)">
+## The pairwise tree over the ROW_SPLIT entries of the array `part`, into part[0].
+    for (int width = 1; width < ROW_SPLIT; width <<= 1)
+        for (int q = 0; q < ROW_SPLIT; q += 2 * width)
+            ${part}[q] += ${part}[q + width];
+</%def>
+## One barrier, between the stores and the loads; none after the loads: the
+## caller gives each sum its own `sums` or passes a barrier before reusing it.
+<%def name="pair_sum(name, ctype)">
+inline ${ctype} ${name}(__local ${ctype} *sums, const int lid, const int part_row,
+                        const ${ctype} x)
+{
+    sums[lid] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ${ctype} part[ROW_SPLIT];
+    for (int q = 0; q < ROW_SPLIT; ++q)
+        part[q] = sums[lid - part_row + q];
+${tree_sum("part")}
+    return part[0];
+}
+</%def>
+
 <%def name="rotation_functions()">
 /* Tangent of a trigonometric rotation annihilating a_ij of the 2x2 pivot block
  * [a_ii a_ij; a_ij a_jj] (same signs in J).  cot 2phi = (a_jj - a_ii) / (2 a_ij),

@@ -239,27 +239,8 @@ inline void cjac_pair_sum_two(const cjac_real x, const cjac_real y,
 /* Portable: through local memory, one barrier.  No barrier after the
  * reads: each sum of a step has its own scratch (pair.cl.mako numbers
  * them), and the step ends with a barrier before the next writes it. */
-<%def name="tree_sum(part)">
-## The pairwise tree over the ROW_SPLIT entries of the array `part`, into part[0].
-    for (int width = 1; width < ROW_SPLIT; width <<= 1)
-        for (int q = 0; q < ROW_SPLIT; q += 2 * width)
-            ${part}[q] += ${part}[q + width];
-</%def>
-<%def name="pair_sum(name, ctype)">
-inline ${ctype} ${name}(__local ${ctype} *sums, const int lid, const int part_row,
-                        const ${ctype} x)
-{
-    sums[lid] = x;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    ${ctype} part[ROW_SPLIT];
-    for (int q = 0; q < ROW_SPLIT; ++q)
-        part[q] = sums[lid - part_row + q];
-${tree_sum("part")}
-    return part[0];
-}
-</%def>
-${pair_sum("cjac_pair_sum_real", "cjac_real")}
-${pair_sum("cjac_pair_sum_elem", "cjac_elem")}
+${arith.pair_sum("cjac_pair_sum_real", "cjac_real")}
+${arith.pair_sum("cjac_pair_sum_elem", "cjac_elem")}
 
 /* Two such sums behind one barrier: x's in sums[0..WG), y's in
  * sums[WG..2 WG). */
@@ -275,8 +256,8 @@ inline void cjac_pair_sum_two(__local cjac_real *sums, const int lid, const int 
         x_part[q] = sums[lid - part_row + q];
         y_part[q] = sums[WG + lid - part_row + q];
     }
-${tree_sum("x_part")}
-${tree_sum("y_part")}
+${arith.tree_sum("x_part")}
+${arith.tree_sum("y_part")}
     *x_total = x_part[0];
     *y_total = y_part[0];
 }

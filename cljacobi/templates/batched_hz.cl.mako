@@ -31,24 +31,17 @@ ${hz.pair_math(complex_, prescaled, criterion, enhanced_dots)}
 
 <% separate_errors = enhanced_dots and not complex_ %>
 %if row_split > 1:
-/* The sum of the ROW_SPLIT partial values of a pair's work-items (adjacent
- * local ids), the pairwise tree ((x0 + x1) + (x2 + x3)) + ..., which every
- * one of them reads: the same bits for all.  Every work-item of the
- * work-group calls it (two barriers). */
+${arith.pair_sum("cjac_pair_sum_real", "cjac_real")}
+
+/* cjac_pair_sum_real, and a barrier before `scratch` takes the next sum (one
+ * scratch serves them all: a work-group of up to 1024 work-items).  Every
+ * work-item of the work-group calls it. */
 inline cjac_real hz_pair_sum(__local cjac_real *scratch, const int lid, const int part,
                              const cjac_real x)
 {
-    scratch[lid] = x;
+    const cjac_real total = cjac_pair_sum_real(scratch, lid, part, x);
     barrier(CLK_LOCAL_MEM_FENCE);
-    __local const cjac_real *own = scratch + (lid - part);
-    cjac_real level[ROW_SPLIT];
-    for (int q = 0; q < ROW_SPLIT; ++q)
-        level[q] = own[q];
-    for (int width = 1; width < ROW_SPLIT; width <<= 1)
-        for (int q = 0; q < ROW_SPLIT; q += 2 * width)
-            level[q] += level[q + width];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return level[0];
+    return total;
 }
 
 inline hz_sum hz_pair_sum_hz(__local cjac_real *scratch, const int lid, const int part,
@@ -98,55 +91,47 @@ void cjac_batched_hz(${signatures["cjac_batched_hz"].parameters})
          * forward and backward sweeps, MM its slot assignment. */
         __global const int2 *table = pairs + (size_t)(sweep % 2) * steps * per_step;
         for (int step = 0; step < steps; ++step) {
-%if row_split > 1:
-            /* Every work-item runs the step (the pair sums hold barriers): one
-             * without a pair of this step takes columns (0, 0) over no rows
-             * and writes nothing. */
+            /* Every work-item runs the step (with row_split > 1 the pair sums
+             * hold barriers): one without a pair of this step takes columns
+             * (0, 0) over no rows and writes nothing. */
             {
                 const int2 ij = lane < per_step ? table[step * per_step + lane] : (int2)(0, n);
                 const int live = ij.y < n;  /* j = n: the virtual column of an odd n */
                 const int i = ij.x, j = live ? ij.y : ij.x, rows = live ? n : 0;
-%else:
-            if (lane < per_step) {
-                const int2 ij = table[step * per_step + lane];
-                const int i = ij.x, j = ij.y, rows = n, live = j < n;
-%endif
-                if (live || ${"1" if row_split > 1 else "0"}) {
-                    __global cjac_elem *f_i = f + (size_t)i * n, *f_j = f + (size_t)j * n;
-                    __global cjac_elem *g_i = g + (size_t)i * n, *g_j = g + (size_t)j * n;
-                    /* The pivot submatrices A_k and B_k ([NS] Sect. 2.1). */
+                __global cjac_elem *f_i = f + (size_t)i * n, *f_j = f + (size_t)j * n;
+                __global cjac_elem *g_i = g + (size_t)i * n, *g_j = g + (size_t)j * n;
+                /* The pivot submatrices A_k and B_k ([NS] Sect. 2.1). */
 ${hz.pivot_sums("part", "ROW_SPLIT", "rows", "rows", prescaled)}
 %if row_split > 1:
-                    s_ii = hz_pair_sum_hz(scratch, lid, part, s_ii);
-                    s_jj = hz_pair_sum_hz(scratch, lid, part, s_jj);
-                    s_ij = hz_pair_sum_dot(scratch, lid, part, s_ij);
+                s_ii = hz_pair_sum_hz(scratch, lid, part, s_ii);
+                s_jj = hz_pair_sum_hz(scratch, lid, part, s_jj);
+                s_ij = hz_pair_sum_dot(scratch, lid, part, s_ij);
 %if not prescaled:
-                    t_ii = hz_pair_sum_hz(scratch, lid, part, t_ii);
-                    t_jj = hz_pair_sum_hz(scratch, lid, part, t_jj);
+                t_ii = hz_pair_sum_hz(scratch, lid, part, t_ii);
+                t_jj = hz_pair_sum_hz(scratch, lid, part, t_jj);
 %endif
-                    t_ij = hz_pair_sum_dot(scratch, lid, part, t_ij);
+                t_ij = hz_pair_sum_dot(scratch, lid, part, t_ij);
 %endif
 %if prescaled:
-                    const cjac_real b_ii = 1, b_jj = 1;  /* diag(B) = I assumed ([NS] Sect. 2) */
+                const cjac_real b_ii = 1, b_jj = 1;  /* diag(B) = I assumed ([NS] Sect. 2) */
 %else:
-                    const cjac_real b_ii = hz_sum_value(t_ii), b_jj = hz_sum_value(t_jj);
+                const cjac_real b_ii = hz_sum_value(t_ii), b_jj = hz_sum_value(t_jj);
 %endif
-                    const hz_decision d = hz_decide(hz_sum_value(s_ii), hz_dot_value(s_ij),
-                                                    hz_sum_value(s_jj), b_ii,
-                                                    hz_dot_value(t_ij), b_jj, order);
-                    if (live && part == 0) {
-                        if (d.not_definite)
-                            atomic_inc(&counts[HZ_NOT_DEFINITE]);
-                        if (d.transformed)
-                            atomic_inc(&counts[HZ_TRANSFORMED]);
-                        if (d.big)
-                            atomic_inc(&counts[HZ_BIG]);
-                    }
-                    if (live && d.apply) {  /* this work-item's rows */
-                        hz_update(f_i, f_j, part, n, ROW_SPLIT, d.z);
-                        hz_update(g_i, g_j, part, n, ROW_SPLIT, d.z);
-                        hz_update(z + (size_t)i * n, z + (size_t)j * n, part, n, ROW_SPLIT, d.z);
-                    }
+                const hz_decision d = hz_decide(hz_sum_value(s_ii), hz_dot_value(s_ij),
+                                                hz_sum_value(s_jj), b_ii,
+                                                hz_dot_value(t_ij), b_jj, order);
+                if (live && part == 0) {
+                    if (d.not_definite)
+                        atomic_inc(&counts[HZ_NOT_DEFINITE]);
+                    if (d.transformed)
+                        atomic_inc(&counts[HZ_TRANSFORMED]);
+                    if (d.big)
+                        atomic_inc(&counts[HZ_BIG]);
+                }
+                if (live && d.apply) {  /* this work-item's rows */
+                    hz_update(f_i, f_j, part, n, ROW_SPLIT, d.z);
+                    hz_update(g_i, g_j, part, n, ROW_SPLIT, d.z);
+                    hz_update(z + (size_t)i * n, z + (size_t)j * n, part, n, ROW_SPLIT, d.z);
                 }
             }
             barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
