@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (announced_queue, cupy_peer, median_time,  # noqa: E402
+from common import (announced_queue, cupy_peer, median_time, stack_cases,  # noqa: E402
                     profiling_queue, time_gpu_peers, torch_peer, write_results)
 
 #: The stacks of the issue: (n, count).
@@ -228,13 +228,9 @@ def main() -> None:
     queue, device = announced_queue()
     rng = np.random.default_rng(2026)
     records = []
-    for dtype in args.dtypes:
-        complex_ = dtype.startswith("complex")
-        for text in args.stacks:
-            n, count = (int(x) for x in text.split("x"))
-            for family in args.families:
-                run_stack(args, family, dtype, n, count, records, queue,
-                          np.ascontiguousarray(FAMILIES[family](rng, count, n, complex_)))
+    for dtype, n, count, family in stack_cases(args):
+        stack = FAMILIES[family](rng, count, n, dtype.startswith("complex"))
+        run_stack(args, family, dtype, n, count, records, queue, np.ascontiguousarray(stack))
     write_results(args.json, "batched", device, records)
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import announced_queue, median_time, write_results
+from common import announced_queue, median_time, stack_cases, write_results
 
 #: (n, count): square pairs, A and B n x n.
 STACKS = [(8, 10_000), (16, 2_000), (32, 500)]
@@ -135,12 +135,9 @@ def main() -> None:
     queue, device = announced_queue()
     rng = np.random.default_rng(2026)
     records = []
-    for dtype in args.dtypes:
-        for text in args.stacks:
-            n, count = (int(x) for x in text.split("x"))
-            for family in args.families:
-                A, B = pair_stack(rng, count, n, dtype.startswith("c"), family)
-                run_stack(args, queue, family, dtype, n, count, records, A, B)
+    for dtype, n, count, family in stack_cases(args):
+        A, B = pair_stack(rng, count, n, dtype.startswith("c"), family)
+        run_stack(args, queue, family, dtype, n, count, records, A, B)
     write_results(args.json, "batched_gsvd", device, records)
 
 

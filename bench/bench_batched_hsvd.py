@@ -41,6 +41,7 @@ from common import (
     announced_queue,
     cupy_peer,
     median_time,
+    stack_cases,
     time_gpu_peers,
     torch_peer,
     write_results,
@@ -176,14 +177,10 @@ def main() -> None:
     queue, device = announced_queue()
     rng = np.random.default_rng(2026)
     records = []
-    for dtype in args.dtypes:
-        for text in args.stacks:
-            n, count = (int(x) for x in text.split("x"))
-            for family in args.families:
-                G = np.ascontiguousarray(factor_stack(rng, count, n, dtype.startswith("c"),
-                                                      family))
-                for signature in args.signatures:
-                    run_stack(args, family, signature, dtype, n, count, records, queue, G)
+    for dtype, n, count, family in stack_cases(args):
+        G = np.ascontiguousarray(factor_stack(rng, count, n, dtype.startswith("c"), family))
+        for signature in args.signatures:
+            run_stack(args, family, signature, dtype, n, count, records, queue, G)
     write_results(args.json, "batched_hsvd", device, records)
 
 

@@ -35,6 +35,17 @@ def announced_queue():
     return queue, device
 
 
+def stack_cases(args: Any) -> Any:
+    """``(dtype, n, count, family)`` for every stack a batched benchmark's
+    arguments ask for (``--dtypes``, ``--stacks`` as ``n x count``,
+    ``--families``), in that nesting."""
+    for dtype in args.dtypes:
+        for text in args.stacks:
+            n, count = (int(x) for x in text.split("x"))
+            for family in args.families:
+                yield dtype, n, count, family
+
+
 def median_time(fn: Callable[[], Any], repeat: int) -> tuple[float, list[float], Any]:
     """``(median seconds, all seconds, last result)`` of `repeat` timed calls
     after one untimed call (program builds, step tables, library handles and
