@@ -55,23 +55,10 @@ inline cjac_real cjac_cabs1(const cjac_elem x) { return fabs(x.x) + fabs(x.y); }
 inline cjac_real cjac_cabs1(const cjac_elem x) { return fabs(x); }
 %endif
 
-/* sqrt(sum of squares) of the n values x[0 .. n), scaled by the power of two
- * of the largest (a Frobenius norm from column norms) */
-inline cjac_real cjac_norm_of_norms(__local const cjac_real *x, const int n)
-{
-    cjac_real peak = 0;
-    for (int i = 0; i < n; ++i)
-        peak = fmax(peak, x[i]);
-    if (peak == 0)
-        return 0;
-    const int e = clamp(ilogb(peak), -1000, 1000);
-    cjac_real sum = 0;
-    for (int i = 0; i < n; ++i) {
-        const cjac_real y = ldexp(x[i], -e);
-        sum = fma(y, y, sum);
-    }
-    return ldexp(sqrt(sum), e);
-}
+/* The norm of the nonnegative values x[r0 * step ..] (a Frobenius norm from
+ * column norms), scaled as cjac_column_norm */
+${qr.scaled_norm("cjac_norm_of_norms", "__local const cjac_real *", "{}",
+                 "fma(down * {0}, down * {0}, sum)")}
 
 /* The largest |x_ij| of a rows x n matrix (NaN propagates, as numpy's max),
  * by the work-group into *largest. */
@@ -224,8 +211,8 @@ ${qr.householder_qr("WB", "n", "p", "n", "taus_b", complex_=complex_, pivoting=T
     if (lid == 0) {
         exponents[2 * b] = t_a;
         exponents[2 * b + 1] = t_b;
-        report[4 * b] = cjac_norm_of_norms(f_norms, n);
-        report[4 * b + 1] = cjac_norm_of_norms(norms, n);
+        report[4 * b] = cjac_norm_of_norms(f_norms, 1, 0, n);
+        report[4 * b + 1] = cjac_norm_of_norms(norms, 1, 0, n);
         report[4 * b + 2] = r_11;
         report[4 * b + 3] = r_nn;
         status[b] = refused;

@@ -282,21 +282,8 @@ inline int cjac_floor_half(const int x) { return (x - (x < 0 && (x & 1))) / 2; }
 /* ||col[r0 * step .. rows * step : step]||: the squares summed after scaling by the power of two
  * of the largest part (exact), so that they neither overflow nor underflow
  * where it matters (the purpose of LAPACK xNRM2's scaling). */
-inline cjac_real cjac_column_norm(__global const cjac_elem *col, const int step, const int r0,
-                                  const int rows)
-{
-    cjac_real peak = 0;
-    for (int i = r0; i < rows; ++i)
-        peak = fmax(peak, cjac_elem_peak(col[i * step]));
-    if (peak == 0)
-        return 0;
-    const int e = clamp(ilogb(peak), -1000, 1000);
-    const cjac_real down = ldexp((cjac_real)1, -e);
-    cjac_real sum = 0;
-    for (int i = r0; i < rows; ++i)
-        sum = cjac_abs2_acc(cjac_scale(down, col[i * step]), sum);
-    return sqrt(sum) * ldexp((cjac_real)1, e);
-}
+${scaled_norm("cjac_column_norm", "__global const cjac_elem *", "cjac_elem_peak({})",
+              "cjac_abs2_acc(cjac_scale(down, {}), sum)")}
 
 /* LAPACK xLARFG on (alpha; x), x = x[0], x[step], .. (count entries): H^H (alpha; x)
  * = (beta; 0) with H = I - tau v v^H, v = (1; x / (alpha - beta)).  Returns
@@ -335,6 +322,27 @@ inline cjac_elem cjac_larfg(cjac_elem alpha, __global cjac_elem *x, const int st
         beta *= CJAC_SAFMIN;
     *beta_out = beta;
     return tau;
+}
+</%def>
+
+## A norm function `name`(x, step, r0, rows) of the entries x[i * step],
+## r0 <= i < rows, of the C type `pointer`: the largest `peak` (a format
+## string of an entry), its power of two 2^e, then the sum of squares
+## `add_square` of the entries scaled by down = 2^-e (exact), times 2^e.
+<%def name="scaled_norm(name, pointer, peak, add_square)">
+inline cjac_real ${name}(${pointer}x, const int step, const int r0, const int rows)
+{
+    cjac_real largest = 0;
+    for (int i = r0; i < rows; ++i)
+        largest = fmax(largest, ${peak.format("x[i * step]")});
+    if (largest == 0)
+        return 0;
+    const int e = clamp(ilogb(largest), -1000, 1000);
+    const cjac_real down = ldexp((cjac_real)1, -e);
+    cjac_real sum = 0;
+    for (int i = r0; i < rows; ++i)
+        sum = ${add_square.format("x[i * step]")};
+    return sqrt(sum) * ldexp((cjac_real)1, e);
 }
 </%def>
 
