@@ -47,22 +47,22 @@ times the J-factorization's host and device versions side by side:
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 import numpy as np
-from common import eigh_peers, median_time, write_results
+from common import eigh_peers, environment, median_time, write_results
 
 import cljacobi
 from cljacobi.host.device import default_queue
 from cljacobi.host.matrix_products import ENV_VAR as PRODUCTS_ENV
 from cljacobi.host.matrix_products import MATRIX_PRODUCTS
+from cljacobi.host.pointwise import FINISHING_ENV, FINISHINGS
 from cljacobi.matrices import paper_spectrum, with_spectrum
 
 
 def _magnitudes(M):
     """Singular values of M (descending) by LAPACK dgejsv: the reference |lambda|."""
-    import scipy.linalg.lapack as lapack
+    from scipy.linalg import lapack
 
     sva, *_, work, _iwork, info = lapack.dgejsv(M, joba=2, jobu=3, jobv=3)
     if info != 0:
@@ -167,6 +167,9 @@ def main() -> None:
                         choices=["auto", *MATRIX_PRODUCTS],
                         help="forms of the blocked Gram and update kernels to time "
                         f"(through {PRODUCTS_ENV}; each is its own solver)")
+    parser.add_argument("--finishing", nargs="+", default=["certified"], choices=FINISHINGS,
+                        help="how the pointwise sweeps after blocked ones go (through "
+                        f"{FINISHING_ENV}; each is its own solver)")
     args = parser.parse_args()
     dtype = np.dtype(args.dtype)
     if args.family in ("graded", "rank") and dtype.kind == "c":
@@ -198,9 +201,10 @@ def main() -> None:
                 for variant_spec in args.variants:
                     for factorization in args.factorization:
                         for products in args.matrix_products:
-                            records.append(_run_cljacobi(problem, n, dtype, layout,
-                                                         variant_spec, factorization, repeat,
-                                                         products))
+                            for finishing in args.finishing:
+                                records.append(_run_cljacobi(
+                                    problem, n, dtype, layout, variant_spec, factorization,
+                                    repeat, products, finishing))
             for name, solve in peers.items():
                 if name == "numpy.eigh" and n > args.numpy_max:
                     continue
@@ -236,30 +240,25 @@ def main() -> None:
 
 
 def _run_cljacobi(problem, n, dtype, layout, variant_spec, factorization, repeat,
-                  products="auto"):
+                  products="auto", finishing="certified"):
     """Time eig_indefinite on one problem with one set of options; its record."""
     variant, _, width = variant_spec.partition(":")
     options = {"variant": variant, "block_width": int(width) if width else None,
                "factorization": factorization, "_layout": layout}
-    saved = os.environ.get(PRODUCTS_ENV)
-    os.environ[PRODUCTS_ENV] = products
-    try:
+    with environment(**{PRODUCTS_ENV: products, FINISHING_ENV: finishing}):
         seconds, times, (result, info) = median_time(
             lambda: cljacobi.eig_indefinite(problem.M, return_info=True, **options), repeat)
-    finally:
-        if saved is None:
-            del os.environ[PRODUCTS_ENV]
-        else:
-            os.environ[PRODUCTS_ENV] = saved
     name = f"cljacobi[{variant_spec}" + (f",{layout}" if layout else "") + (
         f",{factorization}" if factorization != "auto" else "") + (
-        f",{products}]" if products != "auto" else "]")
+        f",{products}" if products != "auto" else "") + (
+        f",{finishing}]" if finishing != "certified" else "]")
     rec = {
         "n": n, "problem": problem.label, "solver": name, "dtype": dtype.name,
         "layout": layout, "seconds": seconds, "all_seconds": times,
         "variant": info.variant, "block_width": info.block_width,
         "matrix_products": info.matrix_products,
         "sweeps": info.sweeps, "blocked_sweeps": info.blocked_sweeps,
+        "certified_sweeps": info.certified_sweeps,
         "rotations": info.rotations, "rotations_per_sweep": info.rotations_per_sweep,
         "phases": info.seconds, "work_group_size": info.work_group_size,
         "factorization": info.factorization, "rank": info.rank,
@@ -273,7 +272,7 @@ def _run_cljacobi(problem, n, dtype, layout, variant_spec, factorization, repeat
         rec["block_step_gflops"] = flops / info.seconds["blocked_sweeps"] / 1e9
     print(f"n={n} {problem.label} {name} {seconds:.3f}s sweeps={info.sweeps} "
           f"[{info.matrix_products or 'pointwise'}] "
-          f"(blocked {info.blocked_sweeps}) rank={info.rank} {info.factorization} "
+          f"(blocked {info.blocked_sweeps}, certified {info.certified_sweeps}) rank={info.rank} {info.factorization} "
           + ", ".join(f"{k}={v:.3f}" for k, v in info.seconds.items())
           + (f" block GFLOP/s={rec['block_step_gflops']:.1f}"
              if "block_step_gflops" in rec else ""), flush=True)

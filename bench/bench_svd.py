@@ -22,13 +22,15 @@ timed in both device layouts in one run:
 from __future__ import annotations
 
 import argparse
+import itertools
 from pathlib import Path
 
 import numpy as np
-from common import median_time, on_gpu, write_results
+from common import environment, median_time, on_gpu, write_results
 
 import cljacobi
 from cljacobi.host.device import default_queue
+from cljacobi.host.pointwise import FINISHING_ENV, FINISHINGS
 
 
 def _orthonormal(rng, m, n, dtype):
@@ -103,6 +105,9 @@ def main() -> None:
     parser.add_argument("--numpy-max", type=int, default=4096, help="largest n for numpy")
     parser.add_argument("--variants", nargs="+", default=["auto"],
                         help="cljacobi variants: auto, pointwise, bo:W, fb:W, stream:W")
+    parser.add_argument("--finishing", nargs="+", default=["certified"], choices=FINISHINGS,
+                        help="how the pointwise sweeps after blocked ones go (through "
+                        f"{FINISHING_ENV}; each is its own solver)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     if args.aspect < 1:
@@ -111,8 +116,9 @@ def main() -> None:
     layouts = args.layout if dtype.kind == "c" else [None]
     compute_uv = not args.values_only
 
-    def ours_name(layout, variant):
-        tags = [tag for tag in (layout, None if variant == "auto" else variant) if tag]
+    def ours_name(layout, variant, finishing):
+        tags = [tag for tag in (layout, None if variant == "auto" else variant,
+                                None if finishing == "certified" else finishing) if tag]
         return "cljacobi.svd" + (f"[{', '.join(tags)}]" if tags else "")
 
     def variant_options(variant):
@@ -140,13 +146,14 @@ def main() -> None:
         m = int(round(args.aspect * n))
         A, sigma = make_matrix(m, n, rng, dtype, args.family)
         for layout in layouts:
-            for variant in args.variants:
-                seconds, times, (result, info) = median_time(
-                    lambda: cljacobi.svd(A, compute_uv=compute_uv, return_info=True,
-                                         _layout=layout, **variant_options(variant)),
-                    args.repeat)
+            for variant, finishing in itertools.product(args.variants, args.finishing):
+                with environment(**{FINISHING_ENV: finishing}):
+                    seconds, times, (result, info) = median_time(
+                        lambda: cljacobi.svd(A, compute_uv=compute_uv, return_info=True,
+                                             _layout=layout, **variant_options(variant)),
+                        args.repeat)
                 U, S, Vh = result if compute_uv else (None, result, None)
-                name = ours_name(layout, variant)
+                name = ours_name(layout, variant, finishing)
                 records.append({
                     "m": m, "n": n, "solver": name, "dtype": dtype.name,
                     "layout": layout, "compute_uv": compute_uv,
@@ -154,13 +161,15 @@ def main() -> None:
                     "matrix_products": info.matrix_products,
                     "seconds": seconds, "all_seconds": times, "sweeps": info.sweeps,
                     "blocked_sweeps": info.blocked_sweeps,
+                    "certified_sweeps": info.certified_sweeps,
                     "rotations": info.rotations, "rotations_per_sweep": info.rotations_per_sweep,
                     "phases": info.seconds, "factorization": info.factorization,
                     "work_group_size": info.work_group_size,
                     **_accuracy(A, sigma, U, S, Vh),
                 })
                 print(f"m={m} n={n} {name} ({info.variant}:{info.block_width}) {seconds:.3f}s "
-                      f"sweeps={info.sweeps} (blocked {info.blocked_sweeps}) "
+                      f"sweeps={info.sweeps} (blocked {info.blocked_sweeps}, certified "
+                      f"{info.certified_sweeps}) "
                       f"[{info.matrix_products or 'pointwise'}] "
                       f"rotations={info.rotations} phases="
                       + ", ".join(f"{k}={v:.3f}" for k, v in info.seconds.items()), flush=True)

@@ -3,14 +3,32 @@ the JSON results."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
+import os
 import platform
 import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+
+@contextlib.contextmanager
+def environment(**values: str):
+    """Set environment variables for the block, then restore them (for the
+    library's process-wide switches, such as ``CLJACOBI_MATRIX_PRODUCTS``)."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
 
 
 def profiling_queue():

@@ -89,6 +89,11 @@ class SolveInfo:
         pointwise runs.
     blocked_sweeps : int
         Of ``sweeps``, how many were blocked sweeps (the rest pointwise).
+    certified_sweeps : int
+        Of the pointwise sweeps after blocked ones, how many were certified:
+        every pair tested on its fresh Gram entry, only the pairs that may
+        fail the test rotated (``docs/design.md``, "The certified finishing
+        sweep").
     factorization : str
         ``eig_indefinite``: ``"cholesky"`` (M shown definite by pivoted
         Cholesky on the host, see its Notes), ``"bunch-parlett"`` (on the host) or
@@ -133,6 +138,7 @@ class SolveInfo:
     block_width: int = 0
     matrix_products: str = ""
     blocked_sweeps: int = 0
+    certified_sweeps: int = 0
     factorization: str = ""
     precision: str = ""
     seconds: dict[str, float] = field(default_factory=dict)

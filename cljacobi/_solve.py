@@ -40,9 +40,9 @@ from ._batch import batched_queue, solve_batched
 from ._results import SolveInfo
 from .errors import ConvergenceError, warn_unconverged
 from .host.blocked import BLOCK_VARIANTS, COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, BlockedHSVD
+from .host.classical import ClassicalRun, CyclicRun, classical_run, cyclic_run
 from .host.device import has_fp64, resolve_queue
 from .host.factorization import DeviceJFactor
-from .host.classical import ClassicalRun, CyclicRun, classical_run, cyclic_run
 from .host.hz import HZRun, hz_sweeps
 from .host.operands import Operands, download, gather_factor
 from .host.pointwise import HSVDState, PointwiseHSVD, complex_layout
@@ -560,7 +560,8 @@ def solve_on(comm: Any, method: Method, data: Any, plan: SweepPlan, *, queue: An
     (:func:`cljacobi.distributed.solve_on`: rank 0 runs :func:`solve`).
     `signature` is hsvd's J, which the method holds; with block columns on
     every rank it is gathered like them and handed to the method on rank 0."""
-    from .distributed import check_comm, solve_on as solve_on_comm
+    from .distributed import check_comm
+    from .distributed import solve_on as solve_on_comm
 
     check_comm(comm)
     # One rank: the single-device sweeps (the same results, no staging).
@@ -665,9 +666,11 @@ def run_sweeps(
         info.seconds["blocked_sweeps"] = blocked.seconds["sweeps"]
     state = driver.run_operands(
         operands, max_sweeps=max(max_sweeps - info.blocked_sweeps, 1), fetch=fetch,
-        peak_rounding=peak_rounding)
+        peak_rounding=peak_rounding,
+        certificate=blocked_driver.certificate if variant != "pointwise" else None)
     stats = state.stats
     info.sweeps = info.blocked_sweeps + stats.sweeps
+    info.certified_sweeps = stats.certified
     info.rotations_per_sweep += stats.rotations_per_sweep
     info.rotations = sum(info.rotations_per_sweep)
     info.converged = stats.converged and info.sweeps <= max_sweeps

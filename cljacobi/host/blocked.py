@@ -39,6 +39,7 @@ import pyopencl as cl
 
 from ..errors import DeviceCapabilityError
 from ..strategies import step_table
+from .certificate import FinishingCertificate, certificate_mask_bytes
 from .device import require_fp64
 from .limits import check_local_memory, choose_work_group_size
 from .matrix_products import (
@@ -612,7 +613,7 @@ class BlockedSpec:
 
     @property
     def signatures(self) -> dict[str, KernelSignature]:
-        """The arguments of the three kernels, declared once."""
+        """The arguments of the four kernels, declared once."""
         store = self.store_ctype
         outer = buffer("outer_pairs", "__global const int2 *")
         gram = KernelSignature("cjac_block_gram", (
@@ -633,7 +634,12 @@ class BlockedSpec:
             buffer("transforms", "__global const cjac_elem *"),
             buffer("rotated", "__global const int *"),
         ))
-        return {sig.name: sig for sig in (gram, rotate, update)}
+        certify = KernelSignature("cjac_block_certify", (
+            buffer("partial", "__global const cjac_elem *"), int_arg("chunks"), int_arg("m"),
+            int_arg("step"), buffer("masks", "__global uint *"),
+            buffer("found", "__global int *"),
+        ))
+        return {sig.name: sig for sig in (gram, rotate, update, certify)}
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -1044,6 +1050,10 @@ class BlockedHSVD:
         for name, value in self.tuning.items():
             setattr(self, name, value)
         self.plan: BlockedPlan | None = None
+        #: The last run's :class:`~cljacobi.host.certificate.FinishingCertificate`
+        #: (None after a run on given `outer_pairs`, or where its masks do not
+        #: fit one buffer).
+        self.certificate: FinishingCertificate | None = None
 
     def run(self, G: np.ndarray, signs: np.ndarray, *, max_sweeps: int,
             layout: str | None = None):
@@ -1192,5 +1202,21 @@ class BlockedHSVD:
             stalled=(lambda counts: stream_stalled(counts, pairs)) if stream else None)
         seconds["sweeps"] += time.perf_counter() - sweep_start
 
+        # The finishing certificate runs one sweep of the outer table (every
+        # pair of blocks once), so not on the steps of a distributed run.
+        self.certificate = None
+        mask_bytes = certificate_mask_bytes(outer_steps, slots, w)
+        if outer_pairs is None and mask_bytes <= int(self.device.max_mem_alloc_size):
+            certify_sig = plan.spec.signatures["cjac_block_certify"]
+            masks_buf = cl.Buffer(ctx, mf.READ_WRITE, mask_bytes)
+            found_buf = cl.Buffer(ctx, mf.READ_WRITE, 4 * outer_steps * slots)
+            certify = certify_sig.kernel(program, partial=partial_buf,
+                                         chunks=plan.gram_chunks.count, m=ops.rows, step=0,
+                                         masks=masks_buf, found=found_buf)
+            self.certificate = FinishingCertificate(
+                self.queue, gram=gram, gram_step=gram_sig.position("step"), certify=certify,
+                certify_step=certify_sig.position("step"), ranges=ranges,
+                table=tables[0], block_width=w, masks=masks_buf, found=found_buf,
+                buffers=(outer_buf, partial_buf))
         stats.seconds = seconds
         return stats

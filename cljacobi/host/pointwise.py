@@ -21,24 +21,34 @@ import numpy as np
 import pyopencl as cl
 
 from ..strategies import STRATEGIES, step_table
+from .certificate import FinishingCertificate
 from .device import require_fp64
 from .diagonal import sort_diagonal
 from .operands import Operands, download, upload
 from .pointwise_plan import PointwisePlan
 from .programs import COMPLEX_LAYOUTS, build_program
+from .signatures import KernelSignature
 from .sweeps import RunStats, sweep_until_converged
 
 __all__ = [
     "BLOCKED_COMPLEX_LAYOUT",
+    "FINISHING_ENV",
     "HSVDState",
     "PointwiseHSVD",
     "RunStats",
     "complex_layout",
+    "disjoint_rounds",
+    "finishing",
 ]
 
 #: Environment variable that selects the complex storage layout when the
 #: caller passes none: ``interleaved`` or ``split`` (for benchmarking both).
 LAYOUT_ENV = "CLJACOBI_COMPLEX_LAYOUT"
+
+#: Environment variable that selects how the pointwise sweeps after a blocked
+#: phase go (:func:`finishing`).
+FINISHING_ENV = "CLJACOBI_FINISHING"
+FINISHINGS = ("certified", "sweeps")
 
 #: Default complex storage.  The GSVD paper (Novaković & Singer, Sect. 3.1)
 #: split real and imaginary parts for two reasons: CUDA C had no native
@@ -68,6 +78,40 @@ DEFAULT_COMPLEX_LAYOUT = "split"
 #: seconds of eig_indefinite, interleaved vs split: n = 2048, bo:16 0.837 vs
 #: 0.938, bo:8 0.747 vs 0.875; n = 4096, bo:16 3.23 vs 3.77, bo:8 4.21 vs 5.69.
 BLOCKED_COMPLEX_LAYOUT = "interleaved"
+
+
+def finishing() -> str:
+    """How the pointwise sweeps after a blocked phase go: ``"certified"``
+    (the default; :class:`~cljacobi.host.certificate.FinishingCertificate`)
+    or ``"sweeps"`` (every sweep a full pointwise sweep), from
+    ``$CLJACOBI_FINISHING``, for example to compare the two on one device."""
+    value = os.environ.get(FINISHING_ENV, "").strip().lower() or "certified"
+    if value not in FINISHINGS:
+        raise ValueError(f"{FINISHING_ENV} must be one of {FINISHINGS}, not {value!r}")
+    return value
+
+
+def disjoint_rounds(pairs: np.ndarray) -> list[np.ndarray]:
+    """`pairs` (``c x 2``) in rounds of pairs with no index in common, each
+    pair in the first round where neither of its indices is taken (in the
+    order given), each round in that order.
+
+    >>> [r.tolist() for r in disjoint_rounds(np.array([[0, 1], [0, 2], [3, 4], [1, 2]]))]
+    [[[0, 1], [3, 4]], [[0, 2]], [[1, 2]]]
+    """
+    taken: list[set[int]] = []
+    members: list[list[int]] = []
+    for index, (i, j) in enumerate(pairs.tolist()):
+        for q, used in enumerate(taken):
+            if i not in used and j not in used:
+                break
+        else:
+            q = len(taken)
+            taken.append(set())
+            members.append([])
+        taken[q].update((i, j))
+        members[q].append(index)
+    return [pairs[rows] for rows in members]
 
 
 def complex_layout(layout: str | None = None, *, blocked: bool = False) -> str:
@@ -189,7 +233,7 @@ class PointwiseHSVD:
 
     def run_operands(
         self, operands: Operands, *, max_sweeps: int, fetch: bool = True,
-        peak_rounding: bool = True,
+        peak_rounding: bool = True, certificate: FinishingCertificate | None = None,
     ) -> HSVDState:
         """The sweeps on operands already on the device (an even number of
         columns, V present if accumulated), then the result on the host;
@@ -200,7 +244,13 @@ class PointwiseHSVD:
         largest norm so far times eps (true of a factor whose columns carry its
         scale; False for one whose rows may be graded): a remainder of dependent
         columns of one sign below it is zeroed, and a pair of opposite signs
-        whose difference is below it is dependent (``cjac_step``)."""
+        whose difference is below it is dependent (``cjac_step``).
+
+        With the `certificate` of a blocked phase that ran before (and a
+        table strategy), every sweep first finds the pairs that may fail the
+        relative orthogonality test and, when there are at most r of them,
+        rotates only those (:meth:`_certified_sweep`); ``stats.certified``
+        counts such sweeps.  ``CLJACOBI_FINISHING=sweeps`` turns this off."""
         seconds = {"transfer": 0.0, "sweeps": 0.0, "sort": 0.0}
         ops = operands
         complex_ = ops.dtype.kind == "c"
@@ -276,12 +326,23 @@ class PointwiseHSVD:
         # name once (as the blocked driver does).
         step_position = step_signature.position("step") if pairs_buf is not None else None
 
-        def enqueue_sweep(sweep: int) -> None:
+        def enqueue_full_sweep(sweep: int) -> None:
             first = (sweep % sweep_tables) * steps
             for s in range(steps):
                 if step_position is not None:
                     step.set_arg(step_position, np.int32(first + s))
                 cl.enqueue_nd_range_kernel(self.queue, step, global_size, local_size)
+
+        enqueue_sweep = enqueue_full_sweep
+        certified = 0
+        if certificate is not None and pairs_buf is not None and finishing() == "certified":
+            def enqueue_sweep(sweep: int) -> None:
+                nonlocal certified
+                if self._certified_sweep(certificate, d_buf, diagonal, program, step_signature,
+                                         values, wg):
+                    certified += 1
+                else:
+                    enqueue_full_sweep(sweep)
 
         sort_in_sweeps = 0.0
 
@@ -296,6 +357,7 @@ class PointwiseHSVD:
             after_sweep=sort_after_sweep if self.sort_diagonal else None)
         seconds["sweeps"] += time.perf_counter() - sweep_start - sort_in_sweeps
         seconds["sort"] += sort_in_sweeps
+        stats.certified = certified
 
         cl.enqueue_copy(self.queue, diagonal, d_buf)
         G, V = download(self.queue, ops) if fetch else (None, None)
@@ -314,6 +376,47 @@ class PointwiseHSVD:
             positions=diagonal["rho"].copy(),
             operands=None if fetch else ops,
         )
+
+    def _certified_sweep(self, certificate: FinishingCertificate, d_buf: cl.Buffer,
+                         diagonal: np.ndarray, program: cl.Program,
+                         step_signature: KernelSignature, values: dict, wg: int) -> bool:
+        """Enqueue a certified sweep; False (nothing enqueued) where a full
+        sweep is cheaper.
+
+        The certificate's candidates, at most r pairs of physical columns,
+        become positions in the packed diagonal (i < j, as every table of
+        the strategies has them) and go to ``cjac_step`` in rounds of
+        disjoint pairs, one launch a round: a pair joins the first round
+        where neither of its columns is taken, in the certificate's order,
+        so the rounds are the same on every run.  Every pair outside them
+        passed the test from its fresh Gram entries, so the sweep judges
+        every pair once, as a pointwise sweep does; the sweep loop then
+        reads the rounds' status words as those of any sweep.
+        """
+        pairs = certificate.candidates()
+        r_pad = len(diagonal)
+        if len(pairs) > r_pad:
+            return False
+        if not len(pairs):
+            return True
+        cl.enqueue_copy(self.queue, diagonal, d_buf)
+        position = np.empty(r_pad, dtype=np.int64)
+        position[diagonal["rho"]] = np.arange(r_pad)
+        rounds = disjoint_rounds(np.sort(position[pairs], axis=1))
+        table = np.zeros((len(rounds), r_pad // 2, 2), dtype=np.int32)
+        for q, members in enumerate(rounds):
+            table[q, :len(members)] = members
+        table_buf = cl.Buffer(self.queue.context,
+                              cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                              hostbuf=table)
+        step = step_signature.kernel(program, **{
+            arg.name: table_buf if arg.name == "pairs" else values[arg.name]
+            for arg in step_signature.args})
+        position_of_step = step_signature.position("step")
+        for q, members in enumerate(rounds):
+            step.set_arg(position_of_step, np.int32(q))
+            cl.enqueue_nd_range_kernel(self.queue, step, (len(members) * wg,), (wg,))
+        return True
 
     def _step_tables(self, r_pad: int) -> tuple[np.ndarray | None, int]:
         """The step tables to upload (None for MM) and the steps per sweep.

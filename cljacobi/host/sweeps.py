@@ -37,6 +37,9 @@ class RunStats:
     #: met a column it is not orthogonal to (never rotated).
     tiny_column: bool = False
     work_group_size: int = 0
+    #: Of the sweeps, those that rotated only the pairs a finishing
+    #: certificate named (:mod:`cljacobi.host.certificate`).
+    certified: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
 
 

@@ -833,6 +833,77 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
 #undef CJAC_FENCE
 %endif
 
+/* The finishing certificate (cljacobi.host.certificate): which pairs of block
+ * pair k may fail the pointwise sweep's relative orthogonality test, eq.
+ * (2.3) of the 2011 paper, read off the Gram matrix A = X^* X of X =
+ * [G_P G_Q] that cjac_block_gram has just computed from the columns.  A
+ * fresh Gram entry is the dot product cjac_step computes (a sum in another
+ * order), so a pair with
+ *     |a_ij| <= CERTIFY_MARGIN tol sqrt(a_ii) sqrt(a_jj)
+ * is one cjac_step leaves alone: the margin covers the two summation orders.
+ * Every other pair is a candidate: cjac_step decides it on the columns (a
+ * nearly dependent pair, which the Gram entries cannot resolve, fails the
+ * test by far).  A column with a squared norm below the normal range is a
+ * candidate with any pair it is not exactly orthogonal to, as cjac_step flags
+ * it.  Candidates are the pairs across the two blocks, and in step 0 of the
+ * outer table (where every block appears once) also those within them:
+ * entry a * K + b (a < b) of the K x K bit mask of (step, k), set by local
+ * atomics (an OR: the mask does not depend on their order); found[step *
+ * slots + k] counts them. */
+#define CERTIFY_MARGIN 1
+#define CERTIFY_WORDS ((K * K + 31) / 32)
+__kernel __attribute__((reqd_work_group_size(ROTATE_WG, 1, 1)))
+void cjac_block_certify(${signatures["cjac_block_certify"].parameters})
+{
+    __local cjac_real norm2[K];         /* a_ii: the squared column norms */
+    __local uint mask[CERTIFY_WORDS];
+    __local int count;
+
+    const int k = get_group_id(0);
+    const int lid = get_local_id(0);
+    const size_t slot = (size_t)step * get_num_groups(0) + k;
+    __global const cjac_elem *sums = partial + (size_t)k * chunks * (K * K);
+    for (int a = lid; a < K; a += ROTATE_WG) {
+        cjac_real sum = 0;
+        for (int c = 0; c < chunks; ++c)  /* fixed order, as cjac_block_rotate */
+            sum += cjac_real_part(sums[(size_t)c * (K * K) + a * K + a]);
+        norm2[a] = sum;
+    }
+    for (int e = lid; e < CERTIFY_WORDS; e += ROTATE_WG)
+        mask[e] = 0;
+    if (lid == 0)
+        count = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const cjac_real tol = cjac_orthogonality_tolerance(m);
+    for (int e = lid; e < K * K; e += ROTATE_WG) {
+        const int a = e / K, b = e % K;
+        const bool across = a < BW && b >= BW;
+        const bool within = step == 0 && a < b && (a < BW) == (b < BW);
+        if (!(across || within))
+            continue;  /* no barrier in this loop */
+        cjac_elem a_ab = CJAC_ELEM_ZERO;
+        for (int c = 0; c < chunks; ++c)
+            a_ab += sums[(size_t)c * (K * K) + e];
+        const cjac_real a_aa = norm2[a], a_bb = norm2[b];
+        const cjac_real a_arg = fabs(cjac_tangent_arg(a_ab));
+        const bool normal = a_aa >= CJAC_TINY && a_bb >= CJAC_TINY;
+        const bool candidate = normal
+            ? a_arg > CERTIFY_MARGIN * tol * sqrt(a_aa) * sqrt(a_bb)
+            : a_arg != 0;
+        if (candidate) {
+            atomic_or(&mask[e / 32], 1u << (e % 32));
+            atomic_inc(&count);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __global uint *out = masks + slot * CERTIFY_WORDS;
+    for (int e = lid; e < CERTIFY_WORDS; e += ROTATE_WG)
+        out[e] = mask[e];
+    if (lid == 0)
+        found[slot] = count;
+}
+#undef CERTIFY_WORDS
+
 %if not mma:
 /* [X_P X_Q] <- [X_P X_Q] W_k for the rows of chunk c (X = G or V):
  * work-group (k, c) of an (slots x chunks) grid, a small GEMM per tile

@@ -1,0 +1,202 @@
+"""The certified finishing sweep: the certificate kernel against numpy on
+factors whose pairs are exactly orthogonal or planted far from the tolerance,
+and the solvers through it against full pointwise finishing sweeps."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cljacobi
+from cljacobi.host import certificate as certificate_module
+from cljacobi.host.blocked import BlockedHSVD
+from cljacobi.host.operands import upload
+from cljacobi.host.pointwise import FINISHING_ENV, disjoint_rounds
+from cljacobi.matrices import with_spectrum
+
+EPS = np.finfo(np.float64).eps
+TINY = np.finfo(np.float64).tiny
+
+
+def _disjoint_columns(rng, m, n, complex_):
+    """m x n with columns on disjoint rows (three each): every dot product of
+    two columns is an exact zero."""
+    G = np.zeros((m, n), dtype=np.complex128 if complex_ else np.float64)
+    rows = rng.permutation(m)[:3 * n].reshape(n, 3)
+    for j in range(n):
+        values = rng.standard_normal(3)
+        if complex_:
+            values = values + 1j * rng.standard_normal(3)
+        G[rows[j], j] = values
+    return G
+
+
+def _certificate(queue, G, signs, w, layout="interleaved"):
+    complex_ = np.iscomplexobj(G)
+    ops = upload(queue, G, signs, accumulate_v=False, column_multiple=2 * w,
+                 dtype=np.complex128 if complex_ else np.float64,
+                 split=complex_ and layout == "split")
+    driver = BlockedHSVD(queue, accumulate_v=False, block_width=w, variant="bo")
+    driver.run_operands(ops, max_sweeps=0)  # no sweep: the certificate of G itself
+    return driver.certificate, ops
+
+
+@pytest.mark.parametrize("complex_, layout", [(False, "interleaved"), (True, "interleaved"),
+                                              (True, "split")])
+@pytest.mark.parametrize("w", [4, 8, 16])
+def test_candidates_against_numpy(queue, rng, complex_, layout, w):
+    """Planted pairs within blocks, across blocks, on both sides of the
+    tolerance, on columns graded over 2^-300; a column below the normal range
+    that meets another; a zero column.  Every other dot product is an exact
+    zero, so the candidates are known exactly."""
+    n = 6 * w + 3  # bordered to 8 w columns
+    m = 3 * n + 5
+    G = _disjoint_columns(rng, m, n, complex_)
+    G *= 2.0 ** -np.linspace(0, 300, n)
+    bordered_rows = m + (8 * w - n)
+    tol = np.sqrt(bordered_rows) * EPS
+    # cosines in units of tol
+    planted = {(0, 1): 8, (1, w + 2): 1e11, (w - 1, 3 * w): 4, (2, 4 * w + 1): 0.25,
+               (2 * w + 3, 2 * w + 5): 0.25, (5, n - 1): 1e6}
+    for (i, j), cosine in planted.items():
+        # g_j + c |g_j| g_i / |g_i|: cosine c / sqrt(1 + c^2) with g_i
+        G[:, j] += cosine * tol * np.linalg.norm(G[:, j]) / np.linalg.norm(G[:, i]) * G[:, i]
+    expected = {pair for pair, cosine in planted.items() if cosine > 1}
+    # a column below the normal range that meets column 4 (with which no
+    # pair was planted), and a zero column
+    tiny, zero = w + 4, 5 * w + 2
+    G[:, tiny] = 0
+    G[:, tiny] = 1e-10 * G[:, 4] / np.linalg.norm(G[:, 4]) * np.sqrt(TINY)
+    G[:, zero] = 0
+    expected.add((4, tiny))
+    for (i, j) in list(expected):
+        assert zero not in (i, j)
+    signs = np.where(np.arange(n) < n // 3, 1, -1).astype(np.int8)
+    certificate, _ = _certificate(queue, G, signs, w, layout)
+    pairs = certificate.candidates()
+    assert sorted(map(tuple, pairs.tolist())) == sorted(expected)
+    assert np.all(pairs[:, 0] < pairs[:, 1])
+    # sorted rows, each pair once
+    assert np.array_equal(pairs, pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))])
+
+
+def test_candidates_cover_every_pair(queue, rng):
+    """A factor where every pair fails: the certificate names each of the
+    r (r - 1) / 2 pairs once (the border's unit columns none)."""
+    w, n = 4, 30
+    G = rng.standard_normal((40, n))
+    certificate, ops = _certificate(queue, G, np.ones(n, np.int8), w)
+    pairs = certificate.candidates()
+    assert ops.columns == 32
+    expected = np.array([(i, j) for i in range(n) for j in range(i + 1, n)])
+    assert np.array_equal(pairs, expected)
+
+
+def test_disjoint_rounds():
+    rng = np.random.default_rng(1)
+    pairs = np.array(sorted({tuple(sorted(rng.choice(20, 2, replace=False)))
+                             for _ in range(60)}))
+    rounds = disjoint_rounds(pairs)
+    together = np.concatenate(rounds)
+    assert sorted(map(tuple, together.tolist())) == sorted(map(tuple, pairs.tolist()))
+    for members in rounds:
+        assert len(np.unique(members)) == 2 * len(members)
+    # a pair goes to the first round where both its indices are free
+    for q, members in enumerate(rounds):
+        for i, j in members.tolist():
+            for earlier in rounds[:q]:
+                assert i in earlier or j in earlier
+    assert [r.tolist() for r in disjoint_rounds(np.array([[0, 1], [0, 2], [3, 4], [1, 2]]))] \
+        == [[[0, 1], [3, 4]], [[0, 2]], [[1, 2]]]
+    assert disjoint_rounds(np.empty((0, 2), np.int64)) == []
+
+
+def _eig(M, finishing, monkeypatch, **options):
+    monkeypatch.setenv(FINISHING_ENV, finishing)
+    (w, V), info = cljacobi.eig_indefinite(M, variant="bo", block_width=8, return_info=True,
+                                           **options)
+    return w, V, info
+
+
+@pytest.mark.parametrize("family", ["random", "graded", "rank"])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_eig_certified_against_full_sweeps(rng, monkeypatch, family, dtype):
+    """The certified finishing gives the eigenvalues of the full pointwise
+    finishing to rounding, with the same accuracy bar (residual,
+    orthogonality), and is bitwise repeatable."""
+    n = 96
+    spectrum = np.concatenate([np.geomspace(1, 1e-6, n // 2), -np.geomspace(1, 1e-6, n // 2)])
+    if family == "rank":
+        spectrum[::3] = 0
+    M = with_spectrum(spectrum, rng=rng, dtype=dtype)
+    if family == "graded":
+        d = 2.0 ** -np.linspace(0, 30, n)
+        M = d[:, None] * M * d[None, :]
+    w_full, _, info_full = _eig(M, "sweeps", monkeypatch)
+    w, V, info = _eig(M, "certified", monkeypatch)
+    assert info_full.certified_sweeps == 0
+    assert info.certified_sweeps >= 1
+    assert info.converged
+    assert info.blocked_sweeps == info_full.blocked_sweeps
+    assert len(w) == len(w_full)
+    assert np.all(np.abs(w - w_full) <= 1e-12 * np.abs(w_full))
+    scale = np.linalg.norm(M)
+    assert np.linalg.norm(M @ V - V * w) <= 1e-12 * scale
+    assert np.linalg.norm(V.conj().T @ V - np.eye(len(w))) <= 1e-11
+    w2, V2, _ = _eig(M, "certified", monkeypatch)
+    assert np.array_equal(w, w2) and np.array_equal(V, V2)
+
+
+def test_certified_sweep_rotates_what_the_gram_matrices_leave(rng, monkeypatch):
+    """Two nearly parallel columns of one sign: the blocked sweeps cannot
+    resolve them in the Gram matrices and leave them; the certificate names
+    them and cjac_step rotates them on the columns.  The singular values
+    agree with the full pointwise finishing's, and the small one is right."""
+    m, n = 80, 48
+    G = rng.standard_normal((m, n))
+    G[:, 7] = G[:, 30] + 1e-9 * rng.standard_normal(m)
+    J = np.ones(n)
+    J[n // 2:] = -1
+    J[7] = J[30] = 1
+    results = {}
+    for finishing in ("sweeps", "certified"):
+        monkeypatch.setenv(FINISHING_ENV, finishing)
+        result, info = cljacobi.hsvd(G, J, variant="bo", block_width=8, return_info=True)
+        results[finishing] = result.S, info
+    sigma, info = results["certified"]
+    assert info.certified_sweeps >= 1
+    assert info.rotations_per_sweep[-info.certified_sweeps] > 0
+    sigma_full = results["sweeps"][0]
+    assert np.all(np.abs(sigma - sigma_full) <= 1e-10 * sigma_full)
+    assert np.min(sigma) < 1e-8
+
+
+def test_too_many_candidates_run_a_full_sweep(rng, monkeypatch):
+    """More candidates than columns: the sweep is a full pointwise sweep, as
+    with CLJACOBI_FINISHING=sweeps, bitwise."""
+    M = with_spectrum(np.linspace(-1, 1, 64), rng=rng)
+    w_full, V_full, info_full = _eig(M, "sweeps", monkeypatch)
+
+    def every_pair(self):
+        columns = 2 * self.slots * self.block_width
+        return np.array([(i, j) for i in range(columns) for j in range(i + 1, columns)])
+
+    monkeypatch.setattr(certificate_module.FinishingCertificate, "candidates", every_pair)
+    w, V, info = _eig(M, "certified", monkeypatch)
+    assert info.certified_sweeps == 0
+    assert np.array_equal(w, w_full) and np.array_equal(V, V_full)
+    assert info.sweeps == info_full.sweeps
+
+
+def test_finishing_choices(rng, monkeypatch):
+    M = with_spectrum(np.linspace(-1, 1, 48), rng=rng)
+    _, _, info = _eig(M, "certified", monkeypatch, strategy="mm")
+    assert info.certified_sweeps == 0  # the modified modulus stepper has no table
+    monkeypatch.setenv(FINISHING_ENV, "sometimes")
+    with pytest.raises(ValueError, match="CLJACOBI_FINISHING must be one of"):
+        cljacobi.eig_indefinite(M, variant="bo", block_width=8)
+    monkeypatch.delenv(FINISHING_ENV)
+    (_, _), info = cljacobi.eig_indefinite(M, variant="bo", block_width=8, return_info=True)
+    assert info.certified_sweeps >= 1  # the default
+    (_, _), info = cljacobi.eig_indefinite(M, variant="pointwise", return_info=True)
+    assert info.certified_sweeps == 0
