@@ -837,20 +837,21 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
  * pair k may fail the pointwise sweep's relative orthogonality test, eq.
  * (2.3) of the 2011 paper, read off the Gram matrix A = X^* X of X =
  * [G_P G_Q] that cjac_block_gram has just computed from the columns.  A
- * fresh Gram entry is the dot product cjac_step computes (a sum in another
- * order), so a pair with
- *     |a_ij| <= CERTIFY_MARGIN tol sqrt(a_ii) sqrt(a_jj)
- * is one cjac_step leaves alone: the margin covers the two summation orders.
- * Every other pair is a candidate: cjac_step decides it on the columns (a
- * nearly dependent pair, which the Gram entries cannot resolve, fails the
- * test by far).  A column with a squared norm below the normal range is a
+ * fresh Gram entry is the dot product cjac_step computes, summed in another
+ * order, so a pair with
+ *     |a_ij| <= tol sqrt(a_ii) sqrt(a_jj),   tol = sqrt(m) eps,
+ * is orthogonal to within the rounding of its dot product, as the pointwise
+ * sweep would find it up to the other order's rounding (docs/design.md,
+ * "The certified finishing sweep").  Every other pair is a candidate, which
+ * cjac_step decides on the columns (a nearly dependent pair, which the Gram
+ * entries cannot resolve, fails the test by far).  A column with a squared
+ * norm below the normal range is a
  * candidate with any pair it is not exactly orthogonal to, as cjac_step flags
  * it.  Candidates are the pairs across the two blocks, and in step 0 of the
  * outer table (where every block appears once) also those within them:
  * entry a * K + b (a < b) of the K x K bit mask of (step, k), set by local
  * atomics (an OR: the mask does not depend on their order); found[step *
  * slots + k] counts them. */
-#define CERTIFY_MARGIN 1
 #define CERTIFY_WORDS ((K * K + 31) / 32)
 __kernel __attribute__((reqd_work_group_size(ROTATE_WG, 1, 1)))
 void cjac_block_certify(${signatures["cjac_block_certify"].parameters})
@@ -888,7 +889,7 @@ void cjac_block_certify(${signatures["cjac_block_certify"].parameters})
         const cjac_real a_arg = fabs(cjac_tangent_arg(a_ab));
         const bool normal = a_aa >= CJAC_TINY && a_bb >= CJAC_TINY;
         const bool candidate = normal
-            ? a_arg > CERTIFY_MARGIN * tol * sqrt(a_aa) * sqrt(a_bb)
+            ? a_arg > tol * sqrt(a_aa) * sqrt(a_bb)
             : a_arg != 0;
         if (candidate) {
             atomic_or(&mask[e / 32], 1u << (e % 32));
