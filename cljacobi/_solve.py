@@ -38,6 +38,7 @@ import pyopencl as cl
 from ._arrays import is_device_array, solve_stack, to_device, to_host
 from ._batch import batched_queue, solve_batched
 from ._results import SolveInfo
+from ._threads import all_finite, in_row_blocks
 from .errors import ConvergenceError, warn_unconverged
 from .host.blocked import BLOCK_VARIANTS, COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, BlockedHSVD
 from .host.classical import ClassicalRun, CyclicRun, classical_run, cyclic_run
@@ -79,13 +80,15 @@ DEFAULT_MAX_SWEEPS = 60
 
 def ldexp(array: np.ndarray, exponent: int, out: np.ndarray | None = None) -> np.ndarray:
     """``array * 2**exponent``, exactly (no overflow/underflow), real or complex;
-    into `out` (which may be `array`) if given."""
-    if not np.iscomplexobj(array):
-        return np.ldexp(array, exponent, out=out)
+    into `out` (which may be `array`) if given.  Large arrays go by blocks of
+    rows in threads (:func:`cljacobi._threads.in_row_blocks`)."""
     if out is None:
         out = np.empty_like(array)
-    out.real = np.ldexp(array.real, exponent)
-    out.imag = np.ldexp(array.imag, exponent)
+    if np.iscomplexobj(array):
+        in_row_blocks(lambda a, o: np.ldexp(a, exponent, out=o), array.real, out.real)
+        in_row_blocks(lambda a, o: np.ldexp(a, exponent, out=o), array.imag, out.imag)
+    else:
+        in_row_blocks(lambda a, o: np.ldexp(a, exponent, out=o), array, out)
     return out
 
 
@@ -726,7 +729,7 @@ def _require_finite(values: str, result: Any) -> None:
     (say ``"an eigenvalue of M[1]"``).
     """
     for array in _arrays_of(result):
-        if array is not None and not np.isfinite(array).all():
+        if array is not None and not all_finite(array):
             raise np.linalg.LinAlgError(
                 f"{values} exceeds the largest float64 ({np.finfo(np.float64).max:.3g}) "
                 "and cannot be returned"

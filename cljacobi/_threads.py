@@ -1,10 +1,19 @@
-"""How many host threads the numpy work of a call may use."""
+"""How many host threads the numpy work of a call may use, and elementwise
+numpy work on large arrays spread over them."""
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
-__all__ = ["usable_cpus"]
+import numpy as np
+
+__all__ = ["all_finite", "in_row_blocks", "usable_cpus"]
+
+T = TypeVar("T")
 
 
 def usable_cpus() -> int:
@@ -13,3 +22,33 @@ def usable_cpus() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not on Linux
         return os.cpu_count() or 1
+
+
+#: Elements below which :func:`in_row_blocks` runs in the calling thread.
+THREADED_MIN_ELEMENTS = 1 << 21
+
+#: Threads of :func:`in_row_blocks` at most.
+MAX_ROW_BLOCK_THREADS = 8
+
+
+def in_row_blocks(function: Callable[..., T], *arrays: np.ndarray) -> list[T]:
+    """``function(*blocks)`` on matching blocks of rows (the first axis) of
+    `arrays`, in threads when they are large; the results in row order.
+
+    For numpy's elementwise work (``isfinite``, ``ldexp``), which releases
+    the GIL on large blocks: the same operations on the same elements as one
+    call on the whole arrays, so the results are those of that call.
+    """
+    first = arrays[0]
+    threads = min(usable_cpus(), MAX_ROW_BLOCK_THREADS)
+    if first.ndim == 0 or first.size < THREADED_MIN_ELEMENTS or threads < 2:
+        return [function(*arrays)]
+    bounds = np.linspace(0, first.shape[0], min(threads, first.shape[0]) + 1).astype(int)
+    blocks = [tuple(a[lo:hi] for a in arrays) for lo, hi in itertools.pairwise(bounds)]
+    with ThreadPoolExecutor(len(blocks)) as pool:
+        return list(pool.map(lambda block: function(*block), blocks))
+
+
+def all_finite(array: np.ndarray) -> bool:
+    """``np.isfinite(array).all()``, by :func:`in_row_blocks`."""
+    return all(in_row_blocks(lambda block: bool(np.isfinite(block).all()), array))

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._threads import usable_cpus
+from ._threads import all_finite, usable_cpus
 
 __all__ = [
     "HERMITIAN_RTOL",
@@ -123,7 +123,7 @@ def as_float_matrix(
     if square and array.shape[-2] != array.shape[-1]:
         raise ValueError(f"{name} must be square, got shape {array.shape}")
     array = array.astype(compute_dtype(result_dtype), copy=False)
-    if check_finite and not np.isfinite(array).all():
+    if check_finite and not all_finite(array):
         raise ValueError(f"{name} must not contain infs or NaNs")
     return array, result_dtype
 

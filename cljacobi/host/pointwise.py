@@ -289,53 +289,72 @@ class PointwiseHSVD:
         status_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
         rotations_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=zeros)
         summary_buf = cl.Buffer(ctx, mf.READ_WRITE, 8)
-        tables, steps = self._step_tables(r_pad)
-        pairs_buf = None
-        if tables is not None:
-            pairs_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=tables)
-        self.queue.finish()
-        seconds["transfer"] += time.perf_counter() - start
-
         # Every argument of the three kernels by name; each kernel takes those
         # its signature declares (V, the stepper or the step table, the real
         # column count by the specialization).
         values = {
             "G": ops.g, "ldg": plan.ldg, "m": plan.rows, "V": ops.v, "ldv": ops.ldv,
             "mv": ops.v_rows, "D": d_buf, "peak": ops.peak, "keep_peaks": keep_peaks,
-            "peak_rounding": peak_rounding, "stepper": stepper_buf, "pairs": pairs_buf,
+            "peak_rounding": peak_rounding, "stepper": stepper_buf, "pairs": None,
             "step": 0, "status": status_buf, "rotations": rotations_buf, "r": r_pad,
             "p": ops.p, "real_columns": r,  # columns >= r are the border
             "slots": slots, "summary": summary_buf,
         }
-        precompute, step, reduce_status = (
-            sig.kernel(program, **{arg.name: values[arg.name] for arg in sig.args})
-            for sig in (signatures["cjac_precompute"], signatures["cjac_step"],
-                        signatures["cjac_sweep_status"]))
         step_signature = signatures["cjac_step"]
+        full: dict = {}
+
+        def full_sweeps() -> dict:
+            """The full sweeps' step kernel, bound to the strategy's tables
+            (uploaded here), their steps and count; made at the first use."""
+            if not full:
+                tables, steps = self._step_tables(r_pad)
+                pairs_buf = None
+                if tables is not None:
+                    pairs_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=tables)
+                full.update(
+                    kernel=step_signature.kernel(program, **{
+                        arg.name: pairs_buf if arg.name == "pairs" else values[arg.name]
+                        for arg in step_signature.args}),
+                    steps=steps, pairs=pairs_buf,
+                    # Forward and backward ring sweeps alternate (Zhou & Brent 1997, Sect. 4).
+                    tables=1 if tables is None else tables.shape[0] // steps,
+                    # The table step is set before every launch, at its
+                    # position found by name once (as the blocked driver does).
+                    step=step_signature.position("step") if tables is not None else None)
+            return full
+
+        # With a finishing certificate the full sweeps' tables (r - 1 steps
+        # of r/2 pairs) are built and uploaded only if a full sweep runs.
+        certify = (certificate is not None and self.strategy != "mm"
+                   and finishing() == "certified")
+        if not certify:
+            full_sweeps()
+        self.queue.finish()
+        seconds["transfer"] += time.perf_counter() - start
+
+        precompute, reduce_status = (
+            sig.kernel(program, **{arg.name: values[arg.name] for arg in sig.args})
+            for sig in (signatures["cjac_precompute"], signatures["cjac_sweep_status"]))
         global_size = (slots * wg,)
         local_size = (wg,)
         cl.enqueue_nd_range_kernel(self.queue, precompute, global_size, local_size)
-        # Forward and backward ring sweeps alternate (Zhou & Brent 1997, Sect. 4).
-        sweep_tables = 1 if tables is None else tables.shape[0] // steps
 
         diagonal = np.empty(r_pad, dtype=diag_dtype)
         if self.sort_diagonal:
             seconds["sort"] += self._sort(d_buf, diagonal)
 
-        # The table step is set before every launch, at its position found by
-        # name once (as the blocked driver does).
-        step_position = step_signature.position("step") if pairs_buf is not None else None
-
         def enqueue_full_sweep(sweep: int) -> None:
-            first = (sweep % sweep_tables) * steps
+            sweeps = full_sweeps()
+            step, position, steps = sweeps["kernel"], sweeps["step"], sweeps["steps"]
+            first = (sweep % sweeps["tables"]) * steps
             for s in range(steps):
-                if step_position is not None:
-                    step.set_arg(step_position, np.int32(first + s))
+                if position is not None:
+                    step.set_arg(position, np.int32(first + s))
                 cl.enqueue_nd_range_kernel(self.queue, step, global_size, local_size)
 
         enqueue_sweep = enqueue_full_sweep
         certified = 0
-        if certificate is not None and pairs_buf is not None and finishing() == "certified":
+        if certify:
             def enqueue_sweep(sweep: int) -> None:
                 nonlocal certified
                 if self._certified_sweep(certificate, d_buf, diagonal, program, step_signature,

@@ -1,0 +1,57 @@
+"""Elementwise host work in blocks of rows (cljacobi._threads): the same
+elements as one call on the whole array, whatever the threads."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cljacobi import _threads
+from cljacobi._solve import ldexp
+from cljacobi._threads import all_finite, in_row_blocks
+
+
+@pytest.fixture(params=[1, 2, 5], ids=lambda t: f"{t}cpus")
+def threads(request, monkeypatch):
+    """Small arrays go by blocks too, over 1, 2 or 5 threads."""
+    monkeypatch.setattr(_threads, "THREADED_MIN_ELEMENTS", 1)
+    monkeypatch.setattr(_threads, "usable_cpus", lambda: request.param)
+    return request.param
+
+
+@pytest.mark.parametrize("shape", [(7, 5), (3, 4, 2), (1, 9), (4,), (0, 3)])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_in_row_blocks_covers_the_rows_in_order(threads, shape, order):
+    array = np.arange(np.prod(shape), dtype=float).reshape(shape, order=order)
+    blocks = in_row_blocks(lambda block: block.copy(), array)
+    assert len(blocks) == (1 if threads < 2 or array.size == 0 else min(threads, shape[0]))
+    assert np.array_equal(np.concatenate(blocks), array)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.float32])
+def test_ldexp_by_blocks_is_exact(threads, rng, dtype):
+    A = rng.standard_normal((37, 11)).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        A = A + 1j * rng.standard_normal((37, 11))
+    A[0, 0] = 2.0 ** -1070  # subnormal: exact only by ldexp, not by a product
+    for exponent in (-40, 0, 3, 60):
+        expected = np.ldexp(A.real, exponent) + (
+            1j * np.ldexp(A.imag, exponent) if np.iscomplexobj(A) else 0)
+        assert np.array_equal(ldexp(A, exponent), expected)
+    B = A.copy()
+    assert ldexp(B, -5, out=B) is B
+    assert np.array_equal(B, ldexp(A, -5))
+    F = np.asfortranarray(A)
+    assert np.array_equal(ldexp(F, 9), ldexp(A, 9))
+
+
+def test_all_finite(threads):
+    A = np.ones((13, 6))
+    assert all_finite(A)
+    for value in (np.inf, -np.inf, np.nan):
+        for index in ((0, 0), (12, 5), (6, 2)):
+            B = A.copy()
+            B[index] = value
+            assert not all_finite(B)
+    assert all_finite(np.empty((0, 4)))
+    assert not all_finite(np.array(np.nan))
