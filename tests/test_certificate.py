@@ -101,11 +101,13 @@ def test_disjoint_rounds():
     assert sorted(map(tuple, together.tolist())) == sorted(map(tuple, pairs.tolist()))
     for members in rounds:
         assert len(np.unique(members)) == 2 * len(members)
-    # a pair goes to the first round where both its indices are free
-    for q, members in enumerate(rounds):
-        for i, j in members.tolist():
-            for earlier in rounds[:q]:
-                assert i in earlier or j in earlier
+    # a pair's round follows the last round of the pairs before it that share
+    # an index: every index meets its pairs in the order given
+    round_of = {tuple(pair): q for q, members in enumerate(rounds)
+                for pair in members.tolist()}
+    for k, (i, j) in enumerate(pairs.tolist()):
+        before = [round_of[tuple(p)] for p in pairs[:k].tolist() if {i, j} & set(p)]
+        assert round_of[(i, j)] == (max(before) + 1 if before else 0)
     assert [r.tolist() for r in disjoint_rounds(np.array([[0, 1], [0, 2], [3, 4], [1, 2]]))] \
         == [[[0, 1], [3, 4]], [[0, 2]], [[1, 2]]]
     assert disjoint_rounds(np.empty((0, 2), np.int64)) == []

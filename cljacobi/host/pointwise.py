@@ -92,25 +92,23 @@ def finishing() -> str:
 
 
 def disjoint_rounds(pairs: np.ndarray) -> list[np.ndarray]:
-    """`pairs` (``c x 2``) in rounds of pairs with no index in common, each
-    pair in the first round where neither of its indices is taken (in the
-    order given), each round in that order.
+    """`pairs` (``c x 2``) in rounds of pairs with no index in common: each
+    pair in the round after the last one that holds either of its indices,
+    so that every index meets its pairs in the order given (the rounds
+    rotate the pairs as one after the other in that order would), each
+    round in that order.
 
     >>> [r.tolist() for r in disjoint_rounds(np.array([[0, 1], [0, 2], [3, 4], [1, 2]]))]
     [[[0, 1], [3, 4]], [[0, 2]], [[1, 2]]]
     """
-    taken: list[set[int]] = []
+    next_round: dict[int, int] = {}
     members: list[list[int]] = []
     for index, (i, j) in enumerate(pairs.tolist()):
-        for q, used in enumerate(taken):
-            if i not in used and j not in used:
-                break
-        else:
-            q = len(taken)
-            taken.append(set())
+        q = max(next_round.get(i, 0), next_round.get(j, 0))
+        if q == len(members):
             members.append([])
-        taken[q].update((i, j))
         members[q].append(index)
+        next_round[i] = next_round[j] = q + 1
     return [pairs[rows] for rows in members]
 
 
@@ -405,9 +403,9 @@ class PointwiseHSVD:
         The certificate's candidates, at most r pairs of physical columns,
         become positions in the packed diagonal (i < j, as every table of
         the strategies has them) and go to ``cjac_step`` in rounds of
-        disjoint pairs, one launch a round: a pair joins the first round
-        where neither of its columns is taken, in the certificate's order,
-        so the rounds are the same on every run.  Every pair outside them
+        disjoint pairs, one launch a round (:func:`disjoint_rounds`: every
+        column meets its pairs in the certificate's order), the same rounds
+        on every run.  Every pair outside them
         passed the test from its fresh Gram entries, so the sweep judges
         every pair once, as a pointwise sweep does; the sweep loop then
         reads the rounds' status words as those of any sweep.
