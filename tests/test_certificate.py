@@ -194,6 +194,8 @@ def test_finishing_choices(rng, monkeypatch):
     M = with_spectrum(np.linspace(-1, 1, 48), rng=rng)
     _, _, info = _eig(M, "certified", monkeypatch, strategy="mm")
     assert info.certified_sweeps == 0  # the modified modulus stepper has no table
+    _, _, info = _eig(M, "certified", monkeypatch, rotation=3)
+    assert info.certified_sweeps == 0  # Nash's rotation moves the columns' data
     monkeypatch.setenv(FINISHING_ENV, "sometimes")
     with pytest.raises(ValueError, match="CLJACOBI_FINISHING must be one of"):
         cljacobi.eig_indefinite(M, variant="bo", block_width=8)
@@ -202,3 +204,36 @@ def test_finishing_choices(rng, monkeypatch):
     assert info.certified_sweeps >= 1  # the default
     (_, _), info = cljacobi.eig_indefinite(M, variant="pointwise", return_info=True)
     assert info.certified_sweeps == 0
+
+
+@pytest.mark.parametrize("rotation", [1, 2])
+def test_certified_sweep_rotates_pairs_that_share_columns(queue, rng, rotation):
+    """Candidates (0, 1), (0, 2), (1, 2), (2, 5) at cosines far above the
+    tolerance, of columns whose norms grow with the index (so no rotation is
+    big, and with the packed diagonal unsorted algorithms 2 and 3 move the
+    longer column of every pair to its first position): one certified
+    sweep rotates each of them on its columns, whatever rotation algorithm 2
+    exchanges in the packed diagonal between the rounds, and leaves every
+    pair orthogonal to the tolerance."""
+    from cljacobi.host.operands import download
+    from cljacobi.host.pointwise import PointwiseHSVD
+
+    n, w = 16, 4
+    G = _disjoint_columns(rng, 3 * n, n, False)
+    G *= (1 + np.arange(n)) / np.linalg.norm(G, axis=0)
+    for i, j in ((0, 1), (0, 2), (1, 2), (2, 5)):
+        G[:, j] += 1e-10 * G[:, i]
+    signs = np.ones(n, np.int8)
+    certificate, ops = _certificate(queue, G, signs, w)
+    assert sorted(map(tuple, certificate.candidates().tolist())) == [
+        (0, 1), (0, 2), (1, 2), (2, 5)]
+    driver = PointwiseHSVD(queue, accumulate_v=False, strategy="me", rotation=rotation,
+                           sort_diagonal=False)
+    state = driver.run_operands(ops, max_sweeps=1, fetch=False, certificate=certificate)
+    assert state.stats.certified == 1 and state.stats.converged
+    assert state.stats.rotations == 4
+    G_new, _ = download(queue, state.operands)
+    C = G_new.T @ G_new
+    norms = np.sqrt(np.diag(C))
+    cosines = np.abs(C) / np.outer(norms, norms) - np.eye(len(C))
+    assert cosines.max() <= np.sqrt(ops.rows) * EPS

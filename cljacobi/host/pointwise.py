@@ -244,8 +244,8 @@ class PointwiseHSVD:
         columns of one sign below it is zeroed, and a pair of opposite signs
         whose difference is below it is dependent (``cjac_step``).
 
-        With the `certificate` of a blocked phase that ran before (and a
-        table strategy), every sweep first finds the pairs that may fail the
+        With the `certificate` of a blocked phase that ran before (a table
+        strategy, rotation algorithm 1 or 2), every sweep first finds the pairs that may fail the
         relative orthogonality test and, when there are at most r of them,
         rotates only those (:meth:`_certified_sweep`); ``stats.certified``
         counts such sweeps.  ``CLJACOBI_FINISHING=sweeps`` turns this off."""
@@ -323,7 +323,11 @@ class PointwiseHSVD:
 
         # With a finishing certificate the full sweeps' tables (r - 1 steps
         # of r/2 pairs) are built and uploaded only if a full sweep runs.
-        certify = (certificate is not None and self.strategy != "mm"
+        # Rotation algorithm 3 moves the columns' data between physical
+        # columns, so the certificate's pairs of columns would not name
+        # the same vectors after a round; the modified modulus stepper reads
+        # no table.
+        certify = (certificate is not None and self.strategy != "mm" and self.rotation != 3
                    and finishing() == "certified")
         if not certify:
             full_sweeps()
@@ -401,37 +405,33 @@ class PointwiseHSVD:
         sweep is cheaper.
 
         The certificate's candidates, at most r pairs of physical columns,
-        become positions in the packed diagonal (i < j, as every table of
-        the strategies has them) and go to ``cjac_step`` in rounds of
-        disjoint pairs, one launch a round (:func:`disjoint_rounds`: every
-        column meets its pairs in the certificate's order), the same rounds
-        on every run.  Every pair outside them
-        passed the test from its fresh Gram entries, so the sweep judges
-        every pair once, as a pointwise sweep does; the sweep loop then
-        reads the rounds' status words as those of any sweep.
+        go to ``cjac_step`` in rounds of disjoint pairs, one launch a round
+        (:func:`disjoint_rounds`: every column meets its pairs in the
+        certificate's order), the same rounds on every run.  ``cjac_step``
+        takes positions in the packed diagonal (i < j, as every table of the
+        strategies has them), and rotation algorithm 2 exchanges the entries
+        of a pair's positions: each round's columns are found at their
+        positions after the rounds before it.  Every pair outside the
+        rounds passed the test from its fresh Gram entries, so the sweep
+        judges every pair once, as a pointwise sweep does; the sweep loop
+        then reads the rounds' status words as those of any sweep.
         """
         pairs = certificate.candidates()
         r_pad = len(diagonal)
         if len(pairs) > r_pad:
             return False
-        if not len(pairs):
-            return True
-        cl.enqueue_copy(self.queue, diagonal, d_buf)
         position = np.empty(r_pad, dtype=np.int64)
-        position[diagonal["rho"]] = np.arange(r_pad)
-        rounds = disjoint_rounds(np.sort(position[pairs], axis=1))
-        table = np.zeros((len(rounds), r_pad // 2, 2), dtype=np.int32)
-        for q, members in enumerate(rounds):
-            table[q, :len(members)] = members
-        table_buf = cl.Buffer(self.queue.context,
-                              cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
-                              hostbuf=table)
-        step = step_signature.kernel(program, **{
-            arg.name: table_buf if arg.name == "pairs" else values[arg.name]
-            for arg in step_signature.args})
-        position_of_step = step_signature.position("step")
-        for q, members in enumerate(rounds):
-            step.set_arg(position_of_step, np.int32(q))
+        for members in disjoint_rounds(pairs):
+            cl.enqueue_copy(self.queue, diagonal, d_buf)  # after the rounds before
+            position[diagonal["rho"]] = np.arange(r_pad)
+            # row 0 of a table of len(members) pairs: cjac_step reads pairs[k]
+            table = np.ascontiguousarray(np.sort(position[members], axis=1), dtype=np.int32)
+            table_buf = cl.Buffer(self.queue.context,
+                                  cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                                  hostbuf=table)
+            step = step_signature.kernel(program, **{
+                arg.name: table_buf if arg.name == "pairs" else values[arg.name]
+                for arg in step_signature.args})
             cl.enqueue_nd_range_kernel(self.queue, step, (len(members) * wg,), (wg,))
         return True
 
