@@ -32,6 +32,7 @@ from .sweeps import RunStats, sweep_until_converged
 
 __all__ = [
     "BLOCKED_COMPLEX_LAYOUT",
+    "FINISHINGS",
     "FINISHING_ENV",
     "HSVDState",
     "PointwiseHSVD",
