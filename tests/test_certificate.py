@@ -31,23 +31,28 @@ def _disjoint_columns(rng, m, n, complex_):
     return G
 
 
-def _certificate(queue, G, signs, w, layout="interleaved"):
+def _certificate(queue, G, signs, w, layout="interleaved", products=None):
     complex_ = np.iscomplexobj(G)
     ops = upload(queue, G, signs, accumulate_v=False, column_multiple=2 * w,
                  dtype=np.complex128 if complex_ else np.float64,
                  split=complex_ and layout == "split")
-    driver = BlockedHSVD(queue, accumulate_v=False, block_width=w, variant="bo")
+    driver = BlockedHSVD(queue, accumulate_v=False, block_width=w, variant="bo",
+                         matrix_products=products)
     driver.run_operands(ops, max_sweeps=0)  # no sweep: the certificate of G itself
     return driver.certificate, ops
 
 
-@pytest.mark.parametrize("complex_, layout", [(False, "interleaved"), (True, "interleaved"),
-                                              (True, "split")])
-@pytest.mark.parametrize("w", [4, 8, 16])
-def test_candidates_against_numpy(queue, rng, complex_, layout, w):
+@pytest.mark.parametrize("complex_, layout, products, w", [
+    *[(c, layout, "fma", w) for c, layout in ((False, "interleaved"), (True, "interleaved"),
+                                              (True, "split")) for w in (4, 8, 16)],
+    # the tensor-core kernels take w a multiple of 8
+    *[(c, layout, "mma.emulated", w) for c, layout in ((False, "interleaved"), (True, "split"))
+      for w in (8, 16)]])
+def test_candidates_against_numpy(queue, rng, complex_, layout, products, w):
     """Planted pairs within blocks, across blocks, on both sides of the
     tolerance, on columns graded over 2^-300; a column below the normal range
-    that meets another; a zero column.  Every other dot product is an exact
+    that meets another; a zero column; the Gram matrices of the portable and
+    (emulated) tensor-core kernels.  Every other dot product is an exact
     zero, so the candidates are known exactly."""
     n = 6 * w + 3  # bordered to 8 w columns
     m = 3 * n + 5
@@ -72,7 +77,7 @@ def test_candidates_against_numpy(queue, rng, complex_, layout, w):
     for (i, j) in list(expected):
         assert zero not in (i, j)
     signs = np.where(np.arange(n) < n // 3, 1, -1).astype(np.int8)
-    certificate, _ = _certificate(queue, G, signs, w, layout)
+    certificate, _ = _certificate(queue, G, signs, w, layout, products)
     pairs = certificate.candidates()
     assert sorted(map(tuple, pairs.tolist())) == sorted(expected)
     assert np.all(pairs[:, 0] < pairs[:, 1])
