@@ -35,7 +35,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import announced_queue, write_results
-from experiment_finishing_sweep import factor, matrix
+from experiment_finishing_sweep import case_arguments, factor, matrix
 
 THRESHOLDS = (1e-4, 1e-8, 1e-12)
 
@@ -96,11 +96,8 @@ def run(queue, G, signs, width: int, ordering: str, max_sweeps: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[256, 512])
-    parser.add_argument("--families", nargs="+", default=["random", "graded", "rank"])
-    parser.add_argument("--widths", type=int, nargs="+", default=[8, 16])
+    case_arguments(parser)
     parser.add_argument("--max-sweeps", type=int, default=20)
-    parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
     queue, device = announced_queue()

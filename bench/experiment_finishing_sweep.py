@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import announced_queue, write_results  # noqa: E402
+from common import announced_queue, write_results
 
 
 def factor(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -65,6 +65,14 @@ def matrix(family: str, n: int, dtype, rng) -> np.ndarray:
     return X + X.conj().T
 
 
+def case_arguments(parser: argparse.ArgumentParser) -> None:
+    """The factors' arguments both experiments take: sizes, families, widths."""
+    parser.add_argument("--sizes", type=int, nargs="+", default=[256, 512])
+    parser.add_argument("--families", nargs="+", default=["random", "graded", "rank"])
+    parser.add_argument("--widths", type=int, nargs="+", default=[8, 16])
+    parser.add_argument("--json", type=Path)
+
+
 def run(queue, G, signs, width: int, to_zero: bool, max_extra: int) -> dict:
     from cljacobi.host.blocked import BlockedHSVD
     from cljacobi.host.pointwise import PointwiseHSVD
@@ -88,12 +96,9 @@ def run(queue, G, signs, width: int, to_zero: bool, max_extra: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[256, 512])
-    parser.add_argument("--families", nargs="+", default=["random", "graded", "rank"])
+    case_arguments(parser)
     parser.add_argument("--dtypes", nargs="+", default=["float64", "complex128"])
-    parser.add_argument("--widths", type=int, nargs="+", default=[8, 16])
     parser.add_argument("--max-extra", type=int, default=5)
-    parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
     queue, device = announced_queue()
