@@ -11,7 +11,7 @@ from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["all_finite", "in_row_blocks", "usable_cpus"]
+__all__ = ["MAX_THREADS", "all_finite", "in_row_blocks", "usable_cpus", "worker_threads"]
 
 T = TypeVar("T")
 
@@ -24,11 +24,17 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+#: Threads the host's numpy work of a call spreads over at most.
+MAX_THREADS = 8
+
 #: Elements below which :func:`in_row_blocks` runs in the calling thread.
 THREADED_MIN_ELEMENTS = 1 << 21
 
-#: Threads of :func:`in_row_blocks` at most.
-MAX_ROW_BLOCK_THREADS = 8
+
+def worker_threads() -> int:
+    """Threads for the host's numpy work: the usable CPUs, at most
+    :data:`MAX_THREADS`."""
+    return max(1, min(usable_cpus(), MAX_THREADS))
 
 
 def in_row_blocks(function: Callable[..., T], *arrays: np.ndarray) -> list[T]:
@@ -40,7 +46,7 @@ def in_row_blocks(function: Callable[..., T], *arrays: np.ndarray) -> list[T]:
     call on the whole arrays, so the results are those of that call.
     """
     first = arrays[0]
-    threads = min(usable_cpus(), MAX_ROW_BLOCK_THREADS)
+    threads = worker_threads()
     if first.ndim == 0 or first.size < THREADED_MIN_ELEMENTS or threads < 2:
         return [function(*arrays)]
     bounds = np.linspace(0, first.shape[0], min(threads, first.shape[0]) + 1).astype(int)

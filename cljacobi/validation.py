@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._threads import all_finite, usable_cpus
+from ._threads import all_finite, worker_threads
 
 __all__ = [
     "HERMITIAN_RTOL",
@@ -163,13 +163,6 @@ def as_signature(J: object, shape: tuple[int, ...]) -> np.ndarray:
 #: Side of the square tiles in which :func:`symmetric_part` transposes (cache-sized).
 _TILE = 256
 
-#: Worker threads of :func:`symmetric_part` at most.
-_MAX_THREADS = 8
-
-
-def _worker_threads() -> int:
-    return max(1, min(usable_cpus(), _MAX_THREADS))
-
 
 class SymmetricPart(NamedTuple):
     """:func:`symmetric_part`'s result: the matrix and the magnitudes of its entries."""
@@ -228,7 +221,7 @@ def symmetric_part(M: np.ndarray, name: str) -> SymmetricPart:
         return asymmetry, largest, smallest, finite
 
     starts = range(0, n, _TILE)
-    threads = min(_worker_threads(), len(starts))
+    threads = min(worker_threads(), len(starts))
     if threads > 1:  # numpy releases the GIL on these tiles
         with ThreadPoolExecutor(threads) as pool:
             rows = list(pool.map(block_row, starts))

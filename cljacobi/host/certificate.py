@@ -14,9 +14,10 @@ The certificate computes those dot products once: the blocked Gram kernel
 (``cjac_block_gram``, with the tensor cores where the blocked run used them)
 over one outer sweep's table, where every pair of blocks meets once, then
 ``cjac_block_certify`` (``templates/blocked.cl.mako``) tests every pair with
-eq. (2.3) of Novaković & Singer (2011) at half the tolerance.  A fresh Gram
+eq. (2.3) of Novaković & Singer (2011), ``tol = sqrt(m) eps``.  A fresh Gram
 entry is the dot product ``cjac_step`` computes, summed in another order, so a
-pair the test passes is one that ``cjac_step`` would not rotate; the others are
+pair the test passes is orthogonal to within the rounding of its dot product,
+as ``cjac_step`` would find it up to that order's rounding; the others are
 the candidates, which :class:`cljacobi.host.pointwise.PointwiseHSVD` hands to
 ``cjac_step`` itself (docs/design.md, "The certified finishing sweep").
 """
@@ -29,11 +30,16 @@ import pyopencl as cl
 __all__ = ["FinishingCertificate", "certificate_mask_bytes"]
 
 
-def certificate_mask_bytes(steps: int, slots: int, block_width: int) -> int:
-    """Bytes of the candidates' bit masks: one bit per entry of every block
-    pair's K x K Gram matrix (K = 2 w), rounded up to 32-bit words."""
+def _mask_words(block_width: int) -> int:
+    """32-bit words of a block pair's bit mask: one bit per entry of its
+    K x K Gram matrix (K = 2 w; CERTIFY_WORDS of the kernel)."""
     K = 2 * block_width
-    return 4 * steps * slots * (-(-K * K // 32))
+    return -(-K * K // 32)
+
+
+def certificate_mask_bytes(steps: int, slots: int, block_width: int) -> int:
+    """Bytes of the candidates' bit masks, a mask per step and block pair."""
+    return 4 * steps * slots * _mask_words(block_width)
 
 
 class FinishingCertificate:
@@ -99,8 +105,8 @@ class FinishingCertificate:
         if not found.any():
             return np.empty((0, 2), dtype=np.int64)
         K = 2 * self.block_width
-        words = -(-K * K // 32)
-        masks = np.empty((self.steps, self.slots, words), dtype=np.uint32)
+        masks = np.empty((self.steps, self.slots, _mask_words(self.block_width)),
+                         dtype=np.uint32)
         cl.enqueue_copy(self.queue, masks, self._masks)
         steps, slots = np.nonzero(found)
         # bit e % 32 of word e // 32 is entry e = a * K + b of the block pair
