@@ -314,7 +314,7 @@ class PointwiseHSVD:
                     kernel=step_signature.kernel(program, **{
                         arg.name: pairs_buf if arg.name == "pairs" else values[arg.name]
                         for arg in step_signature.args}),
-                    steps=steps, pairs=pairs_buf,
+                    steps=steps, pairs=pairs_buf,  # kept alive with its kernel
                     # Forward and backward ring sweeps alternate (Zhou & Brent 1997, Sect. 4).
                     tables=1 if tables is None else tables.shape[0] // steps,
                     # The table step is set before every launch, at its

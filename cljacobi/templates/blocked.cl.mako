@@ -164,6 +164,19 @@ __constant int2 cjac_inner_pairs[INNER_STEPS * BW] = {
 %endfor
 };
 
+/* Entry e of block pair k's Gram matrix: the partial sums of its row chunks
+ * (cjac_block_gram) added in a fixed order, reproducible, for every kernel
+ * that reads them. */
+inline cjac_elem cjac_gram_entry(__global const cjac_elem *partial, const int k,
+                                 const int chunks, const int e)
+{
+    __global const cjac_elem *p = partial + (size_t)k * chunks * (K * K) + e;
+    cjac_elem sum = CJAC_ELEM_ZERO;
+    for (int c = 0; c < chunks; ++c)
+        sum += p[(size_t)c * (K * K)];
+    return sum;
+}
+
 /* Global column of local column a of the block pair (P, Q). */
 inline int cjac_block_column(const int2 blocks, const int a)
 {
@@ -569,11 +582,8 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
     for (int a = lid; a < K; a += ROTATE_WG)
         sgn[a] = signs[cjac_block_column(blocks, a)];
     for (int e = lid; e < K * K; e += ROTATE_WG) {
-        __global const cjac_elem *p = partial + (size_t)k * chunks * (K * K) + e;
         const int row = e / K, col = e % K;
-        cjac_elem sum = CJAC_ELEM_ZERO;
-        for (int c = 0; c < chunks; ++c)  /* fixed order: reproducible */
-            sum += p[(size_t)c * (K * K)];
+        const cjac_elem sum = cjac_gram_entry(partial, k, chunks, e);
         A[row * LDA + col] = sum;
         W[row * LDW + col] = cjac_from_real(row == col ? 1 : 0);
         if (row == col)
@@ -707,11 +717,8 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
     for (int a = lid; a < K; a += ROTATE_WG)
         sgn[a] = signs[cjac_block_column(blocks, a)];
     for (int e = lid; e < K * K; e += ROTATE_WG) {
-        __global const cjac_elem *p = partial + (size_t)k * chunks * (K * K) + e;
         const int row = e / K, col = e % K;
-        cjac_elem sum = CJAC_ELEM_ZERO;
-        for (int c = 0; c < chunks; ++c)  /* fixed order: reproducible */
-            sum += p[(size_t)c * (K * K)];
+        const cjac_elem sum = cjac_gram_entry(partial, k, chunks, e);
         A[row * LDA + col] = sum;
         W[row * LDW + col] = cjac_from_real(row == col ? 1 : 0);
         if (row == col)
@@ -845,9 +852,8 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
  * "The certified finishing sweep").  Every other pair is a candidate, which
  * cjac_step decides on the columns (a nearly dependent pair, which the Gram
  * entries cannot resolve, fails the test by far).  A column with a squared
- * norm below the normal range is a
- * candidate with any pair it is not exactly orthogonal to, as cjac_step flags
- * it.  Candidates are the pairs across the two blocks, and in step 0 of the
+ * norm below the normal range is a candidate with any pair it is not exactly
+ * orthogonal to, as cjac_step flags it.  Candidates are the pairs across the two blocks, and in step 0 of the
  * outer table (where every block appears once) also those within them:
  * entry a * K + b (a < b) of the K x K bit mask of (step, k), set by local
  * atomics (an OR: the mask does not depend on their order); found[step *
@@ -863,13 +869,8 @@ void cjac_block_certify(${signatures["cjac_block_certify"].parameters})
     const int k = get_group_id(0);
     const int lid = get_local_id(0);
     const size_t slot = (size_t)step * get_num_groups(0) + k;
-    __global const cjac_elem *sums = partial + (size_t)k * chunks * (K * K);
-    for (int a = lid; a < K; a += ROTATE_WG) {
-        cjac_real sum = 0;
-        for (int c = 0; c < chunks; ++c)  /* fixed order, as cjac_block_rotate */
-            sum += cjac_real_part(sums[(size_t)c * (K * K) + a * K + a]);
-        norm2[a] = sum;
-    }
+    for (int a = lid; a < K; a += ROTATE_WG)
+        norm2[a] = cjac_real_part(cjac_gram_entry(partial, k, chunks, a * K + a));
     for (int e = lid; e < CERTIFY_WORDS; e += ROTATE_WG)
         mask[e] = 0;
     if (lid == 0)
@@ -882,9 +883,7 @@ void cjac_block_certify(${signatures["cjac_block_certify"].parameters})
         const bool within = step == 0 && a < b && (a < BW) == (b < BW);
         if (!(across || within))
             continue;  /* no barrier in this loop */
-        cjac_elem a_ab = CJAC_ELEM_ZERO;
-        for (int c = 0; c < chunks; ++c)
-            a_ab += sums[(size_t)c * (K * K) + e];
+        const cjac_elem a_ab = cjac_gram_entry(partial, k, chunks, e);
         const cjac_real a_aa = norm2[a], a_bb = norm2[b];
         const cjac_real a_arg = fabs(cjac_tangent_arg(a_ab));
         const bool normal = a_aa >= CJAC_TINY && a_bb >= CJAC_TINY;
