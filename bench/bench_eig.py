@@ -47,6 +47,7 @@ times the J-factorization's host and device versions side by side:
 from __future__ import annotations
 
 import argparse
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -197,14 +198,11 @@ def main() -> None:
         repeat = args.repeat_large if n >= 4096 else args.repeat
         for problem in _problems(args.family, n, rng, dtype):
             M = problem.M
-            for layout in layouts:
-                for variant_spec in args.variants:
-                    for factorization in args.factorization:
-                        for products in args.matrix_products:
-                            for finishing in args.finishing:
-                                records.append(_run_cljacobi(
-                                    problem, n, dtype, layout, variant_spec, factorization,
-                                    repeat, products, finishing))
+            for layout, variant_spec, factorization, products, finishing in itertools.product(
+                    layouts, args.variants, args.factorization, args.matrix_products,
+                    args.finishing):
+                records.append(_run_cljacobi(problem, n, dtype, layout, variant_spec,
+                                             factorization, repeat, products, finishing))
             for name, solve in peers.items():
                 if name == "numpy.eigh" and n > args.numpy_max:
                     continue
