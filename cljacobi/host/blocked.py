@@ -328,7 +328,7 @@ def blocked_local_bytes(
     --------
     On a device with 48 KiB (49152 bytes) of local memory, complex w = 16
     fits, with W in local memory (the update kernel's 32 x 32 W and 64-row
-    tile take exactly 49152 bytes, the rotate kernel with W 35268); complex
+    tile take exactly 49152 bytes, the rotate kernel with W 36260); complex
     w = 32 does not (the update kernel takes 98304, the Gram tile 66560):
 
     >>> blocked_local_bytes(16, transform_in_local=True, element_bytes=16)
@@ -347,14 +347,15 @@ def blocked_local_bytes(
     # The arrays cjac_block_rotate declares: A (K x LDA) and W (K x LDW, if in
     # local memory) of elements; per pair rot_cm1 (a double), rot_s and rot_si
     # (elements), rot_pair (int2) and five int flags; per column sgn (int) and
-    # peak0 (double); block_big.
+    # peak0 (double); block_big; the inner pair table.
     transform = e * K * _transform_stride(block_width, True) if transform_in_local else 0
     if stream:
         items = min(block_width * block_width, ROTATE_MAX_WORK_GROUP)
         rotate = 2 * e * K * (K + 1) + transform + 8 * K * K + (4 + 8) * K + 3 * 4 * items
     else:
         rotate = e * K * (K + 1) + transform \
-            + (8 + 2 * e + 8 + 5 * 4) * block_width + (4 + 8) * K + 4
+            + (8 + 2 * e + 8 + 5 * 4) * block_width + (4 + 8) * K + 4 \
+            + inner_table_bytes(block_width)
     if update_tile_rows is None:
         update_tile_rows = default_update_tile_rows(block_width)
     if matrix_products == "fma":
@@ -421,6 +422,12 @@ def local_memory_fit(device: cl.Device, block_width: int, *,
         blocked_local_bytes(block_width, transform_in_local=True, element_bytes=element_bytes,
                             stream=stream, **sizes),
         int(device.local_mem_size))
+
+
+def inner_table_bytes(block_width: int) -> int:
+    """Bytes of the inner strategy's table in local memory (``inner.cl.mako``,
+    ``local_pair_table``): 2w - 1 steps of w pairs of uchar indices."""
+    return 2 * block_width * (2 * block_width - 1)
 
 
 def inner_step_pairs(strategy: str, order: int) -> tuple[tuple[tuple[int, int], ...], ...]:

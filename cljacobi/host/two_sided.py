@@ -32,7 +32,7 @@ import pyopencl as cl
 
 from ..errors import DeviceCapabilityError
 from ..strategies import step_table
-from .blocked import inner_step_pairs
+from .blocked import inner_step_pairs, inner_table_bytes
 from .classical import CyclicRun, cyclic_sweeps
 from .device import require_fp64
 from .limits import check_global_memory, check_local_memory
@@ -152,11 +152,12 @@ class TwoSidedSpec:
 
 def two_sided_local_bytes(block_width: int, *, element_bytes: int) -> int:
     """Local memory of the family's largest kernel (the solve kernel's two
-    blocks and per-pair rotation data; the update kernel's two blocks)."""
+    blocks, per-pair rotation data and inner pair table; the update kernel's
+    two blocks)."""
     K = 2 * block_width
     blocks = 2 * K * (K + 1) * element_bytes
     per_pair = block_width * (8 + 2 * element_bytes + 8 + 3 * 4)
-    return blocks + per_pair + 4
+    return blocks + per_pair + 4 + inner_table_bytes(block_width)
 
 
 def two_sided_block_width(device: cl.Device, n: int, *, element_bytes: int,

@@ -173,10 +173,11 @@ inline cjac_real cjac_orthogonality_tolerance(const int m)
  * for the hyperbolic case) held exactly as u_hi + u_lo (t^2 by an FMA,
  * Fast2Sum for 1 + h t^2, as |t| <= 1), e = 1 - c^2 u and c_lo = c e / 2 (one
  * Newton step for u^(-1/2)); c - 1 is exact for c in [1/2, 2] (trigonometric
- * rotations), and c_lo is added to it. */
+ * rotations), and c_lo is added to it.  The step also corrects the few ulps
+ * of rsqrt (OpenCL allows 2): c itself need not be correctly rounded. */
 inline cjac_real cjac_rotation_cosine_m1(const cjac_real t, const bool hyperbolic)
 {
-    const cjac_real c = hyperbolic ? 1 / sqrt((1 - t) * (1 + t)) : 1 / sqrt(fma(t, t, 1));
+    const cjac_real c = hyperbolic ? rsqrt((1 - t) * (1 + t)) : rsqrt(fma(t, t, 1));
     const cjac_real tt = t * t, tt_lo = fma(t, t, -tt);
     const cjac_real h_tt = hyperbolic ? -tt : tt, h_tt_lo = hyperbolic ? -tt_lo : tt_lo;
     const cjac_real u_hi = 1 + h_tt;

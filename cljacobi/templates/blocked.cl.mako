@@ -157,12 +157,7 @@ ${size_defines}
  * the pointwise sweeps (cjac_block_rotate). */
 #define GRAM_RESOLUTION 16
 
-/* The inner strategy (pairs of local columns 0..K-1), one row per step. */
-__constant int2 cjac_inner_pairs[INNER_STEPS * BW] = {
-%for step in inner_pairs:
-    ${", ".join(f"(int2)({i}, {j})" for i, j in step)},
-%endfor
-};
+${inner.pair_table("cjac_inner_pairs", "INNER_STEPS", inner_pairs)}
 
 /* Entry e of block pair k's Gram matrix: the partial sums of its row chunks
  * (cjac_block_gram) added in a fixed order, reproducible, for every kernel
@@ -487,6 +482,10 @@ inline cjac_block_decision cjac_block_decide(
     const cjac_real norm_i = sqrt(a_ii), norm_j = sqrt(a_jj);
     /* eq. (2.3) of the 2011 paper, on the Gram matrix */
     const bool nonorthogonal = normal && fabs(a_arg) > tol * norm_i * norm_j;
+    if (!nonorthogonal) {  /* what follows would give t = 0: skipped */
+        d.deferred = !normal && a_arg != 0;
+        return d;
+    }
     /* What the Gram matrix cannot resolve is left to the pointwise sweeps,
      * which work on the columns: a pair whose dependence (sin^2 of the angle
      * for a trigonometric pair, |kappa| - 1 for a hyperbolic one, both
@@ -496,20 +495,21 @@ inline cjac_block_decision cjac_block_decide(
      * has had (what is left of it is rounding, in A and in the column: the
      * remainder of dependent columns, which rotations would shrink on and
      * on). */
+    /* The hyperbolic test |kappa| - 1 <= resolution |kappa|, |kappa| =
+     * (a_ii + a_jj) / (2 |a_ij|), multiplied by 2 |a_ij| > 0: no division on
+     * the way to t (nor in "big" below). */
     const cjac_real resolution = GRAM_RESOLUTION * tol;
     const cjac_real cosine = fabs(a_arg) / (norm_i * norm_j);
-    const cjac_real abs_kappa = (a_ii + a_jj) / (2 * fabs(a_arg));
     const bool unresolved =
         a_ii <= resolution * peak_i || a_jj <= resolution * peak_j
-        || (hyperbolic ? abs_kappa - 1 <= resolution * abs_kappa
+        || (hyperbolic ? (a_ii + a_jj) - 2 * fabs(a_arg) <= resolution * (a_ii + a_jj)
                        : (1 - cosine) * (1 + cosine) <= resolution);
-    if (nonorthogonal && !unresolved)
+    if (!unresolved)
         d.t = hyperbolic ? cjac_hyp_tangent(a_ii, a_jj, a_arg)
                          : cjac_trig_tangent(a_ii, a_jj, a_arg);
-    d.deferred = (nonorthogonal || (!normal && a_arg != 0)) && d.t == 0;
+    d.deferred = d.t == 0;
     /* "big": |t| measured against the shorter column */
-    d.big = d.t != 0 && fabs(d.t) * (fmax(norm_i, norm_j) / fmin(norm_i, norm_j))
-                        > sqrt(CJAC_EPS) / 2;
+    d.big = d.t != 0 && fabs(d.t) * fmax(norm_i, norm_j) > (sqrt(CJAC_EPS) / 2) * fmin(norm_i, norm_j);
     return d;
 }
 
@@ -579,6 +579,7 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
     const int slots = get_num_groups(0);
     const int2 blocks = outer_pairs[step * slots + k];
 
+${inner.local_pair_table("cjac_inner_pairs", "inner_pairs_local", "INNER_STEPS", "ROTATE_WG")}
     for (int a = lid; a < K; a += ROTATE_WG)
         sgn[a] = signs[cjac_block_column(blocks, a)];
     for (int e = lid; e < K * K; e += ROTATE_WG) {
@@ -603,7 +604,7 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
     for (int sweep = 0; sweep < inner_sweeps; ++sweep) {
         for (int inner = 0; inner < INNER_STEPS; ++inner) {
             for (int q = lid; q < BW; q += ROTATE_WG) {
-                const int2 p = cjac_inner_pairs[inner * BW + q];
+                const int2 p = convert_int2(inner_pairs_local[inner * BW + q]);
                 const cjac_elem a_ij = A[p.x * LDA + p.y];
                 const cjac_real a_arg = cjac_tangent_arg(a_ij);
                 const bool hyperbolic = sgn[p.x] != sgn[p.y];
@@ -619,7 +620,7 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
                 rot_flag[q] = t != 0;
                 rot_s[q] = s_j;
                 rot_si[q] = hyperbolic ? cjac_conj(s_j) : -cjac_conj(s_j);
-                rot_cm1[q] = cjac_rotation_cosine_m1(t, hyperbolic);
+                rot_cm1[q] = t != 0 ? cjac_rotation_cosine_m1(t, hyperbolic) : 0;
                 if (t != 0) {
                     rot_count[q] += 1;
                     if (d.big) {

@@ -6,7 +6,10 @@
 ## cjac_two_sided_solve (two_sided.cl.mako: A is the diagonal block of the
 ## matrix itself, the two-sided method).
 ##
-## Imported with <%namespace name="inner" file="inner.cl.mako"/>; the caller has
+## Imported with <%namespace name="inner" file="inner.cl.mako"/>; pair_table
+## renders the inner strategy's table at program scope and local_pair_table
+## copies it into local memory at the start of a kernel.  For rotate_pairs the
+## caller has
 ## rendered arith's prelude and element, and has in scope:
 ##   A, LDA        the matrix (row-major, row stride LDA) in local memory
 ##   W, LDW        the transformation (row-major, row stride LDW)
@@ -81,3 +84,24 @@
 %endfor
                 }
             }</%def>
+
+## The inner strategy (pairs of local indices 0..K-1), one row of BW pairs per
+## step, as a program-scope table `name` of uchar2 (K <= 256).
+<%def name="pair_table(name, steps_macro, inner_pairs)">\
+<% assert all(max(pair) < 256 for step in inner_pairs for pair in step), "uchar2 pairs need K <= 256" %>\
+/* The inner strategy (pairs of local indices 0..K-1), one row per step. */
+__constant uchar2 ${name}[${steps_macro} * BW] = {
+%for step in inner_pairs:
+    ${", ".join(f"(uchar2)({i}, {j})" for i, j in step)},
+%endfor
+};</%def>
+
+## The table in local memory, `local_name`, filled by the work-group (a
+## barrier must follow before it is read).  The work-items of one step read
+## BW different pairs: from __constant memory NVIDIA serves a warp's
+## different addresses one at a time (bench/README.md, "The inner pair table
+## in local memory": 20 of 168 us a rotate launch at w = 32 on an H200).
+<%def name="local_pair_table(name, local_name, steps_macro, work_group)">\
+    __local uchar2 ${local_name}[${steps_macro} * BW];
+    for (int e = lid; e < ${steps_macro} * BW; e += ${work_group})
+        ${local_name}[e] = ${name}[e];</%def>

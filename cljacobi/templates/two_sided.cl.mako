@@ -56,12 +56,7 @@ ${size_defines}
 #error "cjac_two_sided_update: the work-group is not one item per micro-tile"
 #endif
 
-/* The inner strategy (pairs of local indices 0..K-1), one row per step. */
-__constant int2 cjac_inner_pairs[INNER_STEPS * BW] = {
-%for step in inner_pairs:
-    ${", ".join(f"(int2)({i}, {j})" for i, j in step)},
-%endfor
-};
+${inner.pair_table("cjac_inner_pairs", "INNER_STEPS", inner_pairs)}
 
 /* Global index of local index x of the block pair (I, J). */
 inline int cjac_pair_index(const int2 blocks, const int x)
@@ -88,6 +83,7 @@ void cjac_two_sided_solve(${signatures["cjac_two_sided_solve"].parameters})
     const int k = get_group_id(0);
     const int lid = get_local_id(0);
     const int2 blocks = outer_pairs[first + k];
+${inner.local_pair_table("cjac_inner_pairs", "inner_pairs_local", "INNER_STEPS", "SOLVE_WG")}
     for (int e = lid; e < K * K; e += SOLVE_WG) {
         const int col = e / K, row = e % K;
         A[row * LDA + col] = a[(size_t)cjac_pair_index(blocks, col) * ld
@@ -102,7 +98,7 @@ void cjac_two_sided_solve(${signatures["cjac_two_sided_solve"].parameters})
     for (int sweep = 0; sweep < inner_sweeps; ++sweep) {
         for (int step = 0; step < INNER_STEPS; ++step) {
             for (int q = lid; q < BW; q += SOLVE_WG) {
-                const int2 p = cjac_inner_pairs[step * BW + q];
+                const int2 p = convert_int2(inner_pairs_local[step * BW + q]);
                 const cjac_elem a_ij = A[p.x * LDA + p.y];
                 const cjac_real a_ii = cjac_real_part(A[p.x * LDA + p.x]);
                 const cjac_real a_jj = cjac_real_part(A[p.y * LDA + p.y]);
