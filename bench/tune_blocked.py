@@ -69,8 +69,21 @@ MMA_COMPLEX_VARIANTS: list[dict] = [
       for w in (8, 16) for gw, uw, mr in ((2, 8, 1), (4, 4, 1), (2, 4, 2), (2, 2, 1))),
 ]
 
+#: Row chunks of the tensor-core update kernel (work-groups per compute unit
+#: and step; each work-group copies the block pair's W to local memory
+#: first), real w = 32 and complex w = 16.
+MMA_CHUNK_VARIANTS: list[dict] = [
+    {"block_width": 32, "matrix_products": "mma.m16n8k4", "update_groups_per_unit": g,
+     "update_mma_rows": r} for g in (2, 4, 8, 16, 32) for r in (1, 2)
+]
+MMA_CHUNK_COMPLEX_VARIANTS: list[dict] = [
+    {"block_width": 16, "matrix_products": "mma.m16n8k4", "update_groups_per_unit": g}
+    for g in (2, 4, 8, 16, 32)
+]
+
 VARIANT_SETS = {"default": DEFAULT_VARIANTS, "mma": MMA_VARIANTS,
-                "mma-complex": MMA_COMPLEX_VARIANTS}
+                "mma-complex": MMA_COMPLEX_VARIANTS, "mma-chunks": MMA_CHUNK_VARIANTS,
+                "mma-chunks-complex": MMA_CHUNK_COMPLEX_VARIANTS}
 
 #: The settings a record reports (resolved defaults included).
 _SETTINGS = ("block_width", "gram_micro_tile", "gram_row_slices", "rotate_work_group_size",

@@ -151,6 +151,12 @@ UPDATE_MICRO_COLS = 4
 #: (the Gram kernel keeps 4) (bench/results/tune-blocked-H200-2026-11-22-update.json).
 UPDATE_GROUPS_PER_UNIT = 16
 
+#: The same for the tensor-core ("mma") update kernel, whose work-groups each
+#: copy the block pair's W to local memory first: fewer, longer chunks
+#: (bench/results/tune-mma-chunks-H200-2026-11-26-4096.json, -8192.json,
+#: tune-mma-chunks-complex-H200-2026-11-26-4096.json).
+UPDATE_MMA_GROUPS_PER_UNIT = 4
+
 #: The tensor-core ("mma") forms of the Gram and update kernels
 #: (:mod:`cljacobi.host.matrix_products`): warps per work-group of each (the
 #: Gram kernel's for real 2w < 64, and from 64 on; the update kernel's for
@@ -688,9 +694,10 @@ def blocked_tuning(
     """The tuning knobs of :class:`BlockedHSVD`, checked, with the defaults
     that do not depend on the device filled in.
 
-    ``gram_row_slices``, ``rotate_work_group_size``, ``gram_warps`` and
-    ``update_warps`` stay None unless given: their defaults depend on the
-    device, the rows or the data (:meth:`BlockedPlan.for_device`).
+    ``gram_row_slices``, ``rotate_work_group_size``, ``gram_warps``,
+    ``update_warps`` and ``update_groups_per_unit`` stay None unless given:
+    their defaults depend on the device, the rows, the data or the kernels'
+    matrix products (:meth:`BlockedPlan.for_device`).
 
     Raises
     ------
@@ -708,7 +715,6 @@ def blocked_tuning(
              "update_mma_rows": update_mma_rows}
     values = {name: _positive(name, value) for name, value in given.items()}
     defaults = {"gram_micro_tile": GRAM_MICRO_TILE, "tile_rows": TILE_ROWS,
-                "update_groups_per_unit": UPDATE_GROUPS_PER_UNIT,
                 "update_tile_rows": default_update_tile_rows(block_width),
                 "update_micro_rows": UPDATE_MICRO_ROWS, "update_micro_cols": UPDATE_MICRO_COLS,
                 "update_mma_rows": UPDATE_MMA_ROWS}
@@ -891,7 +897,8 @@ class BlockedPlan:
                     f"update_warps={spec.update_warps})"
                 )
         slots = columns // (2 * w)
-        per_unit = sizes["update_groups_per_unit"]
+        per_unit = sizes["update_groups_per_unit"] or (
+            UPDATE_GROUPS_PER_UNIT if products == "fma" else UPDATE_MMA_GROUPS_PER_UNIT)
         v_rows = columns if v_rows is None else v_rows
         return cls(
             spec, rows, columns, accumulate_v,
@@ -983,7 +990,8 @@ class BlockedHSVD:
         work-group size follows (:func:`update_work_group_size`).
     update_groups_per_unit : int, optional
         Row chunks of the update kernels such that a step has this many
-        work-groups per compute unit (default :data:`UPDATE_GROUPS_PER_UNIT`).
+        work-groups per compute unit (default :data:`UPDATE_GROUPS_PER_UNIT`,
+        :data:`UPDATE_MMA_GROUPS_PER_UNIT` for the tensor-core kernels).
     matrix_products : str, optional
         How the Gram and update kernels multiply: ``"auto"`` or one of
         :data:`~cljacobi.host.matrix_products.MATRIX_PRODUCTS` (default
