@@ -18,11 +18,14 @@ from cljacobi.host.blocked import (
     COMPLEX_ELEMENT_BYTES,
     FULL_BLOCK_INNER_SWEEPS,
     GRAM_MICRO_TILE,
+    GRAM_MMA_MAX_CHUNK_ROWS,
     ROTATE_MAX_WORK_GROUP,
     TILE_ROWS,
+    UPDATE_GROUPS_PER_UNIT,
     UPDATE_MICRO_COLS,
     UPDATE_MICRO_ROWS,
     UPDATE_TILE_ROWS,
+    UPDATE_MMA_GROUPS_PER_UNIT,
     UPDATE_TILE_ROWS_NARROW,
     BlockedHSVD,
     BlockedPlan,
@@ -32,6 +35,7 @@ from cljacobi.host.blocked import (
     local_memory_fit,
     update_work_group_size,
 )
+from cljacobi.host.blocked import _row_chunks
 from cljacobi.host.programs import build_program, render
 from cljacobi.host.signatures import c_defines
 from cljacobi.host.status import Status
@@ -770,6 +774,25 @@ def test_blocked_plan_decides_the_sizes(queue):
     with pytest.raises(ValueError, match="tile_rows must be a positive integer"):
         BlockedPlan.for_device(device, rows=m, columns=64, dtype=np.float64, block_width=8,
                                variant="bo", accumulate_v=False, tile_rows=0)
+
+def test_row_chunks_of_the_tensor_core_kernels(queue):
+    """The mma Gram kernel's chunks hold at most GRAM_MMA_MAX_CHUNK_ROWS rows and
+    its update kernel aims at UPDATE_MMA_GROUPS_PER_UNIT work-groups per compute
+    unit; the fma kernels keep their chunks.  Every chunking covers the rows."""
+    device = queue.device
+    m = 8 * GRAM_MMA_MAX_CHUNK_ROWS + 100
+    plans = {products: BlockedPlan.for_device(
+        device, rows=m, columns=32, dtype=np.float64, block_width=8, variant="bo",
+        accumulate_v=False, matrix_products=products) for products in ("fma", "mma.emulated")}
+    fma, mma = plans["fma"], plans["mma.emulated"]
+    assert fma.gram_chunks == _row_chunks(m, 2, device)
+    assert fma.update_g_chunks == _row_chunks(m, 2, device, UPDATE_GROUPS_PER_UNIT)
+    assert mma.update_g_chunks == _row_chunks(m, 2, device, UPDATE_MMA_GROUPS_PER_UNIT)
+    assert mma.gram_chunks.rows == min(fma.gram_chunks.rows, GRAM_MMA_MAX_CHUNK_ROWS)
+    for chunks in (fma.gram_chunks, mma.gram_chunks, fma.update_g_chunks, mma.update_g_chunks):
+        assert chunks.rows % TILE_ROWS == 0
+        assert (chunks.count - 1) * chunks.rows < m <= chunks.count * chunks.rows
+
 
 # --- complex Hermitian data ------------------------------------------------------------
 

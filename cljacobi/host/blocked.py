@@ -157,6 +157,13 @@ UPDATE_GROUPS_PER_UNIT = 16
 #: tune-mma-chunks-complex-H200-2026-11-26-4096.json).
 UPDATE_MMA_GROUPS_PER_UNIT = 4
 
+#: The tensor-core Gram kernel's row chunks hold at most this many rows
+#: (device seconds of the Gram kernel per sweep on the H200, chunks of
+#: 832 / 512 / 256 rows at real n = 4096: 0.0106 / 0.0080 / 0.0092 s; of
+#: 1664 / 960 / 512 rows at 8192: 0.0745 / 0.0611 / 0.0580 s; complex 4096,
+#: 832 / 512 / 256 rows: 0.0326 / 0.0308 / 0.0347 s; bench/README.md).
+GRAM_MMA_MAX_CHUNK_ROWS = 512
+
 #: The tensor-core ("mma") forms of the Gram and update kernels
 #: (:mod:`cljacobi.host.matrix_products`): warps per work-group of each (the
 #: Gram kernel's for real 2w < 64, and from 64 on; the update kernel's for
@@ -748,6 +755,16 @@ def _row_chunks(
     return RowChunks(-(-rows // chunk_rows), chunk_rows)
 
 
+def _gram_chunks(rows: int, slots: int, device: cl.Device, products: str) -> RowChunks:
+    """The Gram kernel's row chunks: 4 work-groups per compute unit
+    (:func:`_row_chunks`), chunks of at most :data:`GRAM_MMA_MAX_CHUNK_ROWS`
+    rows for the tensor-core kernel."""
+    chunks = _row_chunks(rows, slots, device)
+    if products == "fma" or chunks.rows <= GRAM_MMA_MAX_CHUNK_ROWS:
+        return chunks
+    return RowChunks(-(-rows // GRAM_MMA_MAX_CHUNK_ROWS), GRAM_MMA_MAX_CHUNK_ROWS)
+
+
 @dataclass(frozen=True)
 class BlockedPlan:
     """Every size of one blocked run, decided once (:meth:`for_device`).
@@ -904,7 +921,7 @@ class BlockedPlan:
             spec, rows, columns, accumulate_v,
             FULL_BLOCK_INNER_SWEEPS if variant == "fb" else 1, wg,
             fit.need_in_local if fit.transform_in_local else fit.need,
-            _row_chunks(rows, slots, device), _row_chunks(rows, slots, device, per_unit),
+            _gram_chunks(rows, slots, device, products), _row_chunks(rows, slots, device, per_unit),
             _row_chunks(v_rows, slots, device, per_unit), v_rows)
 
     @property
