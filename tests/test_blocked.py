@@ -24,18 +24,18 @@ from cljacobi.host.blocked import (
     UPDATE_GROUPS_PER_UNIT,
     UPDATE_MICRO_COLS,
     UPDATE_MICRO_ROWS,
-    UPDATE_TILE_ROWS,
     UPDATE_MMA_GROUPS_PER_UNIT,
+    UPDATE_TILE_ROWS,
     UPDATE_TILE_ROWS_NARROW,
     BlockedHSVD,
     BlockedPlan,
     BlockedSpec,
+    _row_chunks,
     blocked_local_bytes,
     gram_work_group_size,
     local_memory_fit,
     update_work_group_size,
 )
-from cljacobi.host.blocked import _row_chunks
 from cljacobi.host.programs import build_program, render
 from cljacobi.host.signatures import c_defines
 from cljacobi.host.status import Status
