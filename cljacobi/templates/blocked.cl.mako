@@ -496,8 +496,8 @@ inline cjac_block_decision cjac_block_decide(
      * remainder of dependent columns, which rotations would shrink on and
      * on). */
     /* The hyperbolic test |kappa| - 1 <= resolution |kappa|, |kappa| =
-     * (a_ii + a_jj) / (2 |a_ij|), multiplied by 2 |a_ij| > 0: no division on
-     * the way to t (nor in "big" below). */
+     * (a_ii + a_jj) / (2 |a_ij|), is taken multiplied by 2 |a_ij| > 0, and
+     * "big" below by the shorter norm: two divisions fewer in the decision. */
     const cjac_real resolution = GRAM_RESOLUTION * tol;
     const cjac_real cosine = fabs(a_arg) / (norm_i * norm_j);
     const bool unresolved =
@@ -507,7 +507,7 @@ inline cjac_block_decision cjac_block_decide(
     if (!unresolved)
         d.t = hyperbolic ? cjac_hyp_tangent(a_ii, a_jj, a_arg)
                          : cjac_trig_tangent(a_ii, a_jj, a_arg);
-    d.deferred = d.t == 0;
+    d.deferred = d.t == 0;  /* a nonorthogonal pair left unrotated */
     /* "big": |t| measured against the shorter column */
     d.big = d.t != 0 && fabs(d.t) * fmax(norm_i, norm_j) > (sqrt(CJAC_EPS) / 2) * fmin(norm_i, norm_j);
     return d;
