@@ -188,8 +188,19 @@ def default_update_warps(complex_: bool = False) -> int:
     """Warps of the mma update kernel by default."""
     return UPDATE_WARPS_COMPLEX if complex_ else UPDATE_WARPS
 
-#: Groups of 4 rows whose loads a Gram warp issues before their products.
-GRAM_MMA_STEPS = 2
+#: Groups of 4 rows whose loads a Gram warp issues before their products,
+#: for real and for complex data (device seconds of the mma Gram kernel a
+#: sweep on the H200, 1 / 2 / 3 / 4 groups: real n = 4096, w = 32, 0.0112 /
+#: 0.0080 / 0.0076 / 0.0074 s; n = 8192 0.0859 / 0.0584 / 0.0553 / 0.0513 s;
+#: complex n = 4096, w = 16, 0.0288 / 0.0279 / 0.0304 / 0.0297 s;
+#: bench/README.md, "Loads in flight in the tensor-core Gram kernel").
+GRAM_MMA_STEPS = 4
+GRAM_MMA_STEPS_COMPLEX = 2
+
+
+def gram_mma_steps(complex_: bool = False) -> int:
+    """Groups of 4 rows a warp of the mma Gram kernel loads at a time."""
+    return GRAM_MMA_STEPS_COMPLEX if complex_ else GRAM_MMA_STEPS
 
 
 def gram_mma_tiles(block_width: int, complex_: bool = False) -> tuple[tuple[int, int], ...]:
@@ -625,7 +636,7 @@ class BlockedSpec:
             "UPDATE_NR": self.update_tile_rows // UR, "UPDATE_NC": update_nc,
             "UPDATE_KP": update_nc * UC, "UPDATE_WG": self.update_work_group_size,
             # the mma form (cljacobi.host.matrix_products); UPDATE_LDW is 4 mod 16
-            "GRAM_WARPS": self.gram_warps, "GRAM_MMA_STEPS": GRAM_MMA_STEPS,
+            "GRAM_WARPS": self.gram_warps, "GRAM_MMA_STEPS": gram_mma_steps(self.complex_),
             "UPDATE_WARPS": self.update_warps, "UPDATE_MR": self.update_mma_rows,
             "RK": (RK := mma_real_columns(w, self.complex_)), "MMA_SUMS_STRIDE": RK + 1,
             "UPDATE_LDW": RK + 4,
@@ -675,7 +686,7 @@ class BlockedSpec:
             "update_micro_cols": constants["UPDATE_RC"],
             "matrix_products": self.matrix_products, "w": self.block_width, "K": 2 * self.block_width,
             "gram_tiles": gram_mma_tiles(self.block_width, self.complex_) if self.mma else (),
-            "mma_steps": GRAM_MMA_STEPS, "update_mr": self.update_mma_rows,
+            "mma_steps": gram_mma_steps(self.complex_), "update_mr": self.update_mma_rows,
             "size_defines": c_defines(constants),
             "signatures": self.signatures,
         }
