@@ -35,7 +35,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import announced_queue, write_results
-from experiment_finishing_sweep import case_arguments, factor, matrix
+from experiment_finishing_sweep import case_arguments, cases
 
 THRESHOLDS = (1e-4, 1e-8, 1e-12)
 
@@ -102,20 +102,17 @@ def main() -> None:
 
     queue, device = announced_queue()
     records = []
-    for family in args.families:
-        for n in args.sizes:
-            G, signs = factor(matrix(family, n, np.float64, np.random.default_rng(n)))
-            for width in args.widths:
-                record = {"family": family, "n": n, "width": width, "rank": G.shape[1]}
-                for ordering in ("me", "dynamic"):
-                    result = run(queue, G, signs, width, ordering, args.max_sweeps)
-                    record[ordering] = result
-                records.append(record)
-                print(f"{family:7s} n={n:4d} w={width:2d} steps/sweep "
-                      f"{record['me']['steps_per_sweep']:3d}  steps to "
-                      + "  ".join(f"{t:.0e}: me {record['me']['steps_to'][str(t)]} / dynamic "
-                                  f"{record['dynamic']['steps_to'][str(t)]}"
-                                  for t in THRESHOLDS), flush=True)
+    for family, n, G, signs, width in cases(args, np.float64):
+        record = {"family": family, "n": n, "width": width, "rank": G.shape[1]}
+        for ordering in ("me", "dynamic"):
+            result = run(queue, G, signs, width, ordering, args.max_sweeps)
+            record[ordering] = result
+        records.append(record)
+        print(f"{family:7s} n={n:4d} w={width:2d} steps/sweep "
+              f"{record['me']['steps_per_sweep']:3d}  steps to "
+              + "  ".join(f"{t:.0e}: me {record['me']['steps_to'][str(t)]} / dynamic "
+                          f"{record['dynamic']['steps_to'][str(t)]}"
+                          for t in THRESHOLDS), flush=True)
     write_results(args.json, "experiment_dynamic_ordering", device, records)
 
 

@@ -73,6 +73,16 @@ def case_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", type=Path)
 
 
+def cases(args: argparse.Namespace, dtype):
+    """``(family, n, G, signs, width)`` for the arguments of :func:`case_arguments`:
+    the J-factor of each family's matrix of each size (seeded by n), at each width."""
+    for family in args.families:
+        for n in args.sizes:
+            G, signs = factor(matrix(family, n, dtype, np.random.default_rng(n)))
+            for width in args.widths:
+                yield family, n, G, signs, width
+
+
 def run(queue, G, signs, width: int, to_zero: bool, max_extra: int) -> dict:
     from cljacobi.host.blocked import BlockedHSVD
     from cljacobi.host.pointwise import PointwiseHSVD
@@ -104,30 +114,27 @@ def main() -> None:
     queue, device = announced_queue()
     records = []
     for dtype in args.dtypes:
-        for family in args.families:
-            for n in args.sizes:
-                G, signs = factor(matrix(family, n, dtype, np.random.default_rng(n)))
-                for width in args.widths:
-                    current = run(queue, G, signs, width, False, 0)
-                    zero = run(queue, G, signs, width, True, args.max_extra)
-                    nonzero = current["values"] != 0
-                    difference = float(np.max(
-                        np.abs(zero["values"] - current["values"])[nonzero]
-                        / np.abs(current["values"][nonzero])))
-                    record = {"dtype": dtype, "family": family, "n": n, "width": width,
-                              "rank": G.shape[1], "relative_difference": difference,
-                              **{f"current_{k}": v for k, v in current.items() if k != "values"},
-                              **{f"zero_{k}": v for k, v in zero.items() if k != "values"}}
-                    records.append(record)
-                    print(f"{dtype:10s} {family:7s} n={n:4d} w={width:2d}  current: "
-                          f"{current['blocked_sweeps']} blocked + "
-                          f"{current['pointwise_sweeps']} pointwise "
-                          f"{current['pointwise_rotations']}  |  to zero: "
-                          f"{zero['blocked_sweeps']} blocked (+{zero['extra_blocked_sweeps']}, "
-                          f"last {zero['blocked_rotations'][-3:]}) + "
-                          f"{zero['pointwise_sweeps']} pointwise "
-                          f"{zero['pointwise_rotations']}  |  values differ {difference:.1e}",
-                          flush=True)
+        for family, n, G, signs, width in cases(args, dtype):
+            current = run(queue, G, signs, width, False, 0)
+            zero = run(queue, G, signs, width, True, args.max_extra)
+            nonzero = current["values"] != 0
+            difference = float(np.max(
+                np.abs(zero["values"] - current["values"])[nonzero]
+                / np.abs(current["values"][nonzero])))
+            record = {"dtype": dtype, "family": family, "n": n, "width": width,
+                      "rank": G.shape[1], "relative_difference": difference,
+                      **{f"current_{k}": v for k, v in current.items() if k != "values"},
+                      **{f"zero_{k}": v for k, v in zero.items() if k != "values"}}
+            records.append(record)
+            print(f"{dtype:10s} {family:7s} n={n:4d} w={width:2d}  current: "
+                  f"{current['blocked_sweeps']} blocked + "
+                  f"{current['pointwise_sweeps']} pointwise "
+                  f"{current['pointwise_rotations']}  |  to zero: "
+                  f"{zero['blocked_sweeps']} blocked (+{zero['extra_blocked_sweeps']}, "
+                  f"last {zero['blocked_rotations'][-3:]}) + "
+                  f"{zero['pointwise_sweeps']} pointwise "
+                  f"{zero['pointwise_rotations']}  |  values differ {difference:.1e}",
+                  flush=True)
     write_results(args.json, "experiment_finishing_sweep", device, records)
 
 
