@@ -84,11 +84,10 @@ def ldexp(array: np.ndarray, exponent: int, out: np.ndarray | None = None) -> np
     rows in threads (:func:`cljacobi._threads.in_row_blocks`)."""
     if out is None:
         out = np.empty_like(array)
-    if np.iscomplexobj(array):
-        in_row_blocks(lambda a, o: np.ldexp(a, exponent, out=o), array.real, out.real)
-        in_row_blocks(lambda a, o: np.ldexp(a, exponent, out=o), array.imag, out.imag)
-    else:
-        in_row_blocks(lambda a, o: np.ldexp(a, exponent, out=o), array, out)
+    parts = ((array.real, out.real), (array.imag, out.imag)) if np.iscomplexobj(array) \
+        else ((array, out),)
+    for part, out_part in parts:
+        in_row_blocks(lambda a, o: np.ldexp(a, exponent, out=o), part, out_part)
     return out
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -27,7 +28,6 @@ from .diagonal import sort_diagonal
 from .operands import Operands, download, upload
 from .pointwise_plan import PointwisePlan
 from .programs import COMPLEX_LAYOUTS, build_program
-from .signatures import KernelSignature
 from .sweeps import RunStats, sweep_until_converged
 
 __all__ = [
@@ -300,6 +300,13 @@ class PointwiseHSVD:
             "slots": slots, "summary": summary_buf,
         }
         step_signature = signatures["cjac_step"]
+
+        def step_kernel(pairs: cl.Buffer | None) -> cl.Kernel:
+            """``cjac_step`` bound to `values` and to the step table `pairs`."""
+            return step_signature.kernel(program, **{
+                arg.name: pairs if arg.name == "pairs" else values[arg.name]
+                for arg in step_signature.args})
+
         full: dict = {}
 
         def full_sweeps() -> dict:
@@ -311,9 +318,7 @@ class PointwiseHSVD:
                 if tables is not None:
                     pairs_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=tables)
                 full.update(
-                    kernel=step_signature.kernel(program, **{
-                        arg.name: pairs_buf if arg.name == "pairs" else values[arg.name]
-                        for arg in step_signature.args}),
+                    kernel=step_kernel(pairs_buf),
                     steps=steps, pairs=pairs_buf,  # kept alive with its kernel
                     # Forward and backward ring sweeps alternate (Zhou & Brent 1997, Sect. 4).
                     tables=1 if tables is None else tables.shape[0] // steps,
@@ -360,8 +365,7 @@ class PointwiseHSVD:
         if certify:
             def enqueue_sweep(sweep: int) -> None:
                 nonlocal certified
-                if self._certified_sweep(certificate, d_buf, diagonal, program, step_signature,
-                                         values, wg):
+                if self._certified_sweep(certificate, d_buf, diagonal, step_kernel, wg):
                     certified += 1
                 else:
                     enqueue_full_sweep(sweep)
@@ -400,8 +404,8 @@ class PointwiseHSVD:
         )
 
     def _certified_sweep(self, certificate: FinishingCertificate, d_buf: cl.Buffer,
-                         diagonal: np.ndarray, program: cl.Program,
-                         step_signature: KernelSignature, values: dict, wg: int) -> bool:
+                         diagonal: np.ndarray,
+                         step_kernel: Callable[[cl.Buffer], cl.Kernel], wg: int) -> bool:
         """Enqueue a certified sweep; False (nothing enqueued) where a full
         sweep is cheaper.
 
@@ -430,10 +434,8 @@ class PointwiseHSVD:
             table_buf = cl.Buffer(self.queue.context,
                                   cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                                   hostbuf=table)
-            step = step_signature.kernel(program, **{
-                arg.name: table_buf if arg.name == "pairs" else values[arg.name]
-                for arg in step_signature.args})
-            cl.enqueue_nd_range_kernel(self.queue, step, (len(members) * wg,), (wg,))
+            cl.enqueue_nd_range_kernel(self.queue, step_kernel(table_buf),
+                                       (len(members) * wg,), (wg,))
         return True
 
     def _step_tables(self, r_pad: int) -> tuple[np.ndarray | None, int]:
