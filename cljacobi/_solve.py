@@ -59,8 +59,9 @@ from .validation import (
 )
 
 __all__ = [
-    "DEFAULT_MAX_SWEEPS", "Factored", "HZPair", "Method", "OnDevice", "SweepPlan",
-    "TwoSidedMatrix", "complete",
+    "AUTO_DEVICE_FACTORIZATION_MIN_ORDER", "DEFAULT_MAX_SWEEPS", "FACTORIZATIONS", "Factored",
+    "HZPair", "Method", "OnDevice", "SweepPlan", "TwoSidedMatrix",
+    "check_factorization", "complete", "factors_on_device",
     "ldexp", "name_of", "orthogonal_complement", "orthogonalization_error", "real_dtype",
     "run_hz", "run_two_sided",
     "single_precision",
@@ -71,6 +72,29 @@ __all__ = [
 #: Quasi-sweeps before giving up.  The 2011 paper needs at most 16 for
 #: n = 4096 (its Table 3); the margin covers harder spectra.
 DEFAULT_MAX_SWEEPS = 60
+
+#: Where a method's factorization runs (eig_indefinite's Bunch-Parlett, svd's QR).
+FACTORIZATIONS = ("auto", "host", "device")
+
+#: ``factorization="auto"`` factors on a GPU device from this order on.
+AUTO_DEVICE_FACTORIZATION_MIN_ORDER = 256
+
+
+def check_factorization(factorization: str) -> str:
+    """`factorization` if it is one of :data:`FACTORIZATIONS`, else ValueError."""
+    if factorization not in FACTORIZATIONS:
+        raise ValueError(f"factorization must be one of {FACTORIZATIONS}, not {factorization!r}")
+    return factorization
+
+
+def factors_on_device(factorization: str, device: cl.Device, order: int) -> bool:
+    """Whether the factorization runs on `device`: asked for ("device"), or
+    "auto" on a GPU with fp64 from :data:`AUTO_DEVICE_FACTORIZATION_MIN_ORDER`
+    on (the device kernels compute in double precision; a CPU device is
+    slower than LAPACK on the same cores)."""
+    return factorization == "device" or (
+        factorization == "auto" and bool(device.type & cl.device_type.GPU)
+        and has_fp64(device) and order >= AUTO_DEVICE_FACTORIZATION_MIN_ORDER)
 
 
 # ---------------------------------------------------------------------------

@@ -21,9 +21,12 @@ from . import _solve
 from ._results import EighResult, SolveInfo
 from ._solve import (
     DEFAULT_MAX_SWEEPS,
+    FACTORIZATIONS,
     Factored,
     OnDevice,
     SweepPlan,
+    check_factorization,
+    factors_on_device,
     ldexp,
     name_of,
     orthogonal_complement,
@@ -32,7 +35,6 @@ from ._solve import (
 )
 from .factorization import definite_factorize, j_factorize
 from .generalized import EigGeneralized
-from .host.device import has_fp64
 from .host.factorization import factor_on_device
 from .host.operands import column_max, normalized_columns
 from .host.pointwise import HSVDState
@@ -42,11 +44,6 @@ from .validation import check_flag, symmetric_part
 
 __all__ = ["DEFAULT_MAX_SWEEPS", "FACTORIZATIONS", "eig_indefinite", "hsvd"]
 
-#: Where eig_indefinite's J-factorization runs.
-FACTORIZATIONS = ("auto", "host", "device")
-
-#: ``factorization="auto"`` factors on a GPU device from this order on.
-AUTO_DEVICE_FACTORIZATION_MIN_ORDER = 256
 
 def eig_indefinite(
     M: np.ndarray,
@@ -269,8 +266,7 @@ def eig_indefinite(
         "eig_indefinite", strategy=strategy, rotation=rotation, sort_diagonal=sort_diagonal,
         max_sweeps=max_sweeps, on_nonconvergence=on_nonconvergence, variant=variant,
         block_width=block_width, queue=queue, layout=_layout, single=_single, batched=True)
-    if factorization not in FACTORIZATIONS:
-        raise ValueError(f"factorization must be one of {FACTORIZATIONS}, not {factorization!r}")
+    check_factorization(factorization)
     if B is not None:
         if comm is not None:
             raise ValueError("eig_indefinite(M, B) runs on one device: comm=None")
@@ -373,13 +369,9 @@ class _EigIndefinite:
         if factor is not None:
             info.factorization = "cholesky"
             return factor.G, factor.signs, factor.p
-        device = plan.queue.device
-        # "auto": on a GPU with fp64 (the device factorization runs in double
-        # precision; single precision sweeps on a GPU without fp64 get a host factor).
-        if self.factorization == "device" or (
-            self.factorization == "auto" and bool(device.type & cl.device_type.GPU)
-            and has_fp64(device) and n >= AUTO_DEVICE_FACTORIZATION_MIN_ORDER
-        ):
+        # "auto": on a GPU with fp64 (single precision sweeps on a GPU without
+        # fp64 get a host factor).
+        if factors_on_device(self.factorization, plan.queue.device, n):
             # `scaled` is exactly Hermitian: its rows go to the device as the
             # conjugates of its columns (no transposed copy).
             device_factor = factor_on_device(scaled, plan.queue, exactly_hermitian=True)

@@ -44,7 +44,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg
 
-__all__ = ["PivotedQR", "Shortened", "pivoted_qr", "pivoted_qr_stack", "shorten"]
+__all__ = ["PivotedQR", "Reflectors", "Shortened", "pivoted_qr", "pivoted_qr_stack",
+           "pivoted_reflectors", "shorten", "sort_rows"]
 
 
 class PivotedQR(NamedTuple):
@@ -64,6 +65,64 @@ class PivotedQR(NamedTuple):
     Q: np.ndarray | None
     R: np.ndarray
     columns: np.ndarray
+
+
+class Reflectors(NamedTuple):
+    """``A[rows][:, columns] = Q R`` from :func:`pivoted_reflectors`, with Q kept
+    as its Householder reflectors (LAPACK ``xGEQP3``'s output).
+
+    Attributes
+    ----------
+    packed : numpy.ndarray
+        ``m x n`` (``m >= n``), Fortran-ordered: R on and above the diagonal,
+        the reflectors ``v_j`` below it (their leading 1 implicit).
+    tau : numpy.ndarray
+        The reflectors' scalars: ``Q = H_0 ... H_{n-1}``,
+        ``H_j = I - tau_j v_j v_j^*``.
+    rows : numpy.ndarray
+        The row order the QR factored (:func:`sort_rows`).
+    columns : numpy.ndarray
+        The column pivots.
+    """
+
+    packed: np.ndarray
+    tau: np.ndarray
+    rows: np.ndarray
+    columns: np.ndarray
+
+    @property
+    def R(self) -> np.ndarray:
+        """The ``n x n`` upper triangular factor."""
+        n = self.packed.shape[1]
+        return np.triu(self.packed[:n])
+
+    def q_times(self, C: np.ndarray, columns: int | None = None) -> np.ndarray:
+        """``Q_full [[C, 0], [0, I]]``: the ``n x p`` `C` through all m
+        reflectors (``Q @ C`` for the first p columns), completed to `columns`
+        (default p) by ``Q_full``'s columns ``n ..``, rows in A's order.
+
+        LAPACK ``xORMQR`` (``xUNMQR``) applies the reflectors as they are,
+        without forming Q.
+        """
+        m, n = self.packed.shape
+        p = C.shape[1]
+        columns = p if columns is None else columns
+        extra = columns - p
+        if not 0 <= extra <= m - n:
+            raise ValueError(f"{p} columns are completed to {p} .. {p + m - n}, not {columns}")
+        stacked = np.zeros((m, columns), dtype=self.packed.dtype, order="F")
+        stacked[:n, :p] = C
+        stacked[n + np.arange(extra), p + np.arange(extra)] = 1
+        apply = scipy.linalg.get_lapack_funcs(
+            "unmqr" if self.packed.dtype.kind == "c" else "ormqr", (self.packed,))
+        work = apply("L", "N", self.packed, self.tau, stacked, lwork=-1)[1][0]
+        product, _, info = apply("L", "N", self.packed, self.tau, stacked,
+                                 lwork=max(int(work.real), 1), overwrite_c=True)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"xORMQR failed (info {info})")
+        out = np.empty_like(product)
+        out[self.rows] = product
+        return out
 
 
 class Shortened(NamedTuple):
@@ -117,6 +176,41 @@ def pivoted_qr(A: np.ndarray, *, compute_q: bool = True) -> PivotedQR:
     return PivotedQR(None if Q is None else Q[0], R[0], columns[0])
 
 
+def sort_rows(stack: np.ndarray) -> np.ndarray:
+    """The rows of every matrix of `stack` (``(..., m, n)``) by decreasing
+    max-norm ``max_j |a_ij|``, stably (ties keep their order): exact (no
+    overflow or underflow, unlike a 2-norm), and the norm of Cox & Higham's
+    row-wise analysis."""
+    return np.argsort(-np.abs(stack).max(axis=-1), axis=-1, kind="stable")
+
+
+def pivoted_reflectors(A: np.ndarray) -> Reflectors:
+    """:func:`pivoted_qr` of a tall `A` with Q left as its reflectors.
+
+    LAPACK ``xGEQP3`` on the host, :func:`pivoted_qr`'s factorization
+    (:func:`cljacobi.host.qr.pivoted_qr_on_device` is the device's).
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        ``m x n``, ``m >= n >= 1``, float64 or complex128; not modified.
+
+    Returns
+    -------
+    Reflectors
+        ``A[rows][:, columns] = Q R``.
+    """
+    A = np.asarray(A)
+    rows = sort_rows(A)
+    geqp3 = _lapack(A.dtype)[0]
+    packed, jpvt, tau, _, info = geqp3(np.asfortranarray(A[rows]),
+                                       lwork=_workspaces(*A.shape, A.dtype)[0],
+                                       overwrite_a=True)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"xGEQP3 failed (info {info})")
+    return Reflectors(packed, tau, rows, jpvt.astype(np.intp) - 1)
+
+
 def pivoted_qr_stack(stack: np.ndarray, *, compute_q: bool = True) -> PivotedQR:
     """:func:`pivoted_qr` of every matrix of a ``(count, m, n)`` stack.
 
@@ -142,10 +236,7 @@ def pivoted_qr_stack(stack: np.ndarray, *, compute_q: bool = True) -> PivotedQR:
         Q = np.zeros((count, m, 0), stack.dtype) if compute_q else None
         return PivotedQR(Q, np.zeros((count, 0, n), stack.dtype),
                          np.broadcast_to(np.arange(n), (count, n)).copy())
-    # The rows of every matrix by decreasing max-norm max_j |a_ij|, stably
-    # (ties keep their order): exact (no overflow or underflow, unlike a
-    # 2-norm), and the norm of Cox & Higham's row-wise analysis.
-    rows = np.argsort(-np.abs(stack).max(axis=2), axis=1, kind="stable")
+    rows = sort_rows(stack)
     sorted_stack = np.take_along_axis(stack, rows[:, :, None], axis=1)
     geqp3, form_q = _lapack(stack.dtype)
     geqp3_work, form_q_work = _workspaces(m, n, stack.dtype)

@@ -12,14 +12,17 @@ The sweeps run on a preconditioned factor, as in LAPACK's ``xGEJSV``
 (Drmač & Veselić 2008, parts I and II): ``B = A`` (or ``A^*`` when A is
 wide, so that ``B`` is ``m x n`` with ``m >= n``) is factored
 ``B[:, p] = Q R`` by Householder QR with its rows sorted by decreasing
-max-norm and its columns pivoted (:func:`cljacobi.shortening.pivoted_qr`),
+max-norm and its columns pivoted (LAPACK ``xGEQP3`` on the host,
+:func:`cljacobi.shortening.pivoted_reflectors`, or the kernels of
+``templates/qr.cl.mako`` on the device, :func:`cljacobi.host.qr.pivoted_qr_on_device`),
 and the one-sided Jacobi method runs on ``X = R^*``.  Column pivoting makes
 ``R`` row-graded, so the columns of ``R^*`` are graded like the singular
 values and nearly orthogonal: the sweeps converge about as fast on graded
 singular values as on a Gaussian matrix (``bench/bench_svd_sweeps.py``),
 where Jacobi on ``A`` itself needs 2-4 times as many.  Then
 ``R = V_X diag(sigma) U_X^*`` gives ``A``'s left singular vectors
-``Q V_X`` from the accumulated rotations and the right ones from the
+``Q V_X`` from the accumulated rotations (the reflectors applied to
+``V_X`` by LAPACK ``xORMQR``, Q never formed) and the right ones from the
 normalized columns.
 
 Accuracy: singular values of a column-scaled ``A = B D`` get relative errors
@@ -42,10 +45,20 @@ import pyopencl as cl
 
 from . import _solve
 from ._results import SolveInfo
-from ._solve import DEFAULT_MAX_SWEEPS, Factored, SweepPlan, complete, ldexp, name_of, unit_columns
+from ._solve import (
+    DEFAULT_MAX_SWEEPS,
+    Factored,
+    SweepPlan,
+    check_factorization,
+    factors_on_device,
+    ldexp,
+    name_of,
+    unit_columns,
+)
 from .host.pointwise import HSVDState
+from .host.qr import pivoted_qr_on_device
 from .scaling import factor_shift, unshift
-from .shortening import pivoted_qr
+from .shortening import pivoted_reflectors
 from .validation import check_flag
 
 __all__ = ["SVDResult", "svd"]
@@ -82,6 +95,7 @@ def svd(
     on_nonconvergence: str = "raise",
     variant: str = "auto",
     block_width: int | None = None,
+    factorization: str = "auto",
     queue: cl.CommandQueue | cl.Context | None = None,
     return_info: bool = False,
     comm: Any = None,
@@ -138,12 +152,22 @@ def svd(
         KiB), in a slot of global memory above it up to
         ``cljacobi.host.batched.BATCHED_GLOBAL_ORDER_LIMIT`` (128); "auto"
         takes it for such stacks (``A.ndim > 2``).
+    factorization : {"auto", "host", "device"}, optional
+        Where the row-sorted, column-pivoted QR runs: LAPACK ``xGEQP3`` on
+        the host, or the kernels of ``qr.cl.mako`` on the device (the same
+        reflectors, but the column norms recomputed at every step where
+        ``xGEQP3`` downdates them, so near ties may pivot otherwise).
+        "auto": on the device if it is a GPU with fp64 and
+        ``min(m, n) >= 256``.  A stack run by ``variant="batched"`` is
+        factored by its own kernel on the device, which "host" rules out.
+        Q is applied on the host either way (``info.factorization``).
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
         Where to run; default: the device ``CLJACOBI_DEVICE`` names.
     return_info : bool, optional
         Also return a :class:`~cljacobi.SolveInfo` (``info.rank`` is the
         number of nonzero singular values; ``info.factorization`` is
-        ``"qr"``: the sweeps ran on ``R^*``; ``info.sweeps`` counts them).
+        ``"qr"`` or ``"qr-device"``: the sweeps ran on ``R^*`` of a QR on
+        the host or the device; ``info.sweeps`` counts them).
     _layout : {"interleaved", "split"}, optional
         Private, for benchmarks: device storage of complex data.
     _single : bool, optional
@@ -201,11 +225,13 @@ def svd(
     compute_uv = check_flag(compute_uv, "compute_uv")
     check_finite = check_flag(check_finite, "check_finite")
     return_info = check_flag(return_info, "return_info")
+    check_factorization(factorization)
     plan = _solve.sweep_plan(
         "svd", strategy=strategy, rotation=rotation, sort_diagonal=sort_diagonal,
         max_sweeps=max_sweeps, on_nonconvergence=on_nonconvergence, variant=variant,
         block_width=block_width, queue=queue, layout=_layout, single=_single, batched=True)
-    method = _SVD(full_matrices=full_matrices, compute_uv=compute_uv)
+    method = _SVD(full_matrices=full_matrices, compute_uv=compute_uv,
+                  factorization=factorization)
     if comm is not None:  # the sweeps on all ranks (cljacobi.distributed)
         return _solve.solve_on(comm, method, A, plan, queue=queue,
                                check_finite=check_finite, return_info=return_info)
@@ -220,6 +246,7 @@ class _SVD:
 
     full_matrices: bool
     compute_uv: bool
+    factorization: str = "auto"
     argument = "A"
     #: A stack may run in one launch, after the QR of every matrix (cljacobi._batch).
     batched_problem = "svd"
@@ -276,9 +303,13 @@ class _SVD:
             info.rank = info.positive = 1
             return self._result(B / sigma, unshift(sigma, exponent, f"a singular value of {name}"),
                                 np.ones((1, 1), dtype=A.dtype))
-        # B[:, columns] = Q R with sorted rows.
-        qr = pivoted_qr(B, compute_q=compute_uv)
-        info.factorization = "qr"
+        # B[rows][:, columns] = Q R, Q kept as its reflectors.
+        if factors_on_device(self.factorization, plan.queue.device, B.shape[1]):
+            qr = pivoted_qr_on_device(B, plan.queue)
+            info.factorization = "qr-device"
+        else:
+            qr = pivoted_reflectors(B)
+            info.factorization = "qr"
         # The sweeps run on X = R^*, whose columns (the rows of R) are centered too.
         X = qr.R.conj().T
         x_exponent = factor_shift(X, f"the triangular factor of {b_name}", zero_columns=True)
@@ -302,12 +333,12 @@ class _SVD:
         if not self.compute_uv:
             return S
         # X V_x = U_x diag(sigma) with V_x unitary: R = V_x diag(sigma) U_x^*, so
-        # B[:, columns] = (Q V_x) diag(sigma) U_x^*.
+        # B[rows][:, columns] = (Q V_x) diag(sigma) U_x^*; with full_matrices
+        # Q's trailing columns complete U_B.
         U_x = unit_columns(state.G[:, order], sigma, None, nb)
         V_B = np.empty_like(U_x)
         V_B[qr.columns] = U_x
-        U_B = complete(qr.Q @ state.V[:, order], np.ones(nb, bool),
-                       mb if self.full_matrices else nb)
+        U_B = qr.q_times(state.V[:, order], mb if self.full_matrices else nb)
         if kept["transposed"]:
             # A = B^* = V_B diag(S) U_B^*.
             return SVDResult(V_B, S, U_B.conj().T)

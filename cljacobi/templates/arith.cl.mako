@@ -70,6 +70,32 @@ inline cjac_real cjac_workgroup_sum(__local cjac_real *scratch, const cjac_real 
 }
 </%def>
 
+## The device-wide fence of a ticket counter (the last work-group of a launch
+## to take its ticket reads what all the others stored): ${prefix}_GLOBAL_FENCE()
+## and ${prefix}_PUBLISH(); `kind` "opencl" or "ptx"
+## (cljacobi.host.factorization.global_fence_for).
+<%def name="global_fence(prefix, kind)">
+/* ${prefix}_GLOBAL_FENCE orders a work-item's global stores before its later
+ * ones and its global loads after its earlier ones, for the whole device.
+ * ${prefix}_PUBLISH is what every work-item does before the work-group's
+ * barrier so that work-item 0's fence after it publishes the work-group's
+ * stores: with PTX, nothing (bar.sync orders the work-group's stores before
+ * work-item 0's membar.gl, and fences are cumulative in PTX's memory
+ * model); with OpenCL 1.2 fences, which order one work-item's accesses
+ * only, a fence of its own.  (NVIDIA's compiler turns
+ * mem_fence(CLK_GLOBAL_MEM_FENCE) into membar.cta, a fence for the
+ * work-group only: hence the PTX form there.) */
+%if kind == "ptx":
+#define ${prefix}_GLOBAL_FENCE() asm volatile("membar.gl;" ::: "memory")
+#define ${prefix}_PUBLISH()
+%elif kind == "opencl":
+#define ${prefix}_GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#define ${prefix}_PUBLISH() mem_fence(CLK_GLOBAL_MEM_FENCE)
+%else:
+<% raise ValueError(f"unknown global_fence {kind!r}") %>
+%endif
+</%def>
+
 ## The sums of a pivot pair's ROW_SPLIT work-items (adjacent local ids, the
 ## caller's `part_row` 0 .. ROW_SPLIT - 1, ROW_SPLIT a macro): the pairwise
 ## tree ((x0 + x1) + (x2 + x3)) + ..., which every one of them computes from

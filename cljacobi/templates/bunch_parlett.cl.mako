@@ -71,25 +71,7 @@ ${arith.element(real_ctype, complex_, layout, with_workgroup_sum=False)}
 /* Bunch & Parlett (1971): alpha = (1 + sqrt(17)) / 8 balances the growth of
  * 1x1 and 2x2 pivots. */
 #define CJAC_BP_ALPHA ${repr(alpha)}
-/* CJAC_BP_GLOBAL_FENCE orders a work-item's global stores before its later
- * ones and its global loads after its earlier ones, for the whole device.
- * CJAC_BP_PUBLISH is what every work-item does before the work-group's
- * barrier so that work-item 0's fence after it publishes the work-group's
- * stores: with PTX, nothing (bar.sync orders the work-group's stores before
- * work-item 0's membar.gl, and fences are cumulative in PTX's memory
- * model); with OpenCL 1.2 fences, which order one work-item's accesses
- * only, a fence of its own.  (NVIDIA's compiler turns
- * mem_fence(CLK_GLOBAL_MEM_FENCE) into membar.cta, a fence for the
- * work-group only: hence the PTX form there.) */
-%if global_fence == "ptx":
-#define CJAC_BP_GLOBAL_FENCE() asm volatile("membar.gl;" ::: "memory")
-#define CJAC_BP_PUBLISH()
-%elif global_fence == "opencl":
-#define CJAC_BP_GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
-#define CJAC_BP_PUBLISH() mem_fence(CLK_GLOBAL_MEM_FENCE)
-%else:
-<% raise ValueError(f"unknown global_fence {global_fence!r}") %>
-%endif
+${arith.global_fence("CJAC_BP", global_fence)}
 
 /* The step state: state[K] = k, the first position not yet eliminated; s, p, q
  * the pivot last chosen (p <= q; p == q for s = 1): decided for k - s and not

@@ -1,0 +1,201 @@
+"""Householder QR with column pivoting of one large matrix on the device (``templates/qr.cl.mako``).
+
+The factorization LAPACK ``xGEQP3`` computes, ``B[:, columns] = Q R`` with
+``Q = H_0 H_1 ... H_{k-1}`` (the reflectors of ``xLARFG``), for the
+preconditioning of :func:`cljacobi.svd` (Drmač & Veselić 2008): its
+``O(m n^2)`` updates and its pivot search run on the OpenCL device, one
+launch of ``cjac_qr_step`` a reflector, the pivot decided on the device by
+the launch's last work-group, so the host enqueues every step at once and
+reads nothing back until the end.  Like ``xGEQP3`` with the column norms
+recomputed at every step instead of downdated, so equal columns of the two
+may be pivoted differently where the downdated norms of ``xGEQP3`` are a
+rounding error apart.  The rows are sorted first, as
+:func:`cljacobi.shortening.pivoted_reflectors` sorts them.
+
+The overwritten matrix is ``xGEQP3``'s output (R on and above the diagonal,
+the reflectors below it, ``tau`` beside it), so LAPACK's ``xORMQR``
+(``xUNMQR``) applies Q on the host (:class:`cljacobi.shortening.Reflectors`).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import pyopencl as cl
+
+from ..shortening import Reflectors, sort_rows
+from .device import require_fp64
+from .factorization import global_fence_for
+from .limits import check_global_memory, choose_work_group_size
+from .programs import build_program
+from .signatures import KernelSignature, buffer, c_defines, int_arg
+from .sizes import check_power_of_two, round_up
+
+__all__ = ["ColumnQRPlan", "ColumnQRSpec", "pivoted_qr_on_device"]
+
+
+class _Word(enum.IntEnum):
+    """Words of the step state (see ``qr.cl.mako``)."""
+
+    J = 0  # the reflector the next launch applies (-1: none yet)
+    TICKET = 1  # work-groups of the running launch done
+
+
+@dataclass(frozen=True)
+class ColumnQRSpec:
+    """Specialization parameters of ``templates/qr.cl.mako`` (the sizes are
+    kernel arguments: one program serves every shape).
+
+    Attributes
+    ----------
+    dtype : str
+        ``"float64"`` or ``"complex128"`` (interleaved on the device).
+    global_fence : str
+        The ticket's fence, ``"opencl"`` or ``"ptx"``
+        (:func:`cljacobi.host.factorization.global_fence_for`).
+    work_group_size : int
+        Work-items per column, a power of two.
+    """
+
+    family: ClassVar[str] = "qr"
+    dtype: str
+    global_fence: str = "opencl"
+    work_group_size: int = 256
+
+    def __post_init__(self) -> None:
+        if self.dtype not in ("float64", "complex128"):
+            raise ValueError(f"the device QR takes float64 or complex128, not {self.dtype!r}")
+        if self.global_fence not in ("opencl", "ptx"):
+            raise ValueError(f"global_fence must be 'opencl' or 'ptx', not {self.global_fence!r}")
+        check_power_of_two("work_group_size", self.work_group_size)
+
+    @property
+    def signatures(self) -> dict[str, KernelSignature]:
+        """The arguments of ``cjac_qr_step``, declared once."""
+        step = KernelSignature("cjac_qr_step", (
+            buffer("W", "__global cjac_elem *"), int_arg("ld"), int_arg("rows"),
+            int_arg("cols"), int_arg("steps"), buffer("state", "__global int *"),
+            buffer("tau", "__global cjac_elem *"), buffer("norms", "__global cjac_real *"),
+            buffer("columns", "__global int *"),
+        ))
+        return {step.name: step}
+
+    def render_args(self) -> dict[str, object]:
+        """The keyword arguments the template is rendered with."""
+        return {
+            "complex_": self.dtype == "complex128", "global_fence": self.global_fence,
+            "work_group_size": self.work_group_size,
+            "state_defines": c_defines({f"CJAC_QR_{word.name}": int(word) for word in _Word}),
+            "signatures": self.signatures,
+        }
+
+
+@dataclass(frozen=True)
+class ColumnQRPlan:
+    """The sizes of one device QR, decided and checked once (:meth:`for_device`).
+
+    Attributes
+    ----------
+    spec : ColumnQRSpec
+        The program.
+    rows, cols : int
+        The shape, ``rows >= cols >= 1``.
+    ld : int
+        Leading dimension of the column-major matrix on the device.
+    """
+
+    spec: ColumnQRSpec
+    rows: int
+    cols: int
+    ld: int
+
+    @classmethod
+    def for_device(cls, device: cl.Device, rows: int, cols: int, dtype: np.dtype,
+                   *, work_group_size: int | None = None) -> ColumnQRPlan:
+        """The plan for a `rows` x `cols` `dtype` matrix on `device`, after
+        checking the shape, fp64, the work-group size and the memory (before
+        any launch)."""
+        if not rows >= cols >= 1:
+            raise ValueError(f"the device QR factors rows >= cols >= 1, not {rows} x {cols}")
+        require_fp64(device)
+        dtype = np.dtype(dtype)
+        size = choose_work_group_size(device, rows, requested=work_group_size)
+        plan = cls(ColumnQRSpec(dtype.name, global_fence_for(device), size), rows, cols,
+                   round_up(rows, 32 if device.type & cl.device_type.GPU else 8))
+        check_global_memory(device, {"B": dtype.itemsize * plan.ld * cols,
+                                     "tau": dtype.itemsize * cols,
+                                     "norms and pivots": 12 * cols})
+        return plan
+
+    def step_range(self, j: int) -> int:
+        """Global size of the launch that applies reflector `j`: a work-group
+        for each column after it (at least one)."""
+        return max(self.cols - j - 1, 1) * self.spec.work_group_size
+
+
+def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *,
+                         work_group_size: int | None = None) -> Reflectors:
+    """Householder QR of `A` with its rows sorted and its columns pivoted, on
+    the device of `queue`.
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        ``m x n`` float64 or complex128, ``m >= n >= 1``, finite; not
+        modified.  Its rows are sorted by decreasing max-norm
+        (:func:`cljacobi.shortening.sort_rows`) before the QR.
+    queue : pyopencl.CommandQueue
+        Where to run; the device needs fp64.
+    work_group_size : int, optional
+        Work-items per column (default: :func:`cljacobi.host.limits.choose_work_group_size`).
+
+    Returns
+    -------
+    Reflectors
+        ``A[rows][:, columns] = Q R`` with ``Q = H_0 ... H_{n-1}``,
+        ``H_j = I - tau_j v_j v_j^*``; deterministic (the same bits on the
+        same device).
+    """
+    A = np.asarray(A)
+    dtype = np.dtype(np.complex128 if np.iscomplexobj(A) else np.float64)
+    rows, cols = A.shape
+    plan = ColumnQRPlan.for_device(queue.device, rows, cols, dtype,
+                                   work_group_size=work_group_size)
+    ctx, mf, item, ld = queue.context, cl.mem_flags, dtype.itemsize, plan.ld
+    # Column c of the row-sorted A is row c of its transpose (gathered in one
+    # pass); a rectangular copy pads it to ld rows.
+    row_order = sort_rows(A)
+    columns_first = np.take(A.T, row_order, axis=1).astype(dtype, copy=False)
+    W = cl.Buffer(ctx, mf.READ_WRITE, item * ld * cols)
+    cl.enqueue_copy(queue, W, columns_first, buffer_origin=(0, 0), host_origin=(0, 0),
+                    region=(item * rows, cols), buffer_pitches=(item * ld,),
+                    host_pitches=(item * rows,))
+    state = np.zeros(len(_Word), np.int32)
+    state[_Word.J] = -1
+    arguments = {
+        "W": W, "ld": ld, "rows": rows, "cols": cols, "steps": cols,
+        "state": cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=state),
+        "tau": cl.Buffer(ctx, mf.READ_WRITE, item * cols),
+        "norms": cl.Buffer(ctx, mf.READ_WRITE, 8 * cols),
+        "columns": cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR,
+                             hostbuf=np.arange(cols, dtype=np.int32)),
+    }
+    signature = plan.spec.signatures["cjac_qr_step"]
+    program = build_program(ctx, queue.device, plan.spec)
+    step = signature.kernel(program, **arguments)
+    local = (plan.spec.work_group_size,)
+    for j in range(-1, cols - 1):  # launch j applies H_j and forms H_{j+1}
+        cl.enqueue_nd_range_kernel(queue, step, (plan.step_range(j),), local)
+    packed = np.empty((cols, rows), dtype)
+    cl.enqueue_copy(queue, packed, W, buffer_origin=(0, 0), host_origin=(0, 0),
+                    region=(item * rows, cols), buffer_pitches=(item * ld,),
+                    host_pitches=(item * rows,))
+    tau = np.empty(cols, dtype)
+    cl.enqueue_copy(queue, tau, arguments["tau"])
+    pivots = np.empty(cols, np.int32)
+    cl.enqueue_copy(queue, pivots, arguments["columns"])
+    queue.finish()
+    return Reflectors(packed.T, tau, row_order, pivots.astype(np.intp))
