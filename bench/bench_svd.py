@@ -29,6 +29,7 @@ import numpy as np
 from common import environment, median_time, on_gpu, write_results
 
 import cljacobi
+from cljacobi.eig import FACTORIZATIONS
 from cljacobi.host.device import default_queue
 from cljacobi.host.pointwise import FINISHING_ENV, FINISHINGS
 
@@ -108,6 +109,9 @@ def main() -> None:
     parser.add_argument("--finishing", nargs="+", default=["certified"], choices=FINISHINGS,
                         help="how the pointwise sweeps after blocked ones go (through "
                         f"{FINISHING_ENV}; each is its own solver)")
+    parser.add_argument("--factorization", nargs="+", default=["auto"],
+                        choices=FACTORIZATIONS,
+                        help="where the QR runs (each is its own solver)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     if args.aspect < 1:
@@ -116,9 +120,11 @@ def main() -> None:
     layouts = args.layout if dtype.kind == "c" else [None]
     compute_uv = not args.values_only
 
-    def ours_name(layout, variant, finishing):
+    def ours_name(layout, variant, finishing, factorization):
         tags = [tag for tag in (layout, None if variant == "auto" else variant,
-                                None if finishing == "certified" else finishing) if tag]
+                                None if finishing == "certified" else finishing,
+                                None if factorization == "auto" else f"qr {factorization}")
+                if tag]
         return "cljacobi.svd" + (f"[{', '.join(tags)}]" if tags else "")
 
     def variant_options(variant):
@@ -146,14 +152,16 @@ def main() -> None:
         m = int(round(args.aspect * n))
         A, sigma = make_matrix(m, n, rng, dtype, args.family)
         for layout in layouts:
-            for variant, finishing in itertools.product(args.variants, args.finishing):
+            for variant, finishing, factorization in itertools.product(
+                    args.variants, args.finishing, args.factorization):
                 with environment(**{FINISHING_ENV: finishing}):
                     seconds, times, (result, info) = median_time(
                         lambda: cljacobi.svd(A, compute_uv=compute_uv, return_info=True,
-                                             _layout=layout, **variant_options(variant)),
+                                             _layout=layout, factorization=factorization,
+                                             **variant_options(variant)),
                         args.repeat)
                 U, S, Vh = result if compute_uv else (None, result, None)
-                name = ours_name(layout, variant, finishing)
+                name = ours_name(layout, variant, finishing, factorization)
                 records.append({
                     "m": m, "n": n, "solver": name, "dtype": dtype.name,
                     "layout": layout, "compute_uv": compute_uv,

@@ -29,12 +29,16 @@ import pyopencl as cl
 from ..shortening import Reflectors, sort_rows
 from .device import require_fp64
 from .factorization import global_fence_for
-from .limits import check_global_memory, choose_work_group_size
+from .limits import check_global_memory, check_local_memory, choose_work_group_size
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, int_arg
 from .sizes import check_power_of_two, round_up
 
 __all__ = ["ColumnQRPlan", "ColumnQRSpec", "pivoted_qr_on_device"]
+
+
+#: Columns a work-group of ``cjac_qr_step`` updates.
+COLUMNS_PER_GROUP = 4
 
 
 class _Word(enum.IntEnum):
@@ -57,13 +61,17 @@ class ColumnQRSpec:
         The ticket's fence, ``"opencl"`` or ``"ptx"``
         (:func:`cljacobi.host.factorization.global_fence_for`).
     work_group_size : int
-        Work-items per column, a power of two.
+        Work-items a work-group (over the rows), a power of two.
+    columns_per_group : int
+        Columns a work-group updates, reading each entry of the reflector
+        once for all of them.
     """
 
     family: ClassVar[str] = "qr"
     dtype: str
     global_fence: str = "opencl"
     work_group_size: int = 256
+    columns_per_group: int = COLUMNS_PER_GROUP
 
     def __post_init__(self) -> None:
         if self.dtype not in ("float64", "complex128"):
@@ -71,6 +79,8 @@ class ColumnQRSpec:
         if self.global_fence not in ("opencl", "ptx"):
             raise ValueError(f"global_fence must be 'opencl' or 'ptx', not {self.global_fence!r}")
         check_power_of_two("work_group_size", self.work_group_size)
+        if self.columns_per_group < 1:
+            raise ValueError(f"columns_per_group must be positive, not {self.columns_per_group}")
 
     @property
     def signatures(self) -> dict[str, KernelSignature]:
@@ -79,7 +89,7 @@ class ColumnQRSpec:
             buffer("W", "__global cjac_elem *"), int_arg("ld"), int_arg("rows"),
             int_arg("cols"), int_arg("steps"), buffer("state", "__global int *"),
             buffer("tau", "__global cjac_elem *"), buffer("norms", "__global cjac_real *"),
-            buffer("columns", "__global int *"),
+            buffer("xnorms", "__global cjac_real *"), buffer("columns", "__global int *"),
         ))
         return {step.name: step}
 
@@ -88,6 +98,7 @@ class ColumnQRSpec:
         return {
             "complex_": self.dtype == "complex128", "global_fence": self.global_fence,
             "work_group_size": self.work_group_size,
+            "columns_per_group": self.columns_per_group,
             "state_defines": c_defines({f"CJAC_QR_{word.name}": int(word) for word in _Word}),
             "signatures": self.signatures,
         }
@@ -114,7 +125,8 @@ class ColumnQRPlan:
 
     @classmethod
     def for_device(cls, device: cl.Device, rows: int, cols: int, dtype: np.dtype,
-                   *, work_group_size: int | None = None) -> ColumnQRPlan:
+                   *, work_group_size: int | None = None,
+                   columns_per_group: int = COLUMNS_PER_GROUP) -> ColumnQRPlan:
         """The plan for a `rows` x `cols` `dtype` matrix on `device`, after
         checking the shape, fp64, the work-group size and the memory (before
         any launch)."""
@@ -123,21 +135,32 @@ class ColumnQRPlan:
         require_fp64(device)
         dtype = np.dtype(dtype)
         size = choose_work_group_size(device, rows, requested=work_group_size)
-        plan = cls(ColumnQRSpec(dtype.name, global_fence_for(device), size), rows, cols,
-                   round_up(rows, 32 if device.type & cl.device_type.GPU else 8))
+        spec = ColumnQRSpec(dtype.name, global_fence_for(device), size, columns_per_group)
+        plan = cls(spec, rows, cols, round_up(rows, 32 if device.type & cl.device_type.GPU else 8))
+        check_local_memory(device, plan.local_bytes, "the device QR")
         check_global_memory(device, {"B": dtype.itemsize * plan.ld * cols,
                                      "tau": dtype.itemsize * cols,
-                                     "norms and pivots": 12 * cols})
+                                     "norms and pivots": 20 * cols})
         return plan
+
+    @property
+    def local_bytes(self) -> int:
+        """Local memory of a work-group: the tree sums of its columns (pairs
+        of doubles), the pivot search's indices and a few words."""
+        spec = self.spec
+        return 16 * spec.columns_per_group * spec.work_group_size + 4 * spec.work_group_size \
+            + 16 * (spec.columns_per_group + 1) + 12
 
     def step_range(self, j: int) -> int:
         """Global size of the launch that applies reflector `j`: a work-group
-        for each column after it (at least one)."""
-        return max(self.cols - j - 1, 1) * self.spec.work_group_size
+        for every `columns_per_group` columns after it (at least one)."""
+        spec = self.spec
+        return max(-(-(self.cols - j - 1) // spec.columns_per_group), 1) * spec.work_group_size
 
 
 def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *,
-                         work_group_size: int | None = None) -> Reflectors:
+                         work_group_size: int | None = None,
+                         columns_per_group: int = COLUMNS_PER_GROUP) -> Reflectors:
     """Householder QR of `A` with its rows sorted and its columns pivoted, on
     the device of `queue`.
 
@@ -150,7 +173,10 @@ def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *,
     queue : pyopencl.CommandQueue
         Where to run; the device needs fp64.
     work_group_size : int, optional
-        Work-items per column (default: :func:`cljacobi.host.limits.choose_work_group_size`).
+        Work-items a work-group (default:
+        :func:`cljacobi.host.limits.choose_work_group_size`).
+    columns_per_group : int, optional
+        Columns a work-group updates.
 
     Returns
     -------
@@ -163,7 +189,8 @@ def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *,
     dtype = np.dtype(np.complex128 if np.iscomplexobj(A) else np.float64)
     rows, cols = A.shape
     plan = ColumnQRPlan.for_device(queue.device, rows, cols, dtype,
-                                   work_group_size=work_group_size)
+                                   work_group_size=work_group_size,
+                                   columns_per_group=columns_per_group)
     ctx, mf, item, ld = queue.context, cl.mem_flags, dtype.itemsize, plan.ld
     # Column c of the row-sorted A is row c of its transpose (gathered in one
     # pass); a rectangular copy pads it to ld rows.
@@ -180,6 +207,7 @@ def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *,
         "state": cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=state),
         "tau": cl.Buffer(ctx, mf.READ_WRITE, item * cols),
         "norms": cl.Buffer(ctx, mf.READ_WRITE, 8 * cols),
+        "xnorms": cl.Buffer(ctx, mf.READ_WRITE, 8 * cols),
         "columns": cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR,
                              hostbuf=np.arange(cols, dtype=np.int32)),
     }
