@@ -88,7 +88,8 @@ class ColumnQRSpec:
         step = KernelSignature("cjac_qr_step", (
             buffer("W", "__global cjac_elem *"), int_arg("ld"), int_arg("rows"),
             int_arg("cols"), int_arg("steps"), buffer("state", "__global int *"),
-            buffer("tau", "__global cjac_elem *"), buffer("norms", "__global cjac_real *"),
+            buffer("tau", "__global cjac_elem *"), buffer("scales", "__global cjac_elem *"),
+            buffer("norms", "__global cjac_real *"),
             buffer("xnorms", "__global cjac_real *"), buffer("columns", "__global int *"),
         ))
         return {step.name: step}
@@ -139,7 +140,7 @@ class ColumnQRPlan:
         plan = cls(spec, rows, cols, round_up(rows, 32 if device.type & cl.device_type.GPU else 8))
         check_local_memory(device, plan.local_bytes, "the device QR")
         check_global_memory(device, {"B": dtype.itemsize * plan.ld * cols,
-                                     "tau": dtype.itemsize * cols,
+                                     "tau and scales": 2 * dtype.itemsize * cols,
                                      "norms and pivots": 20 * cols})
         return plan
 
@@ -206,6 +207,7 @@ def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *,
         "W": W, "ld": ld, "rows": rows, "cols": cols, "steps": cols,
         "state": cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=state),
         "tau": cl.Buffer(ctx, mf.READ_WRITE, item * cols),
+        "scales": cl.Buffer(ctx, mf.READ_WRITE, item * cols),
         "norms": cl.Buffer(ctx, mf.READ_WRITE, 8 * cols),
         "xnorms": cl.Buffer(ctx, mf.READ_WRITE, 8 * cols),
         "columns": cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR,
@@ -217,8 +219,10 @@ def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *,
     local = (plan.spec.work_group_size,)
     for j in range(-1, cols - 1):  # launch j applies H_j and forms H_{j+1}
         cl.enqueue_nd_range_kernel(queue, step, (plan.step_range(j),), local)
-    packed = np.empty((cols, rows), dtype)
-    cl.enqueue_copy(queue, packed, W, buffer_origin=(0, 0), host_origin=(0, 0),
+    # The columns stay where they are on the device (`columns` maps positions
+    # to them): gathered into pivot order here.
+    by_column = np.empty((cols, rows), dtype)
+    cl.enqueue_copy(queue, by_column, W, buffer_origin=(0, 0), host_origin=(0, 0),
                     region=(item * rows, cols), buffer_pitches=(item * ld,),
                     host_pitches=(item * rows,))
     tau = np.empty(cols, dtype)
@@ -226,4 +230,4 @@ def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *,
     pivots = np.empty(cols, np.int32)
     cl.enqueue_copy(queue, pivots, arguments["columns"])
     queue.finish()
-    return Reflectors(packed.T, tau, row_order, pivots.astype(np.intp))
+    return Reflectors(by_column[pivots].T, tau, row_order, pivots.astype(np.intp))

@@ -87,25 +87,32 @@ void cjac_qr_step(${signatures["cjac_qr_step"].parameters})
     __local cjac_elem *dots = (__local cjac_elem *)scratch;
     __local int indices[WG];
     __local cjac_elem leads[COLS], reflector_scale;
-    __local int last, pivot, reflect;
+    __local int last, reflect;
     const int lid = get_local_id(0);
     const int j = state[CJAC_QR_J];
 
-    /* 1. Columns c0 .. c0 + count - 1 (none in a launch's spare work-group:
-     *    its grid has at least one).  The loops run a uniform number of
-     *    times, so every work-item reaches every barrier. */
+    /* 1. The columns at positions c0 .. c0 + count - 1 (none in a launch's
+     *    spare work-group: its grid has at least one).  Every loop over q
+     *    runs COLS times (registers, not memory, hold the per-column values)
+     *    and every loop with a barrier a uniform number of times. */
     const int c0 = j + 1 + get_group_id(0) * COLS;
     const int count = clamp(cols - c0, 0, COLS);
     const int reflecting = j >= 0 && count > 0;
-    __global cjac_elem *B = W + (size_t)min(c0, cols - 1) * ld;  /* column c0 + q at B[q * ld] */
-    __global const cjac_elem *v = W + (size_t)max(j, 0) * ld;
+    __global cjac_elem *column[COLS];
+    for (int q = 0; q < COLS; ++q)
+        column[q] = W + (size_t)columns[min(c0 + q, cols - 1)] * ld;
+    /* v_j: 1 at row j, then x scaled by v_scale (the scaling is stored by the
+     * launch's last work-group, after every other has read x) */
+    __global const cjac_elem *x = W + (size_t)columns[max(j, 0)] * ld;
+    const cjac_elem v_scale = reflecting ? scales[j] : CJAC_ELEM_ZERO;
     cjac_elem dot[COLS];
     for (int q = 0; q < COLS; ++q)
         dot[q] = CJAC_ELEM_ZERO;
     for (int i = j + lid; i < rows && reflecting; i += WG) {
-        const cjac_elem v_i = i == j ? cjac_from_real(1) : v[i];
-        for (int q = 0; q < count; ++q)
-            dot[q] = cjac_dot_acc(v_i, B[(size_t)q * ld + i], dot[q]);
+        const cjac_elem v_i = i == j ? cjac_from_real(1) : cjac_mul(v_scale, x[i]);
+        for (int q = 0; q < COLS; ++q)
+            if (q < count)
+                dot[q] = cjac_dot_acc(v_i, column[q][i], dot[q]);
     }
     for (int q = 0; q < COLS; ++q)
         dots[q * WG + lid] = dot[q];
@@ -123,18 +130,19 @@ void cjac_qr_step(${signatures["cjac_qr_step"].parameters})
     cjac_qr_pair measured[COLS];
     for (int q = 0; q < COLS; ++q) {
         f[q] = cjac_mul(minus_tau, dots[q * WG]);
-        down[q] = q < count && j >= 0 ? cjac_qr_down(norms[c0 + q]) : 1;
+        down[q] = q < count && j >= 0 ? cjac_qr_down(norms[columns[c0 + q]]) : 1;
         measured[q] = (cjac_qr_pair)(0, 0);
     }
     barrier(CLK_LOCAL_MEM_FENCE);  /* scratch is reused below */
     for (int i = (count > 0 ? max(j, 0) : rows) + lid; i < rows; i += WG) {
-        const cjac_elem v_i = i == j ? cjac_from_real(1) : v[i];
-        for (int q = 0; q < count; ++q) {
-            __global cjac_elem *b = B + (size_t)q * ld + i;
-            cjac_elem a = *b;
+        const cjac_elem v_i = i == j ? cjac_from_real(1) : cjac_mul(v_scale, x[i]);
+        for (int q = 0; q < COLS; ++q) {
+            if (q >= count)
+                continue;
+            cjac_elem a = column[q][i];
             if (reflecting) {
                 a = cjac_axpy(f[q], v_i, a);
-                *b = a;
+                column[q][i] = a;
             }
             if (i == j + 1) {
                 leads[q] = a;
@@ -164,9 +172,9 @@ void cjac_qr_step(${signatures["cjac_qr_step"].parameters})
         for (int q = 0; q < COLS; ++q)
             measured[q] = (cjac_qr_pair)(0, 0);
         for (int i = j + 2 + lid; i < rows; i += WG)
-            for (int q = 0; q < count; ++q)
+            for (int q = 0; q < COLS; ++q)
                 if (rescale[q] != 0)
-                    measured[q].y = cjac_abs2_acc(cjac_scale(rescale[q], B[(size_t)q * ld + i]),
+                    measured[q].y = cjac_abs2_acc(cjac_scale(rescale[q], column[q][i]),
                                                   measured[q].y);
         for (int q = 0; q < COLS; ++q)
             scratch[q * WG + lid] = measured[q];
@@ -178,11 +186,12 @@ void cjac_qr_step(${signatures["cjac_qr_step"].parameters})
             }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    for (int q = 0; q < count; ++q)
-        if (lid == q) {  /* the norms of column c0 + q (down is a power of two: exact) */
+    for (int q = 0; q < COLS; ++q)
+        if (q < count && lid == q) {  /* down is a power of two: exact */
             const cjac_real below = sqrt(sums[q]) / down[q];
-            xnorms[c0 + q] = below;
-            norms[c0 + q] = cjac_hypot(cjac_elem_abs(leads[q]), below);
+            const int c = columns[c0 + q];
+            xnorms[c] = below;
+            norms[c] = cjac_hypot(cjac_elem_abs(leads[q]), below);
         }
 
     /* The ticket: every work-group's stores published before it is taken, so
@@ -198,68 +207,64 @@ void cjac_qr_step(${signatures["cjac_qr_step"].parameters})
         return;  /* uniform over the work-group */
     CJAC_QR_GLOBAL_FENCE();
 
-    /* 2. The pivot of step s = j + 1: the largest norm over columns s.. (the
-     *    first of equal ones), read past the cache (other work-groups stored
-     *    them). */
+    /* 2. The reflector this launch applied, scaled in place now that every
+     *    other work-group is done with it: v_j = (1; x v_scale). */
+    for (int i = j + 1 + lid; i < rows && reflecting; i += WG)
+        W[(size_t)columns[j] * ld + i] = cjac_mul(v_scale, x[i]);
+
+    /* 3. The pivot of step s = j + 1: the largest norm over positions s..
+     *    (the first of equal ones), its column's position swapped with s's.
+     *    The norms are read past the cache: a cache line holds the norms of
+     *    several work-groups' columns.  (A column's entries are its owner's
+     *    alone during a launch, and ld keeps them off other columns' lines.) */
     const int s = j + 1;
     volatile __global cjac_real *stored_norms = norms, *stored_xnorms = xnorms;
     cjac_real best = -1;
-    int best_index = cols;
+    int best_position = cols;
     for (int c = s + lid; c < cols && s < steps; c += WG) {
-        const cjac_real value = stored_norms[c];
+        const cjac_real value = stored_norms[columns[c]];
         if (value > best) {  /* ascending c: the first of equal ones stays */
             best = value;
-            best_index = c;
+            best_position = c;
         }
     }
     __local cjac_real *values = (__local cjac_real *)scratch;
     values[lid] = best;
-    indices[lid] = best_index;
+    indices[lid] = best_position;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int width = WG / 2; width > 0; width >>= 1) {
         if (lid < width) {
             const cjac_real other = values[lid + width];
-            const int other_index = indices[lid + width];
-            if (other > values[lid] || (other == values[lid] && other_index < indices[lid])) {
+            const int other_position = indices[lid + width];
+            if (other > values[lid] || (other == values[lid] && other_position < indices[lid])) {
                 values[lid] = other;
-                indices[lid] = other_index;
+                indices[lid] = other_position;
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    const int p = indices[0];  /* cols when nothing is left (s = steps) or every norm is NaN */
-    const int swapping = s < steps && p != s && p < cols;
-    volatile __global cjac_elem *column_s = W + (size_t)min(s, cols - 1) * ld;
-    volatile __global cjac_elem *column_p = W + (size_t)min(p, cols - 1) * ld;
-    for (int i = lid; i < rows && swapping; i += WG) {
-        const cjac_elem swap = column_s[i];
-        column_s[i] = column_p[i];
-        column_p[i] = swap;
-    }
-    if (lid == 0 && swapping) {
-        const cjac_real norm_s = stored_norms[s], xnorm_s = stored_xnorms[s];
-        stored_norms[s] = stored_norms[p];
-        stored_xnorms[s] = stored_xnorms[p];
-        stored_norms[p] = norm_s;
-        stored_xnorms[p] = xnorm_s;
-        const int column_index = columns[s];
-        columns[s] = columns[p];
-        columns[p] = column_index;
-    }
-    barrier(CLK_GLOBAL_MEM_FENCE);
+    /* p = cols when nothing is left (s = steps) or every norm is NaN */
+    const int p = indices[0];
 
-    /* 3. H_s from column s: xLARFG on (alpha; x) = (b_ss; b_{s+1.., s}), by
-     *    work-item 0 from the stored norm of x. */
+    /* 4. H_s from the pivot column: xLARFG on (alpha; x) = (b_ss; b_{s+1.., s}),
+     *    by work-item 0 from the stored norm of x; x is scaled by the next
+     *    launch's last work-group (or below, for the last reflector). */
     if (lid == 0 && s < steps) {
-        const cjac_elem alpha = column_s[s];
-        const cjac_real x_norm = stored_xnorms[s];
+        const int c = columns[p < cols ? p : s];
+        if (p < cols) {
+            columns[p] = columns[s];
+            columns[s] = c;
+        }
+        __global cjac_elem *pivot_column = W + (size_t)c * ld;
+        const cjac_elem alpha = pivot_column[s];
+        const cjac_real x_norm = stored_xnorms[c];
         cjac_real beta = -copysign(cjac_hypot(cjac_elem_abs(alpha), x_norm),
                                    cjac_real_part(alpha));
         cjac_elem t = CJAC_ELEM_ZERO, scale = CJAC_ELEM_ZERO;
         if (x_norm == 0 && cjac_imag_part(alpha) == 0) {
             beta = cjac_real_part(alpha);  /* H = I */
         } else if (fabs(beta) < CJAC_SAFMIN) {
-            t = cjac_larfg(alpha, W + (size_t)s * ld + s + 1, 1, rows - s - 1, &beta, &scale);
+            t = cjac_larfg(alpha, pivot_column + s + 1, 1, rows - s - 1, &beta, &scale);
         } else {
 %if complex_:
             t = (cjac_real2)((beta - alpha.x) / beta, -alpha.y / beta);
@@ -269,19 +274,18 @@ void cjac_qr_step(${signatures["cjac_qr_step"].parameters})
             scale = cjac_reciprocal(alpha - cjac_from_real(beta));
         }
         tau[s] = t;
-        column_s[s] = cjac_from_real(beta);
-        reflect = cjac_real_part(t) != 0 || cjac_imag_part(t) != 0;
+        scales[s] = scale;
+        pivot_column[s] = cjac_from_real(beta);
+        reflect = s == steps - 1;  /* no launch applies the last one: scaled here */
         reflector_scale = scale;
-    }
-    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-    const int scaling = s < steps && reflect;
-    const cjac_elem scale = reflector_scale;
-    for (int i = s + 1 + lid; i < rows && scaling; i += WG)
-        column_s[i] = cjac_mul(scale, column_s[i]);
-    if (lid == 0) {
         state[CJAC_QR_J] = s;
         state[CJAC_QR_TICKET] = 0;
     }
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    const int scaling = s < steps && reflect;
+    const cjac_elem last_scale = reflector_scale;
+    for (int i = s + 1 + lid; i < rows && scaling; i += WG)
+        W[(size_t)columns[s] * ld + i] = cjac_mul(last_scale, W[(size_t)columns[s] * ld + i]);
     /* Ends the work-group's last region at a barrier (PoCL, see bunch_parlett). */
     barrier(CLK_GLOBAL_MEM_FENCE);
 }
