@@ -27,6 +27,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..shortening import Reflectors, sort_rows
+from ..errors import DeviceCapabilityError
 from .device import require_fp64
 from .factorization import global_fence_for
 from .limits import check_global_memory, check_local_memory, choose_work_group_size
@@ -37,8 +38,11 @@ from .sizes import check_power_of_two, round_up
 __all__ = ["ColumnQRPlan", "ColumnQRSpec", "pivoted_qr_on_device"]
 
 
-#: Columns a work-group of ``cjac_qr_step`` updates.
-COLUMNS_PER_GROUP = 4
+#: Columns a work-group of ``cjac_qr_step`` updates (``bench/README.md``,
+#: "The device QR").
+COLUMNS_PER_GROUP = 1
+#: Side of ``cjac_qr_load``'s square work-group.
+LOAD_TILE = 16
 
 
 class _Word(enum.IntEnum):
@@ -92,14 +96,18 @@ class ColumnQRSpec:
             buffer("norms", "__global cjac_real *"),
             buffer("xnorms", "__global cjac_real *"), buffer("columns", "__global int *"),
         ))
-        return {step.name: step}
+        load = KernelSignature("cjac_qr_load", (
+            buffer("A", "__global const cjac_elem *"), buffer("row_order", "__global const int *"),
+            buffer("W", "__global cjac_elem *"), int_arg("ld"), int_arg("rows"), int_arg("cols"),
+        ))
+        return {step.name: step, load.name: load}
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
         return {
             "complex_": self.dtype == "complex128", "global_fence": self.global_fence,
             "work_group_size": self.work_group_size,
-            "columns_per_group": self.columns_per_group,
+            "columns_per_group": self.columns_per_group, "load_tile": LOAD_TILE,
             "state_defines": c_defines({f"CJAC_QR_{word.name}": int(word) for word in _Word}),
             "signatures": self.signatures,
         }
@@ -134,12 +142,17 @@ class ColumnQRPlan:
         if not rows >= cols >= 1:
             raise ValueError(f"the device QR factors rows >= cols >= 1, not {rows} x {cols}")
         require_fp64(device)
+        if device.max_work_group_size < LOAD_TILE * LOAD_TILE:
+            raise DeviceCapabilityError(
+                f"the device QR needs work-groups of {LOAD_TILE * LOAD_TILE} work-items; "
+                f"device {device.name.strip()!r} allows {device.max_work_group_size}")
         dtype = np.dtype(dtype)
         size = choose_work_group_size(device, rows, requested=work_group_size)
         spec = ColumnQRSpec(dtype.name, global_fence_for(device), size, columns_per_group)
         plan = cls(spec, rows, cols, round_up(rows, 32 if device.type & cl.device_type.GPU else 8))
         check_local_memory(device, plan.local_bytes, "the device QR")
         check_global_memory(device, {"B": dtype.itemsize * plan.ld * cols,
+                                     "A as uploaded": dtype.itemsize * rows * cols,
                                      "tau and scales": 2 * dtype.itemsize * cols,
                                      "norms and pivots": 20 * cols})
         return plan
@@ -193,14 +206,12 @@ def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *,
                                    work_group_size=work_group_size,
                                    columns_per_group=columns_per_group)
     ctx, mf, item, ld = queue.context, cl.mem_flags, dtype.itemsize, plan.ld
-    # Column c of the row-sorted A is row c of its transpose (gathered in one
-    # pass); a rectangular copy pads it to ld rows.
+    # A goes up as it is (row-major); cjac_qr_load sorts its rows into the
+    # column-major W on the device.
     row_order = sort_rows(A)
-    columns_first = np.take(A.T, row_order, axis=1).astype(dtype, copy=False)
+    uploaded = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                         hostbuf=np.ascontiguousarray(A, dtype=dtype))
     W = cl.Buffer(ctx, mf.READ_WRITE, item * ld * cols)
-    cl.enqueue_copy(queue, W, columns_first, buffer_origin=(0, 0), host_origin=(0, 0),
-                    region=(item * rows, cols), buffer_pitches=(item * ld,),
-                    host_pitches=(item * rows,))
     state = np.zeros(len(_Word), np.int32)
     state[_Word.J] = -1
     arguments = {
@@ -213,9 +224,15 @@ def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *,
         "columns": cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR,
                              hostbuf=np.arange(cols, dtype=np.int32)),
     }
-    signature = plan.spec.signatures["cjac_qr_step"]
     program = build_program(ctx, queue.device, plan.spec)
-    step = signature.kernel(program, **arguments)
+    # (The buffers are named here: a kernel's arguments do not keep them alive.)
+    row_buffer = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                           hostbuf=row_order.astype(np.int32))
+    load = plan.spec.signatures["cjac_qr_load"].kernel(
+        program, A=uploaded, row_order=row_buffer, W=W, ld=ld, rows=rows, cols=cols)
+    cl.enqueue_nd_range_kernel(queue, load, (round_up(cols, LOAD_TILE), round_up(rows, LOAD_TILE)),
+                               (LOAD_TILE, LOAD_TILE))
+    step = plan.spec.signatures["cjac_qr_step"].kernel(program, **arguments)
     local = (plan.spec.work_group_size,)
     for j in range(-1, cols - 1):  # launch j applies H_j and forms H_{j+1}
         cl.enqueue_nd_range_kernel(queue, step, (plan.step_range(j),), local)

@@ -27,6 +27,10 @@
 ##      it: xLARFG's beta and tau from b_ss and the stored norm of x, then
 ##      v = x / (b_ss - beta) (xLARFG itself, with its rescaling, where beta
 ##      falls below SAFMIN); then state[J] = s.
+## Before it, cjac_qr_load copies B from the row-major A the host uploaded,
+## rows in the sorted order (W[c * ld + i] = A[row_order[i] * cols + c]),
+## through local-memory tiles so that both sides are read and written
+## contiguously.
 ## The first launch (j = -1) only measures the columns and forms H_0.  The
 ## host enqueues all cols launches without reading anything back.  Every
 ## sum has a fixed order (a tree over the work-group), so the results are
@@ -37,6 +41,7 @@
 ##   global_fence      the ticket's fence (arith.global_fence)
 ##   work_group_size   work-items a work-group (a power of two), over rows
 ##   columns_per_group columns a work-group updates (COLS)
+##   load_tile         side of cjac_qr_load's square work-group
 ##   state_defines     #define lines of the state's words
 ##   signatures        the kernel's arguments (cljacobi.host.signatures)
 <%namespace name="arith" file="arith.cl.mako"/>
@@ -77,6 +82,21 @@ inline void cjac_qr_reduce_pairs(__local cjac_qr_pair *pairs, const int lid)
             }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+}
+
+#define LOAD_TILE ${load_tile}
+__kernel __attribute__((reqd_work_group_size(LOAD_TILE, LOAD_TILE, 1)))
+void cjac_qr_load(${signatures["cjac_qr_load"].parameters})
+{
+    __local cjac_elem tile[LOAD_TILE][LOAD_TILE + 1];
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const int c0 = get_group_id(0) * LOAD_TILE, i0 = get_group_id(1) * LOAD_TILE;
+    /* read along A's rows (x: columns), write along W's columns (x: rows) */
+    if (i0 + ty < rows && c0 + tx < cols)
+        tile[ty][tx] = A[(size_t)row_order[i0 + ty] * cols + c0 + tx];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (c0 + ty < cols && i0 + tx < rows)
+        W[(size_t)(c0 + ty) * ld + i0 + tx] = tile[tx][ty];
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
