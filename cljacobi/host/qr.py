@@ -26,8 +26,8 @@ from typing import ClassVar
 import numpy as np
 import pyopencl as cl
 
-from ..shortening import Reflectors, sort_rows
 from ..errors import DeviceCapabilityError
+from ..shortening import sort_rows
 from .device import require_fp64
 from .factorization import global_fence_for
 from .limits import check_global_memory, check_local_memory, choose_work_group_size
@@ -35,7 +35,7 @@ from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, int_arg
 from .sizes import check_power_of_two, round_up
 
-__all__ = ["ColumnQRPlan", "ColumnQRSpec", "pivoted_qr_on_device"]
+__all__ = ["ColumnQRPlan", "ColumnQRSpec", "DeviceQR", "pivoted_qr_on_device"]
 
 
 #: Columns a work-group of ``cjac_qr_step`` updates (``bench/README.md``,
@@ -100,7 +100,12 @@ class ColumnQRSpec:
             buffer("A", "__global const cjac_elem *"), buffer("row_order", "__global const int *"),
             buffer("W", "__global cjac_elem *"), int_arg("ld"), int_arg("rows"), int_arg("cols"),
         ))
-        return {step.name: step, load.name: load}
+        apply = KernelSignature("cjac_qr_apply", (
+            buffer("W", "__global const cjac_elem *"), int_arg("ld"), int_arg("rows"),
+            buffer("columns", "__global const int *"), buffer("tau", "__global const cjac_elem *"),
+            int_arg("j"), buffer("C", "__global cjac_elem *"), int_arg("ldc"), int_arg("p"),
+        ))
+        return {step.name: step, load.name: load, apply.name: apply}
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -172,9 +177,67 @@ class ColumnQRPlan:
         return max(-(-(self.cols - j - 1) // spec.columns_per_group), 1) * spec.work_group_size
 
 
+@dataclass
+class DeviceQR:
+    """``A[rows][:, columns] = Q R`` from :func:`pivoted_qr_on_device`, its
+    reflectors kept on the device for :meth:`q_times`.
+
+    Attributes
+    ----------
+    packed, tau, rows, columns
+        As :class:`cljacobi.shortening.Reflectors` (host copies).
+    """
+
+    packed: np.ndarray
+    tau: np.ndarray
+    rows: np.ndarray
+    columns: np.ndarray
+    queue: cl.CommandQueue
+    plan: ColumnQRPlan
+    program: cl.Program
+    #: The device's W (columns in place), its position map and tau.
+    buffers: dict[str, cl.Buffer]
+
+    @property
+    def R(self) -> np.ndarray:
+        """The ``n x n`` upper triangular factor."""
+        return np.triu(self.packed[:self.plan.cols])
+
+    def q_times(self, C: np.ndarray, columns: int | None = None) -> np.ndarray:
+        """:meth:`cljacobi.shortening.Reflectors.q_times` on the device:
+        ``cjac_qr_apply`` applies ``H_{n-1}``, ..., ``H_0`` to ``[[C, 0], [0, I]]``,
+        one launch each."""
+        m, n = self.plan.rows, self.plan.cols
+        p = C.shape[1]
+        columns = p if columns is None else columns
+        extra = columns - p
+        if not 0 <= extra <= m - n:
+            raise ValueError(f"{p} columns are completed to {p} .. {p + m - n}, not {columns}")
+        dtype = self.packed.dtype
+        stacked = np.zeros((m, columns), dtype=dtype, order="F")
+        stacked[:n, :p] = C
+        stacked[n + np.arange(extra), p + np.arange(extra)] = 1
+        queue, spec = self.queue, self.plan.spec
+        target = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                           hostbuf=stacked)
+        signature = spec.signatures["cjac_qr_apply"]
+        apply = signature.kernel(self.program, W=self.buffers["W"], ld=self.plan.ld, rows=m,
+                                 columns=self.buffers["columns"], tau=self.buffers["tau"],
+                                 j=0, C=target, ldc=m, p=columns)
+        size = (-(-columns // spec.columns_per_group) * spec.work_group_size,)
+        for j in range(n - 1, -1, -1):
+            signature.bind(apply, j=j)
+            cl.enqueue_nd_range_kernel(queue, apply, size, (spec.work_group_size,))
+        cl.enqueue_copy(queue, stacked, target)  # Fortran order: column-major as on the device
+        queue.finish()
+        out = np.empty_like(stacked)
+        out[self.rows] = stacked
+        return out
+
+
 def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *,
                          work_group_size: int | None = None,
-                         columns_per_group: int = COLUMNS_PER_GROUP) -> Reflectors:
+                         columns_per_group: int = COLUMNS_PER_GROUP) -> DeviceQR:
     """Householder QR of `A` with its rows sorted and its columns pivoted, on
     the device of `queue`.
 
@@ -194,7 +257,7 @@ def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *,
 
     Returns
     -------
-    Reflectors
+    DeviceQR
         ``A[rows][:, columns] = Q R`` with ``Q = H_0 ... H_{n-1}``,
         ``H_j = I - tau_j v_j v_j^*``; deterministic (the same bits on the
         same device).
@@ -247,4 +310,5 @@ def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *,
     pivots = np.empty(cols, np.int32)
     cl.enqueue_copy(queue, pivots, arguments["columns"])
     queue.finish()
-    return Reflectors(by_column[pivots].T, tau, row_order, pivots.astype(np.intp))
+    return DeviceQR(by_column[pivots].T, tau, row_order, pivots.astype(np.intp), queue, plan,
+                    program, {name: arguments[name] for name in ("W", "columns", "tau")})

@@ -31,7 +31,11 @@
 ## rows in the sorted order (W[c * ld + i] = A[row_order[i] * cols + c]),
 ## through local-memory tiles so that both sides are read and written
 ## contiguously.
-## The first launch (j = -1) only measures the columns and forms H_0.  The
+## The first launch (j = -1) only measures the columns and forms H_0.
+## After the sweeps, cjac_qr_apply applies the reflectors to a matrix C
+## (column-major, rows x p, rows in the sorted order), one launch per
+## reflector from the last to the first, C := H_j C, so that C ends as Q C:
+## the left singular vectors Q V_x without Q ever formed.  The
 ## host enqueues all cols launches without reading anything back.  Every
 ## sum has a fixed order (a tree over the work-group), so the results are
 ## bitwise repeatable on a device.
@@ -97,6 +101,48 @@ void cjac_qr_load(${signatures["cjac_qr_load"].parameters})
     barrier(CLK_LOCAL_MEM_FENCE);
     if (c0 + ty < cols && i0 + tx < rows)
         W[(size_t)(c0 + ty) * ld + i0 + tx] = tile[tx][ty];
+}
+
+/* C := H_j C = C - tau_j v_j (v_j^H C) for the columns of C of this
+ * work-group (COLS of them), v_j = (1; W's entries below row j of the column
+ * at position j). */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void cjac_qr_apply(${signatures["cjac_qr_apply"].parameters})
+{
+    __local cjac_elem dots[COLS * WG];
+    const int lid = get_local_id(0);
+    const int c0 = get_group_id(0) * COLS;
+    const int count = clamp(p - c0, 0, COLS);
+    __global const cjac_elem *v = W + (size_t)columns[j] * ld;
+    __global cjac_elem *C0 = C + (size_t)min(c0, p - 1) * ldc;  /* column c0 + q at C0[q * ldc] */
+    cjac_elem dot[COLS];
+    for (int q = 0; q < COLS; ++q)
+        dot[q] = CJAC_ELEM_ZERO;
+    for (int i = j + lid; i < rows; i += WG) {
+        const cjac_elem v_i = i == j ? cjac_from_real(1) : v[i];
+        for (int q = 0; q < COLS; ++q)
+            if (q < count)
+                dot[q] = cjac_dot_acc(v_i, C0[(size_t)q * ldc + i], dot[q]);
+    }
+    for (int q = 0; q < COLS; ++q)
+        dots[q * WG + lid] = dot[q];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int width = WG / 2; width > 0; width >>= 1) {
+        if (lid < width)
+            for (int q = 0; q < COLS; ++q)
+                dots[q * WG + lid] = dots[q * WG + lid] + dots[q * WG + lid + width];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const cjac_elem minus_tau = -tau[j];
+    cjac_elem f[COLS];
+    for (int q = 0; q < COLS; ++q)
+        f[q] = cjac_mul(minus_tau, dots[q * WG]);
+    for (int i = j + lid; i < rows; i += WG) {
+        const cjac_elem v_i = i == j ? cjac_from_real(1) : v[i];
+        for (int q = 0; q < COLS; ++q)
+            if (q < count)
+                C0[(size_t)q * ldc + i] = cjac_axpy(f[q], v_i, C0[(size_t)q * ldc + i]);
+    }
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
