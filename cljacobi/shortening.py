@@ -96,20 +96,26 @@ class Reflectors(NamedTuple):
         n = self.packed.shape[1]
         return np.triu(self.packed[:n])
 
-    def q_times(self, C: np.ndarray, columns: int | None = None) -> np.ndarray:
-        """``Q_full [[C, 0], [0, I]]``: ``Q @ C`` for the ``n x p`` `C`, completed
-        to `columns` (default p) by ``Q_full``'s columns ``n ..``, rows in A's order.
+    def r_adjoint(self) -> np.ndarray:
+        """``R^*``, ``n x n``."""
+        return self.R.conj().T
+
+    def q_times(self, V: np.ndarray, order: np.ndarray, columns: int | None = None) -> np.ndarray:
+        """``Q_full [[V[:, order], 0], [0, I]]``: ``Q @ V[:, order]`` for the
+        ``n x r`` `V`, completed to `columns` (default ``len(order)``) by
+        ``Q_full``'s columns ``n ..``; rows in A's order.
 
         LAPACK ``xORGQR`` (``xUNGQR``) forms the columns of Q needed and a
         matrix product applies them: on a 16-core host at n = 4096 that took
         1.01 s where ``xORMQR`` applying the reflectors as they are took 1.67 s.
         """
         m, n = self.packed.shape
-        p = C.shape[1]
-        columns = p if columns is None else columns
-        extra = columns - p
+        count = len(order)
+        columns = count if columns is None else columns
+        extra = columns - count
         if not 0 <= extra <= m - n:
-            raise ValueError(f"{p} columns are completed to {p} .. {p + m - n}, not {columns}")
+            raise ValueError(f"{count} columns are completed to {count} .. {count + m - n}, "
+                             f"not {columns}")
         form_q = _lapack(self.packed.dtype)[1]
         reflectors = np.zeros((m, n + extra), dtype=self.packed.dtype, order="F")
         reflectors[:, :n] = self.packed
@@ -118,9 +124,9 @@ class Reflectors(NamedTuple):
                             overwrite_a=True)
         if info != 0:
             raise np.linalg.LinAlgError(f"xORGQR failed (info {info})")
-        out = np.empty((m, columns), dtype=np.result_type(Q, C))
-        out[self.rows, :p] = Q[:, :n] @ C
-        out[self.rows, p:] = Q[:, n:]
+        out = np.empty((m, columns), dtype=np.result_type(Q, V))
+        out[self.rows, :count] = Q[:, :n] @ V[:, order]
+        out[self.rows, count:] = Q[:, n:]
         return out
 
 

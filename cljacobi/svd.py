@@ -311,7 +311,7 @@ class _SVD:
             qr = pivoted_reflectors(B)
             info.factorization = "qr"
         # The sweeps run on X = R^*, whose columns (the rows of R) are centered too.
-        X = qr.R.conj().T
+        X = qr.r_adjoint()
         x_exponent = factor_shift(X, f"the triangular factor of {b_name}", zero_columns=True)
         X = ldexp(X, x_exponent)
         info.seconds["factorization"] = time.perf_counter() - start
@@ -338,7 +338,7 @@ class _SVD:
         U_x = unit_columns(state.G[:, order], sigma, None, nb)
         V_B = np.empty_like(U_x)
         V_B[qr.columns] = U_x
-        U_B = qr.q_times(state.V[:, order], mb if self.full_matrices else nb)
+        U_B = qr.q_times(state.V, order, mb if self.full_matrices else nb)
         if kept["transposed"]:
             # A = B^* = V_B diag(S) U_B^*.
             return SVDResult(V_B, S, U_B.conj().T)

@@ -105,7 +105,22 @@ class ColumnQRSpec:
             buffer("columns", "__global const int *"), buffer("tau", "__global const cjac_elem *"),
             int_arg("j"), buffer("C", "__global cjac_elem *"), int_arg("ldc"), int_arg("p"),
         ))
-        return {step.name: step, load.name: load, apply.name: apply}
+        factor = KernelSignature("cjac_qr_factor", (
+            buffer("W", "__global const cjac_elem *"), int_arg("ld"),
+            buffer("columns", "__global const int *"), int_arg("cols"),
+            buffer("X", "__global cjac_elem *"), int_arg("ldx"),
+        ))
+        stack = KernelSignature("cjac_qr_stack", (
+            buffer("V", "__global const cjac_elem *"), int_arg("ldv"), int_arg("n"),
+            buffer("order", "__global const int *"), int_arg("count"),
+            buffer("C", "__global cjac_elem *"), int_arg("ldc"), int_arg("rows"), int_arg("p"),
+        ))
+        unload = KernelSignature("cjac_qr_unload", (
+            buffer("C", "__global const cjac_elem *"), int_arg("ldc"), int_arg("rows"),
+            int_arg("p"), buffer("row_order", "__global const int *"),
+            buffer("out", "__global cjac_elem *"),
+        ))
+        return {kernel.name: kernel for kernel in (load, step, factor, apply, stack, unload)}
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -177,61 +192,101 @@ class ColumnQRPlan:
         return max(-(-(self.cols - j - 1) // spec.columns_per_group), 1) * spec.work_group_size
 
 
-@dataclass
 class DeviceQR:
-    """``A[rows][:, columns] = Q R`` from :func:`pivoted_qr_on_device`, its
-    reflectors kept on the device for :meth:`q_times`.
+    """``A[rows][:, columns] = Q R`` from :func:`pivoted_qr_on_device`, kept on
+    the device: R and the reflectors in place in W (the column at position j
+    is W's column ``columns[j]``), tau beside them.
 
     Attributes
     ----------
-    packed, tau, rows, columns
-        As :class:`cljacobi.shortening.Reflectors` (host copies).
+    rows, columns : numpy.ndarray
+        The row order and the column pivots, as
+        :class:`cljacobi.shortening.Reflectors`.
     """
 
-    packed: np.ndarray
-    tau: np.ndarray
-    rows: np.ndarray
-    columns: np.ndarray
-    queue: cl.CommandQueue
-    plan: ColumnQRPlan
-    program: cl.Program
-    #: The device's W (columns in place), its position map and tau.
-    buffers: dict[str, cl.Buffer]
+    def __init__(self, queue: cl.CommandQueue, plan: ColumnQRPlan, program: cl.Program,
+                 buffers: dict[str, cl.Buffer], rows: np.ndarray, columns: np.ndarray) -> None:
+        self.queue, self.plan, self.program = queue, plan, program
+        self.buffers = buffers  # W, columns, tau, row_order
+        self.rows, self.columns = rows, columns
+        self.dtype = np.dtype(plan.spec.dtype)
+
+    def _kernel(self, name: str, **values: object) -> cl.Kernel:
+        return self.plan.spec.signatures[name].kernel(self.program, **values)
+
+    def _tiles(self, first: int, second: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        return (round_up(first, LOAD_TILE), round_up(second, LOAD_TILE)), (LOAD_TILE, LOAD_TILE)
+
+    @property
+    def packed(self) -> np.ndarray:
+        """``xGEQP3``'s output, ``rows x cols`` (Fortran-ordered), as
+        :attr:`cljacobi.shortening.Reflectors.packed`."""
+        rows, cols, ld, item = self.plan.rows, self.plan.cols, self.plan.ld, self.dtype.itemsize
+        by_column = np.empty((cols, rows), self.dtype)
+        cl.enqueue_copy(self.queue, by_column, self.buffers["W"], buffer_origin=(0, 0),
+                        host_origin=(0, 0), region=(item * rows, cols),
+                        buffer_pitches=(item * ld,), host_pitches=(item * rows,))
+        return by_column[self.columns].T
+
+    @property
+    def tau(self) -> np.ndarray:
+        tau = np.empty(self.plan.cols, self.dtype)
+        cl.enqueue_copy(self.queue, tau, self.buffers["tau"])
+        return tau
 
     @property
     def R(self) -> np.ndarray:
         """The ``n x n`` upper triangular factor."""
-        return np.triu(self.packed[:self.plan.cols])
+        return self.r_adjoint().conj().T
 
-    def q_times(self, C: np.ndarray, columns: int | None = None) -> np.ndarray:
-        """:meth:`cljacobi.shortening.Reflectors.q_times` on the device:
-        ``cjac_qr_apply`` applies ``H_{n-1}``, ..., ``H_0`` to ``[[C, 0], [0, I]]``,
-        one launch each."""
+    def r_adjoint(self) -> np.ndarray:
+        """``R^*`` (``n x n``, Fortran-ordered), formed on the device
+        (``cjac_qr_factor``)."""
+        n = self.plan.cols
+        X = cl.Buffer(self.queue.context, cl.mem_flags.WRITE_ONLY, self.dtype.itemsize * n * n)
+        kernel = self._kernel("cjac_qr_factor", W=self.buffers["W"], ld=self.plan.ld,
+                              columns=self.buffers["columns"], cols=n, X=X, ldx=n)
+        cl.enqueue_nd_range_kernel(self.queue, kernel, *self._tiles(n, n))
+        by_column = np.empty((n, n), self.dtype)
+        cl.enqueue_copy(self.queue, by_column, X)
+        return by_column.T
+
+    def q_times(self, V: np.ndarray, order: np.ndarray, columns: int | None = None) -> np.ndarray:
+        """:meth:`cljacobi.shortening.Reflectors.q_times` on the device: the
+        start ``[[V[:, order], 0], [0, I]]`` (``cjac_qr_stack``), then
+        ``cjac_qr_apply`` applies ``H_{n-1}``, ..., ``H_0``, one launch each,
+        and ``cjac_qr_unload`` puts the rows back in A's order (row-major)."""
         m, n = self.plan.rows, self.plan.cols
-        p = C.shape[1]
-        columns = p if columns is None else columns
-        extra = columns - p
-        if not 0 <= extra <= m - n:
-            raise ValueError(f"{p} columns are completed to {p} .. {p + m - n}, not {columns}")
-        dtype = self.packed.dtype
-        stacked = np.zeros((m, columns), dtype=dtype, order="F")
-        stacked[:n, :p] = C
-        stacked[n + np.arange(extra), p + np.arange(extra)] = 1
-        queue, spec = self.queue, self.plan.spec
-        target = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                           hostbuf=stacked)
+        count = len(order)
+        columns = count if columns is None else columns
+        if not 0 <= columns - count <= m - n:
+            raise ValueError(f"{count} columns are completed to {count} .. {count + m - n}, "
+                             f"not {columns}")
+        queue, spec, ctx, mf = self.queue, self.plan.spec, self.queue.context, cl.mem_flags
+        item = self.dtype.itemsize
+        by_column = np.ascontiguousarray(np.asarray(V, dtype=self.dtype).T)  # V column-major
+        # (The buffers are named here: a kernel's arguments do not keep them alive.)
+        source = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=by_column)
+        order_buffer = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                                 hostbuf=np.ascontiguousarray(order, dtype=np.int32))
+        target = cl.Buffer(ctx, mf.READ_WRITE, item * m * columns)
+        stack = self._kernel("cjac_qr_stack", V=source, ldv=V.shape[0], n=n, order=order_buffer,
+                             count=count, C=target, ldc=m, rows=m, p=columns)
+        cl.enqueue_nd_range_kernel(queue, stack, *self._tiles(m, columns))
         signature = spec.signatures["cjac_qr_apply"]
-        apply = signature.kernel(self.program, W=self.buffers["W"], ld=self.plan.ld, rows=m,
-                                 columns=self.buffers["columns"], tau=self.buffers["tau"],
-                                 j=0, C=target, ldc=m, p=columns)
+        apply = self._kernel("cjac_qr_apply", W=self.buffers["W"], ld=self.plan.ld, rows=m,
+                             columns=self.buffers["columns"], tau=self.buffers["tau"], j=0,
+                             C=target, ldc=m, p=columns)
         size = (-(-columns // spec.columns_per_group) * spec.work_group_size,)
         for j in range(n - 1, -1, -1):
             signature.bind(apply, j=j)
             cl.enqueue_nd_range_kernel(queue, apply, size, (spec.work_group_size,))
-        cl.enqueue_copy(queue, stacked, target)  # Fortran order: column-major as on the device
-        queue.finish()
-        out = np.empty_like(stacked)
-        out[self.rows] = stacked
+        result = cl.Buffer(ctx, mf.WRITE_ONLY, item * m * columns)
+        unload = self._kernel("cjac_qr_unload", C=target, ldc=m, rows=m, p=columns,
+                              row_order=self.buffers["row_order"], out=result)
+        cl.enqueue_nd_range_kernel(queue, unload, *self._tiles(m, columns))
+        out = np.empty((m, columns), self.dtype)
+        cl.enqueue_copy(queue, out, result)
         return out
 
 
@@ -299,16 +354,8 @@ def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *,
     local = (plan.spec.work_group_size,)
     for j in range(-1, cols - 1):  # launch j applies H_j and forms H_{j+1}
         cl.enqueue_nd_range_kernel(queue, step, (plan.step_range(j),), local)
-    # The columns stay where they are on the device (`columns` maps positions
-    # to them): gathered into pivot order here.
-    by_column = np.empty((cols, rows), dtype)
-    cl.enqueue_copy(queue, by_column, W, buffer_origin=(0, 0), host_origin=(0, 0),
-                    region=(item * rows, cols), buffer_pitches=(item * ld,),
-                    host_pitches=(item * rows,))
-    tau = np.empty(cols, dtype)
-    cl.enqueue_copy(queue, tau, arguments["tau"])
     pivots = np.empty(cols, np.int32)
     cl.enqueue_copy(queue, pivots, arguments["columns"])
-    queue.finish()
-    return DeviceQR(by_column[pivots].T, tau, row_order, pivots.astype(np.intp), queue, plan,
-                    program, {name: arguments[name] for name in ("W", "columns", "tau")})
+    kept = {name: arguments[name] for name in ("W", "columns", "tau")}
+    return DeviceQR(queue, plan, program, {**kept, "row_order": row_buffer}, row_order,
+                    pivots.astype(np.intp))

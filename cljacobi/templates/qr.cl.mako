@@ -35,7 +35,11 @@
 ## After the sweeps, cjac_qr_apply applies the reflectors to a matrix C
 ## (column-major, rows x p, rows in the sorted order), one launch per
 ## reflector from the last to the first, C := H_j C, so that C ends as Q C:
-## the left singular vectors Q V_x without Q ever formed.  The
+## the left singular vectors Q V_x without Q ever formed.  Three copies go
+## around them, each through local-memory tiles (both sides contiguous):
+## cjac_qr_factor writes X = R^* (the sweeps' factor), cjac_qr_stack the
+## start [[V[:, order], 0], [0, I]] of C, and cjac_qr_unload C's rows back in
+## A's order, row-major, as the host returns it.  The
 ## host enqueues all cols launches without reading anything back.  Every
 ## sum has a fixed order (a tree over the work-group), so the results are
 ## bitwise repeatable on a device.
@@ -101,6 +105,53 @@ void cjac_qr_load(${signatures["cjac_qr_load"].parameters})
     barrier(CLK_LOCAL_MEM_FENCE);
     if (c0 + ty < cols && i0 + tx < rows)
         W[(size_t)(c0 + ty) * ld + i0 + tx] = tile[tx][ty];
+}
+
+/* X = R^*, column-major n x n (ldx): X[j * ldx + i] = conj(r_ji), r_ji entry j
+ * of the column at position i, for i >= j; 0 above the diagonal. */
+__kernel __attribute__((reqd_work_group_size(LOAD_TILE, LOAD_TILE, 1)))
+void cjac_qr_factor(${signatures["cjac_qr_factor"].parameters})
+{
+    __local cjac_elem tile[LOAD_TILE][LOAD_TILE + 1];
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const int j0 = get_group_id(0) * LOAD_TILE, i0 = get_group_id(1) * LOAD_TILE;
+    if (i0 + ty < cols && j0 + tx < cols)  /* along W's column: j */
+        tile[ty][tx] = W[(size_t)columns[i0 + ty] * ld + j0 + tx];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int i = i0 + tx, j = j0 + ty;  /* along X's column: i */
+    if (i < cols && j < cols)
+        X[(size_t)j * ldx + i] = i >= j ? cjac_conj(tile[tx][ty]) : CJAC_ELEM_ZERO;
+}
+
+/* C = [[V[:, order], 0], [0, I]], column-major rows x p (ldc), V column-major
+ * (ldv) with n rows, `count` of its columns taken. */
+__kernel __attribute__((reqd_work_group_size(LOAD_TILE, LOAD_TILE, 1)))
+void cjac_qr_stack(${signatures["cjac_qr_stack"].parameters})
+{
+    const int i = get_global_id(0), c = get_global_id(1);
+    if (i >= rows || c >= p)
+        return;
+    cjac_elem value = CJAC_ELEM_ZERO;
+    if (i < n && c < count)
+        value = V[(size_t)order[c] * ldv + i];
+    else if (i >= n && c >= count && i - n == c - count)
+        value = cjac_from_real(1);
+    C[(size_t)c * ldc + i] = value;
+}
+
+/* out (row-major, rows x p) = C with its rows back in A's order:
+ * out[row_order[i] * p + c] = C[c * ldc + i]. */
+__kernel __attribute__((reqd_work_group_size(LOAD_TILE, LOAD_TILE, 1)))
+void cjac_qr_unload(${signatures["cjac_qr_unload"].parameters})
+{
+    __local cjac_elem tile[LOAD_TILE][LOAD_TILE + 1];
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const int i0 = get_group_id(0) * LOAD_TILE, c0 = get_group_id(1) * LOAD_TILE;
+    if (c0 + ty < p && i0 + tx < rows)  /* along C's column: i */
+        tile[ty][tx] = C[(size_t)(c0 + ty) * ldc + i0 + tx];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (i0 + ty < rows && c0 + tx < p)  /* along out's row: c */
+        out[(size_t)row_order[i0 + ty] * p + c0 + tx] = tile[tx][ty];
 }
 
 /* C := H_j C = C - tau_j v_j (v_j^H C) for the columns of C of this
