@@ -55,6 +55,7 @@ from ._solve import (
     name_of,
     unit_columns,
 )
+from ._threads import in_row_blocks
 from .host.pointwise import HSVDState
 from .host.qr import pivoted_qr_on_device
 from .scaling import factor_shift, unshift
@@ -335,11 +336,35 @@ class _SVD:
         # X V_x = U_x diag(sigma) with V_x unitary: R = V_x diag(sigma) U_x^*, so
         # B[rows][:, columns] = (Q V_x) diag(sigma) U_x^*; with full_matrices
         # Q's trailing columns complete U_B.
-        U_x = unit_columns(state.G[:, order], sigma, None, nb)
-        V_B = np.empty_like(U_x)
-        V_B[qr.columns] = U_x
         U_B = qr.q_times(state.V, order, mb if self.full_matrices else nb)
+        V_B_adjoint = _right_vectors_adjoint(state.G, sigma, order, qr.columns, nb)
         if kept["transposed"]:
             # A = B^* = V_B diag(S) U_B^*.
-            return SVDResult(V_B, S, U_B.conj().T)
-        return SVDResult(U_B, S, V_B.conj().T)
+            return SVDResult(V_B_adjoint.conj().T, S, U_B.conj().T)
+        return SVDResult(U_B, S, V_B_adjoint)
+
+
+def _right_vectors_adjoint(G: np.ndarray, sigma: np.ndarray, order: np.ndarray,
+                           pivots: np.ndarray, columns: int) -> np.ndarray:
+    """``V_B^*`` (C-ordered): ``V_B[pivots] = U_x``, ``U_x`` the columns
+    ``G[:, order] / sigma`` completed to `columns` orthonormal ones
+    (:func:`cljacobi._solve.unit_columns`).  Without a zero singular value,
+    row c of ``V_B^*`` is ``conj(G[inverse, order[c]]) / sigma_c``, gathered
+    from G's contiguous columns in threads, one pass over it."""
+    if not np.all(sigma > 0) or G.strides[0] != G.itemsize:  # not columns contiguous
+        U_x = unit_columns(G[:, order], sigma, None, columns)
+        V_B = np.empty_like(U_x)
+        V_B[pivots] = U_x
+        return V_B.conj().T
+    by_column = G.T  # row j is column j of G, contiguous (as downloaded)
+    inverse = np.argsort(pivots)
+    out = np.empty((len(order), G.shape[0]), dtype=G.dtype)
+
+    def fill(rows: np.ndarray, quotient: np.ndarray, block: np.ndarray) -> None:
+        np.take(by_column[rows], inverse, axis=1, out=block)
+        np.divide(block, quotient, out=block)
+        if np.iscomplexobj(block):
+            np.conjugate(block, out=block)
+
+    in_row_blocks(fill, order, sigma[:, None], out)
+    return out
