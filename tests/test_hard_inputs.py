@@ -37,6 +37,8 @@ from cljacobi.matrices import column_graded, kahan, with_singular_values
 
 EPS = np.finfo(np.float64).eps
 DTYPES = [np.float64, np.complex128]
+#: Where svd's QR runs (LAPACK on the host, or qr.cl.mako on the device).
+QR_FACTORIZATIONS = ["host", "device"]
 
 
 def _relative_errors(computed: np.ndarray, exact: np.ndarray) -> np.ndarray:
@@ -83,7 +85,8 @@ def _check_svd(A, U, S, Vh):
     "diagonal",
     [[1e300, 1.0], [1.0, 1e-160], [1e-300, 3e-10, 1.0], [1e150, 1e-150], [3e-310, 1e-320]],
 )
-def test_svd_diagonal_over_the_range(diagonal, dtype, rng):
+@pytest.mark.parametrize("factorization", QR_FACTORIZATIONS)
+def test_svd_diagonal_over_the_range(diagonal, dtype, factorization, rng):
     """One global scaling to max|A| ~ 1 turned 1.0 beside 1e300 into 0 and
     1e-160 beside 1 into a subnormal with five correct digits.  Subnormal data
     give their subnormal singular values back unchanged."""
@@ -91,7 +94,7 @@ def test_svd_diagonal_over_the_range(diagonal, dtype, rng):
     phases = np.exp(2j * np.pi * rng.uniform(size=n)) if dtype is np.complex128 else 1.0
     A = np.diag(np.array(diagonal) * phases).astype(dtype)
     exact = np.sort(np.abs(np.diag(A)))[::-1]
-    U, S, Vh = cljacobi.svd(A)
+    U, S, Vh = cljacobi.svd(A, factorization=factorization)
     assert np.all(_relative_errors(S, exact) <= 2 * EPS)
     _check_svd(A, U, S, Vh)
     S_h, _ = cljacobi.hsvd(A, np.ones(n), compute_uv=False)
@@ -101,12 +104,13 @@ def test_svd_diagonal_over_the_range(diagonal, dtype, rng):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(12, 8), (8, 12)])
 @pytest.mark.parametrize("low_exponent", [-664, -960])
-def test_svd_graded_down_to_1e_minus_289(shape, low_exponent, dtype, rng):
+@pytest.mark.parametrize("factorization", QR_FACTORIZATIONS)
+def test_svd_graded_down_to_1e_minus_289(shape, low_exponent, dtype, factorization, rng):
     """Columns graded 1 .. 2^-664 (1e-200) and 2^-960 (1e-289): the squared norms of
     the small columns underflowed and the sweeps never converged."""
     A = column_graded(*shape, low_exponent=low_exponent, rng=rng, dtype=dtype)
     exact, spread = determined(singular_values_hiprec, A, rng)
-    U, S, Vh = cljacobi.svd(A)
+    U, S, Vh = cljacobi.svd(A, factorization=factorization)
     _assert_determined(S, exact, spread, max(shape))
     _check_svd(A, U, S, Vh)
 
@@ -121,7 +125,8 @@ def test_svd_graded_down_to_1e_minus_289(shape, low_exponent, dtype, rng):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("seed", range(2))
 @pytest.mark.parametrize("shape", [(30, 50), (50, 30), (24, 40), (40, 16)])
-def test_svd_graded_in_random_order(shape, seed, dtype):
+@pytest.mark.parametrize("factorization", QR_FACTORIZATIONS)
+def test_svd_graded_in_random_order(shape, seed, dtype, factorization):
     """A = B D (cond(B) = 7, D from 1 to 2^-100 in random order) and its transpose, the
     row-graded D B^T: the QR without row sorting gave relative errors of 5 to 20,
     and sorting the columns first changed the answer."""
@@ -130,11 +135,12 @@ def test_svd_graded_in_random_order(shape, seed, dtype):
     A = column_graded(m, n, low_exponent=-100, rng=rng, dtype=dtype)
     exact, spread = determined(singular_values_hiprec, A, rng)
     for matrix in (A, A[rng.permutation(m)][:, rng.permutation(n)]):
-        U, S, Vh = cljacobi.svd(matrix)
+        U, S, Vh = cljacobi.svd(matrix, factorization=factorization)
         _assert_determined(S, exact, spread, max(shape))
         _check_svd(matrix, U, S, Vh)
     row_graded = A.T.copy()
-    _assert_determined(cljacobi.svd(row_graded, compute_uv=False), exact, spread, max(shape))
+    _assert_determined(cljacobi.svd(row_graded, compute_uv=False, factorization=factorization),
+                       exact, spread, max(shape))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -210,7 +216,8 @@ def _dgejsv_values(A: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize(
     "n", [30, 60, pytest.param(90, marks=pytest.mark.slow)]
 )
-def test_svd_kahan_like_xgejsv(n):
+@pytest.mark.parametrize("factorization", QR_FACTORIZATIONS)
+def test_svd_kahan_like_xgejsv(n, factorization):
     """Kahan's matrix (angle 1.2, MATLAB's perturbation): every singular value is
     fixed by the data to about 1e-15 relatively, but no method at hand gets the
     smallest (4e-15 at n = 90) to that level: n = 90 gives 1.2e-4 by plain Jacobi on
@@ -225,11 +232,11 @@ def test_svd_kahan_like_xgejsv(n):
         assert spread.max() <= 1e-14
     else:
         exact = singular_values_hiprec(K)
-    (U, S, Vh), info = cljacobi.svd(K, return_info=True)
+    (U, S, Vh), info = cljacobi.svd(K, return_info=True, factorization=factorization)
     ours = _relative_errors(S, exact).max()
     lapack = _relative_errors(_dgejsv_values(K), exact).max()
     assert ours <= 4 * lapack
-    assert info.factorization == "qr"
+    assert info.factorization == {"host": "qr", "device": "qr-device"}[factorization]
     _check_svd(K, U, S, Vh)
 
 

@@ -17,6 +17,9 @@ from cljacobi.matrices import gaussian
 
 EPS = np.finfo(np.float64).eps
 SHAPES = [(1, 1), (1, 6), (6, 1), (7, 7), (33, 20), (20, 33), (64, 64), (90, 30), (30, 90)]
+#: Where the QR runs: LAPACK on the host, or the kernels of qr.cl.mako (on PoCL
+#: here; "auto" takes the host on a CPU device), and info.factorization for it.
+FACTORIZATIONS = {"host": "qr", "device": "qr-device"}
 
 
 def _random(rng, shape, dtype):
@@ -38,16 +41,18 @@ def _check(A, U, S, Vh, *, full_matrices, factor=100):
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("full_matrices", [False, True])
-def test_against_numpy(shape, dtype, full_matrices, rng):
+@pytest.mark.parametrize("factorization", FACTORIZATIONS)
+def test_against_numpy(shape, dtype, full_matrices, factorization, rng):
     A = _random(rng, shape, dtype)
-    (U, S, Vh), info = cljacobi.svd(A, full_matrices=full_matrices, return_info=True)
+    (U, S, Vh), info = cljacobi.svd(A, full_matrices=full_matrices, return_info=True,
+                                    factorization=factorization)
     U_np, S_np, Vh_np = np.linalg.svd(A, full_matrices=full_matrices)
     assert U.dtype == U_np.dtype and Vh.dtype == Vh_np.dtype and S.dtype == S_np.dtype
     assert U.shape == U_np.shape and Vh.shape == Vh_np.shape
     assert np.max(np.abs(S - S_np) / S_np) <= 100 * max(shape) * EPS
     _check(A, U, S, Vh, full_matrices=full_matrices)
     # 1 x 1 is answered on the host; every other A is reduced to R first.
-    assert info.factorization == ("" if shape == (1, 1) else "qr")
+    assert info.factorization == ("" if shape == (1, 1) else FACTORIZATIONS[factorization])
     assert info.rank == min(shape) and info.converged
 
 
@@ -64,12 +69,13 @@ def test_values_only(dtype, rng):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 @pytest.mark.parametrize("shape,rank", [((20, 12), 5), ((12, 20), 7), ((50, 10), 3)])
-def test_rank_deficient(shape, rank, dtype, rng):
+@pytest.mark.parametrize("factorization", FACTORIZATIONS)
+def test_rank_deficient(shape, rank, dtype, factorization, rng):
     """Exactly zero columns give zero singular values with completed singular vectors."""
     m, n = shape
     A = _random(rng, (m, rank), dtype) @ _random(rng, (rank, n), dtype)
     for full_matrices in (False, True):
-        U, S, Vh = cljacobi.svd(A, full_matrices=full_matrices)
+        U, S, Vh = cljacobi.svd(A, full_matrices=full_matrices, factorization=factorization)
         _check(A, U, S, Vh, full_matrices=full_matrices, factor=200)
         assert np.all(S[rank:] <= 1e3 * EPS * S[0])
     # One nonzero column of the matrix the method works on (A, or A^* when wide): the
@@ -79,7 +85,7 @@ def test_rank_deficient(shape, rank, dtype, rng):
         Z[:, 0] = 1.0
     else:
         Z[0, :] = 1.0
-    (U, S, Vh), info = cljacobi.svd(Z, return_info=True)
+    (U, S, Vh), info = cljacobi.svd(Z, return_info=True, factorization=factorization)
     assert info.rank == 1 and S[1:].tolist() == [0.0] * (min(shape) - 1)
     _check(Z, U, S, Vh, full_matrices=False)
 
@@ -92,11 +98,12 @@ def _column_graded(rng, m, n, low=-40):
 
 
 @pytest.mark.parametrize("m,n", [(20, 12), (16, 16), (40, 16), (32, 24)])
-def test_graded_small_singular_values(m, n, rng):
+@pytest.mark.parametrize("factorization", FACTORIZATIONS)
+def test_graded_small_singular_values(m, n, factorization, rng):
     """A = B D with D over 2^-40..1: the small singular values agree with dgejsv and the
     50-digit oracle to 1e-12 relatively (gesdd guarantees only eps * S[0] absolutely)."""
     A = _column_graded(rng, m, n)
-    S = cljacobi.svd(A, compute_uv=False)
+    S = cljacobi.svd(A, compute_uv=False, factorization=factorization)
     sva, _, _, work, _, info = scipy.linalg.lapack.dgejsv(A)
     assert info == 0
     S_jsv = np.sort(sva * (work[0] / work[1]))[::-1]
@@ -106,14 +113,15 @@ def test_graded_small_singular_values(m, n, rng):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
-def test_graded_wide(dtype, rng):
+@pytest.mark.parametrize("factorization", FACTORIZATIONS)
+def test_graded_wide(dtype, factorization, rng):
     """Row-graded wide A = D B goes through A^*; complex: a unitary diagonal factor
     (+-1, +-i, exact) keeps S that of the real A."""
     A = _column_graded(rng, 24, 14).T  # 14 x 24, rows graded
     exact = np.sqrt(np.sort(eigvals_factor_hiprec(A, np.ones(24)))[::-1])
     if dtype == np.complex128:
         A = A * rng.choice(np.array([1, -1, 1j, -1j]), size=24)[None, :]
-    U, S, Vh = cljacobi.svd(A)
+    U, S, Vh = cljacobi.svd(A, factorization=factorization)
     assert np.max(np.abs(S - exact) / exact) <= 1e-12
     _check(A, U, S, Vh, full_matrices=False)
 
