@@ -48,6 +48,7 @@ from ._results import SolveInfo
 from ._solve import (
     DEFAULT_MAX_SWEEPS,
     Factored,
+    OnDevice,
     SweepPlan,
     check_factorization,
     factors_on_device,
@@ -56,9 +57,11 @@ from ._solve import (
     unit_columns,
 )
 from ._threads import in_row_blocks
+from .host.factorization import DeviceJFactor
+from .host.operands import column_max
 from .host.pointwise import HSVDState
-from .host.qr import pivoted_qr_on_device
-from .scaling import factor_shift, unshift
+from .host.qr import DeviceQR, pivoted_qr_on_device
+from .scaling import factor_shift, factor_shift_from_maxima, unshift
 from .shortening import pivoted_reflectors
 from .validation import check_flag
 
@@ -295,6 +298,16 @@ class _SVD:
         b_name = f"{name}^*" if transposed else name
 
         start = time.perf_counter()
+        x_name = f"the triangular factor of {b_name}"
+        signs = np.ones(B.shape[1], dtype=np.int8)
+        if (m, n) != (1, 1) and factors_on_device(self.factorization, plan.queue.device,
+                                                  B.shape[1]):
+            source, qr, exponent = _factor_on_device(B, b_name, x_name, plan.queue)
+            info.factorization = "qr-device"
+            info.seconds["factorization"] = time.perf_counter() - start
+            return Factored(source, signs, accumulate_v=compute_uv,
+                            kept={"qr": qr, "exponent": exponent, "transposed": transposed,
+                                  "shape": B.shape})
         # Center the column norms in float64's range (an exact power of two, as hsvd
         # does; zero columns stay zero).
         exponent = factor_shift(B, b_name, zero_columns=True)
@@ -305,18 +318,13 @@ class _SVD:
             return self._result(B / sigma, unshift(sigma, exponent, f"a singular value of {name}"),
                                 np.ones((1, 1), dtype=A.dtype))
         # B[rows][:, columns] = Q R, Q kept as its reflectors.
-        if factors_on_device(self.factorization, plan.queue.device, B.shape[1]):
-            qr = pivoted_qr_on_device(B, plan.queue)
-            info.factorization = "qr-device"
-        else:
-            qr = pivoted_reflectors(B)
-            info.factorization = "qr"
+        qr = pivoted_reflectors(B)
+        info.factorization = "qr"
         # The sweeps run on X = R^*, whose columns (the rows of R) are centered too.
         X = qr.r_adjoint()
-        x_exponent = factor_shift(X, f"the triangular factor of {b_name}", zero_columns=True)
+        x_exponent = factor_shift(X, x_name, zero_columns=True)
         X = ldexp(X, x_exponent)
         info.seconds["factorization"] = time.perf_counter() - start
-        signs = np.ones(B.shape[1], dtype=np.int8)
         return Factored(X, signs, accumulate_v=compute_uv,
                         kept={"qr": qr, "exponent": exponent + x_exponent,
                               "transposed": transposed, "shape": B.shape})
@@ -342,6 +350,30 @@ class _SVD:
             # A = B^* = V_B diag(S) U_B^*.
             return SVDResult(V_B_adjoint.conj().T, S, U_B.conj().T)
         return SVDResult(U_B, S, V_B_adjoint)
+
+
+def _factor_on_device(B: np.ndarray, b_name: str, x_name: str, queue: cl.CommandQueue
+                      ) -> tuple[OnDevice, DeviceQR, int]:
+    """The host path's QR and ``X = R^*`` with the data on the device: B's
+    shift and row order from one pass over ``|B|`` here (the same as
+    :func:`cljacobi.scaling.factor_shift` and
+    :func:`cljacobi.shortening.sort_rows` of the shifted B), the shift
+    applied as B is loaded, and X left on the device for the sweeps, centered
+    by the shift its column maxima give (zero columns allowed, as on the host).
+    Returns the sweeps' source, the QR, and the two shifts' sum."""
+    magnitudes = np.abs(B)
+    column_peaks = magnitudes.max(axis=0)
+    exponent = factor_shift_from_maxima(column_peaks[column_peaks != 0], B.shape[0], b_name)
+    rows = np.argsort(-np.ldexp(magnitudes.max(axis=1), exponent), kind="stable")
+    del magnitudes
+    qr = pivoted_qr_on_device(B, queue, exponent=exponent, rows=rows)
+    n = B.shape[1]
+    X = qr.r_adjoint_buffer()
+    maxima = column_max(queue, X, n, n, n, qr.dtype)
+    x_exponent = factor_shift_from_maxima(maxima[maxima != 0], n, x_name)
+    factor = DeviceJFactor(queue, X, n, n, np.arange(n, dtype=np.int32),
+                           np.ones(n, dtype=np.int8), n, qr.dtype)
+    return OnDevice(factor, x_exponent), qr, exponent + x_exponent
 
 
 def _right_vectors_adjoint(G: np.ndarray, sigma: np.ndarray, order: np.ndarray,

@@ -98,6 +98,12 @@ class ColumnQRSpec:
         ))
         load = KernelSignature("cjac_qr_load", (
             buffer("A", "__global const cjac_elem *"), buffer("row_order", "__global const int *"),
+            int_arg("exponent"), buffer("W", "__global cjac_elem *"), int_arg("ld"),
+            int_arg("rows"), int_arg("cols"),
+        ))
+        load_columns = KernelSignature("cjac_qr_load_columns", (
+            buffer("S", "__global const cjac_elem *"), int_arg("lds"),
+            buffer("row_order", "__global const int *"), int_arg("exponent"),
             buffer("W", "__global cjac_elem *"), int_arg("ld"), int_arg("rows"), int_arg("cols"),
         ))
         apply = KernelSignature("cjac_qr_apply", (
@@ -120,7 +126,8 @@ class ColumnQRSpec:
             int_arg("p"), buffer("row_order", "__global const int *"),
             buffer("out", "__global cjac_elem *"),
         ))
-        return {kernel.name: kernel for kernel in (load, step, factor, apply, stack, unload)}
+        return {kernel.name: kernel
+                for kernel in (load, load_columns, step, factor, apply, stack, unload)}
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -243,13 +250,19 @@ class DeviceQR:
         """``R^*`` (``n x n``, Fortran-ordered), formed on the device
         (``cjac_qr_factor``)."""
         n = self.plan.cols
-        X = cl.Buffer(self.queue.context, cl.mem_flags.WRITE_ONLY, self.dtype.itemsize * n * n)
+        by_column = np.empty((n, n), self.dtype)
+        cl.enqueue_copy(self.queue, by_column, self.r_adjoint_buffer())
+        return by_column.T
+
+    def r_adjoint_buffer(self) -> cl.Buffer:
+        """``R^*`` in a device buffer (column-major, ``n x n``, leading
+        dimension n), for the sweeps without a trip through the host."""
+        n = self.plan.cols
+        X = cl.Buffer(self.queue.context, cl.mem_flags.READ_WRITE, self.dtype.itemsize * n * n)
         kernel = self._kernel("cjac_qr_factor", W=self.buffers["W"], ld=self.plan.ld,
                               columns=self.buffers["columns"], cols=n, X=X, ldx=n)
         cl.enqueue_nd_range_kernel(self.queue, kernel, *self._tiles(n, n))
-        by_column = np.empty((n, n), self.dtype)
-        cl.enqueue_copy(self.queue, by_column, X)
-        return by_column.T
+        return X
 
     def q_times(self, V: np.ndarray, order: np.ndarray, columns: int | None = None) -> np.ndarray:
         """:meth:`cljacobi.shortening.Reflectors.q_times` on the device: the
@@ -290,20 +303,29 @@ class DeviceQR:
         return out
 
 
-def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *,
-                         work_group_size: int | None = None,
+def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *, exponent: int = 0,
+                         rows: np.ndarray | None = None, work_group_size: int | None = None,
                          columns_per_group: int = COLUMNS_PER_GROUP) -> DeviceQR:
-    """Householder QR of `A` with its rows sorted and its columns pivoted, on
-    the device of `queue`.
+    """Householder QR of ``2^exponent A`` with its rows sorted and its columns
+    pivoted, on the device of `queue`.
 
     Parameters
     ----------
     A : numpy.ndarray
         ``m x n`` float64 or complex128, ``m >= n >= 1``, finite; not
-        modified.  Its rows are sorted by decreasing max-norm
-        (:func:`cljacobi.shortening.sort_rows`) before the QR.
+        modified.  It goes to the device as it is when C-contiguous, or by
+        its columns when Fortran-contiguous (the adjoint of a C-ordered
+        wide matrix), else as a C-ordered copy.
     queue : pyopencl.CommandQueue
         Where to run; the device needs fp64.
+    exponent : int, optional
+        The power of two ``A`` is scaled by on the device (exactly, as
+        :func:`cljacobi._solve.ldexp`; a shift from
+        :func:`cljacobi.scaling.factor_shift`).
+    rows : numpy.ndarray, optional
+        The rows of ``2^exponent A`` by decreasing max-norm
+        (:func:`cljacobi.shortening.sort_rows`, which runs when they are not
+        given), the order the QR factors them in.
     work_group_size : int, optional
         Work-items a work-group (default:
         :func:`cljacobi.host.limits.choose_work_group_size`).
@@ -319,16 +341,17 @@ def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *,
     """
     A = np.asarray(A)
     dtype = np.dtype(np.complex128 if np.iscomplexobj(A) else np.float64)
+    row_order = sort_rows(A) if rows is None else np.asarray(rows)
     rows, cols = A.shape
     plan = ColumnQRPlan.for_device(queue.device, rows, cols, dtype,
                                    work_group_size=work_group_size,
                                    columns_per_group=columns_per_group)
     ctx, mf, item, ld = queue.context, cl.mem_flags, dtype.itemsize, plan.ld
-    # A goes up as it is (row-major); cjac_qr_load sorts its rows into the
-    # column-major W on the device.
-    row_order = sort_rows(A)
-    uploaded = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
-                         hostbuf=np.ascontiguousarray(A, dtype=dtype))
+    # A goes up as it is, by rows (or by columns); cjac_qr_load (or
+    # cjac_qr_load_columns) sorts its rows into the column-major W on the device.
+    by_columns = not A.flags.c_contiguous and A.flags.f_contiguous
+    uploaded = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(
+        (A.T if by_columns else A).astype(dtype, copy=False)))
     W = cl.Buffer(ctx, mf.READ_WRITE, item * ld * cols)
     state = np.zeros(len(_Word), np.int32)
     state[_Word.J] = -1
@@ -346,10 +369,16 @@ def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *,
     # (The buffers are named here: a kernel's arguments do not keep them alive.)
     row_buffer = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                            hostbuf=row_order.astype(np.int32))
-    load = plan.spec.signatures["cjac_qr_load"].kernel(
-        program, A=uploaded, row_order=row_buffer, W=W, ld=ld, rows=rows, cols=cols)
-    cl.enqueue_nd_range_kernel(queue, load, (round_up(cols, LOAD_TILE), round_up(rows, LOAD_TILE)),
-                               (LOAD_TILE, LOAD_TILE))
+    common = {"row_order": row_buffer, "exponent": exponent, "W": W, "ld": ld, "rows": rows,
+              "cols": cols}
+    if by_columns:
+        load = plan.spec.signatures["cjac_qr_load_columns"].kernel(
+            program, S=uploaded, lds=rows, **common)
+        grid = (round_up(rows, LOAD_TILE), round_up(cols, LOAD_TILE))
+    else:
+        load = plan.spec.signatures["cjac_qr_load"].kernel(program, A=uploaded, **common)
+        grid = (round_up(cols, LOAD_TILE), round_up(rows, LOAD_TILE))
+    cl.enqueue_nd_range_kernel(queue, load, grid, (LOAD_TILE, LOAD_TILE))
     step = plan.spec.signatures["cjac_qr_step"].kernel(program, **arguments)
     local = (plan.spec.work_group_size,)
     for j in range(-1, cols - 1):  # launch j applies H_j and forms H_{j+1}

@@ -27,10 +27,11 @@
 ##      it: xLARFG's beta and tau from b_ss and the stored norm of x, then
 ##      v = x / (b_ss - beta) (xLARFG itself, with its rescaling, where beta
 ##      falls below SAFMIN); then state[J] = s.
-## Before it, cjac_qr_load copies B from the row-major A the host uploaded,
-## rows in the sorted order (W[c * ld + i] = A[row_order[i] * cols + c]),
+## Before it, cjac_qr_load copies 2^exponent B from the row-major B the host
+## uploaded, rows in the sorted order (W[c * ld + i] = 2^e B[row_order[i] * cols + c]),
 ## through local-memory tiles so that both sides are read and written
-## contiguously.
+## contiguously; cjac_qr_load_columns does the same from B's columns (a
+## row-major B^T, as a wide A gives it: W[c * ld + i] = 2^e S[c * lds + row_order[i]]).
 ## The first launch (j = -1) only measures the columns and forms H_0.
 ## After the sweeps, cjac_qr_apply applies the reflectors to a matrix C
 ## (column-major, rows x p, rows in the sorted order), one launch per
@@ -99,12 +100,20 @@ void cjac_qr_load(${signatures["cjac_qr_load"].parameters})
     __local cjac_elem tile[LOAD_TILE][LOAD_TILE + 1];
     const int tx = get_local_id(0), ty = get_local_id(1);
     const int c0 = get_group_id(0) * LOAD_TILE, i0 = get_group_id(1) * LOAD_TILE;
-    /* read along A's rows (x: columns), write along W's columns (x: rows) */
+    /* read along B's rows (x: columns), write along W's columns (x: rows) */
     if (i0 + ty < rows && c0 + tx < cols)
         tile[ty][tx] = A[(size_t)row_order[i0 + ty] * cols + c0 + tx];
     barrier(CLK_LOCAL_MEM_FENCE);
     if (c0 + ty < cols && i0 + tx < rows)
-        W[(size_t)(c0 + ty) * ld + i0 + tx] = tile[tx][ty];
+        W[(size_t)(c0 + ty) * ld + i0 + tx] = cjac_ldexp(tile[tx][ty], exponent);
+}
+
+__kernel __attribute__((reqd_work_group_size(LOAD_TILE, LOAD_TILE, 1)))
+void cjac_qr_load_columns(${signatures["cjac_qr_load_columns"].parameters})
+{
+    const int i = get_global_id(0), c = get_global_id(1);
+    if (i < rows && c < cols)
+        W[(size_t)c * ld + i] = cjac_ldexp(S[(size_t)c * lds + row_order[i]], exponent);
 }
 
 /* X = R^*, column-major n x n (ldx): X[j * ldx + i] = conj(r_ji), r_ji entry j
