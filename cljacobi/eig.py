@@ -38,6 +38,7 @@ from .generalized import EigGeneralized
 from .host.factorization import factor_on_device
 from .host.operands import column_max, normalized_columns
 from .host.pointwise import HSVDState
+from .host.qr import pivoted_qr_on_device
 from .hyperbolic_svd import hsvd
 from .scaling import factor_shift, factor_shift_from_maxima, matrix_shift_from_range, unshift
 from .validation import check_flag, symmetric_part
@@ -418,7 +419,13 @@ class _EigIndefinite:
             U = state.G / norms
         # For rank < n the basis is completed by the null space of M, the
         # orthogonal complement of the eigenvectors of the nonzero eigenvalues.
-        null_space = orthogonal_complement(U, n - rank)
+        if factors_on_device(self.factorization, plan.queue.device, n):
+            # Q's trailing columns from a QR of U on the device (the reflectors
+            # applied to [0; I]).
+            null_space = pivoted_qr_on_device(U, plan.queue).q_times(
+                np.zeros((rank, 0), U.dtype), np.arange(0), n - rank)
+        else:
+            null_space = orthogonal_complement(U, n - rank)
         position = np.empty(n, dtype=np.intp)
         position[order] = np.arange(n)
         eigenvectors = np.empty((n, n), dtype=np.result_type(U, null_space), order="F")

@@ -279,11 +279,14 @@ class DeviceQR:
         item = self.dtype.itemsize
         by_column = np.ascontiguousarray(np.asarray(V, dtype=self.dtype).T)  # V column-major
         # (The buffers are named here: a kernel's arguments do not keep them alive.)
-        source = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=by_column)
+        source = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                           hostbuf=by_column if by_column.size else np.zeros(1, self.dtype))
         order_buffer = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
-                                 hostbuf=np.ascontiguousarray(order, dtype=np.int32))
+                                 hostbuf=np.ascontiguousarray(order, dtype=np.int32)
+                                 if count else np.zeros(1, np.int32))
         target = cl.Buffer(ctx, mf.READ_WRITE, item * m * columns)
-        stack = self._kernel("cjac_qr_stack", V=source, ldv=V.shape[0], n=n, order=order_buffer,
+        stack = self._kernel("cjac_qr_stack", V=source, ldv=max(V.shape[0], 1), n=n,
+                             order=order_buffer,
                              count=count, C=target, ldc=m, rows=m, p=columns)
         cl.enqueue_nd_range_kernel(queue, stack, *self._tiles(m, columns))
         signature = spec.signatures["cjac_qr_apply"]
