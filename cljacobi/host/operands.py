@@ -198,19 +198,12 @@ def _from_split(planes: np.ndarray) -> np.ndarray:
 
 def _identity_buffer(queue: cl.CommandQueue, columns: int, ldv: int, dtype: np.dtype,
                      split: bool) -> cl.Buffer:
-    """V = I (`columns` columns of `ldv` elements, column-major) made on the
-    device: the buffer filled with zeros, then the ones put on the diagonal
-    by one rectangular copy whose rows are one element wide and one column
-    plus one element apart (a split complex column is 2 ldv reals long)."""
-    ones = np.ones(columns, dtype=np.finfo(dtype).dtype if split else dtype)
-    column_bytes = ones.itemsize * (2 * ldv if split else ldv)
-    buffer = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, column_bytes * columns)
-    cl.enqueue_fill_buffer(queue, buffer, np.zeros(1, np.uint8), 0, column_bytes * columns)
-    cl.enqueue_copy(queue, buffer, ones, buffer_origin=(0, 0), host_origin=(0, 0),
-                    region=(ones.itemsize, columns),
-                    buffer_pitches=(column_bytes + ones.itemsize,),
-                    host_pitches=(ones.itemsize,))
-    return buffer
+    identity = np.zeros((columns, ldv), dtype=dtype)
+    identity[np.arange(columns), np.arange(columns)] = 1.0
+    if split:
+        identity = _to_split(identity)
+    return cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                     hostbuf=identity)
 
 
 def _check_memory(queue: cl.CommandQueue, dtype: np.dtype, ldg: int, ldv: int, columns: int,
