@@ -99,8 +99,9 @@ class SolveInfo:
         Cholesky on the host, see its Notes), ``"bunch-parlett"`` (on the host) or
         ``"bunch-parlett-device"`` (the OpenCL kernels); ``svd``: ``"qr"``
         (the sweeps ran on ``R^*`` from the row-sorted, column-pivoted QR of
-        A or ``A^*``; empty for a zero, empty or 1 x 1 A, answered on the
-        host); ``hsvd``: ``"qr"`` when a tall G was shortened to its
+        A or ``A^*`` by LAPACK on the host), ``"qr-device"`` (the same QR by
+        the kernels of ``qr.cl.mako``), empty for a zero, empty or 1 x 1 A,
+        answered on the host; ``hsvd``: ``"qr"`` when a tall G was shortened to its
         triangular factor, else empty.
     precision : str
         ``"double"`` or ``"single"``: the precision the device computed in

@@ -21,9 +21,9 @@ values and nearly orthogonal: the sweeps converge about as fast on graded
 singular values as on a Gaussian matrix (``bench/bench_svd_sweeps.py``),
 where Jacobi on ``A`` itself needs 2-4 times as many.  Then
 ``R = V_X diag(sigma) U_X^*`` gives ``A``'s left singular vectors
-``Q V_X`` from the accumulated rotations (the reflectors applied to
-``V_X`` by LAPACK ``xORMQR``, Q never formed) and the right ones from the
-normalized columns.
+``Q V_X`` from the accumulated rotations (on the device the reflectors
+applied to ``V_X``, Q never formed; on the host Q formed by LAPACK
+``xORGQR`` and a product) and the right ones from the normalized columns.
 
 Accuracy: singular values of a column-scaled ``A = B D`` get relative errors
 of order ``eps cond(B)`` whatever ``D`` is (Demmel & Veselić 1992, Sect. 4;
@@ -164,7 +164,7 @@ def svd(
         "auto": on the device if it is a GPU with fp64 and
         ``min(m, n) >= 256``.  A stack run by ``variant="batched"`` is
         factored by its own kernel on the device, which "host" rules out.
-        Q is applied on the host either way (``info.factorization``).
+        Q is applied where the QR ran (``info.factorization``).
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
         Where to run; default: the device ``CLJACOBI_DEVICE`` names.
     return_info : bool, optional

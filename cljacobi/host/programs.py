@@ -5,6 +5,7 @@ the specialization parameters its template uses, with a ``family`` (the
 template's file stem) and ``render_args()`` (:class:`~cljacobi.host.pointwise_plan.PointwiseSpec`,
 :class:`~cljacobi.host.blocked.BlockedSpec`,
 :class:`~cljacobi.host.factorization.BunchParlettSpec`,
+:class:`~cljacobi.host.qr.ColumnQRSpec`,
 :class:`~cljacobi.host.operands.ColumnsSpec`,
 :class:`~cljacobi.host.hz.HZSpec`, :class:`~cljacobi.host.batched.BatchedSpec`,
 :class:`~cljacobi.host.classical.ClassicalSpec`,

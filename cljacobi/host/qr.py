@@ -12,9 +12,13 @@ may be pivoted differently where the downdated norms of ``xGEQP3`` are a
 rounding error apart.  The rows are sorted first, as
 :func:`cljacobi.shortening.pivoted_reflectors` sorts them.
 
-The overwritten matrix is ``xGEQP3``'s output (R on and above the diagonal,
-the reflectors below it, ``tau`` beside it), so LAPACK's ``xORMQR``
-(``xUNMQR``) applies Q on the host (:class:`cljacobi.shortening.Reflectors`).
+The matrix stays on the device overwritten as ``xGEQP3`` overwrites it (R on
+and above the diagonal, the reflectors below it, ``tau`` beside it; the
+columns in place, a position map naming them): :class:`DeviceQR` forms
+``X = R^*`` there for the sweeps and applies Q to their V there
+(``cjac_qr_apply``), and its ``packed`` is ``xGEQP3``'s output on the host
+(:class:`cljacobi.shortening.Reflectors`).  ``docs/design.md``, "The device
+QR", has the steps.
 """
 
 from __future__ import annotations
