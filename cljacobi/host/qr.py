@@ -47,6 +47,11 @@ __all__ = ["ColumnQRPlan", "ColumnQRSpec", "DeviceQR", "pivoted_qr_on_device"]
 COLUMNS_PER_GROUP = 1
 #: Side of ``cjac_qr_load``'s square work-group.
 LOAD_TILE = 16
+#: From this many rows on a GPU, work-groups of ``LONG_COLUMN_WORK_GROUP``
+#: work-items (H200: 2.00 s against 2.31 s for 256 at n = 8192, 0.365 s
+#: against 0.328 s at 4096; ``bench/README.md``, "The device QR").
+LONG_COLUMN_ROWS = 8192
+LONG_COLUMN_WORK_GROUP = 512
 
 
 class _Word(enum.IntEnum):
@@ -178,6 +183,10 @@ class ColumnQRPlan:
                 f"the device QR needs work-groups of {LOAD_TILE * LOAD_TILE} work-items; "
                 f"device {device.name.strip()!r} allows {device.max_work_group_size}")
         dtype = np.dtype(dtype)
+        if work_group_size is None and rows >= LONG_COLUMN_ROWS and bool(
+                device.type & cl.device_type.GPU) and device.max_work_group_size >= \
+                LONG_COLUMN_WORK_GROUP:
+            work_group_size = LONG_COLUMN_WORK_GROUP
         size = choose_work_group_size(device, rows, requested=work_group_size)
         spec = ColumnQRSpec(dtype.name, global_fence_for(device), size, columns_per_group)
         plan = cls(spec, rows, cols, round_up(rows, 32 if device.type & cl.device_type.GPU else 8))
