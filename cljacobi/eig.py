@@ -182,9 +182,9 @@ def eig_indefinite(
         OpenCL kernels of ``bunch_parlett.cl.mako`` (same pivots, same rank
         test), for real and complex M, and with it the null-space
         complement of a singular M (by the QR kernels of ``qr.cl.mako``).
-        "auto": on the device if it is a GPU and ``n >= 256``.  An M that pivoted Cholesky proves definite (see
-        Notes) is factored by it on the host either way
-        (``info.factorization``).
+        "auto": on the device if it is a GPU and ``n >= 256``.  An M that
+        pivoted Cholesky proves definite (see Notes) is factored by it on
+        the host either way (``info.factorization``).
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
         Where to run; default: the queue of a pyopencl array argument, else
         the device ``CLJACOBI_DEVICE`` names.  Calls from several threads may
