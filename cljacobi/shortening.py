@@ -44,8 +44,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg
 
-__all__ = ["PivotedQR", "Reflectors", "Shortened", "pivoted_qr", "pivoted_qr_stack",
-           "pivoted_reflectors", "shorten", "sort_rows"]
+__all__ = ["PivotedQR", "Reflectors", "Shortened", "completed_columns", "pivoted_qr",
+           "pivoted_qr_stack", "pivoted_reflectors", "shorten", "sort_rows"]
 
 
 class PivotedQR(NamedTuple):
@@ -111,11 +111,8 @@ class Reflectors(NamedTuple):
         """
         m, n = self.packed.shape
         count = len(order)
-        columns = count if columns is None else columns
+        columns = completed_columns(count, columns, m, n)
         extra = columns - count
-        if not 0 <= extra <= m - n:
-            raise ValueError(f"{count} columns are completed to {count} .. {count + m - n}, "
-                             f"not {columns}")
         form_q = _lapack(self.packed.dtype)[1]
         reflectors = np.zeros((m, n + extra), dtype=self.packed.dtype, order="F")
         reflectors[:, :n] = self.packed
@@ -179,6 +176,17 @@ def pivoted_qr(A: np.ndarray, *, compute_q: bool = True) -> PivotedQR:
     A = np.asarray(A)
     Q, R, columns = pivoted_qr_stack(A[None], compute_q=compute_q)
     return PivotedQR(None if Q is None else Q[0], R[0], columns[0])
+
+
+def completed_columns(count: int, columns: int | None, m: int, n: int) -> int:
+    """The columns of ``Q_full [[V[:, order], 0], [0, I]]`` for `count` columns
+    of V and an ``m x n`` QR: `columns` (default `count`), which the ``m - n``
+    trailing columns of ``Q_full`` can complete to, else ValueError."""
+    columns = count if columns is None else columns
+    if not 0 <= columns - count <= m - n:
+        raise ValueError(f"{count} columns are completed to {count} .. {count + m - n}, "
+                         f"not {columns}")
+    return columns
 
 
 def sort_rows(stack: np.ndarray) -> np.ndarray:

@@ -31,7 +31,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..errors import DeviceCapabilityError
-from ..shortening import sort_rows
+from ..shortening import completed_columns, sort_rows
 from .device import require_fp64
 from .factorization import global_fence_for
 from .limits import check_global_memory, check_local_memory, choose_work_group_size
@@ -284,10 +284,7 @@ class DeviceQR:
         and ``cjac_qr_unload`` puts the rows back in A's order (row-major)."""
         m, n = self.plan.rows, self.plan.cols
         count = len(order)
-        columns = count if columns is None else columns
-        if not 0 <= columns - count <= m - n:
-            raise ValueError(f"{count} columns are completed to {count} .. {count + m - n}, "
-                             f"not {columns}")
+        columns = completed_columns(count, columns, m, n)
         queue, spec, ctx, mf = self.queue, self.plan.spec, self.queue.context, cl.mem_flags
         item = self.dtype.itemsize
         by_column = np.ascontiguousarray(np.asarray(V, dtype=self.dtype).T)  # V column-major

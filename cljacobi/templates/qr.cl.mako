@@ -77,6 +77,21 @@ inline cjac_real cjac_qr_down(const cjac_real x)
     return x > 0 ? ldexp((cjac_real)1, -clamp(ilogb(x), -1000, 1000)) : 1;
 }
 
+/* The work-group's COLS sums of the dot[q] of every work-item, in place at
+ * dots[q * WG] (a fixed tree order); every work-item reaches every barrier. */
+inline void cjac_qr_reduce_dots(__local cjac_elem *dots, const cjac_elem *dot, const int lid)
+{
+    for (int q = 0; q < COLS; ++q)
+        dots[q * WG + lid] = dot[q];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int width = WG / 2; width > 0; width >>= 1) {
+        if (lid < width)
+            for (int q = 0; q < COLS; ++q)
+                dots[q * WG + lid] = dots[q * WG + lid] + dots[q * WG + lid + width];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
 /* The COLS (peak, sum) pairs of the work-group summed in place at
  * pairs[q * WG] (max and tree sum, fixed order); every work-item reaches
  * every barrier. */
@@ -184,15 +199,7 @@ void cjac_qr_apply(${signatures["cjac_qr_apply"].parameters})
             if (q < count)
                 dot[q] = cjac_dot_acc(v_i, C0[(size_t)q * ldc + i], dot[q]);
     }
-    for (int q = 0; q < COLS; ++q)
-        dots[q * WG + lid] = dot[q];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int width = WG / 2; width > 0; width >>= 1) {
-        if (lid < width)
-            for (int q = 0; q < COLS; ++q)
-                dots[q * WG + lid] = dots[q * WG + lid] + dots[q * WG + lid + width];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    cjac_qr_reduce_dots(dots, dot, lid);
     const cjac_elem minus_tau = -tau[j];
     cjac_elem f[COLS];
     for (int q = 0; q < COLS; ++q)
@@ -240,15 +247,7 @@ void cjac_qr_step(${signatures["cjac_qr_step"].parameters})
             if (q < count)
                 dot[q] = cjac_dot_acc(v_i, column[q][i], dot[q]);
     }
-    for (int q = 0; q < COLS; ++q)
-        dots[q * WG + lid] = dot[q];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int width = WG / 2; width > 0; width >>= 1) {
-        if (lid < width)
-            for (int q = 0; q < COLS; ++q)
-                dots[q * WG + lid] = dots[q * WG + lid] + dots[q * WG + lid + width];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    cjac_qr_reduce_dots(dots, dot, lid);
     /* H_j^H b = b - conj(tau_j) (v^H b) v */
     const cjac_elem minus_tau = reflecting ? -cjac_conj(tau[j]) : CJAC_ELEM_ZERO;
     cjac_elem f[COLS];
