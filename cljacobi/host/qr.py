@@ -52,6 +52,10 @@ LOAD_TILE = 16
 #: against 0.328 s at 4096; ``bench/README.md``, "The device QR").
 LONG_COLUMN_ROWS = 8192
 LONG_COLUMN_WORK_GROUP = 512
+#: Reflectors a block and columns of C a work-group when Q is applied
+#: (``cjac_qr_block_apply``); blocks of 16 where 32 do not fit in local memory.
+APPLY_BLOCK = 32
+APPLY_TILE = 8
 
 
 class _Word(enum.IntEnum):
@@ -78,6 +82,9 @@ class ColumnQRSpec:
     columns_per_group : int
         Columns a work-group updates, reading each entry of the reflector
         once for all of them.
+    apply_block, apply_tile : int
+        Reflectors a block and columns a work-group when Q is applied
+        (``cjac_qr_block_apply``, work-groups of ``apply_block * apply_tile``).
     """
 
     family: ClassVar[str] = "qr"
@@ -85,6 +92,8 @@ class ColumnQRSpec:
     global_fence: str = "opencl"
     work_group_size: int = 256
     columns_per_group: int = COLUMNS_PER_GROUP
+    apply_block: int = APPLY_BLOCK
+    apply_tile: int = APPLY_TILE
 
     def __post_init__(self) -> None:
         if self.dtype not in ("float64", "complex128"):
@@ -115,10 +124,15 @@ class ColumnQRSpec:
             buffer("row_order", "__global const int *"), int_arg("exponent"),
             buffer("W", "__global cjac_elem *"), int_arg("ld"), int_arg("rows"), int_arg("cols"),
         ))
-        apply = KernelSignature("cjac_qr_apply", (
-            buffer("W", "__global const cjac_elem *"), int_arg("ld"), int_arg("rows"),
-            buffer("columns", "__global const int *"), buffer("tau", "__global const cjac_elem *"),
-            int_arg("j"), buffer("C", "__global cjac_elem *"), int_arg("ldc"), int_arg("p"),
+        reflectors = (buffer("W", "__global const cjac_elem *"), int_arg("ld"), int_arg("rows"),
+                      buffer("columns", "__global const int *"), int_arg("n"))
+        block_t = KernelSignature("cjac_qr_block_t", (
+            *reflectors, buffer("tau", "__global const cjac_elem *"),
+            buffer("T", "__global cjac_elem *"),
+        ))
+        block_apply = KernelSignature("cjac_qr_block_apply", (
+            *reflectors, buffer("T", "__global const cjac_elem *"), int_arg("b"),
+            buffer("C", "__global cjac_elem *"), int_arg("ldc"), int_arg("p"),
         ))
         factor = KernelSignature("cjac_qr_factor", (
             buffer("W", "__global const cjac_elem *"), int_arg("ld"),
@@ -136,7 +150,8 @@ class ColumnQRSpec:
             buffer("out", "__global cjac_elem *"),
         ))
         return {kernel.name: kernel
-                for kernel in (load, load_columns, step, factor, apply, stack, unload)}
+                for kernel in (load, load_columns, step, factor, block_t, block_apply, stack,
+                               unload)}
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -144,9 +159,16 @@ class ColumnQRSpec:
             "complex_": self.dtype == "complex128", "global_fence": self.global_fence,
             "work_group_size": self.work_group_size,
             "columns_per_group": self.columns_per_group, "load_tile": LOAD_TILE,
+            "apply_block": self.apply_block, "apply_tile": self.apply_tile,
             "state_defines": c_defines({f"CJAC_QR_{word.name}": int(word) for word in _Word}),
             "signatures": self.signatures,
         }
+
+
+def _apply_local_bytes(block: int, tile: int, item: int) -> int:
+    """Local memory of ``cjac_qr_block_apply``: a chunk of Y and T (block x
+    block + 1 each), a chunk of C and Z (block x tile + 1 each), the columns."""
+    return item * (2 * block * (block + 1) + 2 * block * (tile + 1)) + 4 * block
 
 
 @dataclass(frozen=True)
@@ -188,9 +210,18 @@ class ColumnQRPlan:
                 LONG_COLUMN_WORK_GROUP:
             work_group_size = LONG_COLUMN_WORK_GROUP
         size = choose_work_group_size(device, rows, requested=work_group_size)
-        spec = ColumnQRSpec(dtype.name, global_fence_for(device), size, columns_per_group)
+        block = APPLY_BLOCK
+        if _apply_local_bytes(block, APPLY_TILE, dtype.itemsize) > device.local_mem_size:
+            block //= 2
+        spec = ColumnQRSpec(dtype.name, global_fence_for(device), size, columns_per_group,
+                            block, APPLY_TILE)
         plan = cls(spec, rows, cols, round_up(rows, 32 if device.type & cl.device_type.GPU else 8))
-        check_local_memory(device, plan.local_bytes, "the device QR")
+        check_local_memory(device, max(plan.local_bytes, _apply_local_bytes(
+            block, APPLY_TILE, dtype.itemsize)), "the device QR")
+        if device.max_work_group_size < block * APPLY_TILE:
+            raise DeviceCapabilityError(
+                f"the device QR needs work-groups of {block * APPLY_TILE} work-items; "
+                f"device {device.name.strip()!r} allows {device.max_work_group_size}")
         check_global_memory(device, {"B": dtype.itemsize * plan.ld * cols,
                                      "A as uploaded": dtype.itemsize * rows * cols,
                                      "tau and scales": 2 * dtype.itemsize * cols,
@@ -279,9 +310,11 @@ class DeviceQR:
 
     def q_times(self, V: np.ndarray, order: np.ndarray, columns: int | None = None) -> np.ndarray:
         """:meth:`cljacobi.shortening.Reflectors.q_times` on the device: the
-        start ``[[V[:, order], 0], [0, I]]`` (``cjac_qr_stack``), then
-        ``cjac_qr_apply`` applies ``H_{n-1}``, ..., ``H_0``, one launch each,
-        and ``cjac_qr_unload`` puts the rows back in A's order (row-major)."""
+        start ``[[V[:, order], 0], [0, I]]`` (``cjac_qr_stack``), then the
+        reflectors by blocks (xLARFT's T of every block by ``cjac_qr_block_t``,
+        ``C -= Y (T (Y^* C))`` by ``cjac_qr_block_apply`` a block a launch,
+        from the last), and ``cjac_qr_unload`` puts the rows back in A's
+        order (row-major)."""
         m, n = self.plan.rows, self.plan.cols
         count = len(order)
         columns = completed_columns(count, columns, m, n)
@@ -299,14 +332,22 @@ class DeviceQR:
                              order=order_buffer,
                              count=count, C=target, ldc=m, rows=m, p=columns)
         cl.enqueue_nd_range_kernel(queue, stack, *self._tiles(m, columns))
-        signature = spec.signatures["cjac_qr_apply"]
-        apply = self._kernel("cjac_qr_apply", W=self.buffers["W"], ld=self.plan.ld, rows=m,
-                             columns=self.buffers["columns"], tau=self.buffers["tau"], j=0,
-                             C=target, ldc=m, p=columns)
-        size = (-(-columns // spec.columns_per_group) * spec.work_group_size,)
-        for j in range(n - 1, -1, -1):
-            signature.bind(apply, j=j)
-            cl.enqueue_nd_range_kernel(queue, apply, size, (spec.work_group_size,))
+        # Q = Q_0 Q_1 ..., Q_b = I - Y_b T_b Y_b^*: every T at once, then the
+        # blocks from the last.
+        block, tile = spec.apply_block, spec.apply_tile
+        blocks = -(-n // block)
+        T = cl.Buffer(ctx, mf.READ_WRITE, item * block * block * blocks)
+        reflectors = {"W": self.buffers["W"], "ld": self.plan.ld, "rows": m,
+                      "columns": self.buffers["columns"], "n": n, "T": T}
+        form_t = self._kernel("cjac_qr_block_t", tau=self.buffers["tau"], **reflectors)
+        cl.enqueue_nd_range_kernel(queue, form_t, (blocks * block * tile,), (block * tile,))
+        signature = spec.signatures["cjac_qr_block_apply"]
+        apply = self._kernel("cjac_qr_block_apply", b=0, C=target, ldc=m, p=columns,
+                             **reflectors)
+        size = (-(-columns // tile) * block * tile,)
+        for b in range(blocks - 1, -1, -1):
+            signature.bind(apply, b=b)
+            cl.enqueue_nd_range_kernel(queue, apply, size, (block * tile,))
         result = cl.Buffer(ctx, mf.WRITE_ONLY, item * m * columns)
         unload = self._kernel("cjac_qr_unload", C=target, ldc=m, rows=m, p=columns,
                               row_order=self.buffers["row_order"], out=result)

@@ -33,10 +33,11 @@
 ## contiguously; cjac_qr_load_columns does the same from B's columns (a
 ## row-major B^T, as a wide A gives it: W[c * ld + i] = 2^e S[c * lds + row_order[i]]).
 ## The first launch (j = -1) only measures the columns and forms H_0.
-## After the sweeps, cjac_qr_apply applies the reflectors to a matrix C
-## (column-major, rows x p, rows in the sorted order), one launch per
-## reflector from the last to the first, C := H_j C, so that C ends as Q C:
-## the left singular vectors Q V_x without Q ever formed.  Three copies go
+## After the sweeps, the reflectors are applied to a matrix C (column-major,
+## rows x p, rows in the sorted order) by blocks of QB, from the last block
+## to the first, so that C ends as Q C: the left singular vectors Q V_x
+## without Q ever formed (cjac_qr_block_t forms every block's T once,
+## cjac_qr_block_apply applies one block a launch).  Three copies go
 ## around them, each through local-memory tiles (both sides contiguous):
 ## cjac_qr_factor writes X = R^* (the sweeps' factor), cjac_qr_stack the
 ## start [[V[:, order], 0], [0, I]] of C, and cjac_qr_unload C's rows back in
@@ -51,6 +52,8 @@
 ##   work_group_size   work-items a work-group (a power of two), over rows
 ##   columns_per_group columns a work-group updates (COLS)
 ##   load_tile         side of cjac_qr_load's square work-group
+##   apply_block       reflectors a block when Q is applied (QB)
+##   apply_tile        columns of C a work-group then (QT)
 ##   state_defines     #define lines of the state's words
 ##   signatures        the kernel's arguments (cljacobi.host.signatures)
 <%namespace name="arith" file="arith.cl.mako"/>
@@ -178,37 +181,128 @@ void cjac_qr_unload(${signatures["cjac_qr_unload"].parameters})
         out[(size_t)row_order[i0 + ty] * p + c0 + tx] = tile[tx][ty];
 }
 
-/* C := H_j C = C - tau_j v_j (v_j^H C) for the columns of C of this
- * work-group (COLS of them), v_j = (1; W's entries below row j of the column
- * at position j). */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void cjac_qr_apply(${signatures["cjac_qr_apply"].parameters})
+/* The reflectors applied to C by blocks of QB (LAPACK xLARFT and xLARFB,
+ * forward and columnwise: H_j0 H_j0+1 ... H_j0+QB-1 = I - Y T Y^H with Y the
+ * block's v_j as columns and T upper triangular), work-groups of QB x QT
+ * work-items, rows staged through local memory QB at a time. */
+#define QB ${apply_block}
+#define QT ${apply_tile}
+#define QWG (QB * QT)
+
+/* The block's reflector positions as W's columns, and rows i0 .. i0 + QB - 1 of
+ * Y into Y_chunk[row][k]: v_{j0+k} is 0 above row j0 + k, 1 at it, W below
+ * (0 for k >= count).  Consecutive work-items take consecutive rows. */
+inline void cjac_qr_y_chunk(__local cjac_elem (*Y_chunk)[QB + 1], __global const cjac_elem *W,
+                            const int ld, __local const int *block_columns, const int j0,
+                            const int count, const int i0, const int rows, const int lid)
 {
-    __local cjac_elem dots[COLS * WG];
-    const int lid = get_local_id(0);
-    const int c0 = get_group_id(0) * COLS;
-    const int count = clamp(p - c0, 0, COLS);
-    __global const cjac_elem *v = W + (size_t)columns[j] * ld;
-    __global cjac_elem *C0 = C + (size_t)min(c0, p - 1) * ldc;  /* column c0 + q at C0[q * ldc] */
-    cjac_elem dot[COLS];
-    for (int q = 0; q < COLS; ++q)
-        dot[q] = CJAC_ELEM_ZERO;
-    for (int i = j + lid; i < rows; i += WG) {
-        const cjac_elem v_i = i == j ? cjac_from_real(1) : v[i];
-        for (int q = 0; q < COLS; ++q)
-            if (q < count)
-                dot[q] = cjac_dot_acc(v_i, C0[(size_t)q * ldc + i], dot[q]);
+    for (int e = lid; e < QB * QB; e += QWG) {
+        const int r = e % QB, k = e / QB, i = i0 + r, j = j0 + k;
+        cjac_elem y = CJAC_ELEM_ZERO;
+        if (k < count && i < rows && i >= j)
+            y = i == j ? cjac_from_real(1) : W[(size_t)block_columns[k] * ld + i];
+        Y_chunk[r][k] = y;
     }
-    cjac_qr_reduce_dots(dots, dot, lid);
-    const cjac_elem minus_tau = -tau[j];
-    cjac_elem f[COLS];
-    for (int q = 0; q < COLS; ++q)
-        f[q] = cjac_mul(minus_tau, dots[q * WG]);
-    for (int i = j + lid; i < rows; i += WG) {
-        const cjac_elem v_i = i == j ? cjac_from_real(1) : v[i];
-        for (int q = 0; q < COLS; ++q)
-            if (q < count)
-                C0[(size_t)q * ldc + i] = cjac_axpy(f[q], v_i, C0[(size_t)q * ldc + i]);
+}
+
+/* T of every block (one work-group a block, T column-major QB x QB at
+ * T[b * QB * QB]): the Gram matrix G = Y^H Y, then xLARFT's recurrence
+ * T[0:k, k] = T[0:k, 0:k] (-tau_k G[0:k, k]), T[k, k] = tau_k. */
+__kernel __attribute__((reqd_work_group_size(QWG, 1, 1)))
+void cjac_qr_block_t(${signatures["cjac_qr_block_t"].parameters})
+{
+    __local int block_columns[QB];
+    __local cjac_elem Y_chunk[QB][QB + 1], gram[QB][QB + 1], T_block[QB][QB + 1];
+    const int lid = get_local_id(0), b = get_group_id(0), j0 = b * QB;
+    const int count = min(QB, n - j0);
+    if (lid < QB)
+        block_columns[lid] = columns[j0 + min(lid, count - 1)];
+    cjac_elem sums[QB * QB / QWG];
+    for (int e = 0; e < QB * QB / QWG; ++e)
+        sums[e] = CJAC_ELEM_ZERO;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i0 = j0; i0 < rows; i0 += QB) {
+        cjac_qr_y_chunk(Y_chunk, W, ld, block_columns, j0, count, i0, rows, lid);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int e = 0; e < QB * QB / QWG; ++e) {
+            const int entry = lid + e * QWG, k = entry / QB, l = entry % QB;
+            for (int r = 0; r < QB; ++r)
+                sums[e] = cjac_dot_acc(Y_chunk[r][k], Y_chunk[r][l], sums[e]);  /* y_k^H y_l */
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (int e = 0; e < QB * QB / QWG; ++e) {
+        const int entry = lid + e * QWG;
+        gram[entry / QB][entry % QB] = sums[e];
+        T_block[entry / QB][entry % QB] = CJAC_ELEM_ZERO;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = 0; k < QB; ++k) {
+        const cjac_elem tau_k = k < count ? tau[j0 + k] : CJAC_ELEM_ZERO;
+        if (lid < k) {
+            cjac_elem acc = CJAC_ELEM_ZERO;
+            for (int l = lid; l < k; ++l)
+                acc = cjac_axpy(T_block[lid][l], cjac_mul(-tau_k, gram[l][k]), acc);
+            T_block[lid][k] = acc;
+        } else if (lid == k) {
+            T_block[k][k] = tau_k;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (int e = lid; e < QB * QB; e += QWG)
+        T[(size_t)b * QB * QB + e] = T_block[e % QB][e / QB];
+}
+
+/* C := (I - Y T Y^H) C for block b, QT columns of C a work-group:
+ * Z = Y^H C, then Z = T Z, then C -= Y Z, each over the rows from j0 on. */
+__kernel __attribute__((reqd_work_group_size(QWG, 1, 1)))
+void cjac_qr_block_apply(${signatures["cjac_qr_block_apply"].parameters})
+{
+    __local int block_columns[QB];
+    __local cjac_elem Y_chunk[QB][QB + 1], T_block[QB][QB + 1], C_chunk[QB][QT + 1],
+        Z[QB][QT + 1];
+    const int lid = get_local_id(0), j0 = b * QB, count = min(QB, n - j0);
+    const int c0 = get_group_id(0) * QT, c_count = clamp(p - c0, 0, QT);
+    const int k = lid / QT, c = lid % QT;  /* this work-item's entry of Z */
+    if (lid < QB)
+        block_columns[lid] = columns[j0 + min(lid, count - 1)];
+    for (int e = lid; e < QB * QB; e += QWG)
+        T_block[e % QB][e / QB] = T[(size_t)b * QB * QB + e];
+    cjac_elem z = CJAC_ELEM_ZERO;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i0 = j0; i0 < rows; i0 += QB) {
+        cjac_qr_y_chunk(Y_chunk, W, ld, block_columns, j0, count, i0, rows, lid);
+        for (int e = lid; e < QB * QT; e += QWG) {
+            const int r = e % QB, cc = e / QB, i = i0 + r;
+            C_chunk[r][cc] = i < rows && cc < c_count ? C[(size_t)(c0 + cc) * ldc + i]
+                                                      : CJAC_ELEM_ZERO;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int r = 0; r < QB; ++r)
+            z = cjac_dot_acc(Y_chunk[r][k], C_chunk[r][c], z);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    Z[k][c] = z;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    cjac_elem t_z = CJAC_ELEM_ZERO;
+    for (int l = k; l < QB; ++l)
+        t_z = cjac_axpy(T_block[k][l], Z[l][c], t_z);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    Z[k][c] = -t_z;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int r = lid % QB, cc = lid / QB;  /* this work-item's entry of C */
+    for (int i0 = j0; i0 < rows; i0 += QB) {
+        cjac_qr_y_chunk(Y_chunk, W, ld, block_columns, j0, count, i0, rows, lid);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int i = i0 + r;
+        if (i < rows && cc < c_count) {
+            __global cjac_elem *entry = C + (size_t)(c0 + cc) * ldc + i;
+            cjac_elem acc = *entry;
+            for (int l = 0; l < QB; ++l)
+                acc = cjac_axpy(Z[l][cc], Y_chunk[r][l], acc);
+            *entry = acc;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
 
