@@ -7,7 +7,7 @@ whole calls (the row sort, the transfers and the launches included); for every
 work-group size and columns per work-group asked for, the best of --repeat
 runs after a warm-up, whether a second run gives the same bits, the residual
 of the first 64 columns, and whether the pivots and ``|r_jj|`` agree with
-xGEQP3's.  Q is applied by ``q_times`` (``cjac_qr_apply``), not timed here.
+xGEQP3's.  Q is applied by ``q_times`` (by blocks of reflectors), not timed here.
 
     CLJACOBI_DEVICE=nvidia python bench/bench_qr.py --sizes 1024 4096 8192 \\
         --out bench/results/qr-<device>-<date>.json

@@ -15,8 +15,8 @@ rounding error apart.  The rows are sorted first, as
 The matrix stays on the device overwritten as ``xGEQP3`` overwrites it (R on
 and above the diagonal, the reflectors below it, ``tau`` beside it; the
 columns in place, a position map naming them): :class:`DeviceQR` forms
-``X = R^*`` there for the sweeps and applies Q to their V there
-(``cjac_qr_apply``), and its ``packed`` is ``xGEQP3``'s output on the host
+``X = R^*`` there for the sweeps and applies Q to their V there (by
+blocks of reflectors, ``cjac_qr_block_t`` and ``cjac_qr_block_apply``), and its ``packed`` is ``xGEQP3``'s output on the host
 (:class:`cljacobi.shortening.Reflectors`).  ``docs/design.md``, "The device
 QR", has the steps.
 """
