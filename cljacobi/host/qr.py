@@ -15,8 +15,9 @@ rounding error apart.  The rows are sorted first, as
 The matrix stays on the device overwritten as ``xGEQP3`` overwrites it (R on
 and above the diagonal, the reflectors below it, ``tau`` beside it; the
 columns in place, a position map naming them): :class:`DeviceQR` forms
-``X = R^*`` there for the sweeps and applies Q to their V there (by
-blocks of reflectors, ``cjac_qr_block_t`` and ``cjac_qr_block_apply``), and its ``packed`` is ``xGEQP3``'s output on the host
+``X = R^*`` there for the sweeps and applies Q to their V there (by blocks
+of reflectors, ``cjac_qr_block_t`` and ``cjac_qr_block_apply``), and its
+``packed`` is ``xGEQP3``'s output on the host
 (:class:`cljacobi.shortening.Reflectors`).  ``docs/design.md``, "The device
 QR", has the steps.
 """
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from functools import cache
 from typing import ClassVar
 
 import numpy as np
@@ -103,10 +105,16 @@ class ColumnQRSpec:
         check_power_of_two("work_group_size", self.work_group_size)
         if self.columns_per_group < 1:
             raise ValueError(f"columns_per_group must be positive, not {self.columns_per_group}")
+        check_power_of_two("apply_block", self.apply_block)
+        check_power_of_two("apply_tile", self.apply_tile)
 
     @property
     def signatures(self) -> dict[str, KernelSignature]:
-        """The arguments of ``cjac_qr_step``, declared once."""
+        """The arguments of every kernel of the family, declared once (made
+        once per spec)."""
+        return _signatures(self)
+
+    def _make_signatures(self) -> dict[str, KernelSignature]:
         step = KernelSignature("cjac_qr_step", (
             buffer("W", "__global cjac_elem *"), int_arg("ld"), int_arg("rows"),
             int_arg("cols"), int_arg("steps"), buffer("state", "__global int *"),
@@ -169,6 +177,11 @@ def _apply_local_bytes(block: int, tile: int, item: int) -> int:
     """Local memory of ``cjac_qr_block_apply``: a chunk of Y and T (block x
     block + 1 each), a chunk of C and Z (block x tile + 1 each), the columns."""
     return item * (2 * block * (block + 1) + 2 * block * (tile + 1)) + 4 * block
+
+
+@cache
+def _signatures(spec: ColumnQRSpec) -> dict[str, KernelSignature]:
+    return spec._make_signatures()
 
 
 @dataclass(frozen=True)
@@ -320,6 +333,8 @@ class DeviceQR:
         columns = completed_columns(count, columns, m, n)
         queue, spec, ctx, mf = self.queue, self.plan.spec, self.queue.context, cl.mem_flags
         item = self.dtype.itemsize
+        check_global_memory(queue.device, {"V": item * V.size, "C": item * m * columns,
+                                           "Q C in A's row order": item * m * columns})
         by_column = np.ascontiguousarray(np.asarray(V, dtype=self.dtype).T)  # V column-major
         # (The buffers are named here: a kernel's arguments do not keep them alive.)
         source = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
