@@ -198,6 +198,24 @@ def _from_split(planes: np.ndarray) -> np.ndarray:
 
 def _identity_buffer(queue: cl.CommandQueue, columns: int, ldv: int, dtype: np.dtype,
                      split: bool) -> cl.Buffer:
+    """V = I, `columns` columns of `ldv` elements (in the sweeps' layout).
+
+    In double precision ``cjac_gather_columns`` writes it on the device: with
+    no columns of G (``r = 0``) and no rows (``m = 0``) every column is its
+    border unit vector ``e_j``.  Single precision (devices without fp64, which
+    lack that program) builds it on the host.
+    """
+    if np.dtype(dtype).name in COLUMNS_DTYPES:
+        buffer = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE,
+                           np.dtype(dtype).itemsize * ldv * columns)
+        unused = cl.Buffer(queue.context, cl.mem_flags.READ_ONLY, 16)
+        kernel, _ = _columns_kernel(queue, "cjac_gather_columns", dtype, split, src=unused,
+                                    lds=0, m=0, order=unused, exponent=0, dst=buffer, ldd=ldv,
+                                    r=0)
+        cl.enqueue_nd_range_kernel(queue, kernel, (round_up(ldv, _GATHER_ROWS), columns),
+                                   (_GATHER_ROWS, 1))
+        queue.finish()  # the kernel object (and `unused`) may go before it ran otherwise
+        return buffer
     identity = np.zeros((columns, ldv), dtype=dtype)
     identity[np.arange(columns), np.arange(columns)] = 1.0
     if split:
