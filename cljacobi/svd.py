@@ -58,7 +58,7 @@ from ._solve import (
 )
 from ._threads import in_row_blocks
 from .host.factorization import DeviceJFactor
-from .host.operands import column_max
+from .host.operands import column_max, download, normalized_columns
 from .host.pointwise import HSVDState
 from .host.qr import DeviceQR, pivoted_qr_on_device
 from .scaling import factor_shift, factor_shift_from_maxima, unshift
@@ -305,7 +305,8 @@ class _SVD:
             source, qr, exponent = _factor_on_device(B, b_name, x_name, plan.queue)
             info.factorization = "qr-device"
             info.seconds["factorization"] = time.perf_counter() - start
-            return Factored(source, signs, accumulate_v=compute_uv,
+            # G and V stay on the device for the extraction.
+            return Factored(source, signs, accumulate_v=compute_uv, fetch=False,
                             kept={"qr": qr, "exponent": exponent, "transposed": transposed,
                                   "shape": B.shape})
         # Center the column norms in float64's range (an exact power of two, as hsvd
@@ -334,7 +335,9 @@ class _SVD:
         kept = factored.kept
         qr, (mb, nb) = kept["qr"], kept["shape"]
         info.positive = nb
-        sigma = np.linalg.norm(state.G, axis=0)
+        operands = state.operands  # G and V left on the device (the device QR's path)
+        # The final column norms: on the host, or the sweeps' squared norms.
+        sigma = np.linalg.norm(state.G, axis=0) if operands is None else np.sqrt(state.d)
         order = np.argsort(-sigma, kind="stable")
         sigma = sigma[order]
         S = unshift(sigma, kept["exponent"], f"a singular value of {name_of('A', index)}")
@@ -344,8 +347,22 @@ class _SVD:
         # X V_x = U_x diag(sigma) with V_x unitary: R = V_x diag(sigma) U_x^*, so
         # B[rows][:, columns] = (Q V_x) diag(sigma) U_x^*; with full_matrices
         # Q's trailing columns complete U_B.
-        U_B = qr.q_times(state.V, order, mb if self.full_matrices else nb)
-        V_B_adjoint = _right_vectors_adjoint(state.G, sigma, order, qr.columns, nb)
+        columns = mb if self.full_matrices else nb
+        start = time.perf_counter()
+        if operands is not None and (operands.split or not np.all(sigma > 0)):
+            # Zero singular values (their vectors completed) or split complex
+            # storage: G and V come to the host.
+            G, V = download(plan.queue, operands)
+            state, operands = state._replace(G=G, V=V), None
+        if operands is None:
+            U_B = qr.q_times(state.V, order, columns)
+            V_B_adjoint = _right_vectors_adjoint(state.G, sigma, order, qr.columns, nb)
+        else:
+            # U_x normalized on the device, Q applied to V where it is.
+            U_x = normalized_columns(plan.queue, operands, order)
+            U_B = qr.q_times_buffer(operands.v, operands.ldv, order, columns)
+            V_B_adjoint = _rows_gathered(U_x.T, np.argsort(qr.columns), conjugate=True)
+        info.seconds["transfer"] += time.perf_counter() - start
         if kept["transposed"]:
             # A = B^* = V_B diag(S) U_B^*.
             return SVDResult(V_B_adjoint.conj().T, S, U_B.conj().T)
@@ -374,6 +391,20 @@ def _factor_on_device(B: np.ndarray, b_name: str, x_name: str, queue: cl.Command
     factor = DeviceJFactor(queue, X, n, n, np.arange(n, dtype=np.int32),
                            np.ones(n, dtype=np.int8), n, qr.dtype)
     return OnDevice(factor, x_exponent), qr, exponent + x_exponent
+
+
+def _rows_gathered(rows: np.ndarray, positions: np.ndarray, *, conjugate: bool) -> np.ndarray:
+    """``rows[:, positions]`` (conjugated where asked), C-ordered, gathered
+    in threads."""
+    out = np.empty((rows.shape[0], len(positions)), dtype=rows.dtype)
+
+    def fill(block: np.ndarray, target: np.ndarray) -> None:
+        np.take(block, positions, axis=1, out=target)
+        if conjugate and np.iscomplexobj(target):
+            np.conjugate(target, out=target)
+
+    in_row_blocks(fill, rows, out)
+    return out
 
 
 def _right_vectors_adjoint(G: np.ndarray, sigma: np.ndarray, order: np.ndarray,

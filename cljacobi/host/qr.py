@@ -328,23 +328,29 @@ class DeviceQR:
         ``C -= Y (T (Y^* C))`` by ``cjac_qr_block_apply`` a block a launch,
         from the last), and ``cjac_qr_unload`` puts the rows back in A's
         order (row-major)."""
+        by_column = np.ascontiguousarray(np.asarray(V, dtype=self.dtype).T)  # V column-major
+        source = cl.Buffer(self.queue.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                           hostbuf=by_column if by_column.size else np.zeros(1, self.dtype))
+        return self.q_times_buffer(source, max(V.shape[0], 1), order, columns)
+
+    def q_times_buffer(self, V: cl.Buffer, ldv: int, order: np.ndarray,
+                       columns: int | None = None) -> np.ndarray:
+        """:meth:`q_times` of a V already on the device (column-major,
+        leading dimension `ldv`, its first n rows read; interleaved if
+        complex), such as the sweeps' accumulated rotations."""
         m, n = self.plan.rows, self.plan.cols
         count = len(order)
         columns = completed_columns(count, columns, m, n)
         queue, spec, ctx, mf = self.queue, self.plan.spec, self.queue.context, cl.mem_flags
         item = self.dtype.itemsize
-        check_global_memory(queue.device, {"V": item * V.size, "C": item * m * columns,
+        check_global_memory(queue.device, {"C": item * m * columns,
                                            "Q C in A's row order": item * m * columns})
-        by_column = np.ascontiguousarray(np.asarray(V, dtype=self.dtype).T)  # V column-major
         # (The buffers are named here: a kernel's arguments do not keep them alive.)
-        source = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
-                           hostbuf=by_column if by_column.size else np.zeros(1, self.dtype))
         order_buffer = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                                  hostbuf=np.ascontiguousarray(order, dtype=np.int32)
                                  if count else np.zeros(1, np.int32))
         target = cl.Buffer(ctx, mf.READ_WRITE, item * m * columns)
-        stack = self._kernel("cjac_qr_stack", V=source, ldv=max(V.shape[0], 1), n=n,
-                             order=order_buffer,
+        stack = self._kernel("cjac_qr_stack", V=V, ldv=ldv, n=n, order=order_buffer,
                              count=count, C=target, ldc=m, rows=m, p=columns)
         cl.enqueue_nd_range_kernel(queue, stack, *self._tiles(m, columns))
         # Q = Q_0 Q_1 ..., Q_b = I - Y_b T_b Y_b^*: every T at once, then the
