@@ -348,21 +348,24 @@ class _SVD:
         # B[rows][:, columns] = (Q V_x) diag(sigma) U_x^*; with full_matrices
         # Q's trailing columns complete U_B.
         columns = mb if self.full_matrices else nb
-        start = time.perf_counter()
         if operands is not None and (operands.split or not np.all(sigma > 0)):
             # Zero singular values (their vectors completed) or split complex
             # storage: G and V come to the host.
+            start = time.perf_counter()
             G, V = download(plan.queue, operands)
+            info.seconds["transfer"] += time.perf_counter() - start
             state, operands = state._replace(G=G, V=V), None
         if operands is None:
             U_B = qr.q_times(state.V, order, columns)
             V_B_adjoint = _right_vectors_adjoint(state.G, sigma, order, qr.columns, nb)
         else:
-            # U_x normalized on the device, Q applied to V where it is.
+            # U_x normalized on the device (its download a transfer, as
+            # eig_indefinite counts it), Q applied to V where it is.
+            start = time.perf_counter()
             U_x = normalized_columns(plan.queue, operands, order)
+            info.seconds["transfer"] += time.perf_counter() - start
             U_B = qr.q_times_buffer(operands.v, operands.ldv, order, columns)
             V_B_adjoint = _rows_gathered(U_x.T, np.argsort(qr.columns), conjugate=True)
-        info.seconds["transfer"] += time.perf_counter() - start
         if kept["transposed"]:
             # A = B^* = V_B diag(S) U_B^*.
             return SVDResult(V_B_adjoint.conj().T, S, U_B.conj().T)
