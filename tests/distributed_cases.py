@@ -31,6 +31,7 @@ CASES = {
     "eigvals": ("eig_indefinite", "random50", {"eigvals_only": True, "variant": "pointwise"}),
     "hsvd": ("hsvd", "tall45x30c", {"variant": "bo", "block_width": 8}),
     "svd": ("svd", "wide20x44", {"variant": "pointwise"}),
+    "svd_device_qr": ("svd", "wide20x44", {"variant": "pointwise", "factorization": "device"}),
     "gsvd": ("gsvd", "pair33x30", {"variant": "bo", "block_width": 8}),
     "gsvd_complex": ("gsvd", "pair24c", {"variant": "pointwise"}),
 }

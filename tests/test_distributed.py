@@ -190,8 +190,10 @@ def test_hsvd_complex_j_unitary(job):
     assert np.abs(J_unitary).max() <= 1e-11 * np.abs(Vh).max() ** 2
 
 
-def test_svd_wide_relative_accuracy(job):
-    U, S, Vh = results(job, "svd")
+@pytest.mark.parametrize("case", ["svd", "svd_device_qr"])
+def test_svd_wide_relative_accuracy(job, case):
+    """The QR on the host and on the device (factorization="device")."""
+    U, S, Vh = results(job, case)
     A = inputs("wide20x44")[0]
     reference = singular_values_hiprec(A)
     assert np.max(np.abs(S - reference) / reference) <= 1e-12
