@@ -45,7 +45,7 @@ import numpy as np
 import scipy.linalg
 
 __all__ = ["PivotedQR", "Reflectors", "Shortened", "completed_columns", "pivoted_qr",
-           "pivoted_qr_stack", "pivoted_reflectors", "shorten", "sort_rows"]
+           "pivoted_qr_stack", "pivoted_reflectors", "rows_by_peak", "shorten", "sort_rows"]
 
 
 class PivotedQR(NamedTuple):
@@ -194,7 +194,13 @@ def sort_rows(stack: np.ndarray) -> np.ndarray:
     max-norm ``max_j |a_ij|``, stably (ties keep their order): exact (no
     overflow or underflow, unlike a 2-norm), and the norm of Cox & Higham's
     row-wise analysis."""
-    return np.argsort(-np.abs(stack).max(axis=-1), axis=-1, kind="stable")
+    return rows_by_peak(np.abs(stack).max(axis=-1))
+
+
+def rows_by_peak(peaks: np.ndarray) -> np.ndarray:
+    """:func:`sort_rows` from the rows' max-norms `peaks` (``(..., m)``),
+    computed where the matrix is looked at anyway."""
+    return np.argsort(-peaks, axis=-1, kind="stable")
 
 
 def pivoted_reflectors(A: np.ndarray) -> Reflectors:

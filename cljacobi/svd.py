@@ -62,7 +62,7 @@ from .host.operands import column_max, download, normalized_columns
 from .host.pointwise import HSVDState
 from .host.qr import DeviceQR, pivoted_qr_on_device
 from .scaling import factor_shift, factor_shift_from_maxima, unshift
-from .shortening import pivoted_reflectors
+from .shortening import pivoted_reflectors, rows_by_peak
 from .validation import check_flag
 
 __all__ = ["SVDResult", "svd"]
@@ -365,7 +365,7 @@ class _SVD:
             U_x = normalized_columns(plan.queue, operands, order)
             info.seconds["transfer"] += time.perf_counter() - start
             U_B = qr.q_times_buffer(operands.v, operands.ldv, order, columns)
-            V_B_adjoint = _rows_gathered(U_x.T, np.argsort(qr.columns), conjugate=True)
+            V_B_adjoint = _rows_gathered(U_x.T, np.arange(len(order)), np.argsort(qr.columns))
         if kept["transposed"]:
             # A = B^* = V_B diag(S) U_B^*.
             return SVDResult(V_B_adjoint.conj().T, S, U_B.conj().T)
@@ -384,7 +384,7 @@ def _factor_on_device(B: np.ndarray, b_name: str, x_name: str, queue: cl.Command
     magnitudes = np.abs(B)
     column_peaks = magnitudes.max(axis=0)
     exponent = factor_shift_from_maxima(column_peaks[column_peaks != 0], B.shape[0], b_name)
-    rows = np.argsort(-np.ldexp(magnitudes.max(axis=1), exponent), kind="stable")
+    rows = rows_by_peak(np.ldexp(magnitudes.max(axis=1), exponent))
     del magnitudes
     qr = pivoted_qr_on_device(B, queue, exponent=exponent, rows=rows)
     n = B.shape[1]
@@ -396,17 +396,21 @@ def _factor_on_device(B: np.ndarray, b_name: str, x_name: str, queue: cl.Command
     return OnDevice(factor, x_exponent), qr, exponent + x_exponent
 
 
-def _rows_gathered(rows: np.ndarray, positions: np.ndarray, *, conjugate: bool) -> np.ndarray:
-    """``rows[:, positions]`` (conjugated where asked), C-ordered, gathered
-    in threads."""
-    out = np.empty((rows.shape[0], len(positions)), dtype=rows.dtype)
+def _rows_gathered(source: np.ndarray, rows: np.ndarray, positions: np.ndarray, *,
+                   divisors: np.ndarray | None = None) -> np.ndarray:
+    """``conj(source[rows][:, positions])`` (divided row by row by `divisors`
+    where given), C-ordered, gathered in threads, one pass over `source`."""
+    out = np.empty((len(rows), len(positions)), dtype=source.dtype)
+    scale = np.ones((len(rows), 1)) if divisors is None else divisors[:, None]
 
-    def fill(block: np.ndarray, target: np.ndarray) -> None:
-        np.take(block, positions, axis=1, out=target)
-        if conjugate and np.iscomplexobj(target):
-            np.conjugate(target, out=target)
+    def fill(which: np.ndarray, quotient: np.ndarray, block: np.ndarray) -> None:
+        np.take(source[which], positions, axis=1, out=block)
+        if divisors is not None:
+            np.divide(block, quotient, out=block)
+        if np.iscomplexobj(block):
+            np.conjugate(block, out=block)
 
-    in_row_blocks(fill, rows, out)
+    in_row_blocks(fill, rows, scale, out)
     return out
 
 
@@ -416,21 +420,11 @@ def _right_vectors_adjoint(G: np.ndarray, sigma: np.ndarray, order: np.ndarray,
     ``G[:, order] / sigma`` completed to `columns` orthonormal ones
     (:func:`cljacobi._solve.unit_columns`).  Without a zero singular value,
     row c of ``V_B^*`` is ``conj(G[inverse, order[c]]) / sigma_c``, gathered
-    from G's contiguous columns in threads, one pass over it."""
+    from G's contiguous columns (:func:`_rows_gathered`)."""
     if not np.all(sigma > 0) or G.strides[0] != G.itemsize:  # not columns contiguous
         U_x = unit_columns(G[:, order], sigma, None, columns)
         V_B = np.empty_like(U_x)
         V_B[pivots] = U_x
         return V_B.conj().T
-    by_column = G.T  # row j is column j of G, contiguous (as downloaded)
-    inverse = np.argsort(pivots)
-    out = np.empty((len(order), G.shape[0]), dtype=G.dtype)
-
-    def fill(rows: np.ndarray, quotient: np.ndarray, block: np.ndarray) -> None:
-        np.take(by_column[rows], inverse, axis=1, out=block)
-        np.divide(block, quotient, out=block)
-        if np.iscomplexobj(block):
-            np.conjugate(block, out=block)
-
-    in_row_blocks(fill, order, sigma[:, None], out)
-    return out
+    # Row j of G.T is column j of G, contiguous (as downloaded).
+    return _rows_gathered(G.T, order, np.argsort(pivots), divisors=sigma)

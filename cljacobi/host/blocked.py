@@ -37,11 +37,10 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 import pyopencl as cl
 
-from ..errors import DeviceCapabilityError
 from ..strategies import step_table
 from .certificate import FinishingCertificate, certificate_mask_bytes
 from .device import require_fp64
-from .limits import check_local_memory, choose_work_group_size
+from .limits import check_local_memory, check_work_group_size, choose_work_group_size
 from .matrix_products import (
     MATRIX_PRODUCTS,
     check_request,
@@ -912,18 +911,15 @@ class BlockedPlan:
             update_mma_rows=sizes["update_mma_rows"])
         for what, size in (("Gram", spec.gram_work_group_size), ("rotate", rotate_wg),
                            ("update", spec.update_work_group_size)):
-            if size > device_max:
-                raise DeviceCapabilityError(
-                    f"the blocked {what} kernel with block_width={w} needs work-groups of "
-                    f"{size} work-items; device {device.name.strip()!r} allows "
-                    f"{device_max} (gram_micro_tile={spec.gram_micro_tile}, "
-                    f"gram_row_slices={slices}, rotate_work_group_size={rotate_wg}, "
-                    f"update_tile_rows={spec.update_tile_rows}, "
-                    f"update_micro_rows={spec.update_micro_rows}, "
-                    f"update_micro_cols={spec.update_micro_cols}, "
-                    f"matrix_products={products!r}, gram_warps={spec.gram_warps}, "
-                    f"update_warps={spec.update_warps})"
-                )
+            check_work_group_size(
+                device, size, f"the blocked {what} kernel with block_width={w}",
+                f" (gram_micro_tile={spec.gram_micro_tile}, "
+                f"gram_row_slices={slices}, rotate_work_group_size={rotate_wg}, "
+                f"update_tile_rows={spec.update_tile_rows}, "
+                f"update_micro_rows={spec.update_micro_rows}, "
+                f"update_micro_cols={spec.update_micro_cols}, "
+                f"matrix_products={products!r}, gram_warps={spec.gram_warps}, "
+                f"update_warps={spec.update_warps})")
         slots = columns // (2 * w)
         per_unit = sizes["update_groups_per_unit"] or (
             UPDATE_GROUPS_PER_UNIT if products == "fma" else UPDATE_MMA_GROUPS_PER_UNIT)

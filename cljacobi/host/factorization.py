@@ -31,10 +31,9 @@ from typing import ClassVar
 import numpy as np
 import pyopencl as cl
 
-from ..errors import DeviceCapabilityError
 from ..factorization import BUNCH_PARLETT_ALPHA, JFactor, entry_noise_level, rank_noise_level
 from .device import require_fp64
-from .limits import check_global_memory
+from .limits import check_global_memory, check_work_group_size
 from .matrix_products import compute_capability
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg, real_arg
@@ -183,10 +182,7 @@ class BunchParlettPlan:
         any launch)."""
         require_fp64(device)
         dtype = np.dtype(dtype)
-        if device.max_work_group_size < TILE * TILE:
-            raise DeviceCapabilityError(
-                f"the device factorization needs work-groups of {TILE * TILE} work-items; "
-                f"device {device.name.strip()!r} allows {device.max_work_group_size}")
+        check_work_group_size(device, TILE * TILE, "the device factorization")
         spec = BunchParlettSpec(dtype.name, global_fence_for(device), UPDATE_STRIP,
                                  LOADS_AHEAD)
         tiles = -(-n // TILE)

@@ -15,6 +15,7 @@ __all__ = [
     "MIN_WORK_GROUP_SIZE",
     "check_global_memory",
     "check_local_memory",
+    "check_work_group_size",
     "choose_work_group_size",
 ]
 
@@ -72,6 +73,17 @@ def check_local_memory(device: cl.Device, nbytes: int, what: str) -> None:
             f"{what} needs {nbytes} bytes of local memory per work-group; device "
             f"{_device_name(device)!r} has {available}"
         )
+
+
+def check_work_group_size(device: cl.Device, size: int, what: str, detail: str = "") -> None:
+    """Raise :class:`DeviceCapabilityError` if `what` needs work-groups of
+    more than the device's ``max_work_group_size`` work-items (`detail`
+    appended to the message)."""
+    available = int(device.max_work_group_size)
+    if size > available:
+        raise DeviceCapabilityError(
+            f"{what} needs work-groups of {size} work-items; device "
+            f"{_device_name(device)!r} allows {available}{detail}")
 
 
 def check_global_memory(device: cl.Device, buffers: dict[str, int]) -> None:

@@ -32,11 +32,15 @@ from typing import ClassVar
 import numpy as np
 import pyopencl as cl
 
-from ..errors import DeviceCapabilityError
 from ..shortening import completed_columns, sort_rows
 from .device import require_fp64
 from .factorization import global_fence_for
-from .limits import check_global_memory, check_local_memory, choose_work_group_size
+from .limits import (
+    check_global_memory,
+    check_local_memory,
+    check_work_group_size,
+    choose_work_group_size,
+)
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, int_arg
 from .sizes import check_power_of_two, round_up
@@ -213,10 +217,6 @@ class ColumnQRPlan:
         if not rows >= cols >= 1:
             raise ValueError(f"the device QR factors rows >= cols >= 1, not {rows} x {cols}")
         require_fp64(device)
-        if device.max_work_group_size < LOAD_TILE * LOAD_TILE:
-            raise DeviceCapabilityError(
-                f"the device QR needs work-groups of {LOAD_TILE * LOAD_TILE} work-items; "
-                f"device {device.name.strip()!r} allows {device.max_work_group_size}")
         dtype = np.dtype(dtype)
         if work_group_size is None and rows >= LONG_COLUMN_ROWS and bool(
                 device.type & cl.device_type.GPU) and device.max_work_group_size >= \
@@ -231,10 +231,10 @@ class ColumnQRPlan:
         plan = cls(spec, rows, cols, round_up(rows, 32 if device.type & cl.device_type.GPU else 8))
         check_local_memory(device, max(plan.local_bytes, _apply_local_bytes(
             block, APPLY_TILE, dtype.itemsize)), "the device QR")
-        if device.max_work_group_size < block * APPLY_TILE:
-            raise DeviceCapabilityError(
-                f"the device QR needs work-groups of {block * APPLY_TILE} work-items; "
-                f"device {device.name.strip()!r} allows {device.max_work_group_size}")
+        # The tiled copies and Q's blocks (the step kernel's size is the
+        # device's own choice above).
+        check_work_group_size(device, max(LOAD_TILE * LOAD_TILE, block * APPLY_TILE),
+                              "the device QR")
         check_global_memory(device, {"B": dtype.itemsize * plan.ld * cols,
                                      "A as uploaded": dtype.itemsize * rows * cols,
                                      "tau and scales": 2 * dtype.itemsize * cols,
