@@ -314,7 +314,7 @@ void cjac_qr_step(${signatures["cjac_qr_step"].parameters})
     __local cjac_elem *dots = (__local cjac_elem *)scratch;
     __local int indices[WG];
     __local cjac_elem leads[COLS], reflector_scale;
-    __local int last, reflect;
+    __local int last, last_reflector;
     const int lid = get_local_id(0);
     const int j = state[CJAC_QR_J];
 
@@ -495,13 +495,13 @@ void cjac_qr_step(${signatures["cjac_qr_step"].parameters})
         tau[s] = t;
         scales[s] = scale;
         pivot_column[s] = cjac_from_real(beta);
-        reflect = s == steps - 1;  /* no launch applies the last one: scaled here */
+        last_reflector = s == steps - 1;  /* no launch applies the last one: scaled here */
         reflector_scale = scale;
         state[CJAC_QR_J] = s;
         state[CJAC_QR_TICKET] = 0;
     }
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-    const int scaling = s < steps && reflect;
+    const int scaling = s < steps && last_reflector;
     const cjac_elem last_scale = reflector_scale;
     for (int i = s + 1 + lid; i < rows && scaling; i += WG)
         W[(size_t)columns[s] * ld + i] = cjac_mul(last_scale, W[(size_t)columns[s] * ld + i]);
