@@ -365,7 +365,7 @@ class _SVD:
             U_x = normalized_columns(plan.queue, operands, order)
             info.seconds["transfer"] += time.perf_counter() - start
             U_B = qr.q_times_buffer(operands.v, operands.ldv, order, columns)
-            V_B_adjoint = _rows_gathered(U_x.T, np.arange(len(order)), np.argsort(qr.columns))
+            V_B_adjoint = _rows_gathered(U_x.T, np.argsort(qr.columns))
         if kept["transposed"]:
             # A = B^* = V_B diag(S) U_B^*.
             return SVDResult(V_B_adjoint.conj().T, S, U_B.conj().T)
@@ -396,21 +396,23 @@ def _factor_on_device(B: np.ndarray, b_name: str, x_name: str, queue: cl.Command
     return OnDevice(factor, x_exponent), qr, exponent + x_exponent
 
 
-def _rows_gathered(source: np.ndarray, rows: np.ndarray, positions: np.ndarray, *,
+def _rows_gathered(source: np.ndarray, positions: np.ndarray, *, rows: np.ndarray | None = None,
                    divisors: np.ndarray | None = None) -> np.ndarray:
-    """``conj(source[rows][:, positions])`` (divided row by row by `divisors`
-    where given), C-ordered, gathered in threads, one pass over `source`."""
-    out = np.empty((len(rows), len(positions)), dtype=source.dtype)
-    scale = np.ones((len(rows), 1)) if divisors is None else divisors[:, None]
+    """``conj(source[rows][:, positions])`` (all rows in order by default;
+    divided row by row by `divisors` where given), C-ordered, gathered in
+    threads, one pass over `source`."""
+    count = source.shape[0] if rows is None else len(rows)
+    out = np.empty((count, len(positions)), dtype=source.dtype)
+    scale = np.ones((count, 1)) if divisors is None else divisors[:, None]
 
-    def fill(which: np.ndarray, quotient: np.ndarray, block: np.ndarray) -> None:
-        np.take(source[which], positions, axis=1, out=block)
+    def fill(part: np.ndarray, quotient: np.ndarray, block: np.ndarray) -> None:
+        np.take(part if rows is None else source[part], positions, axis=1, out=block)
         if divisors is not None:
             np.divide(block, quotient, out=block)
         if np.iscomplexobj(block):
             np.conjugate(block, out=block)
 
-    in_row_blocks(fill, rows, scale, out)
+    in_row_blocks(fill, source if rows is None else rows, scale, out)
     return out
 
 
@@ -427,4 +429,4 @@ def _right_vectors_adjoint(G: np.ndarray, sigma: np.ndarray, order: np.ndarray,
         V_B[pivots] = U_x
         return V_B.conj().T
     # Row j of G.T is column j of G, contiguous (as downloaded).
-    return _rows_gathered(G.T, order, np.argsort(pivots), divisors=sigma)
+    return _rows_gathered(G.T, np.argsort(pivots), rows=order, divisors=sigma)
