@@ -12,8 +12,7 @@ from hiprec import eigvalsh_hiprec
 import cljacobi
 import cljacobi.factorization as host_factorization
 from cljacobi.factorization import j_factorize
-from cljacobi.host.factorization import factor_on_device, j_factorize_device, resident_groups_for
-from cljacobi.host.matrix_products import compute_capability
+from cljacobi.host.factorization import j_factorize_device
 from cljacobi.matrices import graded
 
 EPS = np.finfo(np.float64).eps
@@ -135,69 +134,12 @@ def test_one_launch_per_step(queue, rng, monkeypatch, dtype):
         return enqueue(queue, kernel, *args, **kwargs)
 
     monkeypatch.setattr(cl, "enqueue_nd_range_kernel", counting_enqueue)
-    device = factor_on_device(M, queue, resident_groups=0).to_host()
+    device = j_factorize_device(M, queue)
     assert device.G.shape == (n, n)
     assert launched == ["cjac_bp_step"] * (n + 1)
     monkeypatch.undo()
     host = j_factorize(M)
     assert np.abs(device.G - host.G).max() <= 1e3 * EPS * np.abs(host.G).max()
-
-
-def _resident_groups(queue: cl.CommandQueue) -> int:
-    """Work-groups for cjac_bp_steps in the tests: every compute unit of an
-    NVIDIA GPU, one elsewhere (a CPU device need not run two at once)."""
-    return queue.device.max_compute_units if compute_capability(queue.device) else 1
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_one_launch_for_every_step(queue, rng, monkeypatch, dtype):
-    """cjac_bp_steps runs every step in one launch (one more where the host
-    turns the entrywise rank test on) and gives the factor of one launch a
-    step bit for bit: 1x1 and 2x2 pivots, rank-deficient, zero and graded
-    matrices."""
-    launched: list[str] = []
-    enqueue = cl.enqueue_nd_range_kernel
-
-    def counting_enqueue(queue, kernel, *args, **kwargs):
-        launched.append(kernel.function_name)
-        return enqueue(queue, kernel, *args, **kwargs)
-
-    groups = _resident_groups(queue)
-    for label, M, _ in _cases(rng, dtype):
-        launched.clear()
-        with monkeypatch.context() as patch:
-            patch.setattr(cl, "enqueue_nd_range_kernel", counting_enqueue)
-            resident = factor_on_device(M, queue, resident_groups=groups).to_host()
-        assert launched in (["cjac_bp_steps"], ["cjac_bp_steps"] * 2), label
-        stepped = factor_on_device(M, queue, resident_groups=0).to_host()
-        assert np.array_equal(resident.G, stepped.G), label
-        assert np.array_equal(resident.signs, stepped.signs) and resident.p == stepped.p, label
-
-
-def test_one_launch_through_the_rank_test(queue, rng):
-    """The rank test turned on midway, 2x2 pivots, tasks of several strip
-    widths (the trailing matrix shrinks through them): the same bits."""
-    n, rank = 300, 120
-    X = _standard(rng, (n, rank), np.float64) * 2.0 ** -(np.arange(rank) / 4)
-    M = (X * rng.choice([-1.0, 1.0], rank)) @ X.T
-    np.fill_diagonal(M[:30, :30], 0.0)
-    resident = factor_on_device(M, queue, resident_groups=_resident_groups(queue)).to_host()
-    stepped = factor_on_device(M, queue, resident_groups=0).to_host()
-    assert resident.G.shape == stepped.G.shape and resident.G.shape[1] < n
-    assert np.array_equal(resident.G, stepped.G)
-    assert np.array_equal(resident.signs, stepped.signs)
-
-
-def test_resident_groups(queue):
-    """cjac_bp_steps by default on NVIDIA GPUs for real matrices only; a
-    count beyond the compute units is refused before any launch."""
-    units = queue.device.max_compute_units
-    nvidia = compute_capability(queue.device) is not None
-    assert resident_groups_for(queue.device, np.float64) == (units if nvidia else 0)
-    assert resident_groups_for(queue.device, np.complex128) == 0
-    for bad in (-1, units + 1):
-        with pytest.raises(ValueError, match="resident_groups must be 0"):
-            factor_on_device(np.eye(4), queue, resident_groups=bad)
 
 
 def test_pivots_through_the_rank_test(queue, rng, monkeypatch):
@@ -276,6 +218,7 @@ def test_rank_deficient_factor_through_host(rng):
 def test_fence_specialization(queue):
     """NVIDIA's devices publish a step's stores by membar.gl, others by mem_fence."""
     from cljacobi.host.factorization import global_fence_for
+    from cljacobi.host.matrix_products import compute_capability
 
     nvidia = compute_capability(queue.device) is not None
     assert global_fence_for(queue.device) == ("ptx" if nvidia else "opencl")

@@ -11,19 +11,15 @@ the entrywise rank test on, which the kernel then decides on the device.
 Real symmetric (float64) and complex Hermitian (complex128, stored as
 interleaved (re, im) pairs on the device) input.
 
-A pivot step is the rank-1 or rank-2 update of the trailing matrix, read
-through the symmetric interchanges of the pivot (no row or column moves in
-memory) and written into the other of two buffers, fused with the search
-for the next pivot; its last work-group to finish decides that pivot, whose
-new columns of G the next step's work-groups compute from the pivot columns
-and store beside its update.  On a GPU that NVIDIA's driver runs
-(:func:`resident_groups_for`, real matrices) every step runs in one launch
-of ``cjac_bp_steps``, one work-group a compute unit, which wait for each
-other between steps; elsewhere every step is one launch of ``cjac_bp_step``.  Both
-give the same bits.  With thousands of steps the launches' latency (and the
-host's enqueueing) bounds small and medium factorizations, hence few
-launches, and the interchanges, strided in column-major storage, are never
-made.
+One pivot step is one launch of ``cjac_bp_step``: the rank-1 or rank-2
+update of the trailing matrix, read through the symmetric interchanges of
+the pivot (no row or column moves in memory) and written into the other of
+two buffers, fused with the search for the next pivot; its last work-group
+to finish decides that pivot, whose new columns of G the next launch's
+work-groups compute from the pivot columns and store beside its update.  With
+thousands of steps the launches' latency bounds small and medium
+factorizations, hence one launch a step, and the interchanges, strided in
+column-major storage, are never made.
 """
 
 from __future__ import annotations
@@ -44,7 +40,7 @@ from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg, r
 from .sizes import check_power_of_two, round_up
 
 __all__ = ["BunchParlettPlan", "BunchParlettSpec", "DeviceJFactor", "factor_on_device",
-           "j_factorize_device", "resident_groups_for"]
+           "j_factorize_device"]
 
 #: Side of the square work-group of the step kernel.
 TILE = 16
@@ -55,17 +51,8 @@ UPDATE_STRIP = 32
 #: Row tiles whose entries a work-item loads before it stores any (loads in
 #: flight at once).  Chosen with ``bench/tune_factorization.py``.
 LOADS_AHEAD = 8
-#: Pivot steps enqueued between two reads of the step state (one launch a step).
+#: Pivot steps enqueued between two reads of the step state.
 STEPS_PER_BATCH = 32
-#: Work-groups of ``cjac_bp_steps`` a compute unit, their side and row tiles
-#: a task (see ``bench/README.md``): one work-group of 1024 work-items a
-#: compute unit, which keeps more loads in flight than 256.
-RESIDENT_GROUPS_PER_UNIT = 1
-RESIDENT_TILE = 32
-RESIDENT_STRIP = 32
-#: Tasks a work-group of ``cjac_bp_steps`` at least gets in a step (strips
-#: of fewer row tiles where there would be fewer).
-TASKS_PER_GROUP = 4
 
 
 class _Word(enum.IntEnum):
@@ -79,9 +66,7 @@ class _Word(enum.IntEnum):
     PENDING = 5  # the pivot chosen was not taken
     TESTING = 6  # the entrywise rank test is on
     CUR = 7  # the working matrix is in A1 (else A0)
-    TICKET = 8  # work-groups done with the running step
-    ROUND = 9  # steps of cjac_bp_steps so far (its barrier between steps)
-    STALLED = 10  # a work-group of cjac_bp_steps gave up waiting for the others
+    TICKET = 8  # work-groups of the running launch done
 
 
 #: Words of the step state.
@@ -120,9 +105,6 @@ class BunchParlettSpec:
         Row tiles whose entries a work-item loads at once.
     tile : int
         Side of the square work-group.
-    tasks_per_group : int
-        Tasks a work-group of ``cjac_bp_steps`` at least gets in a step: its
-        strips are halved (down to one row tile) until there are as many.
     """
 
     family: ClassVar[str] = "bunch_parlett"
@@ -131,7 +113,6 @@ class BunchParlettSpec:
     strip: int = UPDATE_STRIP
     ahead: int = LOADS_AHEAD
     tile: int = TILE
-    tasks_per_group: int = TASKS_PER_GROUP
 
     def __post_init__(self) -> None:
         if self.dtype not in ("float64", "complex128"):
@@ -140,9 +121,8 @@ class BunchParlettSpec:
         if self.global_fence not in ("opencl", "ptx"):
             raise ValueError(f"global_fence must be 'opencl' or 'ptx', not {self.global_fence!r}")
         check_power_of_two("tile", self.tile)
-        if min(self.strip, self.ahead, self.tasks_per_group) < 1:
-            raise ValueError(f"strip, ahead and tasks_per_group must be positive, not "
-                             f"{self.strip}, {self.ahead}, {self.tasks_per_group}")
+        if self.strip < 1 or self.ahead < 1:
+            raise ValueError(f"strip and ahead must be positive, not {self.strip}, {self.ahead}")
 
     @property
     def signatures(self) -> dict[str, KernelSignature]:
@@ -157,9 +137,7 @@ class BunchParlettSpec:
             real_arg("noise_level"), buffer("tolerance", real),
             real_arg("rank_noise"), int_arg("conjugated"),
         ))
-        # One launch for every step: the same arguments (row_groups unused).
-        steps = KernelSignature("cjac_bp_steps", step.args)
-        return {step.name: step, steps.name: steps}
+        return {step.name: step}
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -168,7 +146,7 @@ class BunchParlettSpec:
         return {
             "real_ctype": "double", "complex_": self.dtype == "complex128",
             "layout": "interleaved", "tile": self.tile, "strip": self.strip,
-            "ahead": self.ahead, "tasks_per_group": self.tasks_per_group,
+            "ahead": self.ahead,
             "global_fence": self.global_fence, "alpha": BUNCH_PARLETT_ALPHA,
             "state_defines": c_defines(constants),
             "record_struct": c_struct("cjac_bp_max", _RECORD_DTYPE),
@@ -188,10 +166,7 @@ class BunchParlettPlan:
         Order, and the leading dimension of A and G on the device.
     tiles, row_groups : int
         Column tiles and row strips of the grid of the whole matrix: one
-        partial-maximum record each, for ``cjac_bp_step``.
-    resident_groups : int
-        Work-groups of the launch of ``cjac_bp_steps`` that runs every step
-        (one record each), or 0: one launch of ``cjac_bp_step`` a step.
+        partial-maximum record each.
     """
 
     spec: BunchParlettSpec
@@ -199,29 +174,19 @@ class BunchParlettPlan:
     lda: int
     tiles: int
     row_groups: int
-    resident_groups: int = 0
 
     @classmethod
-    def for_device(cls, device: cl.Device, n: int, dtype: np.dtype, *,
-                   resident_groups: int | None = None) -> BunchParlettPlan:
+    def for_device(cls, device: cl.Device, n: int, dtype: np.dtype) -> BunchParlettPlan:
         """The plan for an order-`n` `dtype` matrix on `device`, after checking
         that the device has fp64, the work-group size and the memory (before
-        any launch).  `resident_groups` as in :func:`factor_on_device`."""
+        any launch)."""
         require_fp64(device)
         dtype = np.dtype(dtype)
-        if resident_groups is None:
-            resident_groups = resident_groups_for(device, dtype)
-        elif not 0 <= resident_groups <= device.max_compute_units:
-            raise ValueError(f"resident_groups must be 0 (one launch a step) or at most the "
-                             f"device's {device.max_compute_units} compute units, "
-                             f"not {resident_groups}")
-        tile, strip = (RESIDENT_TILE, RESIDENT_STRIP) if resident_groups else (TILE, UPDATE_STRIP)
-        check_work_group_size(device, tile * tile, "the device factorization")
-        spec = BunchParlettSpec(dtype.name, global_fence_for(device), strip, LOADS_AHEAD, tile,
-                                 TASKS_PER_GROUP)
-        tiles = -(-n // tile)
-        plan = cls(spec, n, round_up(n, 32), tiles, -(-tiles // spec.strip),
-                   int(resident_groups))
+        check_work_group_size(device, TILE * TILE, "the device factorization")
+        spec = BunchParlettSpec(dtype.name, global_fence_for(device), UPDATE_STRIP,
+                                 LOADS_AHEAD)
+        tiles = -(-n // TILE)
+        plan = cls(spec, n, round_up(n, 32), tiles, -(-tiles // spec.strip))
         item = dtype.itemsize
         check_global_memory(device, {
             "A": item * plan.lda * n, "A (next step)": item * plan.lda * n,
@@ -231,33 +196,13 @@ class BunchParlettPlan:
 
     @property
     def record_bytes(self) -> int:
-        records = max(self.tiles * self.row_groups, self.resident_groups)
-        return _RECORD_DTYPE.itemsize * records
+        return _RECORD_DTYPE.itemsize * self.tiles * self.row_groups
 
     def step_range(self, trailing: int) -> tuple[int, int]:
         """Global size of a step covering `trailing` rows and columns (at
         least one work-group, which decides the end when nothing is left)."""
-        tile = self.spec.tile
-        t = max(-(-trailing // tile), 1)
-        return (-(-t // self.spec.strip) * tile, t * tile)
-
-
-def resident_groups_for(device: cl.Device, dtype: np.dtype) -> int:
-    """Work-groups of the launch that runs every step of a `dtype`
-    factorization on `device`, or 0 (one launch a step).
-
-    ``cjac_bp_steps`` needs all its work-groups running at once.  OpenCL does
-    not promise that for any number, but an NVIDIA GPU runs a work-group on
-    each of its streaming multiprocessors (its compute units) side by side,
-    and this one fits there alone: ``reqd_work_group_size`` holds the
-    compiler to the registers of 1024 work-items, and it takes under 48 KiB
-    of local memory.  Other devices, CPUs among them, may run work-groups one
-    after another, and keep one launch a step; so do complex matrices, whose
-    elements need more registers than 1024 work-items leave them (measured
-    slower, ``bench/README.md``)."""
-    if compute_capability(device) is None or np.dtype(dtype).kind == "c":
-        return 0
-    return RESIDENT_GROUPS_PER_UNIT * device.max_compute_units
+        t = max(-(-trailing // TILE), 1)
+        return (-(-t // self.spec.strip) * TILE, t * TILE)
 
 
 def global_fence_for(device: cl.Device) -> str:
@@ -333,7 +278,7 @@ def j_factorize_device(
 
 def factor_on_device(
     M: np.ndarray, queue: cl.CommandQueue, *, rank_tol: float | None = None,
-    exactly_hermitian: bool = False, resident_groups: int | None = None,
+    exactly_hermitian: bool = False,
 ) -> DeviceJFactor:
     """:func:`j_factorize_device` with the factor G left in device memory.
 
@@ -349,13 +294,8 @@ def factor_on_device(
     exactly_hermitian : bool, optional
         The caller guarantees ``M == M^*`` exactly (both triangles, a real
         diagonal): the rows of a C-ordered M then go to the device as they
-        are, as the conjugates of its columns, and the first step
+        are, as the conjugates of its columns, and the first launch
         conjugates them back, instead of a transposed copy on the host.
-        The same bits either way.
-    resident_groups : int, optional
-        Work-groups of the one launch of ``cjac_bp_steps`` that runs every
-        step; they must all run at once on the device.  0: one launch of
-        ``cjac_bp_step`` a step.  By default :func:`resident_groups_for`.
         The same bits either way.
 
     Returns
@@ -363,24 +303,16 @@ def factor_on_device(
     DeviceJFactor
         G in a device buffer, with its column order and signs.
 
-    Raises
-    ------
-    RuntimeError
-        If the work-groups of ``cjac_bp_steps`` did not all run at once (one
-        of them gave up waiting for the others).
-
     Notes
     -----
-    With one launch a step, every pivot step is a launch of
-    ``cjac_bp_step``, after one launch that only searches; the host reads
-    the step state once per `STEPS_PER_BATCH` steps.  Either way it steps in
-    once more when the remaining entries first fall below the normwise
-    tolerance.
+    Every pivot step is one launch of ``cjac_bp_step``, after one launch
+    that only searches; the host reads the step state once per
+    `STEPS_PER_BATCH` steps, and steps in once more when the remaining
+    entries first fall below the normwise tolerance.
     """
     M = np.asarray(M)
     dtype = np.dtype(np.complex128 if np.iscomplexobj(M) else np.float64)
-    plan = BunchParlettPlan.for_device(queue.device, M.shape[0], dtype,
-                                       resident_groups=resident_groups)
+    plan = BunchParlettPlan.for_device(queue.device, M.shape[0], dtype)
     elimination = _Elimination(queue, plan, M.astype(dtype, copy=False),
                                exactly_hermitian=exactly_hermitian)
     return elimination.run(rank_tol)
@@ -441,20 +373,12 @@ class _Elimination:
             "conjugated": int(conjugated),
         }
         program = build_program(ctx, queue.device, plan.spec)
-        name = "cjac_bp_steps" if plan.resident_groups else "cjac_bp_step"
-        signature = plan.spec.signatures[name]
+        signature = plan.spec.signatures["cjac_bp_step"]
         self.step = signature.kernel(program, **{a.name: buffers[a.name] for a in signature.args})
 
     def _enqueue_step(self, trailing: int) -> None:
-        """One step (one launch a step), or every step to the end or the
-        host's turn (`trailing` unused)."""
-        tile = self.plan.spec.tile
-        if self.plan.resident_groups:
-            cl.enqueue_nd_range_kernel(self.queue, self.step,
-                                       (self.plan.resident_groups * tile, tile), (tile, tile))
-        else:
-            cl.enqueue_nd_range_kernel(self.queue, self.step, self.plan.step_range(trailing),
-                                       (tile, tile))
+        cl.enqueue_nd_range_kernel(self.queue, self.step, self.plan.step_range(trailing),
+                                   (TILE, TILE))
 
     def _enqueue_steps(self, k: int) -> None:
         """A batch of pivot steps from position `k` (exact: all launched steps ran).
@@ -470,16 +394,11 @@ class _Elimination:
 
     def _read_state(self) -> tuple[int, int]:
         cl.enqueue_copy(self.queue, self.state, self.state_buf)
-        if self.state[_Word.STALLED]:
-            raise RuntimeError(
-                f"the device factorization's {self.plan.resident_groups} work-groups of "
-                f"cjac_bp_steps did not all run at once on {self.queue.device.name!r} (one gave "
-                f"up waiting for the others); factor with resident_groups=0 (one launch a step)")
         return int(self.state[_Word.K]), int(self.state[_Word.FLAG])
 
     def _start_testing(self, k: int) -> None:
         """Turn the entrywise rank test on: no pivot was taken at k (the
-        state's PENDING is set), so one step only searches, dropping the
+        state's PENDING is set), so one launch only searches, dropping the
         noise of the trailing matrix, and decides again."""
         self.state[_Word.FLAG] = _Flag.RUNNING
         self.state[_Word.TESTING] = 1
@@ -505,10 +424,7 @@ class _Elimination:
                 if not scaled_test:
                     break
                 self._start_testing(k)
-            elif self.plan.resident_groups:  # cjac_bp_steps ends only at SMALL or DONE
-                raise RuntimeError(f"cjac_bp_steps ended at step {k} with the flag {flag}")
-            if not self.plan.resident_groups:
-                self._enqueue_steps(k)
+            self._enqueue_steps(k)
         signs = np.empty(n)
         cl.enqueue_copy(self.queue, signs, self.signs)
         self.queue.finish()

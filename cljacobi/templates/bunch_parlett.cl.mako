@@ -3,18 +3,15 @@
 ## Slapnicar 1992, the J-factorization; the host version is
 ## cljacobi.factorization.j_factorize).
 ##
-## Two kernels run the same pivot steps: cjac_bp_step, one launch a step, and
-## cjac_bp_steps, every step in one launch of work-groups that wait for each
-## other between steps (on GPUs whose work-groups the host knows to run side
-## by side; the results are the same bits).  The working
+## One kernel, cjac_bp_step, and one launch per pivot step.  The working
 ## matrix (n x n, column-major, leading dimension lda) is the Hermitian Schur
 ## complement, of which only the lower triangle (positions i >= j) is stored
 ## and read; complex entries are interleaved (re, im) pairs, the element
 ## operations those of arith.element, so that the kernel is the same text for
-## real and complex matrices.  It lives in two buffers, A0 and A1: a step
+## real and complex matrices.  It lives in two buffers, A0 and A1: a launch
 ## reads the current one (state[CUR]) and writes the trailing lower triangle
-## of the next into the other.  A step
-##   1. applies the pivot decided by the step before: every work-group
+## of the next into the other.  A launch
+##   1. applies the pivot decided by the launch before: every work-group
 ##      computes the rows of the pivot's new columns of G that it needs from
 ##      the pivot columns, reading the working matrix through the pivot's
 ##      symmetric interchanges (entry (i, j) of P A P^T is entry
@@ -26,13 +23,13 @@
 ##      work-groups' stores published by a global fence before they take
 ##      their ticket) reduces the records in a fixed order and decides the
 ##      next pivot, interchanging the permutation and the row norms.
-## The first step (state[S] = 0) only searches.  The step state lives in
+## The first launch (state[S] = 0) only searches.  The step state lives in
 ## device memory, so the host enqueues many steps without waiting.  A flag
-## other than CJAC_BP_RUNNING makes every step a no-op until the host
+## other than CJAC_BP_RUNNING makes every launch a no-op until the host
 ## clears it: CJAC_BP_SMALL when the remaining entries fell below the
 ## normwise rank tolerance for the first time (no pivot is taken,
 ## CJAC_BP_PENDING is set; the host turns the entrywise rank test on and the
-## next step only searches), CJAC_BP_DONE at the end: k = n, or nothing but
+## next launch only searches), CJAC_BP_DONE at the end: k = n, or nothing but
 ## rounding noise is left.  The pivots are those of interchanging the rows
 ## and columns in memory (the same entries, the same arithmetic).
 ##
@@ -41,7 +38,7 @@
 ## rounding-error bound, |s_ij| <= noise_level (|m_ij| + ||g_i|| ||g_j||), is
 ## set to zero, so complete pivoting never picks noise and the elimination
 ## stops at a largest modulus of 0.  |m_ij| is kept in `scale` by the
-## original row and column (both triangles, filled by the first step) and
+## original row and column (both triangles, filled by the first launch) and
 ## read through the permutation; the row norms ||g_i|| of the factor so far
 ## by position in row_norms0 and row_norms1 (read from the one that goes with
 ## the current buffer, grown by the new columns into the other).
@@ -80,9 +77,8 @@ ${arith.global_fence("CJAC_BP", global_fence)}
  * the pivot last chosen (p <= q; p == q for s = 1): decided for k - s and not
  * yet applied to the working matrix, or, with state[PENDING] set, chosen for
  * position k and not taken; the flag; whether the entrywise rank test is on;
- * which buffer holds the working matrix; the ticket counter; for
- * cjac_bp_steps, the round (steps taken by any of its launches) and whether
- * a work-group gave up waiting.  (s = 0 at the start: nothing decided yet.) */
+ * which buffer holds the working matrix; the ticket counter.  (s = 0 at the
+ * start: nothing decided yet.) */
 ${state_defines}
 
 /* Partial maxima of one work-group: the largest |a_ij| of the trailing matrix
@@ -292,307 +288,168 @@ inline cjac_real cjac_bp_new_norm(const cjac_real norm, const int s, const cjac_
                                   : hypot(hypot(norm, cjac_elem_abs(w0)), cjac_elem_abs(w1));
 }
 
-/* Where a step stands, read from the step state by every work-group: k0 the
- * first position not yet eliminated; the pivot (s, p, q) decided at
- * k = k0 - s and not yet applied (s = 0: none; the step only searches);
- * whether this is the first search, whether the entrywise rank test is on,
- * and which buffers hold the working matrix and the row norms (odd: A1). */
-typedef struct {
-    int k0, s, k, p, q, first, testing, odd;
-} cjac_bp_where;
-
-inline cjac_bp_where cjac_bp_where_of(const volatile __global int *state)
-{
-    cjac_bp_where at;
-    const int pending = state[CJAC_BP_PENDING] != 0;
-    at.k0 = state[CJAC_BP_K];
-    at.s = pending ? 0 : state[CJAC_BP_S];  /* rank of this update */
-    at.first = !pending && state[CJAC_BP_S] == 0;
-    at.testing = state[CJAC_BP_TESTING] != 0;
-    at.k = at.k0 - at.s;
-    at.p = state[CJAC_BP_P];
-    at.q = state[CJAC_BP_Q];
-    at.odd = state[CJAC_BP_CUR] != 0;
-    return at;
-}
-
-/* The buffers of a step: the working matrix (read) and the next one
- * (written), the row norms likewise, and what the factorization fills. */
-typedef struct {
-    const __global cjac_elem *A;
-    __global cjac_elem *next;
-    const __global cjac_real *norms;
-    __global cjac_real *next_norms;
-    __global cjac_elem *G;
-    __global cjac_real *signs, *scale;
-    __global int *perm;
-    int lda, ldg, n, conjugated;
-    cjac_real noise_level;
-} cjac_bp_buffers;
-
-## The buffers of a step from the kernel's arguments (the same in both kernels).
-<%def name="buffers_of(odd)">{
-        ${odd} ? A1 : A0, ${odd} ? A0 : A1, ${odd} ? row_norms1 : row_norms0,
-        ${odd} ? row_norms0 : row_norms1, G, signs, scale, perm, lda, ldg, n, conjugated,
-        noise_level}</%def>
-
-/* The rows of W (its two columns) and the row norms a task needs, in local
- * memory: those of its rows and those of its columns. */
-typedef struct {
-    __local cjac_elem *rows0, *rows1, *cols0, *cols1;
-    __local cjac_real *row_norms, *col_norms;
-} cjac_bp_w;
-
-/* One task of a step: the work-group's share of applying the pivot and of
- * the update and search.
+/* One pivot step: applying the pivot decided by the launch before, the
+ * update and search, then (the last work-group) the next pivot decision.
  *
- * The pivot.  Every task computes the rows of W it needs (its rows and its
- * columns) from the pivot columns of the interchanged matrix; the tasks of
- * the first column tile (by = 0) store their rows of W into G at the
- * original row index perm[i] and the grown row norms, and task (0, 0) the
- * pivot rows k..k0-1 and the signs sign(d) or sign(lam) in signs[k..k0-1].
+ * The pivot.  With k0 = state[K] the first position not yet eliminated and
+ * (s, p, q) = state[S, P, Q] the pivot decided at k = k0 - s: every
+ * work-group computes the rows of W it needs (its rows and its columns) from
+ * the pivot columns of the interchanged matrix; the work-groups of the
+ * first column tile (by = 0) store their rows of W into G at the original
+ * row index perm[i] and the grown row norms, and work-group (0, 0) the pivot
+ * rows k..k0-1 and the signs sign(d) or sign(lam) in signs[k..k0-1].
  *
  * Update.  A'[i][j] = (P A P^T)[i][j] - sum_t sign_t W_t[i] conj(W_t[j]) for
  * k0 <= j <= i < n, i.e. A' = P A P^T - W J_s W^* (Bunch & Parlett 1971, the
- * host's eliminate), the diagonal kept exactly real, written into the next
- * buffer; every new entry's modulus is offered to the work-item's maxima
- * *best.  s = 0 (the first step) only searches (the entries conjugated
- * where `conjugated` is set, the imaginary parts of the diagonal dropped;
- * `scale` filled with |a_ij|).  With `testing` the entries within their
- * rounding-error bound are set to zero.  Task (gx, by) covers the columns
- * k0 + by*TILE.. and the `strip` row tiles bx = gx*strip .. gx*strip +
- * strip - 1 (rows k0 + bx*TILE..); a task whose tiles all lie above the
- * diagonal (bx < by) only applies the pivot rows, if it is task (0, 0).
- * Every work-item of the work-group calls it (it holds barriers), with the
- * same task; an entry's arithmetic does not depend on the task. */
-inline void cjac_bp_task(const cjac_bp_where at, const cjac_bp_pivot *pv,
-                         const cjac_bp_buffers b, const int gx, const int by, const int strip,
-                         const cjac_bp_w w, const int lx, const int ly, cjac_bp_max *best)
-{
-    const int lid = ly * TILE + lx;
-    const int n = b.n, k0 = at.k0, s = at.s, k = at.k, p = at.p, q = at.q;
-    if (s > 0 && gx == 0 && by == 0) {  /* the pivot rows of G, and the signs */
-        if (lid < s) {
-            cjac_elem w0, w1;
-            cjac_bp_new_row(b.A, b.lda, pv, s, k, p, q, k + lid, &w0, &w1);
-            b.G[(size_t)k * b.ldg + b.perm[k + lid]] = w0;
-            if (s == 2)
-                b.G[(size_t)(k + 1) * b.ldg + b.perm[k + lid]] = w1;
-        }
-        if (lid == 0) {
-            b.signs[k] = pv->sign0;
-            if (s == 2)
-                b.signs[k + 1] = pv->sign1;
-        }
-    }
-
-    if ((gx + 1) * strip > by && k0 < n) {  /* uniform: a tile on or below the diagonal */
-        const int row0 = k0 + gx * strip * TILE, col0 = k0 + by * TILE;
-        barrier(CLK_LOCAL_MEM_FENCE);  /* the work-group's task before has read w */
-        for (int t = lid; t < strip * TILE + TILE; t += WG) {
-            const int i = t < strip * TILE ? row0 + t : col0 + t - strip * TILE;
-            if (i >= n)
-                continue;
-            cjac_elem w0 = cjac_from_real(0), w1 = cjac_from_real(0);
-            if (s > 0)
-                cjac_bp_new_row(b.A, b.lda, pv, s, k, p, q, i, &w0, &w1);
-            const cjac_real norm = cjac_bp_new_norm(b.norms[i], s, w0, w1);
-            if (t < strip * TILE) {
-                w.rows0[t] = w0;
-                w.rows1[t] = w1;
-                w.row_norms[t] = norm;
-                if (by == 0) {  /* the new columns of G and the norms, once */
-                    if (s > 0)
-                        b.G[(size_t)k * b.ldg + b.perm[i]] = w0;
-                    if (s == 2)
-                        b.G[(size_t)(k + 1) * b.ldg + b.perm[i]] = w1;
-                    b.next_norms[i] = norm;
-                }
-            } else {
-                w.cols0[t - strip * TILE] = w0;
-                w.cols1[t - strip * TILE] = w1;
-                w.col_norms[t - strip * TILE] = norm;
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-
-        const int col = col0 + ly;
-        const int col_source = cjac_bp_source(col, s, k, p, q);
-        /* CJAC_BP_AHEAD row tiles at a time, their entries loaded before any
-         * is stored (A and next are not known apart, so a store keeps the
-         * loads after it from starting early): that many loads in flight
-         * per work-item. */
-        for (int u0 = 0; u0 < strip; u0 += CJAC_BP_AHEAD) {
-            cjac_elem entries[CJAC_BP_AHEAD];
-#pragma unroll
-            for (int v = 0; v < CJAC_BP_AHEAD; ++v) {
-                const int u = u0 + v, row = row0 + u * TILE + lx;
-                if (u < strip && gx * strip + u >= by && row < n && col < n && row >= col)
-                    entries[v] = cjac_bp_entry(b.A, b.lda, cjac_bp_source(row, s, k, p, q),
-                                               col_source);
-            }
-#pragma unroll
-            for (int v = 0; v < CJAC_BP_AHEAD; ++v) {
-                const int u = u0 + v, r = u * TILE + lx, row = row0 + r;
-                if (!(u < strip && gx * strip + u >= by && row < n && col < n && row >= col))
-                    continue;
-                cjac_elem a = entries[v];
-                if (s >= 1)
-                    a = cjac_axpy(cjac_scale(-pv->sign0, w.rows0[r]), cjac_conj(w.cols0[ly]), a);
-                if (s == 2)
-                    a = cjac_axpy(cjac_scale(-pv->sign1, w.rows1[r]), cjac_conj(w.cols1[ly]), a);
-                if (at.first && b.conjugated)
-                    a = cjac_conj(a);  /* A0 holds the conjugate of the lower triangle */
-                if (row == col)
-                    a = cjac_from_real(cjac_real_part(a));
-                cjac_real v_abs = cjac_elem_abs(a);
-                if (at.first) {
-                    b.scale[(size_t)col * b.lda + row] = v_abs;
-                    b.scale[(size_t)row * b.lda + col] = v_abs;
-                }
-                if (at.testing && v_abs <= b.noise_level * fma(
-                        w.row_norms[r], w.col_norms[ly],
-                        b.scale[(size_t)b.perm[col] * b.lda + b.perm[row]])) {
-                    a = cjac_from_real(0);  /* rounding noise */
-                    v_abs = 0;
-                }
-                b.next[(size_t)col * b.lda + row] = a;
-                cjac_bp_offer(best, v_abs, row, col);
-            }
-        }
-    }
-}
-
-/* Record `at` of the step's partial maxima, read past the caches (another
- * work-group stored it). */
-inline cjac_bp_max cjac_bp_record(const volatile __global cjac_bp_max *records, const int at)
-{
-    cjac_bp_max m;
-    m.off_value = records[at].off_value;
-    m.off_row = records[at].off_row;
-    m.off_col = records[at].off_col;
-    m.diag_value = records[at].diag_value;
-    m.diag_index = records[at].diag_index;
-    m.pad = 0;
-    return m;
-}
-
-/* Decision (the last work-group to take a step's ticket; Bunch & Parlett
- * 1971), from the maxima `mine` every work-item merged from some of the
- * step's records: mu0 = max |a_ij|, mu1 = max |a_ii| of the new trailing
- * matrix; a 1x1 pivot at the largest diagonal entry if mu1 >= alpha mu0,
- * else a 2x2 pivot at the off-diagonal position (q, p) of mu0, p < q.  The
- * maximum is unique under the order of cjac_bp_better, so the choice does
- * not depend on how the entries were grouped into records.  The rank test:
- * !(mu0 > tol) (normwise) stops for the host to turn the entrywise test on
- * (CJAC_BP_SMALL) the first time, and with CJAC_BP_TESTING on, where the
- * updates drop noise, at mu0 = 0 (nothing but noise left).  tol =
- * tolerance[0], or, where the host left it negative, rank_noise mu0 of the
- * first search (n eps max |m_ij|, the host's default), stored there.  The
- * permutation and the row norms are interchanged; the state is rewritten:
- * (s, p, q) the pivot; the flag CJAC_BP_DONE at k0 = n or when the rank
- * test stops, CJAC_BP_SMALL when !(mu0 > tol) before the entrywise test is
- * on (CJAC_BP_PENDING set), else CJAC_BP_RUNNING and K = k0 + s; the other
- * buffers current; the ticket back to 0.  A pivot that ends at n is applied
- * (its columns of G stored) by one more step, which finds k0 = n and ends.
- * Every other work-group has read the state before this one runs. */
-inline void cjac_bp_decide(const cjac_bp_max mine, const cjac_bp_scratch scratch, const int lid,
-                           const cjac_bp_where at, const cjac_bp_buffers b,
-                           __global int *state, __global cjac_real *tolerance,
-                           const cjac_real rank_noise)
-{
-    const cjac_bp_max maxima = cjac_bp_reduce(scratch, mine, lid);
-    if (lid != 0)
-        return;
-    int s2, p2, q2, flag = CJAC_BP_RUNNING;
-    const cjac_real mu0 = maxima.off_value, mu1 = maxima.diag_value;
-    if (mu1 >= CJAC_BP_ALPHA * mu0) {
-        s2 = 1;
-        p2 = q2 = maxima.diag_index;
-    } else {
-        s2 = 2;
-        p2 = min(maxima.off_row, maxima.off_col);
-        q2 = max(maxima.off_row, maxima.off_col);
-    }
-    cjac_real tol = tolerance[0];
-    if (tol < 0) {  /* the first search: the default, scaled tolerance */
-        tol = rank_noise * fmax(mu0, (cjac_real)0);
-        tolerance[0] = tol;
-    }
-    /* !(mu0 > tol) also stops on an empty trailing matrix (mu0 = -1). */
-    if (at.k0 >= b.n)
-        flag = CJAC_BP_DONE;
-    else if (!(mu0 > tol))
-        flag = !at.testing ? CJAC_BP_SMALL : mu0 > 0 ? CJAC_BP_RUNNING : CJAC_BP_DONE;
-    /* The interchanges of the permutation and of the row norms, in order
-     * (the norms as this step stored them). */
-    if (flag == CJAC_BP_RUNNING) {
-        volatile __global cjac_real *stored_norms = b.next_norms;
-        for (int t = 0; t < s2; ++t) {
-            const int i = at.k0 + t, j = t == 0 ? p2 : q2;
-            const int swap = b.perm[i];
-            b.perm[i] = b.perm[j];
-            b.perm[j] = swap;
-            const cjac_real r = stored_norms[i];
-            stored_norms[i] = stored_norms[j];
-            stored_norms[j] = r;
-        }
-    }
-    state[CJAC_BP_S] = s2;
-    state[CJAC_BP_P] = p2;
-    state[CJAC_BP_Q] = q2;
-    state[CJAC_BP_FLAG] = flag;
-    state[CJAC_BP_PENDING] = flag == CJAC_BP_SMALL;
-    if (flag == CJAC_BP_RUNNING)
-        state[CJAC_BP_K] = at.k0 + s2;
-    state[CJAC_BP_CUR] = !at.odd;
-    state[CJAC_BP_TICKET] = 0;
-}
-
-/* The work-group's local memory, declared in each kernel: one pool for the
- * rows of W of a task and, after a barrier, the reduction of the maxima. */
-#define CJAC_BP_W_BYTES ((2 * sizeof(cjac_elem) + sizeof(cjac_real)) * (STRIP * TILE + TILE))
-#define CJAC_BP_SCRATCH_BYTES ((2 * sizeof(cjac_real) + 3 * sizeof(int)) * WG)
-#define CJAC_BP_POOL_BYTES \
-    (CJAC_BP_W_BYTES > CJAC_BP_SCRATCH_BYTES ? CJAC_BP_W_BYTES : CJAC_BP_SCRATCH_BYTES)
-<%def name="local_memory()">
-    __local cjac_elem pool[(CJAC_BP_POOL_BYTES + sizeof(cjac_elem) - 1) / sizeof(cjac_elem)];
-    __local cjac_real *const norm_rows = (__local cjac_real *)(pool + 2 * (STRIP * TILE + TILE));
-    const cjac_bp_w w = {pool, pool + STRIP * TILE, pool + 2 * STRIP * TILE,
-                         pool + 2 * STRIP * TILE + TILE, norm_rows, norm_rows + STRIP * TILE};
-    __local cjac_real *const best_off = (__local cjac_real *)pool;
-    __local int *const best_row = (__local int *)(best_off + 2 * WG);
-    const cjac_bp_scratch scratch = {best_off, best_off + WG, best_row, best_row + WG,
-                                     best_row + 2 * WG};
-    __local int last;
-    const int lx = get_local_id(0), ly = get_local_id(1);
-    const int lid = ly * TILE + lx;
-</%def>
-
-/* One pivot step a launch: the task (get_group_id(0), get_group_id(1)) of
- * cjac_bp_task with strips of STRIP row tiles, its record in
- * partial[by * row_groups + gx] (tasks on or below the diagonal), then the
- * decision of the last work-group to take the launch's ticket.  The grid
- * covers at least the n - k0 trailing rows and columns, and at least
- * work-group (0, 0).  The host enqueues many launches without waiting: a
- * flag other than CJAC_BP_RUNNING makes a launch a no-op. */
+ * host's eliminate), the diagonal kept exactly real; then the partial maxima
+ * of the new entries.  s = 0 (the first launch) only searches (the entries
+ * conjugated where `conjugated` is set, the imaginary parts of the diagonal
+ * dropped; `scale` filled with |a_ij|); with
+ * state[PENDING] set no pivot was taken and the launch only searches.  With
+ * state[TESTING] set the entries within their rounding-error bound are set
+ * to zero.  Work-group (gx, by) covers the columns k0 + by*TILE.. and the
+ * STRIP row tiles bx = gx*STRIP .. gx*STRIP + STRIP - 1 (rows
+ * k0 + bx*TILE..), tiles above the diagonal (bx < by) skipped; the record of
+ * a work-group with a tile on or below the diagonal goes to
+ * partial[by * row_groups + gx].  The grid covers at least the n - k0
+ * trailing rows and columns, and at least work-group (0, 0).
+ *
+ * Decision (the last work-group; Bunch & Parlett 1971): mu0 = max |a_ij|,
+ * mu1 = max |a_ii| of the new trailing matrix; a 1x1 pivot at the largest
+ * diagonal entry if mu1 >= alpha mu0, else a 2x2 pivot at the off-diagonal
+ * position (q, p) of mu0, p < q.  The maximum is unique under the order of
+ * cjac_bp_better, so the choice does not depend on how the records are
+ * grouped.  The rank test: !(mu0 > tol) (normwise) stops for the host to
+ * turn the entrywise test on (CJAC_BP_SMALL) the first time, and with
+ * CJAC_BP_TESTING on, where the updates drop noise, at mu0 = 0 (nothing but
+ * noise left).  tol = tolerance[0], or, where the host left it negative,
+ * rank_noise mu0 of the first search (n eps max |m_ij|, the host's default),
+ * stored there.  The permutation and the row norms are interchanged; the
+ * state is rewritten: (s, p, q) the pivot; the flag CJAC_BP_DONE at k0 = n
+ * or when the rank test stops, CJAC_BP_SMALL when !(mu0 > tol) before the
+ * entrywise test is on (CJAC_BP_PENDING set), else CJAC_BP_RUNNING and
+ * K = k0 + s; the other buffers current; the ticket back to 0.  A pivot
+ * that ends at n is applied (its columns of G stored) by one more launch,
+ * which finds k0 = n and ends. */
 __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
 void cjac_bp_step(${signatures["cjac_bp_step"].parameters})
 {
     if (state[CJAC_BP_FLAG] != CJAC_BP_RUNNING)
         return;  /* uniform over the launch (the last work-group changes it) */
     const int gx = get_group_id(0), by = get_group_id(1);
-${local_memory()}
-    const cjac_bp_where at = cjac_bp_where_of(state);
-    const cjac_bp_buffers b = ${buffers_of("at.odd")};
+    const int k0 = state[CJAC_BP_K];
+    const bool pending = state[CJAC_BP_PENDING] != 0;
+    const int s = pending ? 0 : state[CJAC_BP_S];  /* rank of this update */
+    const bool first = !pending && state[CJAC_BP_S] == 0;  /* the first launch */
+    const bool testing = state[CJAC_BP_TESTING] != 0;
+    const int k = k0 - s, p = state[CJAC_BP_P], q = state[CJAC_BP_Q];
+    const bool odd = state[CJAC_BP_CUR] != 0;
+    const __global cjac_elem *A = odd ? A1 : A0;
+    __global cjac_elem *next = odd ? A0 : A1;
+    const __global cjac_real *norms = odd ? row_norms1 : row_norms0;
+    __global cjac_real *next_norms = odd ? row_norms0 : row_norms1;
+    __local cjac_real best_off[WG], best_diag[WG];
+    __local int best_row[WG], best_col[WG], best_d[WG];
+    const cjac_bp_scratch scratch = {best_off, best_diag, best_row, best_col, best_d};
+    __local cjac_elem w_rows[2][STRIP * TILE], w_cols[2][TILE];
+    __local cjac_real norm_rows[STRIP * TILE], norm_cols[TILE];
+    __local int last;
+    const int lx = get_local_id(0), ly = get_local_id(1);
+    const int lid = ly * TILE + lx;
     cjac_bp_pivot pv;
-    if (at.s > 0)
-        pv = cjac_bp_pivot_of(b.A, lda, at.s, at.p, at.q);
+    if (s > 0)
+        pv = cjac_bp_pivot_of(A, lda, s, p, q);
 
-    cjac_bp_max best = cjac_bp_none(n);
-    cjac_bp_task(at, &pv, b, gx, by, STRIP, w, lx, ly, &best);
-    if ((gx + 1) * STRIP > by && at.k0 < n) {  /* uniform: a record of this launch */
-        barrier(CLK_LOCAL_MEM_FENCE);  /* w read: the pool becomes the scratch */
+    if (s > 0 && gx == 0 && by == 0) {  /* the pivot rows of G, and the signs */
+        if (lid < s) {
+            cjac_elem w0, w1;
+            cjac_bp_new_row(A, lda, &pv, s, k, p, q, k + lid, &w0, &w1);
+            G[(size_t)k * ldg + perm[k + lid]] = w0;
+            if (s == 2)
+                G[(size_t)(k + 1) * ldg + perm[k + lid]] = w1;
+        }
+        if (lid == 0) {
+            signs[k] = pv.sign0;
+            if (s == 2)
+                signs[k + 1] = pv.sign1;
+        }
+    }
+
+    if ((gx + 1) * STRIP > by && k0 < n) {  /* uniform: a tile on or below the diagonal */
+        const int row0 = k0 + gx * STRIP * TILE, col0 = k0 + by * TILE;
+        /* The rows of W and the row norms this work-group needs. */
+        for (int t = lid; t < STRIP * TILE + TILE; t += WG) {
+            const int i = t < STRIP * TILE ? row0 + t : col0 + t - STRIP * TILE;
+            if (i >= n)
+                continue;
+            cjac_elem w0 = cjac_from_real(0), w1 = cjac_from_real(0);
+            if (s > 0)
+                cjac_bp_new_row(A, lda, &pv, s, k, p, q, i, &w0, &w1);
+            const cjac_real norm = cjac_bp_new_norm(norms[i], s, w0, w1);
+            if (t < STRIP * TILE) {
+                w_rows[0][t] = w0;
+                w_rows[1][t] = w1;
+                norm_rows[t] = norm;
+                if (by == 0) {  /* the new columns of G and the norms, once */
+                    if (s > 0)
+                        G[(size_t)k * ldg + perm[i]] = w0;
+                    if (s == 2)
+                        G[(size_t)(k + 1) * ldg + perm[i]] = w1;
+                    next_norms[i] = norm;
+                }
+            } else {
+                w_cols[0][t - STRIP * TILE] = w0;
+                w_cols[1][t - STRIP * TILE] = w1;
+                norm_cols[t - STRIP * TILE] = norm;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        const int col = col0 + ly;
+        const int col_source = cjac_bp_source(col, s, k, p, q);
+        cjac_bp_max best = cjac_bp_none(n);
+        /* CJAC_BP_AHEAD row tiles at a time, their entries loaded before any
+         * is stored (A and next are not known apart, so a store keeps the
+         * loads after it from starting early): that many loads in flight
+         * per work-item. */
+        for (int u0 = 0; u0 < STRIP; u0 += CJAC_BP_AHEAD) {
+            cjac_elem entries[CJAC_BP_AHEAD];
+#pragma unroll
+            for (int v = 0; v < CJAC_BP_AHEAD; ++v) {
+                const int u = u0 + v, row = row0 + u * TILE + lx;
+                if (u < STRIP && gx * STRIP + u >= by && row < n && col < n && row >= col)
+                    entries[v] = cjac_bp_entry(A, lda, cjac_bp_source(row, s, k, p, q),
+                                               col_source);
+            }
+#pragma unroll
+            for (int v = 0; v < CJAC_BP_AHEAD; ++v) {
+                const int u = u0 + v, r = u * TILE + lx, row = row0 + r;
+                if (!(u < STRIP && gx * STRIP + u >= by && row < n && col < n && row >= col))
+                    continue;
+                cjac_elem a = entries[v];
+                if (s >= 1)
+                    a = cjac_axpy(cjac_scale(-pv.sign0, w_rows[0][r]), cjac_conj(w_cols[0][ly]), a);
+                if (s == 2)
+                    a = cjac_axpy(cjac_scale(-pv.sign1, w_rows[1][r]), cjac_conj(w_cols[1][ly]), a);
+                if (first && conjugated)
+                    a = cjac_conj(a);  /* A0 holds the conjugate of the lower triangle */
+                if (row == col)
+                    a = cjac_from_real(cjac_real_part(a));
+                cjac_real v_abs = cjac_elem_abs(a);
+                if (first) {
+                    scale[(size_t)col * lda + row] = v_abs;
+                    scale[(size_t)row * lda + col] = v_abs;
+                }
+                if (testing && v_abs <= noise_level * fma(
+                        norm_rows[r], norm_cols[ly],
+                        scale[(size_t)perm[col] * lda + perm[row]])) {
+                    a = cjac_from_real(0);  /* rounding noise */
+                    v_abs = 0;
+                }
+                next[(size_t)col * lda + row] = a;
+                cjac_bp_offer(&best, v_abs, row, col);
+            }
+        }
         best = cjac_bp_reduce(scratch, best, lid);
         if (lid == 0)
             partial[by * row_groups + gx] = best;
@@ -612,135 +469,74 @@ ${local_memory()}
         return;  /* uniform over the work-group */
     CJAC_BP_GLOBAL_FENCE();
 
-    /* The records of this launch (the n - k0 trailing rows), read by
-     * columns, contiguously. */
-    const int tiles = at.k0 >= n ? 0 : (n - at.k0 + TILE - 1) / TILE;
+    /* Decision, from the records of this launch (the n - k0 trailing rows),
+     * read by columns, contiguously. */
+    const volatile __global cjac_bp_max *records = partial;
+    const int tiles = k0 >= n ? 0 : (n - k0 + TILE - 1) / TILE;
     const int groups = (tiles + STRIP - 1) / STRIP;
-    cjac_bp_max mine = cjac_bp_none(0);
+    cjac_bp_max maxima = cjac_bp_none(0);
     for (int x = lid; x < tiles * groups; x += WG) {
         const int bt = x / groups, gt = x - bt * groups;
-        if ((gt + 1) * STRIP > bt)  /* on or below the diagonal: a record */
-            cjac_bp_merge(&mine, cjac_bp_record(partial, bt * row_groups + gt));
+        if ((gt + 1) * STRIP <= bt)
+            continue;  /* above the diagonal: no record */
+        const int at = bt * row_groups + gt;
+        cjac_bp_max m;
+        m.off_value = records[at].off_value;
+        m.off_row = records[at].off_row;
+        m.off_col = records[at].off_col;
+        m.diag_value = records[at].diag_value;
+        m.diag_index = records[at].diag_index;
+        cjac_bp_merge(&maxima, m);
     }
-    cjac_bp_decide(mine, scratch, lid, at, b, state, tolerance, rank_noise);
+    maxima = cjac_bp_reduce(scratch, maxima, lid);
+    if (lid == 0) {
+        int s2, p2, q2, flag = CJAC_BP_RUNNING;
+        const cjac_real mu0 = maxima.off_value, mu1 = maxima.diag_value;
+        if (mu1 >= CJAC_BP_ALPHA * mu0) {
+            s2 = 1;
+            p2 = q2 = maxima.diag_index;
+        } else {
+            s2 = 2;
+            p2 = min(maxima.off_row, maxima.off_col);
+            q2 = max(maxima.off_row, maxima.off_col);
+        }
+        cjac_real tol = tolerance[0];
+        if (tol < 0) {  /* the first search: the default, scaled tolerance */
+            tol = rank_noise * fmax(mu0, (cjac_real)0);
+            tolerance[0] = tol;
+        }
+        /* !(mu0 > tol) also stops on an empty trailing matrix (mu0 = -1). */
+        if (k0 >= n)
+            flag = CJAC_BP_DONE;
+        else if (!(mu0 > tol))
+            flag = !testing ? CJAC_BP_SMALL : mu0 > 0 ? CJAC_BP_RUNNING : CJAC_BP_DONE;
+        /* The interchanges of the permutation and of the row norms, in order
+         * (the norms as this launch stored them). */
+        if (flag == CJAC_BP_RUNNING) {
+            volatile __global cjac_real *stored_norms = next_norms;
+            for (int t = 0; t < s2; ++t) {
+                const int i = k0 + t, j = t == 0 ? p2 : q2;
+                const int swap = perm[i];
+                perm[i] = perm[j];
+                perm[j] = swap;
+                const cjac_real r = stored_norms[i];
+                stored_norms[i] = stored_norms[j];
+                stored_norms[j] = r;
+            }
+        }
+        /* Every other work-group has read the state. */
+        state[CJAC_BP_S] = s2;
+        state[CJAC_BP_P] = p2;
+        state[CJAC_BP_Q] = q2;
+        state[CJAC_BP_FLAG] = flag;
+        state[CJAC_BP_PENDING] = flag == CJAC_BP_SMALL;
+        if (flag == CJAC_BP_RUNNING)
+            state[CJAC_BP_K] = k0 + s2;
+        state[CJAC_BP_CUR] = !odd;
+        state[CJAC_BP_TICKET] = 0;
+    }
     /* Ends the work-group's last region at a barrier: without it PoCL 3.0
      * ran the block above once per work-item, every one of them taking it
      * for work-item 0 (the interchanges then undid each other). */
     barrier(CLK_GLOBAL_MEM_FENCE);
-}
-
-/* Tasks of a step of cjac_bp_steps: those with a tile on or below the
- * diagonal, row group by row group.  Row group gx has min(tiles, (gx + 1)
- * strip) of them, so the groups before gx (all but the last are full) hold
- * strip gx (gx + 1) / 2, and the step tiles more than those before its
- * last group (at least task (0, 0), which applies the pivot rows at the
- * end). */
-inline int cjac_bp_tasks(const int tiles, const int strip)
-{
-    const int last = max((tiles + strip - 1) / strip, 1) - 1;
-    return max(strip * last * (last + 1) / 2 + tiles, 1);
-}
-
-/* Row tiles per task of a step: STRIP, halved while the step would have
- * fewer than CJAC_BP_TASKS_PER_GROUP tasks a work-group. */
-#define CJAC_BP_TASKS_PER_GROUP ${tasks_per_group}
-inline int cjac_bp_strip(const int tiles, const int groups)
-{
-    int strip = STRIP;
-    while (strip > 1 && cjac_bp_tasks(tiles, strip) < CJAC_BP_TASKS_PER_GROUP * groups)
-        strip /= 2;
-    return strip;
-}
-
-/* (gx, by) of task t of cjac_bp_tasks: gx from the root of strip gx (gx + 1)
- * / 2 <= t, corrected in integers. */
-inline int2 cjac_bp_task_at(const int t, const int strip, const int row_groups)
-{
-    int gx = (int)((sqrt(8.0 * t / strip + 1) - 1) / 2);
-    gx = min(gx, row_groups - 1);
-    while (gx > 0 && strip * gx * (gx + 1) / 2 > t)
-        --gx;
-    while (gx < row_groups - 1 && strip * (gx + 1) * (gx + 2) / 2 <= t)
-        ++gx;
-    return (int2)(gx, t - strip * gx * (gx + 1) / 2);
-}
-
-/* Every pivot step in one launch: the same steps as cjac_bp_step's, by
- * get_num_groups(0) work-groups that must all be resident at once (the
- * host launches at most one a compute unit of a GPU whose work-groups
- * it knows to run side by side).  A step: every work-group takes the tasks
- * group, group + groups, ... of the step's tasks on or below the diagonal
- * (cjac_bp_tasks), with strips of cjac_bp_strip row tiles, and stores one
- * record of their maxima in partial[group]; the last to take the step's ticket decides,
- * as cjac_bp_step's does, and then advances state[CJAC_BP_ROUND]; the
- * others wait for it (a barrier for the whole launch) and read the new
- * state.  The launch ends when the flag is not CJAC_BP_RUNNING.  A
- * work-group that waits for more than CJAC_BP_SPIN_LIMIT reads of the
- * round sets state[CJAC_BP_STALLED] and ends (the host raises). */
-#define CJAC_BP_SPIN_LIMIT (1 << 26)
-__kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
-void cjac_bp_steps(${signatures["cjac_bp_steps"].parameters})
-{
-    const int group = get_group_id(0), groups = get_num_groups(0);
-${local_memory()}
-    __local int stalled;
-    if (lid == 0)
-        stalled = 0;
-    const volatile __global int *shared_state = state;
-    /* No work-group can advance the round before every one has taken the
-     * first step's ticket, so all read the same value. */
-    int round = shared_state[CJAC_BP_ROUND];
-    for (;;) {
-        if (shared_state[CJAC_BP_FLAG] != CJAC_BP_RUNNING)
-            break;  /* uniform: every work-group reads it after the round advanced */
-        const cjac_bp_where at = cjac_bp_where_of(shared_state);
-        const cjac_bp_buffers b = ${buffers_of("at.odd")};
-        cjac_bp_pivot pv;
-        if (at.s > 0)
-            pv = cjac_bp_pivot_of(b.A, lda, at.s, at.p, at.q);
-        const int tiles = at.k0 >= n ? 0 : (n - at.k0 + TILE - 1) / TILE;
-        const int strip = cjac_bp_strip(tiles, groups);
-        const int row_groups = max((tiles + strip - 1) / strip, 1);
-        cjac_bp_max best = cjac_bp_none(n);
-        const int tasks = cjac_bp_tasks(tiles, strip);
-        for (int task = group; task < tasks; task += groups) {
-            const int2 where = cjac_bp_task_at(task, strip, row_groups);
-            cjac_bp_task(at, &pv, b, where.x, where.y, strip, w, lx, ly, &best);
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);  /* w read: the pool becomes the scratch */
-        best = cjac_bp_reduce(scratch, best, lid);
-        if (lid == 0)
-            partial[group] = best;
-
-        CJAC_BP_PUBLISH();
-        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            CJAC_BP_GLOBAL_FENCE();
-            last = atomic_inc(&state[CJAC_BP_TICKET]) == groups - 1;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (last) {  /* uniform over the work-group */
-            CJAC_BP_GLOBAL_FENCE();
-            cjac_bp_max mine = cjac_bp_none(0);
-            for (int x = lid; x < groups; x += WG)
-                cjac_bp_merge(&mine, cjac_bp_record(partial, x));
-            cjac_bp_decide(mine, scratch, lid, at, b, state, tolerance, rank_noise);
-            if (lid == 0) {
-                CJAC_BP_GLOBAL_FENCE();  /* the new state before the new round */
-                atomic_xchg(&state[CJAC_BP_ROUND], round + 1);
-            }
-        } else if (lid == 0) {
-            int spins = 0;
-            while (shared_state[CJAC_BP_ROUND] == round && ++spins < CJAC_BP_SPIN_LIMIT)
-                ;
-            stalled = spins == CJAC_BP_SPIN_LIMIT;
-            if (stalled)
-                atomic_xchg(&state[CJAC_BP_STALLED], 1);
-        }
-        ++round;
-        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-        CJAC_BP_GLOBAL_FENCE();  /* the other work-groups' stores before this one's loads */
-        if (stalled)
-            break;  /* uniform over the work-group */
-    }
 }
