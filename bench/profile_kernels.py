@@ -1,7 +1,9 @@
 """Device time per OpenCL kernel and per transfer of one cljacobi call.
 
 Runs ``eig_indefinite`` on the 2011 paper's family (or, with ``--solver
-gsvd``, ``gsvd`` on the GSVD paper's pairs of ``bench_gsvd.py``) on a
+gsvd``, ``gsvd`` on the GSVD paper's pairs of ``bench_gsvd.py``; with
+``--solver svd``, ``svd`` of a standard normal n x n matrix with U and Vh)
+on a
 profiling command queue, records an OpenCL event for every
 kernel launch and copy the library enqueues, and prints, per kernel name,
 the launches, the summed device seconds and (for the blocked Gram and update
@@ -83,11 +85,13 @@ def main() -> None:
     parser.add_argument("--block-width", type=int, default=None)
     parser.add_argument("--dtype", default="float64", choices=("float64", "complex128"))
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--solver", default="eig_indefinite", choices=("eig_indefinite", "gsvd"))
+    parser.add_argument("--solver", default="eig_indefinite", choices=("eig_indefinite", "gsvd", "svd"))
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     if args.solver == "gsvd":
         return profile_gsvd(args)
+    if args.solver == "svd":
+        return profile_svd(args)
 
     queue = profiling_queue()
     rng = np.random.default_rng(args.seed)
@@ -160,6 +164,43 @@ def profile_gsvd(args: argparse.Namespace) -> None:
     }
     print(f"# {record['device']}  gsvd n={args.n} {args.dtype} {info.variant}:"
           f"{info.block_width}  wall {wall:.3f} s  sweeps {info.sweeps}")
+    print("# info.seconds: " + ", ".join(f"{k} {v:.3f}" for k, v in info.seconds.items()))
+    print(f"# device seconds in all: {record['device_seconds_total']:.3f}")
+    for name, entry in kernels.items():
+        print(f"{name:28s} {entry['launches']:7d} {entry['seconds']:8.3f} s")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(record, indent=1))
+
+
+def profile_svd(args: argparse.Namespace) -> None:
+    """The kernels of one svd call (U and Vh): the device QR, the sweeps,
+    Q applied to V."""
+    queue = profiling_queue()
+    rng = np.random.default_rng(args.seed)
+    A = rng.standard_normal((args.n, args.n))
+    if args.dtype == "complex128":
+        A = A + 1j * rng.standard_normal((args.n, args.n))
+    solve = {"variant": args.variant, "block_width": args.block_width, "queue": queue,
+             "return_info": True}
+    cljacobi.svd(A, **solve)  # builds the programs of this size's plan
+    with Recorder() as recorder:
+        start = time.perf_counter()
+        (_, S, _), info = cljacobi.svd(A, **solve)
+        wall = time.perf_counter() - start
+    kernels = recorder.totals()
+    exact = np.linalg.svd(A, compute_uv=False)
+    record = {
+        "device": queue.device.name.strip(), "date": dt.date.today().isoformat(),
+        "solver": "svd", "n": args.n, "dtype": args.dtype, "variant": info.variant,
+        "block_width": info.block_width, "factorization": info.factorization,
+        "wall_seconds": wall, "info_seconds": info.seconds, "sweeps": info.sweeps,
+        "max_rel_sigma_error": float(np.max(np.abs(S - exact) / exact)),
+        "device_seconds_total": sum(k["seconds"] for k in kernels.values()),
+        "kernels": kernels,
+    }
+    print(f"# {record['device']}  svd n={args.n} {args.dtype} {info.variant}:"
+          f"{info.block_width} {info.factorization}  wall {wall:.3f} s  sweeps {info.sweeps}")
     print("# info.seconds: " + ", ".join(f"{k} {v:.3f}" for k, v in info.seconds.items()))
     print(f"# device seconds in all: {record['device_seconds_total']:.3f}")
     for name, entry in kernels.items():

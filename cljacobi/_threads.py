@@ -11,7 +11,8 @@ from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["MAX_THREADS", "all_finite", "in_row_blocks", "usable_cpus", "worker_threads"]
+__all__ = ["MAX_THREADS", "all_finite", "any_nonzero", "in_row_blocks", "peaks", "usable_cpus",
+           "worker_threads"]
 
 T = TypeVar("T")
 
@@ -58,3 +59,22 @@ def in_row_blocks(function: Callable[..., T], *arrays: np.ndarray) -> list[T]:
 def all_finite(array: np.ndarray) -> bool:
     """``np.isfinite(array).all()``, by :func:`in_row_blocks`."""
     return all(in_row_blocks(lambda block: bool(np.isfinite(block).all()), array))
+
+
+def any_nonzero(array: np.ndarray) -> bool:
+    """``np.any(array)``, by :func:`in_row_blocks`."""
+    return any(in_row_blocks(lambda block: bool(np.any(block)), array))
+
+
+def peaks(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The largest modulus in every row and in every column of a 2-D
+    `matrix` with at least one column: ``abs(matrix).max(axis=1)`` and
+    ``abs(matrix).max(axis=0)``, by :func:`in_row_blocks` (no temporary of
+    the whole matrix; maxima are exact, so the values are the same)."""
+    def block_peaks(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        magnitudes = np.abs(block)
+        return magnitudes.max(axis=1), magnitudes.max(axis=0)
+
+    parts = in_row_blocks(block_peaks, matrix)
+    return (np.concatenate([rows for rows, _ in parts]),
+            np.maximum.reduce([columns for _, columns in parts]))

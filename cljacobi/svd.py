@@ -56,7 +56,7 @@ from ._solve import (
     name_of,
     unit_columns,
 )
-from ._threads import in_row_blocks
+from ._threads import any_nonzero, in_row_blocks, peaks
 from .host.factorization import DeviceJFactor
 from .host.operands import column_max, download, normalized_columns
 from .host.pointwise import HSVDState
@@ -265,7 +265,7 @@ class _SVD:
         k = min(m, n)
         # 1 x 1, empty and zero matrices are answered on the host; the sweeps run
         # on R^*, k x k.
-        return (k, k, self.compute_uv) if k and (m, n) != (1, 1) and np.any(A) else None
+        return (k, k, self.compute_uv) if k and (m, n) != (1, 1) and any_nonzero(A) else None
 
     def template(self, A: np.ndarray) -> Any:
         m, n = A.shape[-2:]
@@ -286,7 +286,7 @@ class _SVD:
         m, n = A.shape
         k = min(m, n)
         full_matrices, compute_uv = self.full_matrices, self.compute_uv
-        if k == 0 or not np.any(A):
+        if k == 0 or not any_nonzero(A):
             info.rank = 0
             return self._result(np.eye(m, m if full_matrices else k, dtype=A.dtype),
                                 np.zeros(k), np.eye(n if full_matrices else k, n, dtype=A.dtype))
@@ -381,11 +381,9 @@ def _factor_on_device(B: np.ndarray, b_name: str, x_name: str, queue: cl.Command
     applied as B is loaded, and X left on the device for the sweeps, centered
     by the shift its column maxima give (zero columns allowed, as on the host).
     Returns the sweeps' source, the QR, and the two shifts' sum."""
-    magnitudes = np.abs(B)
-    column_peaks = magnitudes.max(axis=0)
+    row_peaks, column_peaks = peaks(B)
     exponent = factor_shift_from_maxima(column_peaks[column_peaks != 0], B.shape[0], b_name)
-    rows = rows_by_peak(np.ldexp(magnitudes.max(axis=1), exponent))
-    del magnitudes
+    rows = rows_by_peak(np.ldexp(row_peaks, exponent))
     qr = pivoted_qr_on_device(B, queue, exponent=exponent, rows=rows)
     n = B.shape[1]
     X = qr.r_adjoint_buffer()

@@ -8,7 +8,7 @@ import pytest
 
 from cljacobi import _threads
 from cljacobi._solve import ldexp
-from cljacobi._threads import all_finite, in_row_blocks
+from cljacobi._threads import all_finite, any_nonzero, in_row_blocks, peaks
 
 
 @pytest.fixture(params=[1, 2, 5], ids=lambda t: f"{t}cpus")
@@ -55,3 +55,27 @@ def test_all_finite(threads):
             assert not all_finite(B)
     assert all_finite(np.empty((0, 4)))
     assert not all_finite(np.array(np.nan))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("shape", [(13, 6), (1, 7), (9, 1)])
+def test_peaks(threads, rng, dtype, shape):
+    """Row and column maxima of |A| by blocks: numpy's, for A and its adjoint view."""
+    A = rng.standard_normal(shape).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        A = A + 1j * rng.standard_normal(shape)
+    A[0, -1] = 2.0 ** -1070
+    for matrix in (A, A.conj().T):
+        rows, columns = peaks(matrix)
+        assert np.array_equal(rows, np.abs(matrix).max(axis=1))
+        assert np.array_equal(columns, np.abs(matrix).max(axis=0))
+
+
+def test_any_nonzero(threads):
+    A = np.zeros((11, 4))
+    assert not any_nonzero(A)
+    for index in ((0, 0), (10, 3), (5, 1)):
+        B = A.copy()
+        B[index] = -1e-300
+        assert any_nonzero(B) and any_nonzero(B.T)
+    assert not any_nonzero(np.empty((0, 3)))
