@@ -11,8 +11,8 @@ from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["MAX_THREADS", "all_finite", "any_nonzero", "in_row_blocks", "peaks", "usable_cpus",
-           "worker_threads"]
+__all__ = ["MAX_THREADS", "all_finite", "any_nonzero", "in_row_blocks", "peaks", "touched_empty",
+           "usable_cpus", "worker_threads"]
 
 T = TypeVar("T")
 
@@ -78,3 +78,23 @@ def peaks(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     parts = in_row_blocks(block_peaks, matrix)
     return (np.concatenate([rows for rows, _ in parts]),
             np.maximum.reduce([columns for _, columns in parts]))
+
+
+def touched_empty(shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
+    """``np.empty(shape, dtype)`` (C-ordered) with its memory pages already
+    mapped: one byte a page written, by blocks of rows in threads.
+
+    For arrays a device copy fills: the copy of a driver into fresh memory
+    takes every page fault in one thread, which costs more than the copy
+    (a 128 MiB download on an H200's host: about 43 ms into fresh memory,
+    8 ms into touched memory)."""
+    array = np.empty(shape, dtype)
+    if array.size:
+        flat = array.reshape(array.shape[0], -1) if array.ndim > 1 else array
+        in_row_blocks(_touch_pages, flat)
+    return array
+
+
+def _touch_pages(block: np.ndarray) -> None:
+    """Write a zero byte every 4 KiB of a C-contiguous block."""
+    block.reshape(-1).view(np.uint8)[::4096] = 0

@@ -8,7 +8,7 @@ import pytest
 
 from cljacobi import _threads
 from cljacobi._solve import ldexp
-from cljacobi._threads import all_finite, any_nonzero, in_row_blocks, peaks
+from cljacobi._threads import all_finite, any_nonzero, in_row_blocks, peaks, touched_empty
 
 
 @pytest.fixture(params=[1, 2, 5], ids=lambda t: f"{t}cpus")
@@ -79,3 +79,13 @@ def test_any_nonzero(threads):
         B[index] = -1e-300
         assert any_nonzero(B) and any_nonzero(B.T)
     assert not any_nonzero(np.empty((0, 3)))
+
+
+@pytest.mark.parametrize("shape", [(9, 1000), (3, 7, 600), (5000,), (0, 4), (1,)])
+def test_touched_empty(threads, shape):
+    """The pages mapped, the shape, dtype and C order numpy's; the copy of a
+    device fills it as it would np.empty."""
+    array = touched_empty(shape, np.complex128)
+    assert array.shape == shape and array.dtype == np.complex128 and array.flags.c_contiguous
+    array[...] = 1 + 2j
+    assert np.all(array == 1 + 2j)

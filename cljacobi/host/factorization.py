@@ -31,6 +31,7 @@ from typing import ClassVar
 import numpy as np
 import pyopencl as cl
 
+from .._threads import touched_empty
 from ..factorization import BUNCH_PARLETT_ALPHA, JFactor, entry_noise_level, rank_noise_level
 from .device import require_fp64
 from .limits import check_global_memory, check_work_group_size
@@ -237,7 +238,7 @@ class DeviceJFactor:
 
     def to_host(self) -> JFactor:
         """The same factor with G in host memory (Fortran-ordered)."""
-        columns = np.empty((self.n, self.ld), dtype=self.dtype)
+        columns = touched_empty((self.n, self.ld), self.dtype)
         cl.enqueue_copy(self.queue, columns, self.buffer)
         self.queue.finish()
         G = columns[self.order, :self.n].T  # gathering rows is a contiguous copy

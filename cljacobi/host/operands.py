@@ -18,6 +18,7 @@ from typing import ClassVar
 import numpy as np
 import pyopencl as cl
 
+from .._threads import touched_empty
 from .limits import check_global_memory
 from .programs import build_program, check_layout
 from .signatures import KernelSignature, buffer, c_defines, int_arg
@@ -270,11 +271,11 @@ def download(queue: cl.CommandQueue, operands: Operands) -> tuple[np.ndarray, np
     ops = operands
     stride = 2 * ops.ldg if ops.split else ops.ldg
     part_dtype = np.dtype(np.finfo(ops.dtype).dtype) if ops.split else ops.dtype
-    host = np.empty((ops.columns, stride), dtype=part_dtype)
+    host = touched_empty((ops.columns, stride), part_dtype)
     cl.enqueue_copy(queue, host, ops.g)
     V = None
     if ops.v is not None:
-        v_host = np.empty((ops.columns, 2 * ops.ldv if ops.split else ops.ldv), part_dtype)
+        v_host = touched_empty((ops.columns, 2 * ops.ldv if ops.split else ops.ldv), part_dtype)
         cl.enqueue_copy(queue, v_host, ops.v)
     queue.finish()
     if ops.split:
@@ -369,7 +370,7 @@ def normalized_columns(queue: cl.CommandQueue, operands: Operands,
                                    ldd=ops.m)
     wg = spec.work_group_size
     cl.enqueue_nd_range_kernel(queue, kernel, (count * wg,), (wg,))
-    host = np.empty((count, ops.m), dtype=ops.dtype)
+    host = touched_empty((count, ops.m), ops.dtype)
     cl.enqueue_copy(queue, host, out)
     ops.transfer_seconds += time.perf_counter() - start
     return host.T

@@ -32,6 +32,7 @@ from typing import ClassVar
 import numpy as np
 import pyopencl as cl
 
+from .._threads import touched_empty
 from ..shortening import completed_columns, sort_rows
 from .device import require_fp64
 from .factorization import global_fence_for
@@ -307,7 +308,7 @@ class DeviceQR:
         """``R^*`` (``n x n``, Fortran-ordered), formed on the device
         (``cjac_qr_factor``)."""
         n = self.plan.cols
-        by_column = np.empty((n, n), self.dtype)
+        by_column = touched_empty((n, n), self.dtype)
         cl.enqueue_copy(self.queue, by_column, self.r_adjoint_buffer())
         return by_column.T
 
@@ -373,7 +374,7 @@ class DeviceQR:
         unload = self._kernel("cjac_qr_unload", C=target, ldc=m, rows=m, p=columns,
                               row_order=self.buffers["row_order"], out=result)
         cl.enqueue_nd_range_kernel(queue, unload, *self._tiles(m, columns))
-        out = np.empty((m, columns), self.dtype)
+        out = touched_empty((m, columns), self.dtype)
         cl.enqueue_copy(queue, out, result)
         return out
 
