@@ -996,10 +996,9 @@ def test_variant_choice_complex():
     assert blocked_local_bytes(16, transform_in_local=True, **complex_bytes) \
         <= gpu.local_mem_size
     assert choose_variant(gpu, 1023, "auto", None, **complex_bytes) == ("pointwise", 0)
-    assert choose_variant(gpu, 1024, "auto", None, **complex_bytes) == ("bo", 8)
-    assert choose_variant(gpu, 4095, "auto", None, **complex_bytes) == ("bo", 8)
-    assert choose_variant(gpu, 4096, "auto", None, **complex_bytes) == ("bo", 16)
-    assert choose_variant(gpu, 100, "fb", None, **complex_bytes) == ("fb", 8)
+    for order in (1024, 2048, 4096, 8192):  # w = 16 wherever it fits
+        assert choose_variant(gpu, order, "auto", None, **complex_bytes) == ("bo", 16)
+    assert choose_variant(gpu, 100, "fb", None, **complex_bytes) == ("fb", 16)
     with pytest.raises(ValueError, match=r"block_width=32 needs 98304 .*'Small GPU' has 49152"):
         choose_variant(gpu, 4096, "bo", 32, **complex_bytes)
     tiny = _SmallLocalGPU()

@@ -38,9 +38,11 @@ AUTO_BLOCKED_MIN_ORDER = 1024
 #: (bench/results/eig-H200-2026-11-22-variants3.json).
 AUTO_BLOCK_WIDTHS = ((2048, (32, 16, 8)), (0, (16, 8)))
 
-#: The same for complex data, whose 16-byte elements need more local memory
-#: (bench/results/eig-complex-H200-2026-11-22-blocked.json).
-AUTO_COMPLEX_BLOCK_WIDTHS = ((4096, (16, 8)), (0, (8,)))
+#: The same for complex data, whose 16-byte elements need more local memory:
+#: 16 wherever it fits, since the tensor-core and one-launch kernels
+#: (bench/results/eig-complex-H200-2026-11-26-widths.json, -widths-1024.json;
+#: before them 8 below n = 4096, eig-complex-H200-2026-11-22-blocked.json).
+AUTO_COMPLEX_BLOCK_WIDTHS = ((0, (16, 8)),)
 
 
 def check_variant_options(variant: object, block_width: object, *, batched: bool = False
