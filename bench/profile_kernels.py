@@ -162,15 +162,8 @@ def profile_gsvd(args: argparse.Namespace) -> None:
         "device_seconds_total": sum(k["seconds"] for k in kernels.values()),
         "kernels": kernels,
     }
-    print(f"# {record['device']}  gsvd n={args.n} {args.dtype} {info.variant}:"
-          f"{info.block_width}  wall {wall:.3f} s  sweeps {info.sweeps}")
-    print("# info.seconds: " + ", ".join(f"{k} {v:.3f}" for k, v in info.seconds.items()))
-    print(f"# device seconds in all: {record['device_seconds_total']:.3f}")
-    for name, entry in kernels.items():
-        print(f"{name:28s} {entry['launches']:7d} {entry['seconds']:8.3f} s")
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(record, indent=1))
+    _report(record, f"gsvd n={args.n} {args.dtype} {info.variant}:{info.block_width}  "
+                    f"wall {wall:.3f} s  sweeps {info.sweeps}", args.out)
 
 
 def profile_svd(args: argparse.Namespace) -> None:
@@ -199,15 +192,21 @@ def profile_svd(args: argparse.Namespace) -> None:
         "device_seconds_total": sum(k["seconds"] for k in kernels.values()),
         "kernels": kernels,
     }
-    print(f"# {record['device']}  svd n={args.n} {args.dtype} {info.variant}:"
-          f"{info.block_width} {info.factorization}  wall {wall:.3f} s  sweeps {info.sweeps}")
-    print("# info.seconds: " + ", ".join(f"{k} {v:.3f}" for k, v in info.seconds.items()))
+    _report(record, f"svd n={args.n} {args.dtype} {info.variant}:{info.block_width} "
+                    f"{info.factorization}  wall {wall:.3f} s  sweeps {info.sweeps}", args.out)
+
+
+def _report(record: dict, title: str, out: Path | None) -> None:
+    """The record's summary (the call, its phases, every kernel's device
+    seconds), and the record as JSON in `out`."""
+    print(f"# {record['device']}  {title}")
+    print("# info.seconds: " + ", ".join(f"{k} {v:.3f}" for k, v in record["info_seconds"].items()))
     print(f"# device seconds in all: {record['device_seconds_total']:.3f}")
-    for name, entry in kernels.items():
+    for name, entry in record["kernels"].items():
         print(f"{name:28s} {entry['launches']:7d} {entry['seconds']:8.3f} s")
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(record, indent=1))
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(record, indent=1))
 
 
 if __name__ == "__main__":
