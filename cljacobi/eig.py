@@ -33,6 +33,7 @@ from ._solve import (
     single_precision,
     unit_columns,
 )
+from ._threads import any_nonzero
 from .factorization import definite_factorize, j_factorize
 from .generalized import EigGeneralized
 from .host.factorization import factor_on_device
@@ -308,7 +309,7 @@ class _EigIndefinite:
     def device_shape(self, A: np.ndarray) -> tuple[int, int, bool] | None:
         n = A.shape[-1]
         # 0 x 0, 1 x 1 and zero matrices are answered on the host.
-        return (n, n, False) if n >= 2 and np.any(A) else None
+        return (n, n, False) if n >= 2 and any_nonzero(A) else None
 
     def template(self, A: np.ndarray) -> Any:
         n = A.shape[-1]

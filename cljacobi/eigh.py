@@ -38,6 +38,7 @@ import pyopencl as cl
 from . import _solve
 from ._results import EighResult, SolveInfo
 from ._solve import DEFAULT_MAX_SWEEPS, Factored, SweepPlan, TwoSidedMatrix, ldexp
+from ._threads import any_nonzero
 from .eig import eig_indefinite
 from .host.classical import ClassicalRun, CyclicRun
 from .host.variants import check_variant_options
@@ -206,7 +207,7 @@ class _TwoSided:
 
     def device_shape(self, A: np.ndarray) -> tuple[int, int, bool] | None:
         n = A.shape[-1]
-        return (n, n, not self.eigvals_only) if n >= 2 and np.any(A) else None
+        return (n, n, not self.eigvals_only) if n >= 2 and any_nonzero(A) else None
 
     def template(self, A: np.ndarray) -> Any:
         n = A.shape[-1]
