@@ -203,7 +203,7 @@ def rows_by_peak(peaks: np.ndarray) -> np.ndarray:
     return np.argsort(-peaks, axis=-1, kind="stable")
 
 
-def pivoted_reflectors(A: np.ndarray) -> Reflectors:
+def pivoted_reflectors(A: np.ndarray, rows: np.ndarray | None = None) -> Reflectors:
     """:func:`pivoted_qr` of a tall `A` with Q left as its reflectors.
 
     LAPACK ``xGEQP3`` on the host, :func:`pivoted_qr`'s factorization
@@ -213,6 +213,9 @@ def pivoted_reflectors(A: np.ndarray) -> Reflectors:
     ----------
     A : numpy.ndarray
         ``m x n``, ``m >= n >= 1``, float64 or complex128; not modified.
+    rows : numpy.ndarray, optional
+        :func:`sort_rows` of `A`, where the caller has it (computed when not
+        given).
 
     Returns
     -------
@@ -220,7 +223,7 @@ def pivoted_reflectors(A: np.ndarray) -> Reflectors:
         ``A[rows][:, columns] = Q R``.
     """
     A = np.asarray(A)
-    rows = sort_rows(A)
+    rows = sort_rows(A) if rows is None else np.asarray(rows)
     geqp3 = _lapack(A.dtype)[0]
     packed, jpvt, tau, _, info = geqp3(np.asfortranarray(A[rows]),
                                        lwork=_workspaces(*A.shape, A.dtype)[0],

@@ -311,7 +311,7 @@ class _SVD:
                                   "shape": B.shape})
         # Center the column norms in float64's range (an exact power of two, as hsvd
         # does; zero columns stay zero).
-        exponent = factor_shift(B, b_name, zero_columns=True)
+        exponent, rows = _shift_and_row_order(B, b_name)
         B = ldexp(B, exponent)
         if m == n == 1:  # A = (a / |a|) |a| 1, no rotation: answered on the host
             sigma = np.abs(B[0])
@@ -319,7 +319,7 @@ class _SVD:
             return self._result(B / sigma, unshift(sigma, exponent, f"a singular value of {name}"),
                                 np.ones((1, 1), dtype=A.dtype))
         # B[rows][:, columns] = Q R, Q kept as its reflectors.
-        qr = pivoted_reflectors(B)
+        qr = pivoted_reflectors(B, rows)
         info.factorization = "qr"
         # The sweeps run on X = R^*, whose columns (the rows of R) are centered too.
         X = qr.r_adjoint()
@@ -375,15 +375,11 @@ class _SVD:
 def _factor_on_device(B: np.ndarray, b_name: str, x_name: str, queue: cl.CommandQueue
                       ) -> tuple[OnDevice, DeviceQR, int]:
     """The host path's QR and ``X = R^*`` with the data on the device: B's
-    shift and row order from one pass over ``|B|`` here (the same as
-    :func:`cljacobi.scaling.factor_shift` and
-    :func:`cljacobi.shortening.sort_rows` of the shifted B), the shift
-    applied as B is loaded, and X left on the device for the sweeps, centered
-    by the shift its column maxima give (zero columns allowed, as on the host).
+    shift and row order from :func:`_shift_and_row_order`, the shift applied
+    as B is loaded, and X left on the device for the sweeps, centered by the
+    shift its column maxima give (zero columns allowed, as on the host).
     Returns the sweeps' source, the QR, and the two shifts' sum."""
-    row_peaks, column_peaks = peaks(B)
-    exponent = factor_shift_from_maxima(column_peaks[column_peaks != 0], B.shape[0], b_name)
-    rows = rows_by_peak(np.ldexp(row_peaks, exponent))
+    exponent, rows = _shift_and_row_order(B, b_name)
     qr = pivoted_qr_on_device(B, queue, exponent=exponent, rows=rows)
     n = B.shape[1]
     X = qr.r_adjoint_buffer()
@@ -392,6 +388,17 @@ def _factor_on_device(B: np.ndarray, b_name: str, x_name: str, queue: cl.Command
     factor = DeviceJFactor(queue, X, n, n, np.arange(n, dtype=np.int32),
                            np.ones(n, dtype=np.int8), n, qr.dtype)
     return OnDevice(factor, x_exponent), qr, exponent + x_exponent
+
+
+def _shift_and_row_order(B: np.ndarray, b_name: str) -> tuple[int, np.ndarray]:
+    """The power of two that centers B's column norms
+    (:func:`cljacobi.scaling.factor_shift`, zero columns allowed) and the
+    row order of the shifted B (:func:`cljacobi.shortening.sort_rows`), from
+    one threaded pass over ``|B|`` (maxima are exact, and scaling by a power
+    of two rounds monotonically, so both are those functions' results)."""
+    row_peaks, column_peaks = peaks(B)
+    exponent = factor_shift_from_maxima(column_peaks[column_peaks != 0], B.shape[0], b_name)
+    return exponent, rows_by_peak(np.ldexp(row_peaks, exponent))
 
 
 def _rows_gathered(source: np.ndarray, positions: np.ndarray, *, rows: np.ndarray | None = None,
