@@ -86,8 +86,9 @@ def touched_empty(shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
 
     For arrays a device copy fills: the copy of a driver into fresh memory
     takes every page fault in one thread, which costs more than the copy
-    (a 128 MiB download on an H200's host: about 43 ms into fresh memory,
-    8 ms into touched memory)."""
+    (a 128 MiB download on an H100's host: 43-56 ms into fresh memory,
+    18-19 ms with the pages touched by 8 threads first, the touch
+    included)."""
     array = np.empty(shape, dtype)
     if array.size:
         flat = array.reshape(array.shape[0], -1) if array.ndim > 1 else array
