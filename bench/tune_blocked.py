@@ -1,6 +1,6 @@
 """Kernel variants of the blocked method, timed side by side in one process.
 
-Every variant (block width w, Gram micro-tile, Gram row slices, rotate
+Every variant (blocked variant "bo" or "offdiag", block width w, Gram micro-tile, Gram row slices, rotate
 work-group size, rows per Gram tile, the update kernel's tile rows and
 register micro-tile) runs the same number of blocked sweeps
 on the same n x n factor with a half positive, half negative signature, on a
@@ -81,7 +81,14 @@ MMA_CHUNK_COMPLEX_VARIANTS: list[dict] = [
     for g in (2, 4, 8, 16, 32)
 ]
 
-VARIANT_SETS = {"default": DEFAULT_VARIANTS, "mma": MMA_VARIANTS,
+#: Variant "offdiag" (the off-diagonal block only, except in a sweep's first
+#: outer step) beside "bo", and the rotate kernel's work-group sizes.
+ROTATE_VARIANTS: list[dict] = [
+    {"block_width": w, "variant": v, "rotate_work_group_size": wg}
+    for w in (16, 32) for v in ("bo", "offdiag") for wg in (256, 512, 1024) if wg <= w * w
+]
+
+VARIANT_SETS = {"default": DEFAULT_VARIANTS, "mma": MMA_VARIANTS, "rotate": ROTATE_VARIANTS,
                 "mma-complex": MMA_COMPLEX_VARIANTS, "mma-chunks": MMA_CHUNK_VARIANTS,
                 "mma-chunks-complex": MMA_CHUNK_COMPLEX_VARIANTS}
 
@@ -117,7 +124,7 @@ def main() -> None:
         w = variant["block_width"]
         label = ", ".join(f"{k}={v}" for k, v in variant.items())
         try:
-            driver = BlockedHSVD(queue, accumulate_v=False, variant="bo", **variant)
+            driver = BlockedHSVD(queue, accumulate_v=False, **{"variant": "bo", **variant})
             warm = upload(queue, G[:, :4 * w], signs[:4 * w], accumulate_v=False,
                           column_multiple=2 * w, dtype=dtype)
             driver.run_operands(warm, max_sweeps=1)  # builds the program

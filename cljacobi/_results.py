@@ -79,7 +79,7 @@ class SolveInfo:
     work_group_size : int
         Of the pointwise kernel.
     variant : str
-        "pointwise", "bo", "fb" or "stream": what ran (``variant="auto"`` resolved);
+        "pointwise", "bo", "offdiag", "fb" or "stream": what ran (``variant="auto"`` resolved);
         "classical" for ``eigh(method="classical")``.
     block_width : int
         Block width of the blocked variants (0 for pointwise).

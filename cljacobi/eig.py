@@ -147,18 +147,22 @@ def eig_indefinite(
         :class:`~cljacobi.ConvergenceWarning` and return the partial result
         (eigenpairs read off the not yet orthogonal factor,
         ``info.converged`` False).
-    variant : {"auto", "pointwise", "bo", "fb", "stream", "batched"}, optional
+    variant : {"auto", "pointwise", "bo", "offdiag", "fb", "stream", "batched"}, optional
         The pointwise GPUJACH1 kernel, or the blocked block-oriented ("bo",
-        one inner sweep per block pair), full-block ("fb", inner sweeps to
+        one inner sweep over all pairs of a block pair's 2w columns, the
+        GSVD paper's; "offdiag", the parallel block-oriented algorithm of
+        Novakovic & Singer 2011, Sect. 5: all pairs in the first outer step
+        of a sweep, then only the w^2 pairs across the two blocks, an even
+        `block_width` or 1), full-block ("fb", inner sweeps to
         convergence) or stream ("stream": the block transformation of
         Strumpen, Hoffmann & Agarwal's stream SVD, all rotations between the
         two blocks computed from the same Gram matrix and applied in a fixed
         order as one 2w x 2w transformation, w = `block_width` their R)
         kernels, which are followed by pointwise sweeps that
-        decide convergence.  "auto" takes "bo" on GPUs for orders from
+        decide convergence.  "auto" takes "offdiag" on GPUs for orders from
         ``cljacobi.host.variants.AUTO_BLOCKED_MIN_ORDER`` on, else pointwise;
-        "auto" with a `block_width` is always "bo" of that width (on CPUs
-        and at small orders too).
+        "auto" with a `block_width` is always "offdiag" of that width ("bo"
+        for an odd width; on CPUs and at small orders too).
         "batched" solves a whole stack in one launch, each matrix in the
         local memory of one work-group (factorization, sweeps with one
         work-item per pivot pair, eigenvectors; README, "Stacks of small

@@ -79,7 +79,7 @@ def hsvd(
     compute_uv : bool, optional
         Compute U and Vh (V is accumulated on the device).  If False only
         ``(S, J)`` are returned.
-    variant : {"auto", "pointwise", "bo", "fb", "stream", "batched"}, optional
+    variant : {"auto", "pointwise", "bo", "offdiag", "fb", "stream", "batched"}, optional
         As in :func:`eig_indefinite`; "batched" solves a stack in one
         launch, each square factor and its V in the local memory of one
         work-group (the columns in sign order, the sweeps with one work-item

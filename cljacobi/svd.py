@@ -146,7 +146,7 @@ def svd(
         Sweeps before :class:`~cljacobi.ConvergenceError`.
     on_nonconvergence, block_width, comm
         As in :func:`cljacobi.eig_indefinite`.
-    variant : {"auto", "pointwise", "bo", "fb", "stream", "batched"}, optional
+    variant : {"auto", "pointwise", "bo", "offdiag", "fb", "stream", "batched"}, optional
         As in :func:`cljacobi.eig_indefinite`; "batched" factors every
         matrix of a stack by the same QR on the device (one launch), then
         sweeps all the ``R^*`` in one launch, each with its V in the local

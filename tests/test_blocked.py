@@ -1,4 +1,4 @@
-"""The blocked variants ("bo", "fb"): the block step kernels against numpy, for
+"""The blocked variants ("bo", "offdiag", "fb"): the block step kernels against numpy, for
 real and complex Hermitian data (both complex storage layouts), and
 eig_indefinite/hsvd/svd through them with the same accuracy bar as pointwise."""
 
@@ -34,6 +34,7 @@ from cljacobi.host.blocked import (
     blocked_local_bytes,
     gram_work_group_size,
     local_memory_fit,
+    offdiag_step_pairs,
     update_work_group_size,
 )
 from cljacobi.host.programs import build_program, render
@@ -48,8 +49,9 @@ EPS = np.finfo(np.float64).eps
 LAYOUTS = ["interleaved", "split"]
 
 
-def _numpy_block_step(G, signs, P, Q, w, inner_sweeps):
-    """Reference of one block step: Gram, inner ME sweeps in two-sided form, G W.
+def _numpy_block_step(G, signs, P, Q, w, inner_sweeps, table=None):
+    """Reference of one block step: Gram, inner ME sweeps (or the steps of
+    `table`) in two-sided form, G W.
 
     Real or complex G.  A pair's rotation is the pointwise kernel's column
     update g_i' = c (g_i + s_i g_j), g_j' = c (g_j + s_j g_i) (s_j = t, s_i =
@@ -64,7 +66,7 @@ def _numpy_block_step(G, signs, P, Q, w, inner_sweeps):
     A = X.conj().T @ X
     W = np.eye(2 * w, dtype=G.dtype)
     s = signs[cols]
-    table = step_table("me", 2 * w).pairs
+    table = step_table("me", 2 * w).pairs if table is None else table
     for _ in range(inner_sweeps):
         big = False
         for step in table:
@@ -149,11 +151,11 @@ def _blocked_program(queue, w, **sizes):
 def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS,
                 in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
                 tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, layout="split",
-                whole_group=None, products="fma"):
+                whole_group=None, products="fma", inner_method=None):
     """One parallel step on the device: (G after the step, partial Gram matrices,
     transformations, rotation counts).  Complex G is stored in `layout`.
     `whole_group` (0 or 1) runs the "stream" rotate kernel instead of the
-    inner sweeps."""
+    inner sweeps, or with ``inner_method="offdiag"`` that one."""
     m, r = G.shape
     K, slots = 2 * w, len(pairs)
     complex_ = np.iscomplexobj(G)
@@ -163,7 +165,8 @@ def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS
     program, spec = _blocked_program(
         queue, w, in_local=in_local, micro_tile=micro_tile, slices=slices, rotate_wg=rotate_wg,
         tile_rows=tile_rows, update=update, complex_=complex_, layout=layout,
-        inner_method="sweeps" if whole_group is None else "stream", products=products)
+        inner_method=inner_method or ("sweeps" if whole_group is None else "stream"),
+        products=products)
     gram_wg, update_wg = spec.gram_work_group_size, spec.update_work_group_size
     columns = np.full((r, ld), complex(np.nan, np.nan) if complex_ else np.nan,
                       dtype)  # rows past m must not be read
@@ -270,6 +273,56 @@ def test_stream_block_step_against_numpy(queue, rng, w, in_local, whole_group, c
         rotations = w * w if not whole_group else w * (2 * w - 1)
         assert counts[slot] == rotations  # random data: every pair rotates
     # the same program runs both steps of a sweep: whole_group is an argument
+    scale = np.abs(G).max()
+    np.testing.assert_allclose(G_device / scale, expected / scale, rtol=0, atol=1e-12)
+
+
+def test_offdiag_step_pairs():
+    """The "offdiag" table: w - 1 steps within the blocks (ME on each), then w
+    steps across; every step covers 0..2w-1 and every pair appears once."""
+    for w in (1, 2, 4, 8, 16, 32):
+        table = offdiag_step_pairs("me", w)
+        assert len(table) == 2 * w - 1
+        for step in table:
+            assert sorted(i for pair in step for i in pair) == list(range(2 * w))
+            assert all(i < j for i, j in step)
+        pairs = [pair for step in table for pair in step]
+        assert len(set(pairs)) == len(pairs) == w * (2 * w - 1)
+        across = table[w - 1:]
+        assert all((i < w) != (j < w) for step in across for i, j in step)
+        assert all((i < w) == (j < w) for step in table[:w - 1] for i, j in step)
+    with pytest.raises(ValueError, match="even block width"):
+        offdiag_step_pairs("me", 3)
+    with pytest.raises(ValueError, match="even block_width"):
+        cljacobi.eig_indefinite(np.eye(12), variant="offdiag", block_width=3)
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+@pytest.mark.parametrize("whole_group", [0, 1])
+@pytest.mark.parametrize("w,in_local", [(2, True), (4, False), (8, True)])
+def test_offdiag_block_step_against_numpy(queue, rng, w, in_local, whole_group, complex_):
+    """The "offdiag" rotate kernel is one inner sweep over the steps of
+    offdiag_step_pairs: all of them with whole_group (the first outer step of
+    a sweep), else only the w steps across the blocks (Novakovic & Singer
+    2011, Sect. 5); the update applies the W it built."""
+    m, blocks = 45, 4
+    r = blocks * w
+    G = rng.standard_normal((m, r)) * 2.0 ** rng.integers(-4, 4, r)
+    if complex_:
+        G = G + 1j * rng.standard_normal((m, r))
+    signs = np.where(rng.random(r) < 0.5, 1, -1).astype(np.int32)
+    pairs = [[0, 3], [1, 2]]
+    G_device, _, W_device, counts = _block_step(
+        queue, G, signs, pairs, w, 1, in_local=in_local, whole_group=whole_group,
+        inner_method="offdiag", rotate_wg=min(w * w, 16))
+    table = offdiag_step_pairs("me", w)
+    table = table if whole_group else table[w - 1:]
+    expected = G
+    for slot, (P, Q) in enumerate(pairs):
+        expected, W = _numpy_block_step(expected, signs, P, Q, w, 1, table=table)
+        np.testing.assert_allclose(W_device[slot], W, rtol=0, atol=1e-12 * np.abs(W).max())
+        # random data: every pair of the steps run rotates
+        assert counts[slot] == (w * (2 * w - 1) if whole_group else w * w)
     scale = np.abs(G).max()
     np.testing.assert_allclose(G_device / scale, expected / scale, rtol=0, atol=1e-12)
 
@@ -591,7 +644,7 @@ def test_blocked_tuning_knob_errors(queue):
 
 
 @pytest.mark.parametrize("variant,n,p,w", [
-    *[(variant, *case) for variant in ("bo", "fb")
+    *[(variant, *case) for variant in ("bo", "offdiag", "fb")
       for case in [(33, 10, 4), (64, 64, 8), (100, 30, 16), (70, 0, 32)]],
     # "stream" with R = w at most about sqrt(n), where its sweeps stay few
     # (R = 32 at n = 70 needs more than 60: the stream paper's Table 1)
@@ -616,7 +669,7 @@ def test_eig_blocked_matches_numpy(variant, n, p, w, rng, queue):
     assert np.linalg.norm(U.T @ U - np.eye(n)) <= 50 * n * EPS
 
 
-@pytest.mark.parametrize("variant", ["bo", "fb", "stream"])
+@pytest.mark.parametrize("variant", ["bo", "offdiag", "fb", "stream"])
 def test_blocked_graded_relative_accuracy(variant, rng):
     """The Gram route alone would lose the small eigenvalues; the pointwise finish keeps them."""
     M, _, _ = graded(40, p=17, low_exponent=-30, rng=rng)
@@ -625,7 +678,7 @@ def test_blocked_graded_relative_accuracy(variant, rng):
     assert np.max(np.abs(w - exact) / np.abs(exact)) <= 1e-12
 
 
-@pytest.mark.parametrize("variant", ["bo", "stream"])
+@pytest.mark.parametrize("variant", ["bo", "offdiag", "stream"])
 def test_hsvd_blocked(variant, rng):
     G = rng.standard_normal((60, 48))
     J = np.where(rng.random(48) < 0.4, 1, -1)
@@ -636,7 +689,7 @@ def test_hsvd_blocked(variant, rng):
     assert np.linalg.norm(Vh @ np.diag(J) @ Vh.T - np.diag(J_S)) <= tol * np.linalg.norm(Vh) ** 2
 
 
-@pytest.mark.parametrize("variant", ["fb", "stream"])
+@pytest.mark.parametrize("variant", ["offdiag", "fb", "stream"])
 def test_blocked_reproducible(variant, rng):
     M = with_spectrum(rng.uniform(-5, 5, 50), rng=rng)
     first = cljacobi.eig_indefinite(M, variant=variant, block_width=8)
@@ -655,14 +708,20 @@ def test_variant_choice_and_errors():
     gpu = _SmallLocalGPU()
     assert choose_variant(gpu, 100, "auto", None) == ("pointwise", 0)
     assert choose_variant(gpu, 1023, "auto", None) == ("pointwise", 0)
-    assert choose_variant(gpu, 1024, "auto", None) == ("bo", 16)
-    assert choose_variant(gpu, 2047, "auto", None) == ("bo", 16)
-    assert choose_variant(gpu, 2048, "auto", None) == ("bo", 32)
+    assert choose_variant(gpu, 1024, "auto", None) == ("offdiag", 16)
+    assert choose_variant(gpu, 2047, "auto", None) == ("offdiag", 16)
+    assert choose_variant(gpu, 2048, "auto", None) == ("offdiag", 32)
+    # a width with "auto": that blocked variant, "bo" for odd widths
+    assert choose_variant(gpu, 100, "auto", 8) == ("offdiag", 8)
+    assert choose_variant(gpu, 100, "auto", 1) == ("offdiag", 1)
+    assert choose_variant(gpu, 100, "auto", 7) == ("bo", 7)
+    with pytest.raises(ValueError, match="'offdiag' needs an even block_width"):
+        choose_variant(gpu, 100, "offdiag", 7)
     assert choose_variant(gpu, 100, "fb", None) == ("fb", 16)
     assert choose_variant(gpu, 5000, "fb", None) == ("fb", 32)
     tiny = _SmallLocalGPU()
     tiny.local_mem_size = 16 * 1024  # neither w = 32 nor w = 16 fits
-    assert choose_variant(tiny, 4096, "auto", None) == ("bo", 8)
+    assert choose_variant(tiny, 4096, "auto", None) == ("offdiag", 8)
     # w = 32 fits 48 KiB only with the transformation in global memory; w = 64 not at all.
     assert blocked_local_bytes(32) <= gpu.local_mem_size
     assert blocked_local_bytes(32, transform_in_local=True) > gpu.local_mem_size
@@ -900,7 +959,7 @@ def _hermitian(n, p, rng):
     return with_spectrum(lam, rng=rng, dtype=np.complex128)
 
 
-@pytest.mark.parametrize("variant", ["bo", "fb"])
+@pytest.mark.parametrize("variant", ["bo", "offdiag", "fb"])
 @pytest.mark.parametrize("n,p,w", [(33, 10, 8), (64, 64, 8), (100, 30, 16), (70, 0, 16)])
 def test_eig_blocked_complex_matches_numpy(variant, n, p, w, rng, queue):
     """Complex Hermitian indefinite M through the blocked kernels, then the
@@ -916,7 +975,7 @@ def test_eig_blocked_complex_matches_numpy(variant, n, p, w, rng, queue):
     assert np.linalg.norm(U.conj().T @ U - np.eye(n)) <= 50 * n * EPS
 
 
-@pytest.mark.parametrize("variant", ["bo", "fb"])
+@pytest.mark.parametrize("variant", ["bo", "offdiag", "fb"])
 @pytest.mark.parametrize("n,p", [(40, 17), (48, 48)])
 def test_blocked_graded_complex_relative_accuracy(variant, n, p, rng):
     """Graded complex M = D A D against the 50-digit oracle: the pointwise
@@ -960,7 +1019,7 @@ def test_blocked_driver_complex(queue, rng, layout):
     assert np.array_equal(G_new, G_other) and np.array_equal(V, V_other)
 
 
-@pytest.mark.parametrize("variant", ["bo", "fb"])
+@pytest.mark.parametrize("variant", ["bo", "offdiag", "fb"])
 def test_hsvd_and_svd_blocked_complex(variant, rng):
     G = _complex_normal(rng, (60, 48))
     J = np.where(rng.random(48) < 0.4, 1, -1)
@@ -997,13 +1056,13 @@ def test_variant_choice_complex():
         <= gpu.local_mem_size
     assert choose_variant(gpu, 1023, "auto", None, **complex_bytes) == ("pointwise", 0)
     for order in (1024, 2048, 4096, 8192):  # w = 16 wherever it fits
-        assert choose_variant(gpu, order, "auto", None, **complex_bytes) == ("bo", 16)
+        assert choose_variant(gpu, order, "auto", None, **complex_bytes) == ("offdiag", 16)
     assert choose_variant(gpu, 100, "fb", None, **complex_bytes) == ("fb", 16)
     with pytest.raises(ValueError, match=r"block_width=32 needs 98304 .*'Small GPU' has 49152"):
         choose_variant(gpu, 4096, "bo", 32, **complex_bytes)
     tiny = _SmallLocalGPU()
     tiny.local_mem_size = 16 * 1024  # real w = 8 fits, complex w = 8 not
-    assert choose_variant(tiny, 4096, "auto", None) == ("bo", 8)
+    assert choose_variant(tiny, 4096, "auto", None) == ("offdiag", 8)
     assert choose_variant(tiny, 4096, "auto", None, **complex_bytes) == ("pointwise", 0)
 
 

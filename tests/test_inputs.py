@@ -153,7 +153,7 @@ def test_longdouble_refused_where_wider():
         ({"variant": "blocked"}, ValueError, "variant must be one of"),
         ({"block_width": 0}, ValueError, "positive integer"),
         ({"variant": "pointwise", "block_width": 8}, ValueError,
-         r"block_width=8 applies only to the blocked variants \('bo', 'fb', 'stream'\)"),
+         r"block_width=8 applies only to the blocked variants \('bo', 'offdiag', 'fb', 'stream'\)"),
     ],
 )
 @pytest.mark.parametrize("function", ["eig_indefinite", "hsvd", "svd"])
@@ -242,13 +242,13 @@ def _arrays(result):
 
 
 @pytest.mark.parametrize("function", ["eig_indefinite", "hsvd", "svd"])
-def test_block_width_with_auto_runs_bo(function, rng):
-    """variant="auto" with a block_width asks for the blocked kernels: "bo" of that width,
+def test_block_width_with_auto_runs_blocked(function, rng):
+    """variant="auto" with a block_width asks for the blocked kernels: "offdiag" of that width,
     on any device and at any order (documented), never a silently ignored width."""
     M = _symmetric(12, rng)
     M = M[:, :3] if function == "hsvd" else M
     _, info = _call(function, M, block_width=8, return_info=True)
-    assert (info.variant, info.block_width) == ("bo", 8)
+    assert (info.variant, info.block_width) == ("offdiag", 8)
     _, info = _call(function, M, return_info=True)
     assert info.variant == "pointwise"  # n = 12: below AUTO_BLOCKED_MIN_ORDER anywhere
     with pytest.raises(ValueError, match="with block_width=8 asks for the blocked kernels"):

@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--graded", action="store_true", help="graded D A D (default: random)")
     parser.add_argument("--columns", action="store_true",
                         help="every rank passes its block columns (default: whole on rank 0)")
-    parser.add_argument("--variant", default="bo", help="'bo' (default), 'fb', 'pointwise'")
+    parser.add_argument("--variant", default="bo", help="'bo' (default), 'offdiag', 'fb', 'pointwise'")
     args = parser.parse_args(argv)
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()

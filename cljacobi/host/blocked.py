@@ -1,4 +1,4 @@
-"""The blocked one-sided hyperbolic Jacobi driver ("bo", "fb" and "stream" variants).
+"""The blocked one-sided hyperbolic Jacobi driver ("bo", "offdiag", "fb" and "stream" variants).
 
 Novaković & Singer, implicit Hari-Zimmermann GSVD on GPUs, Sect. 2.3-2.5:
 the columns of G are grouped into blocks of width w; each parallel step
@@ -79,13 +79,16 @@ __all__ = [
     "update_work_group_size",
 ]
 
-BLOCK_VARIANTS = ("bo", "fb", "stream")
+BLOCK_VARIANTS = ("bo", "offdiag", "fb", "stream")
 
 #: What the rotate kernel does with the Gram matrix of a block pair: inner
-#: Jacobi sweeps ("bo", "fb") or the stream SVD's block transformation
-#: ("stream": all rotations from the stale Gram matrix, composed in a fixed
-#: order; Strumpen, Hoffmann & Agarwal 2003).
-INNER_METHODS = {"bo": "sweeps", "fb": "sweeps", "stream": "stream"}
+#: Jacobi sweeps ("bo", "fb"), one inner sweep that annihilates only the
+#: off-diagonal block G_P^* G_Q except in the first outer step of a sweep
+#: ("offdiag": the parallel block-oriented algorithm of Novakovic & Singer
+#: 2011, Sect. 5; :func:`offdiag_step_pairs`) or the stream SVD's block
+#: transformation ("stream": all rotations from the stale Gram matrix,
+#: composed in a fixed order; Strumpen, Hoffmann & Agarwal 2003).
+INNER_METHODS = {"bo": "sweeps", "offdiag": "offdiag", "fb": "sweeps", "stream": "stream"}
 
 #: "stream": the blocked sweeps end, and the pointwise sweeps take over, at
 #: the first sweep that rotates fewer than this fraction of the pairs and
@@ -472,6 +475,43 @@ def inner_step_pairs(strategy: str, order: int) -> tuple[tuple[tuple[int, int], 
     return steps
 
 
+def offdiag_step_pairs(strategy: str, block_width: int) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """The step table of variant "offdiag" on a K x K pivot block, K = 2w:
+    first the pairs within each block, then the pairs across the blocks.
+
+    Novakovic & Singer 2011, Sect. 5 ("the parallel block-oriented
+    algorithm"): in the first outer step of a sweep every entry of the strict
+    upper triangle of the pivot block ``A_P`` is annihilated once; in all
+    other steps only the entries of the off-diagonal block ``G_i^T G_j``.
+    The rotate kernel runs the whole table in the first outer step of a
+    sweep (where every block appears once) and only its last w steps in the
+    others.  The paper's inner strategy is row-cyclic; on the GPU a step
+    rotates w disjoint pairs at once, so the steps are parallel ones:
+
+    - w - 1 steps within the blocks: step s of `strategy` on the w columns
+      of block P and the same step on those of block Q (w/2 pairs each);
+    - w steps across: step s pairs column a of P with column
+      ``w + (a + s) mod w`` of Q.
+
+    Every step covers 0..K-1, as the fused update of ``inner.cl.mako``
+    needs, and every pair i < j of the K columns appears once.
+
+    Raises
+    ------
+    ValueError
+        An odd block width above 1 (its columns cannot be paired within the
+        block in steps that cover it).
+    """
+    w = block_width
+    if w > 1 and w % 2:
+        raise ValueError(f"variant 'offdiag' needs an even block width (or 1), not w={w}")
+    within = () if w == 1 else tuple(
+        tuple((int(i) + half, int(j) + half) for half in (0, w) for i, j in step)
+        for step in step_table(strategy, w).pairs)
+    across = tuple(tuple((a, w + (a + s) % w) for a in range(w)) for s in range(w))
+    return within + across
+
+
 @dataclass(frozen=True, kw_only=True)
 class BlockedSpec:
     """Specialization parameters of ``templates/blocked.cl.mako``.
@@ -494,12 +534,14 @@ class BlockedSpec:
         Block width w; the pivot block is K x K with K = 2w.
     inner_strategy : str
         Strategy of the inner sweeps on the pivot block (a step table of
-        :mod:`cljacobi.strategies` of order K, rendered as constants); every
-        step must cover the indices 0..K-1.
-    inner_method : {"sweeps", "stream"}
+        :mod:`cljacobi.strategies` of order K, rendered as constants; for
+        "offdiag" of order w within the blocks, :func:`offdiag_step_pairs`);
+        every step must cover the indices 0..K-1.
+    inner_method : {"sweeps", "offdiag", "stream"}
         What the rotate kernel does with the Gram matrix: inner Jacobi
-        sweeps, or the stream SVD's block transformation
-        (:data:`INNER_METHODS`).
+        sweeps, one inner sweep over the off-diagonal block (all pairs in the
+        first outer step of a sweep), or the stream SVD's block
+        transformation (:data:`INNER_METHODS`).
     tile_rows : int
         Rows of G per tile of the Gram kernel in local memory.
     transform_in_local : bool
@@ -544,9 +586,9 @@ class BlockedSpec:
             raise ValueError(
                 f"the blocked family runs float64 or complex128 data, not {self.dtype!r}")
         check_layout(self.layout, self.dtype == "complex128")
-        if self.inner_method not in ("sweeps", "stream"):
-            raise ValueError(
-                f"inner_method must be 'sweeps' or 'stream', not {self.inner_method!r}")
+        if self.inner_method not in ("sweeps", "offdiag", "stream"):
+            raise ValueError(f"inner_method must be 'sweeps', 'offdiag' or 'stream', "
+                             f"not {self.inner_method!r}")
         for name in ("block_width", "gram_micro_tile", "gram_row_slices",
                      "rotate_work_group_size", "tile_rows", "update_tile_rows",
                      "update_micro_rows", "update_micro_cols", "gram_warps",
@@ -562,7 +604,7 @@ class BlockedSpec:
             raise ValueError(
                 f"update_tile_rows={self.update_tile_rows} must be a multiple of "
                 f"update_micro_rows={self.update_micro_rows}")
-        inner_step_pairs(self.inner_strategy, 2 * self.block_width)
+        self.inner_pairs  # noqa: B018 -- raises for a table the kernels cannot run
         if self.matrix_products not in MATRIX_PRODUCTS:
             raise ValueError(f"matrix_products must be one of {MATRIX_PRODUCTS}, "
                              f"not {self.matrix_products!r}")
@@ -573,10 +615,25 @@ class BlockedSpec:
                 f"w={self.block_width} for {self.dtype}")
 
     @property
+    def inner_pairs(self) -> tuple[tuple[tuple[int, int], ...], ...]:
+        """The inner step table the template renders (:func:`inner_step_pairs`,
+        or :func:`offdiag_step_pairs` for "offdiag")."""
+        if self.inner_method == "offdiag":
+            return offdiag_step_pairs(self.inner_strategy, self.block_width)
+        return inner_step_pairs(self.inner_strategy, 2 * self.block_width)
+
+    @property
     def mma(self) -> bool:
         """Whether the Gram and update kernels multiply 16 x 8 x 4 fragments
         (:mod:`cljacobi.host.matrix_products`)."""
         return self.matrix_products != "fma"
+
+    @property
+    def whole_group_arg(self) -> bool:
+        """Whether the rotate kernel takes ``whole_group`` (1 in the first
+        outer step of a sweep, where every block appears once): "offdiag"
+        and "stream" rotate the pairs within the blocks only then."""
+        return self.inner_method in ("offdiag", "stream")
 
     @property
     def complex_(self) -> bool:
@@ -622,7 +679,9 @@ class BlockedSpec:
         update_nc = -(-K // UC)
         return {
             "BW": w, "K": K, "TILE_ROWS": self.tile_rows,
-            "INNER_STEPS": len(step_table(self.inner_strategy, K).pairs),
+            "INNER_STEPS": len(self.inner_pairs),
+            # "offdiag": the steps within the blocks, ahead of those across
+            "WITHIN_STEPS": len(self.inner_pairs) - w,
             "GRAM_RB": RB, "GRAM_NB": NB, "GRAM_KP": NB * RB,
             "GRAM_TILES": _gram_micro_tiles(w, RB), "GRAM_SLICES": self.gram_row_slices,
             "GRAM_WG": self.gram_work_group_size,
@@ -657,7 +716,7 @@ class BlockedSpec:
             outer, int_arg("step"), int_arg("inner_sweeps"),
             buffer("transforms", "__global cjac_elem *"), buffer("rotated", "__global int *"),
             buffer("status", "__global int *"), buffer("rotations", "__global int *"),
-        ) + ((int_arg("whole_group"),) if self.inner_method == "stream" else ()))
+        ) + ((int_arg("whole_group"),) if self.whole_group_arg else ()))
         update = KernelSignature("cjac_block_update", (
             buffer("X", f"__global {store} *"), int_arg("ldx"), int_arg("m"),
             int_arg("chunk_rows"), outer, int_arg("step"),
@@ -678,7 +737,7 @@ class BlockedSpec:
             "real_ctype": "double", "complex_": self.complex_, "layout": self.layout,
             "store_ctype": self.store_ctype, "inner_method": self.inner_method,
             "transform_in_local": self.transform_in_local,
-            "inner_pairs": inner_step_pairs(self.inner_strategy, 2 * self.block_width),
+            "inner_pairs": self.inner_pairs,
             # what the Mako loops unroll
             "gram_micro_tile": constants["GRAM_RB"], "gram_nb": constants["GRAM_NB"],
             "update_micro_rows": constants["UPDATE_RR"],
@@ -1197,14 +1256,15 @@ class BlockedHSVD:
         gram = gram_sig.kernel(program, G=ops.g, ldg=ops.ldg, m=ops.rows,
                                chunk_rows=plan.gram_chunks.rows, partial=partial_buf, **step)
         stream = plan.spec.inner_method == "stream"
+        takes_group = plan.spec.whole_group_arg
         rotate = rotate_sig.kernel(
             program, partial=partial_buf, chunks=plan.gram_chunks.count, m=ops.rows,
             signs=signs_buf, peak=ops.peak, inner_sweeps=plan.inner_sweeps,
             transforms=transforms_buf, rotated=rotated_buf, status=status_buf,
-            rotations=rotations_buf, **step, **({"whole_group": 0} if stream else {}))
-        # "stream": the first outer step of a sweep, where every block
-        # appears once, also rotates the pairs within the blocks.
-        whole_group = rotate_sig.position("whole_group") if stream else None
+            rotations=rotations_buf, **step, **({"whole_group": 0} if takes_group else {}))
+        # "offdiag" and "stream": the first outer step of a sweep, where every
+        # block appears once, also rotates the pairs within the blocks.
+        whole_group = rotate_sig.position("whole_group") if takes_group else None
         update = {"transforms": transforms_buf, "rotated": rotated_buf, **step}
         update_g = update_sig.kernel(program, X=ops.g, ldx=ops.ldg, m=ops.rows,
                                      chunk_rows=plan.update_g_chunks.rows, **update)

@@ -364,8 +364,8 @@ class StripeSweeps:
     split : bool
         Complex data stored as each column's real parts, then its imaginary ones.
     accumulate_v : bool
-    variant : {"pointwise", "bo", "fb", "stream"}
-        The local sweep of an outermost step: blocked ("bo" recommended)
+    variant : {"pointwise", "bo", "offdiag", "fb", "stream"}
+        The local sweep of an outermost step: blocked ("offdiag" or "bo")
         then pointwise, or pointwise only; after the first step of an
         outermost sweep a blocked sweep takes only the block pairs across the
         two stripes (:func:`cross_pairs`).

@@ -11,6 +11,7 @@ from .blocked import BLOCK_VARIANTS, REAL_ELEMENT_BYTES, local_memory_fit
 
 __all__ = [
     "AUTO_BLOCKED_MIN_ORDER",
+    "AUTO_BLOCKED_VARIANT",
     "AUTO_BLOCK_WIDTHS",
     "AUTO_COMPLEX_BLOCK_WIDTHS",
     "BATCHED_VARIANT",
@@ -28,9 +29,19 @@ BATCHED_VARIANT = "batched"
 # The measurements behind these rules are in bench/README.md, "Tuning of the
 # blocked kernels and of variant='auto'"; each line names its results file.
 
-#: ``variant="auto"`` takes the blocked "bo" variant on a GPU from this order of the
+#: ``variant="auto"`` takes the blocked variant on a GPU from this order of the
 #: factor on, else pointwise (bench/results/eig-H200-2026-11-22-variants3.json).
 AUTO_BLOCKED_MIN_ORDER = 1024
+
+#: The blocked variant ``"auto"`` takes: "offdiag", the parallel block-oriented
+#: algorithm of Novakovic & Singer 2011, Sect. 5 (the pairs within the blocks
+#: once a sweep, then only the off-diagonal block), which beat "bo" on an
+#: H200 at every order and family measured (real n = 2048 / 4096 / 8192:
+#: 0.192 / 0.695 / 3.59 s against 0.238 / 0.787 / 3.82 s; complex, rank-
+#: deficient, svd; bench/results/eig-offdiag-H200-2026-11-26.json and the
+#: files bench/README.md names).  An odd block width has no "offdiag" (its
+#: columns cannot be paired within a block); "auto" takes "bo" for it.
+AUTO_BLOCKED_VARIANT = "offdiag"
 
 #: Block widths the blocked variants try without ``block_width``, by order (the
 #: first entry whose order the factor reaches; within it the first width whose
@@ -54,7 +65,8 @@ def check_variant_options(variant: object, block_width: object, *, batched: bool
 
     ``block_width`` is the width of the blocked variants: with
     ``variant="pointwise"`` it is refused, with ``"auto"`` it asks for the
-    blocked variant ``"bo"`` of that width (:func:`choose_variant`).
+    blocked variant of that width (:func:`choose_variant`); ``"offdiag"``
+    takes even widths and 1 (:func:`cljacobi.host.blocked.offdiag_step_pairs`).
     """
     allowed = (*VARIANTS, BATCHED_VARIANT) if batched else VARIANTS
     if variant not in allowed:
@@ -73,9 +85,13 @@ def check_variant_options(variant: object, block_width: object, *, batched: bool
     if variant == "pointwise":
         raise ValueError(
             f"block_width={block_width} applies only to the blocked variants "
-            f"{BLOCK_VARIANTS} (or 'auto', where it selects 'bo'); variant='pointwise' "
+            f"{BLOCK_VARIANTS} (or 'auto', where it selects one of them); variant='pointwise' "
             "has no blocks"
         )
+    if variant == "offdiag" and block_width > 1 and block_width % 2:
+        raise ValueError(
+            f"variant='offdiag' needs an even block_width (or 1), not {block_width}: the "
+            "columns of a block are paired within it once a sweep; 'bo' takes odd widths")
 
 
 def choose_variant(
@@ -90,11 +106,12 @@ def choose_variant(
         Where the kernels run (its type and local memory decide).
     order : int
         Columns of the factor.
-    variant : {"auto", "pointwise", "bo", "fb", "stream"}
-        ``"auto"`` is "bo" on a GPU from :data:`AUTO_BLOCKED_MIN_ORDER` on,
-        else "pointwise"; with a `block_width` it is always "bo" of that
-        width, on any device and at any order (the width is a request for
-        the blocked kernels).
+    variant : {"auto", "pointwise", "bo", "offdiag", "fb", "stream"}
+        ``"auto"`` is :data:`AUTO_BLOCKED_VARIANT` on a GPU from
+        :data:`AUTO_BLOCKED_MIN_ORDER` on, else "pointwise"; with a
+        `block_width` it is always the blocked variant of that width
+        (:data:`AUTO_BLOCKED_VARIANT`, "bo" for an odd width), on any device
+        and at any order (the width is a request for the blocked kernels).
     block_width : int or None
         Requested block width, or None to choose one from
         :data:`AUTO_BLOCK_WIDTHS` (for ``"stream"`` at most the largest power
@@ -115,13 +132,14 @@ def choose_variant(
     -------
     tuple of (str, int)
         ``(variant, block_width)`` with variant one of ``"pointwise"``,
-        ``"bo"``, ``"fb"``, ``"stream"`` (block width 0 for pointwise).
+        ``"bo"``, ``"offdiag"``, ``"fb"``, ``"stream"`` (block width 0 for
+        pointwise).
 
     Raises
     ------
     ValueError
         Unknown variant; a block width that is not a positive integer, given
-        with ``"pointwise"``, or whose pivot block does not fit the device's
+        with ``"pointwise"``, odd with ``"offdiag"``, or whose pivot block does not fit the device's
         local memory (the message names the device and the limit).
     """
     check_variant_options(variant, block_width)
@@ -141,7 +159,8 @@ def choose_variant(
         size = max(order, rows or 0)
         if block_width is None and (not is_gpu or size < AUTO_BLOCKED_MIN_ORDER):
             return "pointwise", 0
-        variant = "bo"
+        variant = "bo" if block_width is not None and block_width > 1 and block_width % 2 \
+            else AUTO_BLOCKED_VARIANT
     if block_width is None:
         rule = AUTO_COMPLEX_BLOCK_WIDTHS if element_bytes > REAL_ELEMENT_BYTES else \
             AUTO_BLOCK_WIDTHS

@@ -513,10 +513,14 @@ inline cjac_block_decision cjac_block_decide(
     return d;
 }
 
-%if inner_method == "sweeps":
+%if inner_method in ("sweeps", "offdiag"):
 /* Inner sweeps on the Gram matrix of block pair k ("bo": inner_sweeps = 1;
  * "fb": until no big rotation, at most inner_sweeps); stores W and whether
- * anything rotated.
+ * anything rotated.  "offdiag" (inner_sweeps = 1): the steps within the
+ * blocks, then those across (host.blocked.offdiag_step_pairs); with
+ * whole_group (the first outer step of a sweep) all of them, else only the
+ * last BW, which annihilate the off-diagonal block G_P^* G_Q (Novakovic &
+ * Singer 2011, Sect. 5, the parallel block-oriented algorithm).
  *
  * The rotation of a pair (i, j) is the one the pointwise kernel applies to
  * the columns (cjac_step in pointwise.cl.mako; Novakovic & Singer 2011,
@@ -601,8 +605,13 @@ ${inner.local_pair_table("cjac_inner_pairs", "inner_pairs_local", "INNER_STEPS",
     /* eq. (2.3) at the rounding level of the Gram entries, as cjac_step */
     const cjac_real tol = cjac_orthogonality_tolerance(m);
 
+%if inner_method == "offdiag":
+    const int first_inner = whole_group ? 0 : WITHIN_STEPS;
+%else:
+    const int first_inner = 0;
+%endif
     for (int sweep = 0; sweep < inner_sweeps; ++sweep) {
-        for (int inner = 0; inner < INNER_STEPS; ++inner) {
+        for (int inner = first_inner; inner < INNER_STEPS; ++inner) {
             for (int q = lid; q < BW; q += ROTATE_WG) {
                 const int2 p = convert_int2(inner_pairs_local[inner * BW + q]);
                 const cjac_elem a_ij = A[p.x * LDA + p.y];
