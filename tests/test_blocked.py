@@ -708,8 +708,9 @@ def test_variant_choice_and_errors():
     gpu = _SmallLocalGPU()
     assert choose_variant(gpu, 100, "auto", None) == ("pointwise", 0)
     assert choose_variant(gpu, 1023, "auto", None) == ("pointwise", 0)
-    assert choose_variant(gpu, 1024, "auto", None) == ("offdiag", 16)
-    assert choose_variant(gpu, 2047, "auto", None) == ("offdiag", 16)
+    assert choose_variant(gpu, 1024, "auto", None) == ("offdiag", 32)
+    assert choose_variant(gpu, 2047, "auto", None) == ("offdiag", 32)
+    assert choose_variant(gpu, 1023, "offdiag", None) == ("offdiag", 16)
     assert choose_variant(gpu, 2048, "auto", None) == ("offdiag", 32)
     # a width with "auto": that blocked variant, "bo" for odd widths
     assert choose_variant(gpu, 100, "auto", 8) == ("offdiag", 8)

@@ -45,9 +45,11 @@ AUTO_BLOCKED_VARIANT = "offdiag"
 
 #: Block widths the blocked variants try without ``block_width``, by order (the
 #: first entry whose order the factor reaches; within it the first width whose
-#: kernels fit the device's local memory), for real data
-#: (bench/results/eig-H200-2026-11-22-variants3.json).
-AUTO_BLOCK_WIDTHS = ((2048, (32, 16, 8)), (0, (16, 8)))
+#: kernels fit the device's local memory), for real data: 32 from n = 1024 on
+#: since "offdiag" (H200, n = 1024: offdiag:32 0.097 s, offdiag:16 0.122 s;
+#: bench/results/eig-offdiag-1024-H200-2026-11-26.json; before, with "bo", 32
+#: from 2048 on, eig-H200-2026-11-22-variants3.json).
+AUTO_BLOCK_WIDTHS = ((1024, (32, 16, 8)), (0, (16, 8)))
 
 #: The same for complex data, whose 16-byte elements need more local memory:
 #: 16 wherever it fits, since the tensor-core and one-launch kernels
