@@ -36,8 +36,8 @@ from ._solve import (
 from ._threads import any_nonzero
 from .factorization import definite_factorize, j_factorize
 from .generalized import EigGeneralized
-from .host.factorization import factor_on_device
-from .host.operands import column_max, normalized_columns
+from .host.factorization import DeviceJFactor, factor_on_device, upload_for_factorization
+from .host.operands import HermitianUpload, column_max, normalized_columns
 from .host.pointwise import HSVDState
 from .host.qr import pivoted_qr_on_device
 from .hyperbolic_svd import hsvd
@@ -329,7 +329,14 @@ class _EigIndefinite:
         n = M.shape[0]
         if n == 0:
             return self._result(np.empty(0), np.empty((0, 0), dtype=M.dtype))
-        symmetric, smallest, largest = symmetric_part(M, name_of("M", index))
+        # M goes to the device as it is where the device factors it: the
+        # device checks it and loads its Hermitian part, scaled (no host
+        # pass over M, no host copy).  Else the host builds the Hermitian part.
+        upload = self._upload(M, index, plan)
+        if upload is None:
+            symmetric, smallest, largest = symmetric_part(M, name_of("M", index))
+        else:
+            smallest, largest = upload.smallest, upload.largest
         # The shift also catches inf/NaN that check_finite=False let through.
         shift = matrix_shift_from_range(smallest, largest, n, name_of("M", index))
         if n == 1:
@@ -340,9 +347,13 @@ class _EigIndefinite:
         if largest == 0:  # the zero matrix, like 1 x 1 ones: answered without the device
             return self._result(np.zeros(n), np.eye(n, dtype=M.dtype))
 
-        start = time.perf_counter()
-        scaled = ldexp(symmetric, shift, out=symmetric)
-        source, signs, positive = self._factor_scaled(scaled, index, plan, info)
+        start = time.perf_counter() - (0.0 if upload is None else upload.seconds)
+        if upload is None:
+            scaled = ldexp(symmetric, shift, out=symmetric)
+            source, signs, positive = self._factor_scaled(scaled, index, plan, info)
+        else:
+            device_factor = factor_on_device(upload, plan.queue, shift=shift)
+            source, signs, positive = self._device_factor(device_factor, index, plan, info)
         info.rank, info.positive = len(signs), int(positive)
         kept = {"n": n, "dtype": M.dtype, "shift": shift}
         if len(signs) == 0:
@@ -366,6 +377,22 @@ class _EigIndefinite:
         on_device = isinstance(source, OnDevice)
         return Factored(source, signs, fetch=not (self.eigvals_only or on_device), kept=kept)
 
+    def _upload(self, M: np.ndarray, index: tuple[int, ...], plan: SweepPlan
+                ) -> HermitianUpload | None:
+        """M on the device, checked there (:func:`upload_for_factorization`),
+        where the device factors it by Bunch-Parlett: a double precision M
+        whose diagonal is not of one sign, which Cholesky cannot factor
+        (:func:`definite_factorize`'s first test; scaling by a power of two
+        keeps the signs), on a device :func:`factors_on_device` takes.
+        None otherwise: the host builds the Hermitian part."""
+        n = M.shape[0]
+        diagonal = M.diagonal().real
+        if (plan.queue is None or n < 2 or M.dtype not in (np.float64, np.complex128)
+                or not factors_on_device(self.factorization, plan.queue.device, n)
+                or np.all(diagonal > 0) or np.all(diagonal < 0)):
+            return None
+        return upload_for_factorization(M, plan.queue, name_of("M", index))
+
     def _factor_scaled(self, scaled: np.ndarray, index: tuple[int, ...], plan: SweepPlan,
                        info: SolveInfo) -> tuple[np.ndarray | OnDevice, np.ndarray, int]:
         """``(G, signs, p)`` of the scaled M: G on the host, or left on the device."""
@@ -382,20 +409,28 @@ class _EigIndefinite:
             # `scaled` is exactly Hermitian: its rows go to the device as the
             # conjugates of its columns (no transposed copy).
             device_factor = factor_on_device(scaled, plan.queue, exactly_hermitian=True)
-            info.factorization = "bunch-parlett-device"
-            single = single_precision(plan.queue, plan.result_dtype, plan.single)
-            if not single:
-                # G (n x rank) stays on the device; the power-of-two shift
-                # comes from its column maxima.
-                maxima = column_max(plan.queue, device_factor.buffer, device_factor.ld, n,
-                                    device_factor.rank, device_factor.dtype)
-                exponent = factor_shift_from_maxima(
-                    maxima[device_factor.order], n, f"the factor G of {name_of('M', index)}")
-                return OnDevice(device_factor, exponent), device_factor.signs, device_factor.p
-            factor = device_factor.to_host()
+            return self._device_factor(device_factor, index, plan, info)
         else:
             factor = j_factorize(scaled)
             info.factorization = "bunch-parlett"
+        return factor.G, factor.signs, factor.p
+
+    def _device_factor(self, device_factor: DeviceJFactor, index: tuple[int, ...],
+                       plan: SweepPlan, info: SolveInfo
+                       ) -> tuple[np.ndarray | OnDevice, np.ndarray, int]:
+        """``(G, signs, p)`` of a device factorization: G left on the device
+        (double precision sweeps), else brought to the host."""
+        info.factorization = "bunch-parlett-device"
+        if not single_precision(plan.queue, plan.result_dtype, plan.single):
+            # G (n x rank) stays on the device; the power-of-two shift
+            # comes from its column maxima.
+            n = device_factor.n
+            maxima = column_max(plan.queue, device_factor.buffer, device_factor.ld, n,
+                                device_factor.rank, device_factor.dtype)
+            exponent = factor_shift_from_maxima(
+                maxima[device_factor.order], n, f"the factor G of {name_of('M', index)}")
+            return OnDevice(device_factor, exponent), device_factor.signs, device_factor.p
+        factor = device_factor.to_host()
         return factor.G, factor.signs, factor.p
 
     def extract(self, state: HSVDState, factored: Factored, index: tuple[int, ...],

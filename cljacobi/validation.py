@@ -16,6 +16,7 @@ __all__ = [
     "ON_NONCONVERGENCE",
     "as_float_matrix",
     "as_signature",
+    "check_asymmetry",
     "check_flag",
     "check_max_sweeps",
     "check_on_nonconvergence",
@@ -232,16 +233,25 @@ def symmetric_part(M: np.ndarray, name: str) -> SymmetricPart:
     largest = max((row[1] for row in rows), default=0.0)
     smallest = min((row[2] for row in rows), default=np.inf)
     finite = all(row[3] for row in rows)
+    check_asymmetry(M, name, asymmetry, largest)
+    return SymmetricPart(S, smallest if np.isfinite(smallest) else 0.0,
+                         largest if finite else np.nan)
+
+
+def check_asymmetry(M: np.ndarray, name: str, asymmetry: float, largest: float) -> None:
+    """Raise :func:`symmetric_part`'s ValueError if ``asymmetry = max|M -
+    M^*|`` exceeds ``HERMITIAN_RTOL * max|M|``; `largest` is the largest
+    modulus of the lower triangle (NaN passes: non-finite entries are
+    reported by the scaling)."""
     if asymmetry > HERMITIAN_RTOL * largest:
         # max|M| also counts the upper triangle: at most largest + asymmetry,
         # so only this case needs it.
         scale = float(np.max(np.abs(M)))
         if asymmetry > HERMITIAN_RTOL * scale:
+            complex_ = np.iscomplexobj(M)
             kind, adjoint = ("Hermitian", "M.conj().T") if complex_ else ("symmetric", "M.T")
             adjoint = adjoint.replace("M", name)
             raise ValueError(
                 f"{name} is not {kind}: max|{name} - {adjoint}| = {asymmetry:.3g} exceeds "
                 f"{HERMITIAN_RTOL:.3g} * max|{name}| = {HERMITIAN_RTOL * scale:.3g}"
             )
-    return SymmetricPart(S, smallest if np.isfinite(smallest) else 0.0,
-                         largest if finite else np.nan)

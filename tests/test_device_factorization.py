@@ -236,3 +236,104 @@ def test_exactly_hermitian_rows(queue, rng, dtype):
     by_rows = factor_on_device(M, queue, exactly_hermitian=True).to_host()
     assert np.array_equal(by_rows.G, by_columns.G)
     assert np.array_equal(by_rows.signs, by_columns.signs)
+
+
+def _as_stored(M: np.ndarray, order: str) -> np.ndarray:
+    """M C-ordered, Fortran-ordered, or a strided view (neither)."""
+    if order == "F":
+        return np.asfortranarray(M)
+    if order == "strided":
+        wide = np.zeros((M.shape[0], 2 * M.shape[1]), M.dtype)
+        wide[:, ::2] = M
+        return wide[:, ::2]
+    return np.ascontiguousarray(M)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("order", ["C", "F", "strided"])
+@pytest.mark.parametrize("n", [1, 17, 64, 130])
+def test_hermitian_upload_against_symmetric_part(queue, rng, dtype, order, n):
+    """cjac_hermitian_stats records what validation.symmetric_part does (the
+    largest and smallest nonzero modulus of the Hermitian part: exactly for
+    real M, to the device's hypot for complex M, which OpenCL allows 4 ulp;
+    the asymmetry to the rounding of the modulus), and cjac_hermitian_load writes
+    2^shift times its lower triangle, column-major, nothing above it; from
+    M stored by rows, by columns or neither, across tile and block edges."""
+    from cljacobi.host.operands import upload_hermitian
+    from cljacobi.validation import symmetric_part
+
+    M = _hermitian(rng, n, dtype) * 2.0 ** rng.integers(-30, 30, (n, n))
+    M = np.tril(M) + np.tril(M, -1).conj().T
+    M[n - 1, 0] *= 1 + 1e-15  # within the tolerance: the lower triangle counts
+    if n > 3:
+        M[2, 1] = M[1, 2] = 0.0  # zeros are not the smallest nonzero
+    ld = -(-n // 32) * 32
+    upload = upload_hermitian(queue, _as_stored(M, order), "M", ld=ld)
+    S, smallest, largest = symmetric_part(M, "M")
+    if np.dtype(dtype).kind == "c":
+        np.testing.assert_allclose([upload.smallest, upload.largest], [smallest, largest],
+                                   rtol=8 * EPS, atol=0)
+    else:
+        assert (upload.smallest, upload.largest) == (smallest, largest)
+    asymmetry = np.max(np.abs(M - M.conj().T))
+    assert abs(upload.asymmetry - asymmetry) <= 8 * EPS * asymmetry
+    item = np.dtype(dtype).itemsize
+    dst = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, item * ld * n)
+    cl.enqueue_fill_buffer(queue, dst, np.full(1, 7.0), 0, item * ld * n)  # marks untouched
+    marker = np.frombuffer(np.full(2, 7.0).tobytes(), dtype)[0]
+    upload.load(dst, ld, -5)
+    stored = np.empty((n, ld), dtype)
+    cl.enqueue_copy(queue, stored, dst)
+    A0 = stored[:, :n].T  # A0[i, j] = entry (i, j), column-major on the device
+    lower = np.tril_indices(n)
+    assert np.array_equal(A0[lower], (S * 2.0**-5)[lower])
+    assert np.all(A0[np.triu_indices(n, 1)] == marker)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_hermitian_upload_refuses_asymmetric(queue, rng, dtype):
+    """The device's asymmetry test raises symmetric_part's ValueError, naming M."""
+    from cljacobi.host.operands import upload_hermitian
+    from cljacobi.validation import symmetric_part
+
+    M = _hermitian(rng, 70, dtype)
+    M[50, 3] += 1e-3 * np.abs(M).max()
+    with pytest.raises(ValueError) as on_host:
+        symmetric_part(M, "M[2]")
+    with pytest.raises(ValueError, match=r"M\[2\] is not .*exceeds") as on_device:
+        upload_hermitian(queue, M, "M[2]", ld=96)
+    # the same test and message; the asymmetry printed to 3 digits
+    assert str(on_device.value) == str(on_host.value)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_uploaded_matrix_factors_bit_for_bit(queue, rng, dtype, order):
+    """factor_on_device of an upload (checked and scaled on the device) gives
+    the factor of the host's scaled Hermitian part bit for bit, and
+    eig_indefinite takes that route for an indefinite M: its eigenvalues
+    those of the Hermitian part from the lower triangle."""
+    from cljacobi.host.factorization import factor_on_device, upload_for_factorization
+    from cljacobi.matrices import with_spectrum
+    from cljacobi.scaling import matrix_shift_from_range
+    from cljacobi.validation import symmetric_part
+
+    n = 61
+    lam = rng.uniform(1, 4, n) * np.where(np.arange(n) % 3, 1, -1)
+    M = with_spectrum(lam, rng=rng, dtype=dtype)
+    M[40, 7] += 1e-15 * np.abs(M).max()  # not exactly Hermitian
+    S, smallest, largest = symmetric_part(M, "M")
+    shift = matrix_shift_from_range(smallest, largest, n)
+    scaled = np.ldexp(S.real, shift) + (1j * np.ldexp(S.imag, shift) if S.dtype.kind == "c"
+                                         else 0)
+    on_host = factor_on_device(scaled, queue, exactly_hermitian=True).to_host()
+    uploaded = factor_on_device(upload_for_factorization(_as_stored(M, order), queue), queue,
+                                shift=shift).to_host()
+    assert np.array_equal(uploaded.G, on_host.G)
+    assert np.array_equal(uploaded.signs, on_host.signs) and uploaded.p == on_host.p
+    (w, U), info = cljacobi.eig_indefinite(M, factorization="device", return_info=True)
+    assert info.factorization == "bunch-parlett-device"
+    exact = eigvalsh_hiprec(S)
+    assert np.max(np.abs(w - exact) / np.abs(exact)) <= 1e-12
+    again = cljacobi.eig_indefinite(_as_stored(M, order), factorization="device")
+    assert np.array_equal(again.eigenvalues, w) and np.array_equal(again.eigenvectors, U)

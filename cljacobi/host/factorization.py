@@ -36,6 +36,7 @@ from ..factorization import BUNCH_PARLETT_ALPHA, JFactor, entry_noise_level, ran
 from .device import require_fp64
 from .limits import check_global_memory, check_work_group_size
 from .matrix_products import compute_capability
+from .operands import HermitianUpload, upload_hermitian
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg, real_arg
 from .sizes import check_power_of_two, round_up
@@ -277,17 +278,32 @@ def j_factorize_device(
     return factor_on_device(M, queue, rank_tol=rank_tol).to_host()
 
 
+def upload_for_factorization(M: np.ndarray, queue: cl.CommandQueue,
+                             name: str = "M") -> HermitianUpload:
+    """M (float64 or complex128, ``n >= 1``) to the device as it is, with what
+    :func:`cljacobi.validation.symmetric_part` records of it computed there
+    (:func:`cljacobi.host.operands.upload_hermitian`; its asymmetry
+    ValueError names `name`), in the buffer :func:`factor_on_device` then
+    takes for the factorization's second working matrix: no host copy of
+    the Hermitian part, and no more device memory than the factorization's."""
+    M = np.asarray(M)
+    plan = BunchParlettPlan.for_device(queue.device, M.shape[0], M.dtype)
+    return upload_hermitian(queue, M, name, ld=plan.lda)
+
+
 def factor_on_device(
-    M: np.ndarray, queue: cl.CommandQueue, *, rank_tol: float | None = None,
-    exactly_hermitian: bool = False,
+    M: np.ndarray | HermitianUpload, queue: cl.CommandQueue, *,
+    rank_tol: float | None = None, exactly_hermitian: bool = False, shift: int = 0,
 ) -> DeviceJFactor:
     """:func:`j_factorize_device` with the factor G left in device memory.
 
     Parameters
     ----------
-    M : numpy.ndarray
+    M : numpy.ndarray or HermitianUpload
         Real symmetric or complex Hermitian ``n x n`` matrix, ``n >= 1`` (only
-        its lower triangle is used).
+        its lower triangle is used); or one :func:`upload_for_factorization`
+        put on the device, of which ``2^shift`` times the Hermitian part is
+        factored (the device scales it as it loads it).
     queue : pyopencl.CommandQueue
         Where to run, for the sweeps that follow on the same device.
     rank_tol : float, optional
@@ -298,6 +314,8 @@ def factor_on_device(
         are, as the conjugates of its columns, and the first launch
         conjugates them back, instead of a transposed copy on the host.
         The same bits either way.
+    shift : int, optional
+        For an uploaded M: the power of two it is scaled by (exact).
 
     Returns
     -------
@@ -311,6 +329,10 @@ def factor_on_device(
     `STEPS_PER_BATCH` steps, and steps in once more when the remaining
     entries first fall below the normwise tolerance.
     """
+    if isinstance(M, HermitianUpload):
+        plan = BunchParlettPlan.for_device(queue.device, M.n, M.dtype)
+        elimination = _Elimination(queue, plan, M, shift=shift)
+        return elimination.run(rank_tol)
     M = np.asarray(M)
     dtype = np.dtype(np.complex128 if np.iscomplexobj(M) else np.float64)
     plan = BunchParlettPlan.for_device(queue.device, M.shape[0], dtype)
@@ -322,8 +344,9 @@ def factor_on_device(
 class _Elimination:
     """The device buffers and the kernel of one factorization."""
 
-    def __init__(self, queue: cl.CommandQueue, plan: BunchParlettPlan, M: np.ndarray, *,
-                 exactly_hermitian: bool = False) -> None:
+    def __init__(self, queue: cl.CommandQueue, plan: BunchParlettPlan,
+                 M: np.ndarray | HermitianUpload, *, exactly_hermitian: bool = False,
+                 shift: int = 0) -> None:
         self.queue, self.plan = queue, plan
         n, lda, item = plan.n, plan.lda, M.dtype.itemsize
         self.dtype = M.dtype
@@ -341,13 +364,23 @@ class _Elimination:
         # kernel reads only the lower triangle, so only the lower triangle of
         # M counts, as on the host; the first launch drops the imaginary parts
         # of the diagonal.
-        as_rows = exactly_hermitian and M.flags.c_contiguous
-        conjugated = as_rows and M.dtype.kind == "c"
-        rows = self._rows = M if as_rows else np.ascontiguousarray(M.T)  # until copied
+        # An uploaded M (upload_for_factorization) is loaded from its buffer,
+        # scaled and lower triangle only, which then serves as A1.
         A0 = zeroed(item * n * lda)
-        cl.enqueue_copy(queue, A0, rows, buffer_origin=(0, 0), host_origin=(0, 0),
-                        region=(item * n, n), buffer_pitches=(item * lda,),
-                        host_pitches=(item * n,), is_blocking=False)
+        if isinstance(M, HermitianUpload):
+            if M.ld != lda:
+                raise ValueError(f"an uploaded M needs leading dimension {lda}, not {M.ld}")
+            conjugated, self._rows = False, None
+            M.load(A0, lda, shift)
+            A1 = M.buffer
+        else:
+            as_rows = exactly_hermitian and M.flags.c_contiguous
+            conjugated = as_rows and M.dtype.kind == "c"
+            rows = self._rows = M if as_rows else np.ascontiguousarray(M.T)  # until copied
+            cl.enqueue_copy(queue, A0, rows, buffer_origin=(0, 0), host_origin=(0, 0),
+                            region=(item * n, n), buffer_pitches=(item * lda,),
+                            host_pitches=(item * n,), is_blocking=False)
+            A1 = cl.Buffer(ctx, mf.READ_WRITE, item * n * lda)
         self.G = zeroed(item * n * lda)
         self.signs = cl.Buffer(ctx, mf.READ_WRITE, 8 * n)
         # Step state (k, s, p, q, flag, pending, testing, cur, ticket) = 0:
@@ -357,7 +390,7 @@ class _Elimination:
         self.tolerance = cl.Buffer(ctx, mf.READ_WRITE, 8)
         # Kept for the life of the kernel (setting an argument does not hold the buffer).
         self.arguments = buffers = {
-            "A0": A0, "A1": cl.Buffer(ctx, mf.READ_WRITE, item * n * lda), "lda": lda,
+            "A0": A0, "A1": A1, "lda": lda,
             "n": n, "state": self.state_buf,
             "G": self.G, "ldg": lda, "signs": self.signs,
             "perm": cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR,

@@ -19,15 +19,16 @@ import numpy as np
 import pyopencl as cl
 
 from .._threads import touched_empty
+from ..validation import check_asymmetry
 from .limits import check_global_memory
 from .programs import build_program, check_layout
 from .signatures import KernelSignature, buffer, c_defines, int_arg
 from .sizes import check_power_of_two, round_up
 
 __all__ = [
-    "COLUMNS_DTYPES", "COLUMN_WORK_GROUP", "ROW_ALIGNMENT", "ColumnsSpec", "Operands",
-    "bordered_columns", "column_max", "download", "gather_factor", "leading_dimensions",
-    "normalized_columns", "upload",
+    "COLUMNS_DTYPES", "COLUMN_WORK_GROUP", "HERMITIAN_BLOCK", "HERMITIAN_TILE", "ROW_ALIGNMENT",
+    "ColumnsSpec", "HermitianUpload", "Operands", "bordered_columns", "column_max", "download",
+    "gather_factor", "leading_dimensions", "normalized_columns", "upload", "upload_hermitian",
 ]
 
 #: Rows of the device arrays are padded to a multiple of this (eq. (4.1)).
@@ -38,6 +39,14 @@ COLUMN_WORK_GROUP = 64
 
 #: Rows per work-group of cjac_gather_columns (a launch size, not compiled in).
 _GATHER_ROWS = 64
+
+#: Side of the square work-groups of cjac_hermitian_stats and cjac_hermitian_load
+#: (tiles of M through local memory, so that both read and write along rows).
+HERMITIAN_TILE = 16
+
+#: Side of the block of M one such work-group covers (a multiple of
+#: HERMITIAN_TILE): the statistics come back as one record per block.
+HERMITIAN_BLOCK = 64
 
 #: Element types of the column kernels (those of the double precision sweeps).
 COLUMNS_DTYPES = ("float64", "complex128")
@@ -58,12 +67,17 @@ class ColumnsSpec:
         :func:`normalized_columns` writes are interleaved in both.
     work_group_size : int
         Work-items of the per-column kernels, a power of two.
+    hermitian_tile, hermitian_block : int
+        The Hermitian kernels' square work-groups (a power of two on a side)
+        and the square block of M each covers (a multiple of the tile).
     """
 
     family: ClassVar[str] = "columns"
     dtype: str
     layout: str = "interleaved"
     work_group_size: int = COLUMN_WORK_GROUP
+    hermitian_tile: int = HERMITIAN_TILE
+    hermitian_block: int = HERMITIAN_BLOCK
 
     def __post_init__(self) -> None:
         if self.dtype not in COLUMNS_DTYPES:
@@ -71,6 +85,10 @@ class ColumnsSpec:
                              f"not {self.dtype}")
         check_layout(self.layout, self.dtype == "complex128")
         check_power_of_two("work_group_size", self.work_group_size)
+        check_power_of_two("hermitian_tile", self.hermitian_tile)
+        if self.hermitian_block % self.hermitian_tile or self.hermitian_block < 1:
+            raise ValueError(f"hermitian_block={self.hermitian_block} must be a positive "
+                             f"multiple of hermitian_tile={self.hermitian_tile}")
 
     @property
     def store_ctype(self) -> str:
@@ -95,7 +113,16 @@ class ColumnsSpec:
             buffer("src", f"__global const {store} *"), int_arg("lds"), int_arg("m"), order,
             buffer("dst", "__global cjac_elem *"), int_arg("ldd"),
         ))
-        return {sig.name: sig for sig in (column_max, gather, normalized)}
+        as_uploaded = (buffer("src", "__global const cjac_elem *"), int_arg("ldr"),
+                       int_arg("n"), int_arg("rows_are_rows"))
+        stats = KernelSignature("cjac_hermitian_stats", (
+            *as_uploaded, buffer("stats", "__global cjac_real *"),
+        ))
+        load = KernelSignature("cjac_hermitian_load", (
+            *as_uploaded, int_arg("shift"), buffer("dst", "__global cjac_elem *"),
+            int_arg("ldd"),
+        ))
+        return {sig.name: sig for sig in (column_max, gather, normalized, stats, load)}
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -103,7 +130,8 @@ class ColumnsSpec:
             "real_ctype": "double", "complex_": self.dtype == "complex128",
             "layout": self.layout, "store_ctype": self.store_ctype,
             "work_group_size": self.work_group_size,
-            "size_defines": c_defines({"WG": self.work_group_size}),
+            "size_defines": c_defines({"WG": self.work_group_size, "HT": self.hermitian_tile,
+                                       "HB": self.hermitian_block}),
             "signatures": self.signatures,
         }
 
@@ -308,6 +336,91 @@ def column_max(queue: cl.CommandQueue, source: cl.Buffer, lds: int, m: int,
     result = np.empty(columns)
     cl.enqueue_copy(queue, result, out)
     return result
+
+
+@dataclass
+class HermitianUpload:
+    """A square matrix M as the host holds it, in a device buffer, and what
+    :func:`cljacobi.validation.symmetric_part` would record of it, computed
+    on the device (:func:`upload_hermitian`).
+
+    Row r of the buffer (at element ``r * ld``) is row r of M when
+    `rows_are_rows`, else column r.
+    """
+
+    queue: cl.CommandQueue
+    buffer: cl.Buffer
+    ld: int
+    n: int
+    rows_are_rows: bool
+    dtype: np.dtype
+    #: max|M - M^*| (non-finite differences dropped)
+    asymmetry: float
+    #: largest modulus of the Hermitian part (NaN if an entry is not finite)
+    largest: float
+    #: smallest nonzero modulus of the Hermitian part (0.0 if none)
+    smallest: float
+    #: seconds of the upload and the statistics
+    seconds: float = 0.0
+
+    def load(self, dst: cl.Buffer, ldd: int, shift: int) -> None:
+        """Enqueue ``dst[j * ldd + i] = 2^shift s_ij`` for ``i >= j`` (the lower
+        triangle of the Hermitian part, column-major; nothing above it)."""
+        blocks = -(-self.n // HERMITIAN_BLOCK)
+        kernel, _ = _columns_kernel(self.queue, "cjac_hermitian_load", self.dtype,
+                                    src=self.buffer, ldr=self.ld, n=self.n,
+                                    rows_are_rows=int(self.rows_are_rows), shift=shift,
+                                    dst=dst, ldd=ldd)
+        size = blocks * HERMITIAN_TILE
+        cl.enqueue_nd_range_kernel(self.queue, kernel, (size, size),
+                                   (HERMITIAN_TILE, HERMITIAN_TILE))
+
+
+def upload_hermitian(queue: cl.CommandQueue, M: np.ndarray, name: str, *,
+                     ld: int, buffer: cl.Buffer | None = None) -> HermitianUpload:
+    """M (n x n, float64 or complex128) to the device as it is, checked there.
+
+    The device computes what :func:`cljacobi.validation.symmetric_part`
+    records (``cjac_hermitian_stats``; maxima and minima are exact, so the
+    values are the same for real M; the modulus of a complex entry is the
+    device's ``hypot``, which OpenCL allows 4 ulp, where numpy's is the C
+    library's: the scaling reads only their binary exponents, and the
+    factorization's window has :data:`cljacobi.scaling.GROWTH_BITS` to
+    spare), and the asymmetry test raises its ValueError
+    (:func:`cljacobi.validation.check_asymmetry`), before anything else is
+    launched.  No host copy of the Hermitian part is made: the caller loads
+    it, scaled, where it wants it (:meth:`HermitianUpload.load`).  A C- or
+    Fortran-ordered M is copied as it is (rows of M, or rows of M^T); any
+    other is made C-contiguous first.  `buffer` (``ld * n`` elements at
+    least) receives it, or a new one.
+    """
+    start = time.perf_counter()
+    n = M.shape[0]
+    dtype = np.dtype(M.dtype)
+    rows_are_rows = M.flags.c_contiguous or not M.flags.f_contiguous
+    rows = np.ascontiguousarray(M) if rows_are_rows else M.T
+    item = dtype.itemsize
+    if buffer is None:
+        buffer = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, item * ld * max(n, 1))
+    cl.enqueue_copy(queue, buffer, rows, buffer_origin=(0, 0), host_origin=(0, 0),
+                    region=(item * n, n), buffer_pitches=(item * ld,),
+                    host_pitches=(item * n,), is_blocking=False)
+    blocks = -(-n // HERMITIAN_BLOCK)
+    stats_buf = cl.Buffer(queue.context, cl.mem_flags.WRITE_ONLY, 32 * blocks * blocks)
+    kernel, _ = _columns_kernel(queue, "cjac_hermitian_stats", dtype, src=buffer, ldr=ld, n=n,
+                                rows_are_rows=int(rows_are_rows), stats=stats_buf)
+    size = blocks * HERMITIAN_TILE
+    cl.enqueue_nd_range_kernel(queue, kernel, (size, size), (HERMITIAN_TILE, HERMITIAN_TILE))
+    stats = np.empty((blocks, blocks, 4))
+    cl.enqueue_copy(queue, stats, stats_buf)
+    lower = stats[np.tril_indices(blocks)]  # the blocks (bi, bj), bi >= bj
+    asymmetry, largest = float(lower[:, 0].max()), float(lower[:, 1].max())
+    smallest, finite = float(lower[:, 2].min()), not lower[:, 3].any()
+    check_asymmetry(M, name, asymmetry, largest if finite else np.nan)
+    return HermitianUpload(queue, buffer, ld, n, rows_are_rows, dtype, asymmetry,
+                           largest if finite else np.nan,
+                           smallest if np.isfinite(smallest) else 0.0,
+                           time.perf_counter() - start)
 
 
 def gather_factor(

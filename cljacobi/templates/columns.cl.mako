@@ -14,6 +14,12 @@
 ##                        G over its norm (the eigenvectors u_j = g_j /
 ##                        ||g_j||, Sect. 2 of the 2011 paper, in the
 ##                        caller's order), dense and interleaved for the host
+## and, before the factorization, on M as the host uploaded it:
+##   cjac_hermitian_stats what cljacobi.validation.symmetric_part records:
+##                        the largest asymmetry, the largest and smallest
+##                        nonzero modulus of the Hermitian part, finiteness
+##   cjac_hermitian_load  the factorization's working matrix: 2^shift times
+##                        the lower triangle of M, column-major
 ##
 ## Render parameters (all explicit, see cljacobi.host.operands.ColumnsSpec):
 ##   real_ctype        "double"
@@ -23,7 +29,10 @@
 ##   store_ctype       what the sweeps' G holds: "cjac_real", or "cjac_real2"
 ##                     for interleaved complex data
 ##   work_group_size   work-items of the per-column kernels (a power of two)
-##   size_defines      #define WG (work_group_size), as the spec decided it
+##   size_defines      #define WG (work_group_size), HT (the side of the
+##                     square tiles of the Hermitian kernels' work-groups) and
+##                     HB (the side of the block of M one such work-group
+##                     covers, a multiple of HT), as the spec decided them
 ##   signatures        every kernel's parameter list (ColumnsSpec.signatures;
 ##                     the host binds the arguments by name)
 <%namespace name="arith" file="arith.cl.mako"/>
@@ -105,4 +114,137 @@ void cjac_normalized_columns(${signatures["cjac_normalized_columns"].parameters}
     const cjac_real norm = sqrt(cjac_workgroup_sum(scratch, part));
     for (int i = lid; i < m; i += WG)
         dst[(size_t)j * ldd + i] = CJAC_LOAD(column, i, lds) / norm;
+}
+
+/* M as uploaded (n x n, rows of `src` at stride ldr): M itself by rows
+ * (rows_are_rows = 1), or M^T by rows, i.e. M by columns (0).  Entry (i, j)
+ * of M; the tiles below read `src` along its rows whichever it holds. */
+#define CJAC_SRC(r, c) src[(size_t)(r) * ldr + (c)]
+
+/* The lower and the mirrored entry of M at (i, j), i >= j in block (bi, bj),
+ * from the two TILE-square tiles of `src` a work-group loads: tile (i0, j0)
+ * and tile (j0, i0) of the stored rows, held transposed where needed so
+ * that low[ly][lx] = m_(i0+ly, j0+lx) and high[ly][lx] = m_(j0+lx, i0+ly). */
+#define CJAC_HT_STRIDE (HT + 1)
+inline void cjac_hermitian_tiles(
+    __global const cjac_elem *src, const int ldr, const int n, const int rows_are_rows,
+    const int i0, const int j0, __local cjac_elem *low, __local cjac_elem *high)
+{
+    const int lx = get_local_id(0), ly = get_local_id(1);
+    /* stored tile (i0, j0) and (j0, i0), read along the stored rows */
+    const bool in_a = i0 + ly < n && j0 + lx < n, in_b = j0 + ly < n && i0 + lx < n;
+    const cjac_elem a = in_a ? CJAC_SRC(i0 + ly, j0 + lx) : CJAC_ELEM_ZERO;
+    const cjac_elem b = in_b ? CJAC_SRC(j0 + ly, i0 + lx) : CJAC_ELEM_ZERO;
+    /* rows_are_rows: a = m_(i0+ly, j0+lx), b = m_(j0+ly, i0+lx);
+     * else a = m_(j0+lx, i0+ly), b = m_(i0+lx, j0+ly). */
+    if (rows_are_rows) {
+        low[ly * CJAC_HT_STRIDE + lx] = a;
+        high[lx * CJAC_HT_STRIDE + ly] = b;
+    } else {
+        high[ly * CJAC_HT_STRIDE + lx] = a;
+        low[lx * CJAC_HT_STRIDE + ly] = b;
+    }
+}
+
+/* Grid (blocks * HT, blocks * HT), work-groups HT x HT: work-group (bj, bi)
+ * with bi >= bj covers block (bi, bj) of HB x HB entries, the others return
+ * at once (uniformly).  Over the entries (i, j) of the block with i >= j,
+ * i, j < n (s_ij = m_ij, s_ii = Re m_ii: the Hermitian part from the lower
+ * triangle, as cljacobi.validation.symmetric_part builds it):
+ *   stats[4 g + 0]  max |m_ij - conj(m_ji)| (both triangles of a diagonal
+ *                   block: 2 |Im m_ii| on the diagonal), NaN dropped
+ *   stats[4 g + 1]  max |s_ij|
+ *   stats[4 g + 2]  min |s_ij| over s_ij != 0 (INFINITY if none)
+ *   stats[4 g + 3]  1 if some s_ij is not finite, else 0
+ * with g = bi * blocks + bj.  Maxima and minima are exact, so the host's
+ * reduction over the blocks gives symmetric_part's values in any order. */
+__kernel __attribute__((reqd_work_group_size(HT, HT, 1)))
+void cjac_hermitian_stats(${signatures["cjac_hermitian_stats"].parameters})
+{
+    __local cjac_elem low[HT * CJAC_HT_STRIDE], high[HT * CJAC_HT_STRIDE];
+    __local cjac_real scratch[4 * HT * HT];
+    const int bj = get_group_id(0), bi = get_group_id(1), blocks = get_num_groups(0);
+    if (bj > bi)
+        return;  /* uniform over the work-group, before any barrier */
+    const int lx = get_local_id(0), ly = get_local_id(1), lid = ly * HT + lx;
+    cjac_real asymmetry = 0, largest = 0, smallest = INFINITY, nonfinite = 0;
+    /* The tiles of the block within M, on or below the diagonal (loop
+     * bounds the same for every work-item: no branch around a barrier). */
+    const int rows = min(HB, n - bi * HB), columns = min(HB, n - bj * HB);
+    for (int ti = 0; ti < rows; ti += HT) {
+        const int last = bi == bj ? ti : columns - 1;
+        for (int tj = 0; tj <= last; tj += HT) {
+            const int i0 = bi * HB + ti, j0 = bj * HB + tj;
+            barrier(CLK_LOCAL_MEM_FENCE);  /* the tiles before are read */
+            cjac_hermitian_tiles(src, ldr, n, rows_are_rows, i0, j0, low, high);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const int i = i0 + ly, j = j0 + lx;
+            if (i < n && j < n) {
+                const cjac_elem m_ij = low[ly * CJAC_HT_STRIDE + lx];
+                const cjac_elem m_ji = high[ly * CJAC_HT_STRIDE + lx];
+                asymmetry = fmax(asymmetry, cjac_elem_abs(m_ij - cjac_conj(m_ji)));
+                if (i >= j) {
+                    const cjac_real size = i == j ? fabs(cjac_real_part(m_ij))
+                                                  : cjac_elem_abs(m_ij);
+                    if (!isfinite(size))
+                        nonfinite = 1;
+                    else {
+                        largest = fmax(largest, size);
+                        if (size > 0)
+                            smallest = fmin(smallest, size);
+                    }
+                }
+            }
+        }
+    }
+    scratch[lid] = asymmetry;
+    scratch[HT * HT + lid] = largest;
+    scratch[2 * HT * HT + lid] = smallest;
+    scratch[3 * HT * HT + lid] = nonfinite;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int width = HT * HT / 2; width > 0; width /= 2) {
+        if (lid < width) {
+            scratch[lid] = fmax(scratch[lid], scratch[lid + width]);
+            scratch[HT * HT + lid] = fmax(scratch[HT * HT + lid], scratch[HT * HT + lid + width]);
+            scratch[2 * HT * HT + lid] = fmin(scratch[2 * HT * HT + lid],
+                                              scratch[2 * HT * HT + lid + width]);
+            scratch[3 * HT * HT + lid] = fmax(scratch[3 * HT * HT + lid],
+                                              scratch[3 * HT * HT + lid + width]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid < 4)
+        stats[4 * ((size_t)bi * blocks + bj) + lid] = scratch[lid * HT * HT];
+}
+
+/* Grid and work-groups as cjac_hermitian_stats: dst[j * ldd + i] = 2^shift
+ * s_ij for i >= j (s_ii = Re m_ii), the lower triangle of the Hermitian part
+ * column-major, what the factorization reads (ldexp is exact: the shift
+ * keeps the entries normal, cljacobi.scaling.matrix_shift); the entries
+ * above the diagonal are not written. */
+__kernel __attribute__((reqd_work_group_size(HT, HT, 1)))
+void cjac_hermitian_load(${signatures["cjac_hermitian_load"].parameters})
+{
+    __local cjac_elem low[HT * CJAC_HT_STRIDE], high[HT * CJAC_HT_STRIDE];
+    const int bj = get_group_id(0), bi = get_group_id(1);
+    if (bj > bi)
+        return;  /* uniform over the work-group, before any barrier */
+    const int lx = get_local_id(0), ly = get_local_id(1);
+    const int rows = min(HB, n - bi * HB), columns = min(HB, n - bj * HB);
+    for (int ti = 0; ti < rows; ti += HT) {
+        const int last = bi == bj ? ti : columns - 1;
+        for (int tj = 0; tj <= last; tj += HT) {
+            const int i0 = bi * HB + ti, j0 = bj * HB + tj;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            cjac_hermitian_tiles(src, ldr, n, rows_are_rows, i0, j0, low, high);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            /* column j0 + ly, row i0 + lx: along the columns of dst */
+            const int i = i0 + lx, j = j0 + ly;
+            if (i < n && j < n && i >= j) {
+                const cjac_elem m_ij = low[lx * CJAC_HT_STRIDE + ly];
+                dst[(size_t)j * ldd + i] =
+                    cjac_ldexp(i == j ? cjac_from_real(cjac_real_part(m_ij)) : m_ij, shift);
+            }
+        }
+    }
 }
