@@ -242,6 +242,17 @@ def test_block_step_against_numpy(queue, rng, w, inner_sweeps, in_local):
     _check_block_step(queue, G, signs, pairs, w, inner_sweeps, in_local=in_local)
 
 
+def _two_pair_step(rng, w, complex_):
+    """(G, signs, pairs): 45 rows of 4 blocks of graded columns, real or
+    complex, a random signature, and one outer step of two block pairs."""
+    m, r = 45, 4 * w
+    G = rng.standard_normal((m, r)) * 2.0 ** rng.integers(-4, 4, r)
+    if complex_:
+        G = G + 1j * rng.standard_normal((m, r))
+    signs = np.where(rng.random(r) < 0.5, 1, -1).astype(np.int32)
+    return G, signs, [[0, 3], [1, 2]]
+
+
 @pytest.mark.parametrize("complex_", [False, True])
 @pytest.mark.parametrize("whole_group", [0, 1])
 @pytest.mark.parametrize("w,in_local", [(2, True), (4, False), (8, True)])
@@ -252,13 +263,7 @@ def test_stream_block_step_against_numpy(queue, rng, w, in_local, whole_group, c
     on a mix of trigonometric and hyperbolic pairs, and the update applies it."""
     from cljacobi.stream_reference import stream_block_transformation
 
-    m, blocks = 45, 4
-    r = blocks * w
-    G = rng.standard_normal((m, r)) * 2.0 ** rng.integers(-4, 4, r)
-    if complex_:
-        G = G + 1j * rng.standard_normal((m, r))
-    signs = np.where(rng.random(r) < 0.5, 1, -1).astype(np.int32)
-    pairs = [[0, 3], [1, 2]]
+    G, signs, pairs = _two_pair_step(rng, w, complex_)
     G_device, _, W_device, counts = _block_step(
         queue, G, signs, pairs, w, 1, in_local=in_local, whole_group=whole_group,
         rotate_wg=min(w * w, 16))
@@ -305,13 +310,7 @@ def test_offdiag_block_step_against_numpy(queue, rng, w, in_local, whole_group, 
     offdiag_step_pairs: all of them with whole_group (the first outer step of
     a sweep), else only the w steps across the blocks (Novakovic & Singer
     2011, Sect. 5); the update applies the W it built."""
-    m, blocks = 45, 4
-    r = blocks * w
-    G = rng.standard_normal((m, r)) * 2.0 ** rng.integers(-4, 4, r)
-    if complex_:
-        G = G + 1j * rng.standard_normal((m, r))
-    signs = np.where(rng.random(r) < 0.5, 1, -1).astype(np.int32)
-    pairs = [[0, 3], [1, 2]]
+    G, signs, pairs = _two_pair_step(rng, w, complex_)
     G_device, _, W_device, counts = _block_step(
         queue, G, signs, pairs, w, 1, in_local=in_local, whole_group=whole_group,
         inner_method="offdiag", rotate_wg=min(w * w, 16))
