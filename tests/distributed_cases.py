@@ -26,6 +26,9 @@ CASES = {
     # bordered: 50 columns in 2s stripes of a multiple of 8 columns
     "eig_bo": ("eig_indefinite", "random50", {"variant": "bo", "block_width": 8}),
     "eig_graded": ("eig_indefinite", "graded40", {"variant": "bo", "block_width": 8}),
+    # "offdiag": the pairs within a block only in the first step of a local sweep
+    "eig_graded_offdiag": ("eig_indefinite", "graded40",
+                           {"variant": "offdiag", "block_width": 8}),
     "eig_graded_complex": ("eig_indefinite", "graded32c", {"variant": "pointwise"}),
     "eig_singular": ("eig_indefinite", "singular36", {"variant": "bo", "block_width": 8}),
     "eigvals": ("eig_indefinite", "random50", {"eigvals_only": True, "variant": "pointwise"}),

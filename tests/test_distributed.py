@@ -130,7 +130,7 @@ def test_ranks_and_sweeps_reported(job):
     for case in CASES:
         sweeps, blocked, reported = data[f"{case}/sweeps"]
         assert reported == ranks and sweeps >= 1
-        if CASES[case][2].get("variant") == "bo":
+        if CASES[case][2].get("variant") in ("bo", "offdiag"):
             assert 1 <= blocked < sweeps  # blocked sweeps, then pointwise ones
 
 
@@ -150,6 +150,7 @@ def test_repeated_call_is_bitwise_identical(job):
 
 
 @pytest.mark.parametrize("case, source", [("eig_graded", "graded40"),
+                                          ("eig_graded_offdiag", "graded40"),
                                           ("eig_graded_complex", "graded32c")])
 def test_graded_eigenvalues_to_relative_accuracy(job, case, source):
     w, U = results(job, case)
