@@ -7,6 +7,9 @@ same column-major device buffers, bordered as eq. (4.1) of Novaković & Singer
 columns in new rows, which are orthogonal to everything and never rotate.
 :class:`Operands` holds those buffers; the data cross the bus once in each
 direction per solve, or, after the device factorization, only at the end.
+Before that factorization, :func:`upload_hermitian` puts M on the device as
+the host holds it and checks it there (:class:`HermitianUpload`); the
+kernels of all of these are the column family's (``templates/columns.cl.mako``).
 """
 
 from __future__ import annotations
