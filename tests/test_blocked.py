@@ -706,10 +706,12 @@ class _SmallLocalGPU:
 def test_variant_choice_and_errors():
     gpu = _SmallLocalGPU()
     assert choose_variant(gpu, 100, "auto", None) == ("pointwise", 0)
-    assert choose_variant(gpu, 1023, "auto", None) == ("pointwise", 0)
-    assert choose_variant(gpu, 1024, "auto", None) == ("offdiag", 32)
+    assert choose_variant(gpu, 127, "auto", None) == ("pointwise", 0)
+    assert choose_variant(gpu, 128, "auto", None) == ("offdiag", 16)
+    assert choose_variant(gpu, 511, "auto", None) == ("offdiag", 16)
+    assert choose_variant(gpu, 512, "auto", None) == ("offdiag", 32)
     assert choose_variant(gpu, 2047, "auto", None) == ("offdiag", 32)
-    assert choose_variant(gpu, 1023, "offdiag", None) == ("offdiag", 16)
+    assert choose_variant(gpu, 511, "offdiag", None) == ("offdiag", 16)
     assert choose_variant(gpu, 2048, "auto", None) == ("offdiag", 32)
     # a width with "auto": that blocked variant, "bo" for odd widths
     assert choose_variant(gpu, 100, "auto", 8) == ("offdiag", 8)
@@ -1054,8 +1056,8 @@ def test_variant_choice_complex():
     assert blocked_local_bytes(32, **complex_bytes) > gpu.local_mem_size
     assert blocked_local_bytes(16, transform_in_local=True, **complex_bytes) \
         <= gpu.local_mem_size
-    assert choose_variant(gpu, 1023, "auto", None, **complex_bytes) == ("pointwise", 0)
-    for order in (1024, 2048, 4096, 8192):  # w = 16 wherever it fits
+    assert choose_variant(gpu, 127, "auto", None, **complex_bytes) == ("pointwise", 0)
+    for order in (128, 1024, 2048, 4096, 8192):  # w = 16 wherever it fits
         assert choose_variant(gpu, order, "auto", None, **complex_bytes) == ("offdiag", 16)
     assert choose_variant(gpu, 100, "fb", None, **complex_bytes) == ("fb", 16)
     with pytest.raises(ValueError, match=r"block_width=32 needs 98304 .*'Small GPU' has 49152"):

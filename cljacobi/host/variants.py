@@ -30,8 +30,14 @@ BATCHED_VARIANT = "batched"
 # blocked kernels and of variant='auto'"; each line names its results file.
 
 #: ``variant="auto"`` takes the blocked variant on a GPU from this order of the
-#: factor on, else pointwise (bench/results/eig-H200-2026-11-22-variants3.json).
-AUTO_BLOCKED_MIN_ORDER = 1024
+#: factor on, else pointwise: since "offdiag" it is 1.4x to 3.3x faster from
+#: n = 128 to 1024 (H200, eig_indefinite 0.026 / 0.020 / 0.049 / 0.094 s
+#: against 0.036 / 0.050 / 0.143 / 0.314 s pointwise at n = 128 / 256 / 512 /
+#: 1024, svd 2.0x-2.2x; bench/results/eig-small-orders-2-H200-2026-11-26.json,
+#: svd-small-orders-..., eig-complex-small-orders-...; smaller orders were not
+#: measured).  Before, with "bo", from 1024 on
+#: (bench/results/eig-H200-2026-11-22-variants3.json).
+AUTO_BLOCKED_MIN_ORDER = 128
 
 #: The blocked variant ``"auto"`` takes: "offdiag", the parallel block-oriented
 #: algorithm of Novakovic & Singer 2011, Sect. 5 (the pairs within the blocks
@@ -45,11 +51,15 @@ AUTO_BLOCKED_VARIANT = "offdiag"
 
 #: Block widths the blocked variants try without ``block_width``, by order (the
 #: first entry whose order the factor reaches; within it the first width whose
-#: kernels fit the device's local memory), for real data: 32 from n = 1024 on
-#: since "offdiag" (H200, n = 1024: offdiag:32 0.097 s, offdiag:16 0.122 s;
-#: bench/results/eig-offdiag-1024-H200-2026-11-26.json; before, with "bo", 32
-#: from 2048 on, eig-H200-2026-11-22-variants3.json).
-AUTO_BLOCK_WIDTHS = ((1024, (32, 16, 8)), (0, (16, 8)))
+#: kernels fit the device's local memory), for real data: 32 from n = 512 on
+#: since "offdiag" (H200, eig_indefinite: n = 512 0.049 / 0.048 s at w = 32
+#: against 0.055 / 0.057 s at 16 in two runs, n = 768 0.075 against 0.083 s,
+#: n = 1024 0.094 / 0.097 / 0.085 s against 0.113 / 0.122 / 0.079 s in three;
+#: n = 256 0.020 s at 16 against 0.022 s; svd within 2-4% either way;
+#: bench/results/eig-small-orders-H200-2026-11-26.json, -small-orders-2-...,
+#: eig-offdiag-1024-...; before, with "bo", 32 from 2048 on,
+#: eig-H200-2026-11-22-variants3.json).
+AUTO_BLOCK_WIDTHS = ((512, (32, 16, 8)), (0, (16, 8)))
 
 #: The same for complex data, whose 16-byte elements need more local memory:
 #: 16 wherever it fits, since the tensor-core and one-launch kernels
