@@ -337,3 +337,26 @@ def test_uploaded_matrix_factors_bit_for_bit(queue, rng, dtype, order):
     assert np.max(np.abs(w - exact) / np.abs(exact)) <= 1e-12
     again = cljacobi.eig_indefinite(_as_stored(M, order), factorization="device")
     assert np.array_equal(again.eigenvalues, w) and np.array_equal(again.eigenvectors, U)
+
+
+def test_hermitian_upload_refuses_small_work_groups(queue, rng):
+    """A device whose work-groups are smaller than the check's tiles is told
+    so before anything is copied or launched."""
+    from cljacobi.errors import DeviceCapabilityError
+    from cljacobi.host.operands import HERMITIAN_TILE, upload_hermitian
+
+    class _Small:
+        """The queue's device with a smaller work-group limit."""
+
+        def __init__(self, device):
+            self._device = device
+            self.max_work_group_size = HERMITIAN_TILE * HERMITIAN_TILE - 1
+
+        def __getattr__(self, name):
+            return getattr(self._device, name)
+
+    class _Queue:
+        device = _Small(queue.device)
+
+    with pytest.raises(DeviceCapabilityError, match=r"check of M needs work-groups of 256"):
+        upload_hermitian(_Queue(), _hermitian(rng, 8, np.float64), "M", ld=32)

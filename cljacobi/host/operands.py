@@ -23,7 +23,7 @@ import pyopencl as cl
 
 from .._threads import touched_empty
 from ..validation import check_asymmetry
-from .limits import check_global_memory
+from .limits import check_global_memory, check_work_group_size
 from .programs import build_program, check_layout
 from .signatures import KernelSignature, buffer, c_defines, int_arg
 from .sizes import check_power_of_two, round_up
@@ -395,9 +395,13 @@ def upload_hermitian(queue: cl.CommandQueue, M: np.ndarray, name: str, *,
     it, scaled, where it wants it (:meth:`HermitianUpload.load`).  A C- or
     Fortran-ordered M is copied as it is (rows of M, or rows of M^T); any
     other is made C-contiguous first.  `buffer` (``ld * n`` elements at
-    least) receives it, or a new one.
+    least) receives it, or a new one.  A device whose work-groups cannot
+    hold ``HERMITIAN_TILE^2`` work-items is a DeviceCapabilityError before
+    anything is copied.
     """
     start = time.perf_counter()
+    check_work_group_size(queue.device, HERMITIAN_TILE * HERMITIAN_TILE,
+                          "the device's check of M")
     n = M.shape[0]
     dtype = np.dtype(M.dtype)
     rows_are_rows = M.flags.c_contiguous or not M.flags.f_contiguous
