@@ -34,7 +34,7 @@ from ._solve import (
     unit_columns,
 )
 from ._threads import any_nonzero
-from .factorization import definite_factorize, j_factorize
+from .factorization import definite_factorize, diagonal_of_one_sign, j_factorize
 from .generalized import EigGeneralized
 from .host.factorization import DeviceJFactor, factor_on_device, upload_for_factorization
 from .host.operands import HermitianUpload, column_max, normalized_columns
@@ -381,15 +381,14 @@ class _EigIndefinite:
                 ) -> HermitianUpload | None:
         """M on the device, checked there (:func:`upload_for_factorization`),
         where the device factors it by Bunch-Parlett: a double precision M
-        whose diagonal is not of one sign, which Cholesky cannot factor
-        (:func:`definite_factorize`'s first test; scaling by a power of two
-        keeps the signs), on a device :func:`factors_on_device` takes.
-        None otherwise: the host builds the Hermitian part."""
+        whose diagonal is not of one sign, which :func:`definite_factorize`
+        would refuse (:func:`diagonal_of_one_sign`), on a device
+        :func:`factors_on_device` takes.  None otherwise: the host builds the
+        Hermitian part."""
         n = M.shape[0]
-        diagonal = M.diagonal().real
         if (plan.queue is None or n < 2 or M.dtype not in (np.float64, np.complex128)
                 or not factors_on_device(self.factorization, plan.queue.device, n)
-                or np.all(diagonal > 0) or np.all(diagonal < 0)):
+                or diagonal_of_one_sign(M)):
             return None
         return upload_for_factorization(M, plan.queue, name_of("M", index))
 

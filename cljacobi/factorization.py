@@ -56,7 +56,8 @@ from ._threads import usable_cpus
 from .shortening import shorten
 
 __all__ = [
-    "BUNCH_PARLETT_ALPHA", "JFactor", "definite_factorize", "entry_noise_level", "j_factorize",
+    "BUNCH_PARLETT_ALPHA", "JFactor", "definite_factorize", "diagonal_of_one_sign",
+    "entry_noise_level", "j_factorize",
     "rank_noise_level",
     "shorten",
 ]
@@ -610,6 +611,14 @@ def j_factorize(M: np.ndarray, *, rank_tol: float | None = None) -> JFactor:
     return JFactor(G, signs, int(np.count_nonzero(signs > 0)))
 
 
+def diagonal_of_one_sign(M: np.ndarray) -> bool:
+    """Whether the real parts of M's diagonal are all positive or all negative
+    (nonzero): :func:`definite_factorize`'s first test, without which it
+    returns None.  Scaling M by a power of two keeps the answer."""
+    diagonal = np.asarray(M).diagonal().real
+    return diagonal.size > 0 and bool(np.all(diagonal > 0) or np.all(diagonal < 0))
+
+
 def definite_factorize(M: np.ndarray) -> JFactor | None:
     """``M = G J G^*`` by Cholesky with diagonal pivoting when M is definite, else None.
 
@@ -665,9 +674,9 @@ def definite_factorize(M: np.ndarray) -> JFactor | None:
     n = M.shape[0]
     complex_ = np.iscomplexobj(M)
     dtype = np.dtype(np.complex128 if complex_ else np.float64)
-    diagonal = M.diagonal().real
-    if n == 0 or not (np.all(diagonal > 0) or np.all(diagonal < 0)):
+    if not diagonal_of_one_sign(M):
         return None
+    diagonal = M.diagonal().real
     sign = 1 if diagonal[0] > 0 else -1
     A = np.array(np.tril(M) if sign > 0 else -np.tril(M), dtype=dtype, order="F")
     pstrf = scipy.linalg.lapack.zpstrf if complex_ else scipy.linalg.lapack.dpstrf
