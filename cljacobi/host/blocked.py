@@ -75,6 +75,8 @@ __all__ = [
     "gram_work_group_size",
     "inner_step_pairs",
     "local_memory_fit",
+    "offdiag_step_pairs",
+    "offdiag_takes",
     "stream_stalled",
     "update_work_group_size",
 ]
@@ -475,6 +477,13 @@ def inner_step_pairs(strategy: str, order: int) -> tuple[tuple[tuple[int, int], 
     return steps
 
 
+def offdiag_takes(block_width: int) -> bool:
+    """Whether variant "offdiag" runs at this block width: 1 or an even width
+    (an odd one cannot pair the columns of a block within it in steps that
+    cover it, :func:`offdiag_step_pairs`)."""
+    return block_width == 1 or block_width % 2 == 0
+
+
 def offdiag_step_pairs(strategy: str, block_width: int) -> tuple[tuple[tuple[int, int], ...], ...]:
     """The step table of variant "offdiag" on a K x K pivot block, K = 2w:
     first the pairs within each block, then the pairs across the blocks.
@@ -503,7 +512,7 @@ def offdiag_step_pairs(strategy: str, block_width: int) -> tuple[tuple[tuple[int
         block in steps that cover it).
     """
     w = block_width
-    if w > 1 and w % 2:
+    if not offdiag_takes(w):
         raise ValueError(f"variant 'offdiag' needs an even block width (or 1), not w={w}")
     within = () if w == 1 else tuple(
         tuple((int(i) + half, int(j) + half) for half in (0, w) for i, j in step)
@@ -679,9 +688,9 @@ class BlockedSpec:
         update_nc = -(-K // UC)
         return {
             "BW": w, "K": K, "TILE_ROWS": self.tile_rows,
-            "INNER_STEPS": len(self.inner_pairs),
+            "INNER_STEPS": (steps := len(self.inner_pairs)),
             # "offdiag": the steps within the blocks, ahead of those across
-            "WITHIN_STEPS": len(self.inner_pairs) - w,
+            "WITHIN_STEPS": steps - w,
             "GRAM_RB": RB, "GRAM_NB": NB, "GRAM_KP": NB * RB,
             "GRAM_TILES": _gram_micro_tiles(w, RB), "GRAM_SLICES": self.gram_row_slices,
             "GRAM_WG": self.gram_work_group_size,

@@ -7,7 +7,7 @@ import numbers
 
 import pyopencl as cl
 
-from .blocked import BLOCK_VARIANTS, REAL_ELEMENT_BYTES, local_memory_fit
+from .blocked import BLOCK_VARIANTS, REAL_ELEMENT_BYTES, local_memory_fit, offdiag_takes
 
 __all__ = [
     "AUTO_BLOCKED_MIN_ORDER",
@@ -100,7 +100,7 @@ def check_variant_options(variant: object, block_width: object, *, batched: bool
             f"{BLOCK_VARIANTS} (or 'auto', where it selects one of them); variant='pointwise' "
             "has no blocks"
         )
-    if variant == "offdiag" and block_width > 1 and block_width % 2:
+    if variant == "offdiag" and not offdiag_takes(block_width):
         raise ValueError(
             f"variant='offdiag' needs an even block_width (or 1), not {block_width}: the "
             "columns of a block are paired within it once a sweep; 'bo' takes odd widths")
@@ -171,7 +171,7 @@ def choose_variant(
         size = max(order, rows or 0)
         if block_width is None and (not is_gpu or size < AUTO_BLOCKED_MIN_ORDER):
             return "pointwise", 0
-        variant = "bo" if block_width is not None and block_width > 1 and block_width % 2 \
+        variant = "bo" if block_width is not None and not offdiag_takes(block_width) \
             else AUTO_BLOCKED_VARIANT
     if block_width is None:
         rule = AUTO_COMPLEX_BLOCK_WIDTHS if element_bytes > REAL_ELEMENT_BYTES else \
