@@ -421,11 +421,10 @@ def upload_hermitian(queue: cl.CommandQueue, M: np.ndarray, name: str, *,
     stats = np.empty((blocks, blocks, 4))
     cl.enqueue_copy(queue, stats, stats_buf)
     lower = stats[np.tril_indices(blocks)]  # the blocks (bi, bj), bi >= bj
-    asymmetry, largest = float(lower[:, 0].max()), float(lower[:, 1].max())
-    smallest, finite = float(lower[:, 2].min()), not lower[:, 3].any()
-    check_asymmetry(M, name, asymmetry, largest if finite else np.nan)
-    return HermitianUpload(queue, buffer, ld, n, rows_are_rows, dtype, asymmetry,
-                           largest if finite else np.nan,
+    asymmetry, smallest = float(lower[:, 0].max()), float(lower[:, 2].min())
+    largest = float(lower[:, 1].max()) if not lower[:, 3].any() else np.nan
+    check_asymmetry(M, name, asymmetry, largest)
+    return HermitianUpload(queue, buffer, ld, n, rows_are_rows, dtype, asymmetry, largest,
                            smallest if np.isfinite(smallest) else 0.0,
                            time.perf_counter() - start)
 

@@ -121,29 +121,44 @@ void cjac_normalized_columns(${signatures["cjac_normalized_columns"].parameters}
  * of M; the tiles below read `src` along its rows whichever it holds. */
 #define CJAC_SRC(r, c) src[(size_t)(r) * ldr + (c)]
 
-/* The lower and the mirrored entry of M at (i, j), i >= j in block (bi, bj),
- * from the two TILE-square tiles of `src` a work-group loads: tile (i0, j0)
- * and tile (j0, i0) of the stored rows, held transposed where needed so
- * that low[ly][lx] = m_(i0+ly, j0+lx) and high[ly][lx] = m_(j0+lx, i0+ly). */
+/* Stored tile (r0, c0) of `src` (the rows it holds, read along them) into
+ * `tile`: tile[ly][lx] = src(r0 + ly, c0 + lx), or with `transposed`
+ * tile[lx][ly]; zero outside the n x n matrix. */
 #define CJAC_HT_STRIDE (HT + 1)
-inline void cjac_hermitian_tiles(
-    __global const cjac_elem *src, const int ldr, const int n, const int rows_are_rows,
-    const int i0, const int j0, __local cjac_elem *low, __local cjac_elem *high)
+inline void cjac_stored_tile(__global const cjac_elem *src, const int ldr, const int n,
+                             const int r0, const int c0, const bool transposed,
+                             __local cjac_elem *tile)
 {
     const int lx = get_local_id(0), ly = get_local_id(1);
-    /* stored tile (i0, j0) and (j0, i0), read along the stored rows */
-    const bool in_a = i0 + ly < n && j0 + lx < n, in_b = j0 + ly < n && i0 + lx < n;
-    const cjac_elem a = in_a ? CJAC_SRC(i0 + ly, j0 + lx) : CJAC_ELEM_ZERO;
-    const cjac_elem b = in_b ? CJAC_SRC(j0 + ly, i0 + lx) : CJAC_ELEM_ZERO;
-    /* rows_are_rows: a = m_(i0+ly, j0+lx), b = m_(j0+ly, i0+lx);
-     * else a = m_(j0+lx, i0+ly), b = m_(i0+lx, j0+ly). */
-    if (rows_are_rows) {
-        low[ly * CJAC_HT_STRIDE + lx] = a;
-        high[lx * CJAC_HT_STRIDE + ly] = b;
-    } else {
-        high[ly * CJAC_HT_STRIDE + lx] = a;
-        low[lx * CJAC_HT_STRIDE + ly] = b;
-    }
+    const cjac_elem x = r0 + ly < n && c0 + lx < n ? CJAC_SRC(r0 + ly, c0 + lx)
+                                                   : CJAC_ELEM_ZERO;
+    tile[transposed ? lx * CJAC_HT_STRIDE + ly : ly * CJAC_HT_STRIDE + lx] = x;
+}
+
+/* low[ly][lx] = m_(i0+ly, j0+lx): M's tile (i0, j0), from stored tile
+ * (i0, j0) when the stored rows are M's rows, else stored tile (j0, i0)
+ * transposed. */
+inline void cjac_lower_tile(__global const cjac_elem *src, const int ldr, const int n,
+                            const int rows_are_rows, const int i0, const int j0,
+                            __local cjac_elem *low)
+{
+    if (rows_are_rows)
+        cjac_stored_tile(src, ldr, n, i0, j0, false, low);
+    else
+        cjac_stored_tile(src, ldr, n, j0, i0, true, low);
+}
+
+/* high[ly][lx] = m_(j0+lx, i0+ly), the mirrored entries of low: M's tile
+ * (j0, i0) transposed, from stored tile (j0, i0) transposed when the stored
+ * rows are M's rows, else stored tile (i0, j0) as it is. */
+inline void cjac_mirror_tile(__global const cjac_elem *src, const int ldr, const int n,
+                             const int rows_are_rows, const int i0, const int j0,
+                             __local cjac_elem *high)
+{
+    if (rows_are_rows)
+        cjac_stored_tile(src, ldr, n, j0, i0, true, high);
+    else
+        cjac_stored_tile(src, ldr, n, i0, j0, false, high);
 }
 
 /* Grid (blocks * HT, blocks * HT), work-groups HT x HT: work-group (bj, bi)
@@ -176,7 +191,8 @@ void cjac_hermitian_stats(${signatures["cjac_hermitian_stats"].parameters})
         for (int tj = 0; tj <= last; tj += HT) {
             const int i0 = bi * HB + ti, j0 = bj * HB + tj;
             barrier(CLK_LOCAL_MEM_FENCE);  /* the tiles before are read */
-            cjac_hermitian_tiles(src, ldr, n, rows_are_rows, i0, j0, low, high);
+            cjac_lower_tile(src, ldr, n, rows_are_rows, i0, j0, low);
+            cjac_mirror_tile(src, ldr, n, rows_are_rows, i0, j0, high);
             barrier(CLK_LOCAL_MEM_FENCE);
             const int i = i0 + ly, j = j0 + lx;
             if (i < n && j < n) {
@@ -217,7 +233,8 @@ void cjac_hermitian_stats(${signatures["cjac_hermitian_stats"].parameters})
         stats[4 * ((size_t)bi * blocks + bj) + lid] = scratch[lid * HT * HT];
 }
 
-/* Grid and work-groups as cjac_hermitian_stats: dst[j * ldd + i] = 2^shift
+/* Grid and work-groups as cjac_hermitian_stats (only M's lower tiles are
+ * read): dst[j * ldd + i] = 2^shift
  * s_ij for i >= j (s_ii = Re m_ii), the lower triangle of the Hermitian part
  * column-major, what the factorization reads (ldexp is exact: the shift
  * keeps the entries normal, cljacobi.scaling.matrix_shift); the entries
@@ -225,7 +242,7 @@ void cjac_hermitian_stats(${signatures["cjac_hermitian_stats"].parameters})
 __kernel __attribute__((reqd_work_group_size(HT, HT, 1)))
 void cjac_hermitian_load(${signatures["cjac_hermitian_load"].parameters})
 {
-    __local cjac_elem low[HT * CJAC_HT_STRIDE], high[HT * CJAC_HT_STRIDE];
+    __local cjac_elem low[HT * CJAC_HT_STRIDE];
     const int bj = get_group_id(0), bi = get_group_id(1);
     if (bj > bi)
         return;  /* uniform over the work-group, before any barrier */
@@ -236,7 +253,7 @@ void cjac_hermitian_load(${signatures["cjac_hermitian_load"].parameters})
         for (int tj = 0; tj <= last; tj += HT) {
             const int i0 = bi * HB + ti, j0 = bj * HB + tj;
             barrier(CLK_LOCAL_MEM_FENCE);
-            cjac_hermitian_tiles(src, ldr, n, rows_are_rows, i0, j0, low, high);
+            cjac_lower_tile(src, ldr, n, rows_are_rows, i0, j0, low);
             barrier(CLK_LOCAL_MEM_FENCE);
             /* column j0 + ly, row i0 + lx: along the columns of dst */
             const int i = i0 + lx, j = j0 + ly;
