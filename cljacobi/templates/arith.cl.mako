@@ -384,10 +384,10 @@ inline cjac_elem cjac_elem_workgroup_sum(__local cjac_real *scratch, const cjac_
  * exactly as its cjac_elem counterpart (element) does; a sum keeps one
  * partial sum per lane, added at the end in a fixed halving tree (lanes k
  * and k + width/2).  Pointers are to ${space} cjac_real, at the column's row
- * (any alignment of a cjac_real).  With math = "inline" the vector FMA is
- * clang's scalar builtin lane by lane (one vector instruction once
- * vectorized) and the loads and stores are those of a vector type aligned
- * as its elements (prelude says why).
+ * (any alignment of a cjac_real).  The vector FMA is the scalar one lane by
+ * lane (one vector instruction once vectorized); with math = "inline" the
+ * loads and stores are those of a vector type aligned as its elements
+ * (prelude says why).
  *
  *   cjac_rows                  CJAC_ROWS elements
  *   CJAC_ROWS_LOAD(p), CJAC_ROWS_STORE(p, v), CJAC_ROWS_ZERO
@@ -404,16 +404,26 @@ typedef ${real_ctype}${lanes} cjac_rows;
 typedef cjac_rows cjac_rows_unaligned __attribute__((aligned(sizeof(${real_ctype}))));
 #define CJAC_ROWS_LOAD(p) (*(${space} const cjac_rows_unaligned *)(p))
 #define CJAC_ROWS_STORE(p, v) (*(${space} cjac_rows_unaligned *)(p) = (v))
+%else:
+#define CJAC_ROWS_LOAD(p) cjac_rows_load(p)
+#define CJAC_ROWS_STORE(p, v) cjac_rows_store((p), (v))
+inline cjac_rows cjac_rows_load(${space} const cjac_real *p)
+{ return (cjac_rows)(${", ".join(f"p[{k}]" for k in range(lanes))}); }
+inline void cjac_rows_store(${space} cjac_real *p, const cjac_rows v)
+{ ${" ".join(f"p[{k}] = v.s{digits[k]};" for k in range(lanes))} }
+%endif
+/* No vector built-in is called (vloadn, vstoren, fma on vectors): PoCL 3.0
+ * on a CPU its LLVM 14 does not know (AMD Zen 4) links its AVX-512 built-in
+ * library into code for a target without AVX-512F, and a double8 passed
+ * to or from a built-in aborts the process (fma(double8): LLVM's "Cannot
+ * select: i64 = fma") or faults (vstore8).  Hence the loads and stores
+ * element by element under math = "library", and the vector FMA as the
+ * scalar one lane by lane under either math (prelude's fma): the bits of
+ * the vector fma, both correctly rounded. */
 inline cjac_rows cjac_rows_fma(const cjac_rows a, const cjac_rows b, const cjac_rows c)
 {
-    return (cjac_rows)(${", ".join(f"__builtin_fma(a.s{digits[k]}, b.s{digits[k]}, c.s{digits[k]})" for k in range(lanes))});
+    return (cjac_rows)(${", ".join(f"fma(a.s{digits[k]}, b.s{digits[k]}, c.s{digits[k]})" for k in range(lanes))});
 }
-%else:
-#define CJAC_ROWS_LOAD(p) vload${lanes}(0, (p))
-#define CJAC_ROWS_STORE(p, v) vstore${lanes}((v), 0, (p))
-inline cjac_rows cjac_rows_fma(const cjac_rows a, const cjac_rows b, const cjac_rows c)
-{ return fma(a, b, c); }
-%endif
 inline cjac_rows cjac_rows_abs2_acc(const cjac_rows x, const cjac_rows acc)
 { return cjac_rows_fma(x, x, acc); }
 inline cjac_rows cjac_rows_scale_1p(const cjac_real cm1, const cjac_rows x)
