@@ -159,6 +159,24 @@ def test_device_listing_command(capsys):
     assert "selected:" in out and "local memory" in out
 
 
+def test_check_runs_a_kernel_in_a_child_process(monkeypatch, capsys):
+    """--check runs the probe kernel on the selected device in a child process
+    (the same exact values here), reports a child's crash or wrong values
+    with the reason, and then exits with status 1."""
+    selected = select_device()
+    entry = next(e for e in list_devices() if e.device.int_ptr == selected.int_ptr)
+    assert device_module.run_error(entry) is None
+    monkeypatch.setattr(device_module, "_RUN_PROBE", "import os; os.abort()")
+    assert "killed by SIGABRT" in device_module.run_error(entry)
+    monkeypatch.setattr(device_module, "_RUN_PROBE",
+                        "import sys; sys.exit('8-wide fma gave wrong values')")
+    assert device_module.run_error(entry).endswith("(exit status 1: 8-wide fma gave wrong values)")
+    capsys.readouterr()
+    assert device_module.main(["--check"]) == 1
+    assert "check: a probe kernel with 8-wide double vectors failed" in capsys.readouterr().out
+    assert device_module.main([]) == 0  # the listing alone runs no probe
+
+
 def test_show_devices_says_why(monkeypatch, capsys):
     """cljacobi.show_devices names the selected device and the rule that chose it."""
     import io

@@ -18,7 +18,10 @@ build per device and process), so a runtime that cannot compile for this
 machine (for example PoCL 3.0 with LLVM 14 on a CPU that LLVM does not know,
 "unknown target CPU 'generic'") is passed over for a working one.
 ``python -m cljacobi`` (:func:`show_devices`) lists the devices, their limits
-and what the probe found, and which device is selected and why.
+and what the probe found, and which device is selected and why; with
+``--check`` it also runs a kernel on the selected device in a child process
+(:func:`run_error`), since a compiler that builds the probe may still crash
+the process that runs a kernel (PoCL 3.0 with LLVM 14 on AMD Zen 4).
 
 Every public function also accepts ``queue=``; then this module is not
 consulted at all.
@@ -29,6 +32,8 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
+import subprocess
 import sys
 import threading
 from dataclasses import dataclass
@@ -47,6 +52,7 @@ __all__ = [
     "list_devices",
     "require_fp64",
     "resolve_queue",
+    "run_error",
     "select_device",
     "selection_reason",
     "show_devices",
@@ -67,6 +73,37 @@ _DEVICE_TYPES = {
 _PROBE_SOURCE = """
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 __kernel void cjac_probe(__global double *x) { x[get_global_id(0)] *= 2.0; }
+"""
+
+
+#: What :func:`run_error` runs in a child process on the device at
+#: ``argv[1:3]`` ("P D"): 8-wide double vectors through OpenCL built-ins
+#: (vload8, fma, vstore8), checked against exact values.  PoCL 3.0 with LLVM
+#: 14 on AMD Zen 4 compiles for Zen 3 (no AVX-512F) but links its AVX-512
+#: built-in library, and a double8 passed to a built-in aborts the process
+#: when the kernel is compiled at its first run ("Cannot select: i64 =
+#: fma") or faults in it (vstore8).
+_RUN_PROBE = """
+import sys
+import numpy as np
+import pyopencl as cl
+device = cl.get_platforms()[int(sys.argv[1])].get_devices()[int(sys.argv[2])]
+context = cl.Context([device])
+queue = cl.CommandQueue(context, device)
+program = cl.Program(context, '''
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void cjac_probe(__global double *x)
+{
+    const double8 a = vload8(get_global_id(0), x);
+    vstore8(fma(a, a, a), get_global_id(0), x);
+}''').build()
+x = np.arange(32, dtype=np.float64)
+buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=x)
+program.cjac_probe(queue, (4,), None, buffer)
+out = np.empty_like(x)
+cl.enqueue_copy(queue, out, buffer)
+if not np.array_equal(out, x * x + x):
+    sys.exit("8-wide fma gave wrong values")
 """
 
 
@@ -142,6 +179,29 @@ def compiler_error(device: cl.Device) -> str | None:
                 errors = [line for line in lines if "error" in line.lower()]
                 _probe_results[key] = (errors or lines or ["the build failed"])[-1]
         return _probe_results[key]
+
+
+def run_error(entry: DeviceEntry, timeout: float = 300) -> str | None:
+    """None if a double precision kernel with 8-wide vectors builds, runs and
+    gives the exact values on `entry`'s device in a child process, else what
+    went wrong (a crash of the device's compiler included: the child, not
+    this process, dies).  ``python -m cljacobi --check`` runs it."""
+    try:
+        child = subprocess.run(
+            [sys.executable, "-c", _RUN_PROBE, str(entry.platform_index),
+             str(entry.device_index)], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"a probe kernel did not finish in {timeout:g} s"
+    if child.returncode == 0:
+        return None
+    errors = [line.strip() for line in child.stderr.splitlines()
+              if "error" in line.lower() or line.startswith("8-wide")]
+    if child.returncode < 0:
+        died = f"killed by {signal.Signals(-child.returncode).name}"
+    else:
+        died = f"exit status {child.returncode}"
+    return (f"a probe kernel with 8-wide double vectors failed in a child process "
+            f"({died}{': ' + errors[-1] if errors else ''})")
 
 
 def list_devices() -> list[DeviceEntry]:
@@ -341,17 +401,24 @@ def main(argv: list[str] | None = None) -> int:
     """List the OpenCL devices and whether each builds double precision kernels.
 
     With ``--check`` the exit status is 1 when the device ``CLJACOBI_DEVICE``
-    selects (automatic when unset) cannot be used, so that an install script
+    selects (automatic when unset) cannot be used, or fails to run a probe
+    kernel in a child process (:func:`run_error`), so that an install script
     can react.
     """
     parser = argparse.ArgumentParser(prog="python -m cljacobi",
                                      description="List the OpenCL devices cljacobi can use.")
     parser.add_argument("--check", action="store_true",
-                        help="exit with status 1 unless a usable fp64 device is selected")
+                        help="exit with status 1 unless a usable fp64 device is selected "
+                             "and runs a probe kernel in a child process")
     args = parser.parse_args(argv)
     show_devices()
     try:
-        select_device()
+        device = select_device()
     except (DeviceNotFoundError, DeviceCapabilityError):
         return 1 if args.check else 0
-    return 0
+    if not args.check:
+        return 0
+    entry = next(e for e in list_devices() if e.device.int_ptr == device.int_ptr)
+    error = run_error(entry)
+    print(f"check: {error or 'the selected device runs a probe kernel with 8-wide double vectors'}")
+    return 1 if error else 0
