@@ -24,6 +24,7 @@ from .limits import check_global_memory
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, int_arg, real_arg
 from .sizes import check_power_of_two
+from .transfers import buffer_holding
 
 __all__ = ["CLASSICAL_RESCAN_LIST", "CLASSICAL_STEP_BATCH", "CLASSICAL_WORK_GROUP",
            "ClassicalRun", "ClassicalSpec",
@@ -228,11 +229,9 @@ def _upload(queue: cl.CommandQueue, A: np.ndarray, compute_v: bool
     largest = 1 << (int(queue.device.max_work_group_size).bit_length() - 1)
     spec = ClassicalSpec(dtype.name, min(CLASSICAL_WORK_GROUP, largest))
     program = build_program(queue.context, queue.device, spec)
-    flags, ctx = cl.mem_flags, queue.context
-    a = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=np.asfortranarray(A))
+    a = buffer_holding(queue, np.asfortranarray(A))
     V = np.eye(n, dtype=dtype, order="F") if compute_v else None
-    v = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR,
-                  hostbuf=V if compute_v else np.zeros(1, dtype))
+    v = buffer_holding(queue, V if compute_v else np.zeros(1, dtype))
     return program, spec, _Matrices(a, v, V, (n, n), dtype)
 
 

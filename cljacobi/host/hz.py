@@ -26,6 +26,7 @@ from .limits import check_global_memory
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, int_arg
 from .sizes import check_power_of_two, round_up
+from .transfers import buffer_holding
 
 __all__ = ["CRITERIA", "HZ_COUNTERS", "HZ_DTYPES", "HZ_WORK_GROUP", "HZRun", "HZSpec", "border_pair",
            "hz_sweeps", "not_definite_error", "pointwise_tables"]
@@ -289,12 +290,10 @@ def hz_sweeps(
         F, G, Z = border_pair(F, G, Z, columns)
     check_global_memory(queue.device, {name: dtype.itemsize * Y.size
                                        for name, Y in (("F", F), ("G", G), ("Z", Z))})
-    flags = cl.mem_flags
-    buffers = [cl.Buffer(queue.context, flags.READ_WRITE | flags.COPY_HOST_PTR,
-                         hostbuf=np.asfortranarray(Y)) for Y in (F, G, Z)]
+    buffers = [buffer_holding(queue, np.asfortranarray(Y)) for Y in (F, G, Z)]
     pair = _Pair(*buffers, F.shape[0], G.shape[0], Z.shape[0], columns,
                  columns if order is None else order)
-    counters = cl.Buffer(queue.context, flags.READ_WRITE, 4 * len(HZ_COUNTERS))
+    counters = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 4 * len(HZ_COUNTERS))
     spec = HZSpec(dtype.name, prescaled=prescaled, criterion=criterion, block_width=block_width,
                   enhanced_dots=enhanced_dots, indefinite=positive_rows is not None)
     program = build_program(queue.context, queue.device, spec)

@@ -27,6 +27,7 @@ from .limits import check_global_memory, check_work_group_size
 from .programs import build_program, check_layout
 from .signatures import KernelSignature, buffer, c_defines, int_arg
 from .sizes import check_power_of_two, round_up
+from .transfers import buffer_holding
 
 __all__ = [
     "COLUMNS_DTYPES", "COLUMN_WORK_GROUP", "HERMITIAN_BLOCK", "HERMITIAN_TILE", "ROW_ALIGNMENT",
@@ -288,8 +289,7 @@ def upload(
     host[r + np.arange(columns - r), m + np.arange(columns - r)] = 1.0
     if split:
         host = _to_split(host)
-    mf = cl.mem_flags
-    g = cl.Buffer(queue.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
+    g = buffer_holding(queue, host)
     v = _identity_buffer(queue, columns, ldv, dtype, split) if accumulate_v else None
     queue.finish()
     return Operands(g, ldg, rows, columns, v, ldv, m, r, _signature(signs, r), dtype, split,

@@ -45,6 +45,7 @@ from .limits import (
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, int_arg
 from .sizes import check_power_of_two, round_up
+from .transfers import buffer_holding
 
 __all__ = ["ColumnQRPlan", "ColumnQRSpec", "DeviceQR", "pivoted_qr_on_device"]
 
@@ -330,8 +331,7 @@ class DeviceQR:
         from the last), and ``cjac_qr_unload`` puts the rows back in A's
         order (row-major)."""
         by_column = np.ascontiguousarray(np.asarray(V, dtype=self.dtype).T)  # V column-major
-        source = cl.Buffer(self.queue.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
-                           hostbuf=by_column if by_column.size else np.zeros(1, self.dtype))
+        source = buffer_holding(self.queue, by_column, cl.mem_flags.READ_ONLY)
         return self.q_times_buffer(source, max(V.shape[0], 1), order, columns)
 
     def q_times_buffer(self, V: cl.Buffer, ldv: int, order: np.ndarray,
@@ -426,8 +426,8 @@ def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *, exponent: int
     # A goes up as it is, by rows (or by columns); cjac_qr_load (or
     # cjac_qr_load_columns) sorts its rows into the column-major W on the device.
     by_columns = not A.flags.c_contiguous and A.flags.f_contiguous
-    uploaded = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(
-        (A.T if by_columns else A).astype(dtype, copy=False)))
+    uploaded = buffer_holding(queue, np.ascontiguousarray(
+        (A.T if by_columns else A).astype(dtype, copy=False)), mf.READ_ONLY)
     W = cl.Buffer(ctx, mf.READ_WRITE, item * ld * cols)
     state = np.zeros(len(_Word), np.int32)
     state[_Word.J] = -1

@@ -39,6 +39,7 @@ from .limits import check_global_memory, check_local_memory
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, int_arg, real_arg
 from .sizes import COMPLEX_ELEMENT_BYTES, REAL_ELEMENT_BYTES, round_up
+from .transfers import buffer_holding
 
 __all__ = ["TWO_SIDED_INNER_SWEEPS", "TwoSidedSpec", "blocked_cyclic_run",
            "two_sided_block_width", "two_sided_local_bytes"]
@@ -244,7 +245,7 @@ def blocked_cyclic_run(queue: cl.CommandQueue, A: np.ndarray, *, strategy: str,
     else:
         padded = np.zeros((N, N), dtype=dtype, order="F")
         padded[:n, :n] = A
-    a = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=padded)
+    a = buffer_holding(queue, padded)
     v = cl.Buffer(ctx, flags.READ_WRITE, dtype.itemsize * (N * N if compute_v else 1))
     if compute_v:
         identity = spec.signatures["cjac_two_sided_identity"].kernel(program, v=v, ld=N)
