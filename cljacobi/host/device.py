@@ -79,8 +79,8 @@ __kernel void cjac_probe(__global double *x) { x[get_global_id(0)] *= 2.0; }
 #: What :func:`run_error` runs in a child process on the device at
 #: ``argv[1:3]`` ("P D"): 8-wide double vectors through OpenCL built-ins
 #: (vload8, fma, vstore8), checked against exact values.  PoCL 3.0 with LLVM
-#: 14 on AMD Zen 4 compiles for Zen 3 (no AVX-512F) but links its AVX-512
-#: built-in library, and a double8 passed to a built-in aborts the process
+#: 14 on AMD Zen 4 compiles for a target without AVX-512F but links its
+#: AVX-512 built-in library, and a double8 passed to a built-in aborts the process
 #: when the kernel is compiled at its first run ("Cannot select: i64 =
 #: fma") or faults in it (vstore8).
 _RUN_PROBE = """
@@ -181,11 +181,13 @@ def compiler_error(device: cl.Device) -> str | None:
         return _probe_results[key]
 
 
-def run_error(entry: DeviceEntry, timeout: float = 300) -> str | None:
+def run_error(device: cl.Device, timeout: float = 300) -> str | None:
     """None if a double precision kernel with 8-wide vectors builds, runs and
-    gives the exact values on `entry`'s device in a child process, else what
-    went wrong (a crash of the device's compiler included: the child, not
-    this process, dies).  ``python -m cljacobi --check`` runs it."""
+    gives the exact values on `device` in a child process (which finds it by
+    its :func:`list_devices` indices), else what went wrong (a crash of the
+    device's compiler included: the child, not this process, dies).
+    ``python -m cljacobi --check`` runs it."""
+    entry = next(e for e in list_devices() if e.device.int_ptr == device.int_ptr)
     try:
         child = subprocess.run(
             [sys.executable, "-c", _RUN_PROBE, str(entry.platform_index),
@@ -419,7 +421,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if args.check else 0
     if not args.check:
         return 0
-    entry = next(e for e in list_devices() if e.device.int_ptr == device.int_ptr)
-    error = run_error(entry)
+    error = run_error(device)
     print(f"check: {error or 'the selected device runs a probe kernel with 8-wide double vectors'}")
     return 1 if error else 0

@@ -18,9 +18,10 @@ __all__ = ["buffer_holding"]
 
 def buffer_holding(queue: cl.CommandQueue, array: np.ndarray,
                    flags: cl.mem_flags = cl.mem_flags.READ_WRITE) -> cl.Buffer:
-    """A new buffer on `queue`'s device holding the bytes of `array` (made
-    contiguous in its own order if it is not), written before this returns;
-    an empty array gets a buffer of one element, unwritten."""
+    """A new buffer on `queue`'s device holding the bytes of `array` as they
+    lie in memory (C- or Fortran-ordered; any other layout is copied
+    C-ordered first), written before this returns; an empty array gets a
+    buffer of one element, unwritten."""
     array = np.asarray(array)
     if not (array.flags.c_contiguous or array.flags.f_contiguous):
         array = np.ascontiguousarray(array)
