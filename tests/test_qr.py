@@ -15,7 +15,7 @@ import pytest
 
 import cljacobi
 from cljacobi._solve import factors_on_device
-from cljacobi.host.qr import ColumnQRPlan, pivoted_qr_on_device
+from cljacobi.host.qr import APPLY_SLAB, ColumnQRPlan, pivoted_qr_on_device
 from cljacobi.shortening import Reflectors, pivoted_reflectors, sort_rows
 
 EPS = np.finfo(np.float64).eps
@@ -90,6 +90,23 @@ def test_completed_basis_and_ordered_columns(dtype, queue, rng):
     assert np.allclose(full, reference, rtol=0, atol=100 * m * EPS)
     with pytest.raises(ValueError, match="completed"):
         qr.q_times(V, order, m + 1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_q_by_slabs_and_column_tiles(dtype, queue, rng):
+    """Q applied to an m x m C whose rows span two slabs of cjac_qr_block_z
+    (``APPLY_SLAB`` rows) and whose columns fill tiles but the last: Q's
+    columns as LAPACK forms them from the same reflectors, unitary."""
+    m, n = APPLY_SLAB + 88, 40
+    A = _random(rng, (m, n), dtype)
+    qr = pivoted_qr_on_device(A, queue)
+    V = np.linalg.qr(_random(rng, (n, n), dtype))[0]
+    order = rng.permutation(n)
+    full = qr.q_times(V, order, m)
+    assert np.linalg.norm(full.conj().T @ full - np.eye(m)) <= 100 * m * EPS
+    reference = Reflectors(qr.packed, qr.tau, qr.rows, qr.columns).q_times(V, order, m)
+    assert np.allclose(full, reference, rtol=0, atol=100 * m * EPS)
+    assert np.array_equal(full, qr.q_times(V, order, m))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -16,7 +16,8 @@ The matrix stays on the device overwritten as ``xGEQP3`` overwrites it (R on
 and above the diagonal, the reflectors below it, ``tau`` beside it; the
 columns in place, a position map naming them): :class:`DeviceQR` forms
 ``X = R^*`` there for the sweeps and applies Q to their V there (by blocks
-of reflectors, ``cjac_qr_block_t`` and ``cjac_qr_block_apply``), and its
+of reflectors: ``cjac_qr_block_t``, then ``cjac_qr_block_z``, ``_tz`` and
+``_update`` a block), and its
 ``packed`` is ``xGEQP3``'s output on the host
 (:class:`cljacobi.shortening.Reflectors`).  ``docs/design.md``, "The device
 QR", has the steps.
@@ -60,10 +61,15 @@ LOAD_TILE = 16
 #: against 0.328 s at 4096; ``bench/README.md``, "The device QR").
 LONG_COLUMN_ROWS = 8192
 LONG_COLUMN_WORK_GROUP = 512
-#: Reflectors a block and columns of C a work-group when Q is applied
-#: (``cjac_qr_block_apply``); blocks of 16 where 32 do not fit in local memory.
+#: Reflectors a block, columns of C a work-group (16 complex ones) and
+#: work-items a work-group when Q is applied (``cjac_qr_block_z``,
+#: ``cjac_qr_block_tz``, ``cjac_qr_block_update``), and the rows a
+#: work-group of ``cjac_qr_block_z`` sums over; blocks of 16 where 32 do not
+#: fit in local memory (``bench/README.md``, "The device QR").
 APPLY_BLOCK = 32
-APPLY_TILE = 8
+APPLY_TILE = 32
+APPLY_WORK_GROUP = 256
+APPLY_SLAB = 512
 
 
 class _Word(enum.IntEnum):
@@ -91,8 +97,12 @@ class ColumnQRSpec:
         Columns a work-group updates, reading each entry of the reflector
         once for all of them.
     apply_block, apply_tile : int
-        Reflectors a block and columns a work-group when Q is applied
-        (``cjac_qr_block_apply``, work-groups of ``apply_block * apply_tile``).
+        Reflectors a block and columns of C a work-group when Q is applied
+        (``cjac_qr_block_z``, ``cjac_qr_block_tz``, ``cjac_qr_block_update``).
+    apply_work_group : int
+        Work-items a work-group of those kernels and of ``cjac_qr_block_t``.
+    apply_slab : int
+        Rows a work-group of ``cjac_qr_block_z`` sums over.
     """
 
     family: ClassVar[str] = "qr"
@@ -102,6 +112,8 @@ class ColumnQRSpec:
     columns_per_group: int = COLUMNS_PER_GROUP
     apply_block: int = APPLY_BLOCK
     apply_tile: int = APPLY_TILE
+    apply_work_group: int = APPLY_WORK_GROUP
+    apply_slab: int = APPLY_SLAB
 
     def __post_init__(self) -> None:
         if self.dtype not in ("float64", "complex128"):
@@ -111,8 +123,15 @@ class ColumnQRSpec:
         check_power_of_two("work_group_size", self.work_group_size)
         if self.columns_per_group < 1:
             raise ValueError(f"columns_per_group must be positive, not {self.columns_per_group}")
-        check_power_of_two("apply_block", self.apply_block)
-        check_power_of_two("apply_tile", self.apply_tile)
+        for name in ("apply_block", "apply_tile", "apply_work_group", "apply_slab"):
+            check_power_of_two(name, getattr(self, name))
+        groups = self.apply_work_group // self.apply_block
+        if not self.apply_block <= self.apply_work_group \
+                or self.apply_block ** 2 % self.apply_work_group or self.apply_tile % groups \
+                or self.apply_block * self.apply_tile % self.apply_work_group:
+            raise ValueError(
+                f"apply_work_group {self.apply_work_group} does not divide into blocks of "
+                f"{self.apply_block} reflectors and tiles of {self.apply_tile} columns")
 
     @property
     def signatures(self) -> dict[str, KernelSignature]:
@@ -144,8 +163,17 @@ class ColumnQRSpec:
             *reflectors, buffer("tau", "__global const cjac_elem *"),
             buffer("T", "__global cjac_elem *"),
         ))
-        block_apply = KernelSignature("cjac_qr_block_apply", (
-            *reflectors, buffer("T", "__global const cjac_elem *"), int_arg("b"),
+        block_z = KernelSignature("cjac_qr_block_z", (
+            *reflectors, int_arg("b"), buffer("C", "__global const cjac_elem *"),
+            int_arg("ldc"), int_arg("p"), buffer("parts", "__global cjac_elem *"),
+        ))
+        block_tz = KernelSignature("cjac_qr_block_tz", (
+            int_arg("rows"), buffer("T", "__global const cjac_elem *"), int_arg("b"),
+            int_arg("p"), buffer("parts", "__global const cjac_elem *"),
+            buffer("Z", "__global cjac_elem *"),
+        ))
+        block_update = KernelSignature("cjac_qr_block_update", (
+            *reflectors, int_arg("b"), buffer("Z", "__global const cjac_elem *"),
             buffer("C", "__global cjac_elem *"), int_arg("ldc"), int_arg("p"),
         ))
         factor = KernelSignature("cjac_qr_factor", (
@@ -164,8 +192,8 @@ class ColumnQRSpec:
             buffer("out", "__global cjac_elem *"),
         ))
         return {kernel.name: kernel
-                for kernel in (load, load_columns, step, factor, block_t, block_apply, stack,
-                               unload)}
+                for kernel in (load, load_columns, step, factor, block_t, block_z, block_tz,
+                               block_update, stack, unload)}
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -174,15 +202,26 @@ class ColumnQRSpec:
             "work_group_size": self.work_group_size,
             "columns_per_group": self.columns_per_group, "load_tile": LOAD_TILE,
             "apply_block": self.apply_block, "apply_tile": self.apply_tile,
+            "apply_work_group": self.apply_work_group, "apply_slab": self.apply_slab,
             "state_defines": c_defines({f"CJAC_QR_{word.name}": int(word) for word in _Word}),
             "signatures": self.signatures,
         }
 
 
 def _apply_local_bytes(block: int, tile: int, item: int) -> int:
-    """Local memory of ``cjac_qr_block_apply``: a chunk of Y and T (block x
-    block + 1 each), a chunk of C and Z (block x tile + 1 each), the columns."""
-    return item * (2 * block * (block + 1) + 2 * block * (tile + 1)) + 4 * block
+    """Local memory of the largest work-group of Q's kernels: ``cjac_qr_block_t``
+    (a chunk of Y, then T, and the Gram matrix, block x block + 1 each),
+    ``cjac_qr_block_z`` (32 rows of Y and of C), ``cjac_qr_block_tz`` (Z,
+    tile x block + 1) or ``cjac_qr_block_update`` (Z, block x tile); the
+    block's columns."""
+    return item * max(2 * block * (block + 1), 32 * (block + 1 + tile + 1),
+                      tile * (block + 1), block * tile) + 4 * block
+
+
+def _apply_tile_for(dtype: np.dtype) -> int:
+    """Columns of C a work-group when Q is applied: :data:`APPLY_TILE`, half
+    as many complex ones (the registers of a work-item's row)."""
+    return APPLY_TILE // (2 if np.dtype(dtype).kind == "c" else 1)
 
 
 @cache
@@ -225,17 +264,17 @@ class ColumnQRPlan:
                 LONG_COLUMN_WORK_GROUP:
             work_group_size = LONG_COLUMN_WORK_GROUP
         size = choose_work_group_size(device, rows, requested=work_group_size)
-        block = APPLY_BLOCK
-        if _apply_local_bytes(block, APPLY_TILE, dtype.itemsize) > device.local_mem_size:
+        block, tile = APPLY_BLOCK, _apply_tile_for(dtype)
+        if _apply_local_bytes(block, tile, dtype.itemsize) > device.local_mem_size:
             block //= 2
         spec = ColumnQRSpec(dtype.name, global_fence_for(device), size, columns_per_group,
-                            block, APPLY_TILE)
+                            block, tile)
         plan = cls(spec, rows, cols, round_up(rows, 32 if device.type & cl.device_type.GPU else 8))
         check_local_memory(device, max(plan.local_bytes, _apply_local_bytes(
-            block, APPLY_TILE, dtype.itemsize)), "the device QR")
-        # The tiled copies and Q's blocks (the step kernel's size is the
+            block, tile, dtype.itemsize)), "the device QR")
+        # The tiled copies and Q's kernels (the step kernel's size is the
         # device's own choice above).
-        check_work_group_size(device, max(LOAD_TILE * LOAD_TILE, block * APPLY_TILE),
+        check_work_group_size(device, max(LOAD_TILE * LOAD_TILE, APPLY_WORK_GROUP),
                               "the device QR")
         check_global_memory(device, {"B": dtype.itemsize * plan.ld * cols,
                                      "A as uploaded": dtype.itemsize * rows * cols,
@@ -327,8 +366,9 @@ class DeviceQR:
         """:meth:`cljacobi.shortening.Reflectors.q_times` on the device: the
         start ``[[V[:, order], 0], [0, I]]`` (``cjac_qr_stack``), then the
         reflectors by blocks (xLARFT's T of every block by ``cjac_qr_block_t``,
-        ``C -= Y (T (Y^* C))`` by ``cjac_qr_block_apply`` a block a launch,
-        from the last), and ``cjac_qr_unload`` puts the rows back in A's
+        ``C -= Y (T (Y^* C))`` a block at a time from the last: ``Y^* C`` by
+        slabs of rows, ``cjac_qr_block_z``, then ``Z = -T Y^* C``,
+        ``cjac_qr_block_tz``, then ``C += Y Z``, ``cjac_qr_block_update``), and ``cjac_qr_unload`` puts the rows back in A's
         order (row-major)."""
         by_column = np.ascontiguousarray(np.asarray(V, dtype=self.dtype).T)  # V column-major
         source = buffer_holding(self.queue, by_column, cl.mem_flags.READ_ONLY)
@@ -355,21 +395,32 @@ class DeviceQR:
                              count=count, C=target, ldc=m, rows=m, p=columns)
         cl.enqueue_nd_range_kernel(queue, stack, *self._tiles(m, columns))
         # Q = Q_0 Q_1 ..., Q_b = I - Y_b T_b Y_b^*: every T at once, then the
-        # blocks from the last.
-        block, tile = spec.apply_block, spec.apply_tile
-        blocks = -(-n // block)
+        # blocks from the last, each as Y^* C by slabs, Z = -T Y^* C, C += Y Z.
+        block, tile, group = spec.apply_block, spec.apply_tile, spec.apply_work_group
+        blocks, tiles = -(-n // block), -(-columns // tile)
+        slabs = -(-m // spec.apply_slab)
         T = cl.Buffer(ctx, mf.READ_WRITE, item * block * block * blocks)
+        parts = cl.Buffer(ctx, mf.READ_WRITE, item * slabs * block * columns)
+        Z = cl.Buffer(ctx, mf.READ_WRITE, item * block * columns)
         reflectors = {"W": self.buffers["W"], "ld": self.plan.ld, "rows": m,
-                      "columns": self.buffers["columns"], "n": n, "T": T}
-        form_t = self._kernel("cjac_qr_block_t", tau=self.buffers["tau"], **reflectors)
-        cl.enqueue_nd_range_kernel(queue, form_t, (blocks * block * tile,), (block * tile,))
-        signature = spec.signatures["cjac_qr_block_apply"]
-        apply = self._kernel("cjac_qr_block_apply", b=0, C=target, ldc=m, p=columns,
+                      "columns": self.buffers["columns"], "n": n}
+        form_t = self._kernel("cjac_qr_block_t", tau=self.buffers["tau"], T=T, **reflectors)
+        cl.enqueue_nd_range_kernel(queue, form_t, (blocks * group,), (group,))
+        signatures = spec.signatures
+        sum_z = self._kernel("cjac_qr_block_z", b=0, C=target, ldc=m, p=columns, parts=parts,
                              **reflectors)
-        size = (-(-columns // tile) * block * tile,)
+        form_z = self._kernel("cjac_qr_block_tz", rows=m, T=T, b=0, p=columns, parts=parts,
+                              Z=Z)
+        update = self._kernel("cjac_qr_block_update", b=0, Z=Z, C=target, ldc=m, p=columns,
+                              **reflectors)
         for b in range(blocks - 1, -1, -1):
-            signature.bind(apply, b=b)
-            cl.enqueue_nd_range_kernel(queue, apply, size, (block * tile,))
+            below = m - b * block  # rows from the block's first on
+            for name, kernel, grid in (
+                    ("cjac_qr_block_z", sum_z, (tiles * group, -(-below // spec.apply_slab))),
+                    ("cjac_qr_block_tz", form_z, (tiles * group, 1)),
+                    ("cjac_qr_block_update", update, (tiles * group, -(-below // group)))):
+                signatures[name].bind(kernel, b=b)
+                cl.enqueue_nd_range_kernel(queue, kernel, grid, (group, 1))
         result = cl.Buffer(ctx, mf.WRITE_ONLY, item * m * columns)
         unload = self._kernel("cjac_qr_unload", C=target, ldc=m, rows=m, p=columns,
                               row_order=self.buffers["row_order"], out=result)

@@ -37,7 +37,9 @@
 ## rows x p, rows in the sorted order) by blocks of QB, from the last block
 ## to the first, so that C ends as Q C: the left singular vectors Q V_x
 ## without Q ever formed (cjac_qr_block_t forms every block's T once,
-## cjac_qr_block_apply applies one block a launch).  Three copies go
+## cjac_qr_block_z, cjac_qr_block_tz and cjac_qr_block_update apply one
+## block in three launches: Y^H C by slabs of rows, Z = -T Y^H C, C += Y Z;
+## every sum in a fixed order).  Three copies go
 ## around them, each through local-memory tiles (both sides contiguous):
 ## cjac_qr_factor writes X = R^* (the sweeps' factor), cjac_qr_stack the
 ## start [[V[:, order], 0], [0, I]] of C, and cjac_qr_unload C's rows back in
@@ -54,6 +56,8 @@
 ##   load_tile         side of cjac_qr_load's square work-group
 ##   apply_block       reflectors a block when Q is applied (QB)
 ##   apply_tile        columns of C a work-group then (QT)
+##   apply_work_group  work-items of a work-group of the Q kernels (QWG)
+##   apply_slab        rows a work-group of cjac_qr_block_z sums over (QSLAB)
 ##   state_defines     #define lines of the state's words
 ##   signatures        the kernel's arguments (cljacobi.host.signatures)
 <%namespace name="arith" file="arith.cl.mako"/>
@@ -183,26 +187,47 @@ void cjac_qr_unload(${signatures["cjac_qr_unload"].parameters})
 
 /* The reflectors applied to C by blocks of QB (LAPACK xLARFT and xLARFB,
  * forward and columnwise: H_j0 H_j0+1 ... H_j0+QB-1 = I - Y T Y^H with Y the
- * block's v_j as columns and T upper triangular), work-groups of QB x QT
- * work-items, rows staged through local memory QB at a time. */
+ * block's v_j as columns and T upper triangular), three launches a block:
+ * cjac_qr_block_z sums Y^H C over slabs of QSLAB rows (work-groups over
+ * the slabs and the column tiles), cjac_qr_block_tz adds the slabs' sums
+ * in order and forms Z = -T Y^H C, and cjac_qr_block_update adds Y Z to C
+ * (a row a work-item, QT columns).  Work-groups of QWG work-items. */
 #define QB ${apply_block}
 #define QT ${apply_tile}
-#define QWG (QB * QT)
+#define QWG ${apply_work_group}
+#define QSLAB ${apply_slab}
+#define QRC 32                 /* rows of C a chunk of cjac_qr_block_z */
+#define QGROUPS (QWG / QB)     /* cjac_qr_block_z: groups of QB work-items, */
+#define QMC (QT / QGROUPS)     /* each work-item QMC columns of its group's */
+#if QWG % QB || QT % QGROUPS || (QB * QT) % QWG || (QB * QB) % QWG
+#error "the Q kernels: QWG, QB and QT do not divide as they must"
+#endif
 
-/* The block's reflector positions as W's columns, and rows i0 .. i0 + QB - 1 of
- * Y into Y_chunk[row][k]: v_{j0+k} is 0 above row j0 + k, 1 at it, W below
- * (0 for k >= count).  Consecutive work-items take consecutive rows. */
-inline void cjac_qr_y_chunk(__local cjac_elem (*Y_chunk)[QB + 1], __global const cjac_elem *W,
-                            const int ld, __local const int *block_columns, const int j0,
-                            const int count, const int i0, const int rows, const int lid)
+/* The block's reflector positions as W's columns, and rows i0 .. i0 + count_rows - 1
+ * of Y into Y_chunk[row][k]: v_{j0+k} is 0 above row j0 + k, 1 at it, W below
+ * (0 for k >= count and from row `rows` on).  Consecutive work-items take
+ * consecutive rows. */
+inline void cjac_qr_y_chunk(__local cjac_elem (*Y_chunk)[QB + 1], const int chunk_rows,
+                            __global const cjac_elem *W, const int ld,
+                            __local const int *block_columns, const int j0, const int count,
+                            const int i0, const int rows, const int lid)
 {
-    for (int e = lid; e < QB * QB; e += QWG) {
-        const int r = e % QB, k = e / QB, i = i0 + r, j = j0 + k;
+    for (int e = lid; e < chunk_rows * QB; e += QWG) {
+        const int r = e % chunk_rows, k = e / chunk_rows, i = i0 + r, j = j0 + k;
         cjac_elem y = CJAC_ELEM_ZERO;
         if (k < count && i < rows && i >= j)
             y = i == j ? cjac_from_real(1) : W[(size_t)block_columns[k] * ld + i];
         Y_chunk[r][k] = y;
     }
+}
+
+/* The block's reflector positions, columns[j0 ..] (the last one repeated
+ * past n), in block_columns; the caller reaches a barrier before use. */
+inline void cjac_qr_block_columns(__local int *block_columns, __global const int *columns,
+                                  const int j0, const int count, const int lid)
+{
+    if (lid < QB)
+        block_columns[lid] = columns[j0 + min(lid, count - 1)];
 }
 
 /* T of every block (one work-group a block, T column-major QB x QB at
@@ -212,17 +237,17 @@ __kernel __attribute__((reqd_work_group_size(QWG, 1, 1)))
 void cjac_qr_block_t(${signatures["cjac_qr_block_t"].parameters})
 {
     __local int block_columns[QB];
-    __local cjac_elem Y_chunk[QB][QB + 1], gram[QB][QB + 1], T_block[QB][QB + 1];
+    __local cjac_elem Y_chunk[QB][QB + 1], gram[QB][QB + 1];
+    __local cjac_elem (*T_block)[QB + 1] = Y_chunk;  /* once the Gram matrix is summed */
     const int lid = get_local_id(0), b = get_group_id(0), j0 = b * QB;
     const int count = min(QB, n - j0);
-    if (lid < QB)
-        block_columns[lid] = columns[j0 + min(lid, count - 1)];
+    cjac_qr_block_columns(block_columns, columns, j0, count, lid);
     cjac_elem sums[QB * QB / QWG];
     for (int e = 0; e < QB * QB / QWG; ++e)
         sums[e] = CJAC_ELEM_ZERO;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int i0 = j0; i0 < rows; i0 += QB) {
-        cjac_qr_y_chunk(Y_chunk, W, ld, block_columns, j0, count, i0, rows, lid);
+        cjac_qr_y_chunk(Y_chunk, QB, W, ld, block_columns, j0, count, i0, rows, lid);
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int e = 0; e < QB * QB / QWG; ++e) {
             const int entry = lid + e * QWG, k = entry / QB, l = entry % QB;
@@ -253,57 +278,103 @@ void cjac_qr_block_t(${signatures["cjac_qr_block_t"].parameters})
         T[(size_t)b * QB * QB + e] = T_block[e % QB][e / QB];
 }
 
-/* C := (I - Y T Y^H) C for block b, QT columns of C a work-group:
- * Z = Y^H C, then Z = T Z, then C -= Y Z, each over the rows from j0 on. */
+/* Slab s's part of Y^H C for block b: work-group (t, s) sums over rows
+ * j0 + s QSLAB .. (at most QSLAB of them) for columns t QT .., into
+ * parts[(s p + c) QB + k] = sum_i conj(y_ik) c_ic.  Work-item (k, g) holds
+ * Z's entries k of its group's QMC columns g QMC ..; the rows go through
+ * local memory QRC at a time. */
 __kernel __attribute__((reqd_work_group_size(QWG, 1, 1)))
-void cjac_qr_block_apply(${signatures["cjac_qr_block_apply"].parameters})
+void cjac_qr_block_z(${signatures["cjac_qr_block_z"].parameters})
 {
     __local int block_columns[QB];
-    __local cjac_elem Y_chunk[QB][QB + 1], T_block[QB][QB + 1], C_chunk[QB][QT + 1],
-        Z[QB][QT + 1];
+    __local cjac_elem Y_chunk[QRC][QB + 1], C_chunk[QRC][QT + 1];
     const int lid = get_local_id(0), j0 = b * QB, count = min(QB, n - j0);
     const int c0 = get_group_id(0) * QT, c_count = clamp(p - c0, 0, QT);
-    const int k = lid / QT, c = lid % QT;  /* this work-item's entry of Z */
-    if (lid < QB)
-        block_columns[lid] = columns[j0 + min(lid, count - 1)];
-    for (int e = lid; e < QB * QB; e += QWG)
-        T_block[e % QB][e / QB] = T[(size_t)b * QB * QB + e];
-    cjac_elem z = CJAC_ELEM_ZERO;
+    const int s = get_group_id(1), first = j0 + s * QSLAB, last = min(rows, first + QSLAB);
+    const int k = lid % QB, g = lid / QB;
+    cjac_qr_block_columns(block_columns, columns, j0, count, lid);
+    cjac_elem z[QMC];
+    for (int q = 0; q < QMC; ++q)
+        z[q] = CJAC_ELEM_ZERO;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i0 = j0; i0 < rows; i0 += QB) {
-        cjac_qr_y_chunk(Y_chunk, W, ld, block_columns, j0, count, i0, rows, lid);
-        for (int e = lid; e < QB * QT; e += QWG) {
-            const int r = e % QB, cc = e / QB, i = i0 + r;
-            C_chunk[r][cc] = i < rows && cc < c_count ? C[(size_t)(c0 + cc) * ldc + i]
+    for (int i0 = first; i0 < last; i0 += QRC) {
+        cjac_qr_y_chunk(Y_chunk, QRC, W, ld, block_columns, j0, count, i0, last, lid);
+        for (int e = lid; e < QRC * QT; e += QWG) {
+            const int r = e % QRC, cc = e / QRC, i = i0 + r;
+            C_chunk[r][cc] = i < last && cc < c_count ? C[(size_t)(c0 + cc) * ldc + i]
                                                       : CJAC_ELEM_ZERO;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int r = 0; r < QB; ++r)
-            z = cjac_dot_acc(Y_chunk[r][k], C_chunk[r][c], z);
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    Z[k][c] = z;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    cjac_elem t_z = CJAC_ELEM_ZERO;
-    for (int l = k; l < QB; ++l)
-        t_z = cjac_axpy(T_block[k][l], Z[l][c], t_z);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    Z[k][c] = -t_z;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const int r = lid % QB, cc = lid / QB;  /* this work-item's entry of C */
-    for (int i0 = j0; i0 < rows; i0 += QB) {
-        cjac_qr_y_chunk(Y_chunk, W, ld, block_columns, j0, count, i0, rows, lid);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const int i = i0 + r;
-        if (i < rows && cc < c_count) {
-            __global cjac_elem *entry = C + (size_t)(c0 + cc) * ldc + i;
-            cjac_elem acc = *entry;
-            for (int l = 0; l < QB; ++l)
-                acc = cjac_axpy(Z[l][cc], Y_chunk[r][l], acc);
-            *entry = acc;
+        for (int r = 0; r < QRC; ++r) {
+            const cjac_elem y = Y_chunk[r][k];
+            for (int q = 0; q < QMC; ++q)
+                z[q] = cjac_dot_acc(y, C_chunk[r][g * QMC + q], z[q]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+    for (int q = 0; q < QMC; ++q)
+        if (g * QMC + q < c_count)
+            parts[((size_t)s * p + c0 + g * QMC + q) * QB + k] = z[q];
+}
+
+/* Z = -T (Y^H C) for block b, columns t QT .. a work-group: the slabs'
+ * parts summed in slab order, then the triangular product; Z stored as the
+ * parts are (Z[c QB + k]). */
+__kernel __attribute__((reqd_work_group_size(QWG, 1, 1)))
+void cjac_qr_block_tz(${signatures["cjac_qr_block_tz"].parameters})
+{
+    __local cjac_elem sums[QT][QB + 1];
+    const int lid = get_local_id(0), j0 = b * QB;
+    const int c0 = get_group_id(0) * QT, c_count = clamp(p - c0, 0, QT);
+    const int slabs = (rows - j0 + QSLAB - 1) / QSLAB;
+    for (int e = lid; e < QB * QT; e += QWG) {
+        const int k = e % QB, cc = e / QB;
+        cjac_elem sum = CJAC_ELEM_ZERO;
+        for (int s = 0; s < slabs && cc < c_count; ++s)
+            sum = sum + parts[((size_t)s * p + c0 + cc) * QB + k];
+        sums[cc][k] = sum;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __global const cjac_elem *T_block = T + (size_t)b * QB * QB;  /* column-major */
+    for (int e = lid; e < QB * QT; e += QWG) {
+        const int k = e % QB, cc = e / QB;
+        cjac_elem acc = CJAC_ELEM_ZERO;
+        for (int l = k; l < QB; ++l)
+            acc = cjac_axpy(T_block[l * QB + k], sums[cc][l], acc);
+        if (cc < c_count)
+            Z[(size_t)(c0 + cc) * QB + k] = -acc;
+    }
+}
+
+/* C += Y Z for block b (Z = -T Y^H C): work-group (t, u) takes columns
+ * t QT .. and rows j0 + u QWG .., a row a work-item (loads along the rows),
+ * Z's QB x QT tile in local memory. */
+__kernel __attribute__((reqd_work_group_size(QWG, 1, 1)))
+void cjac_qr_block_update(${signatures["cjac_qr_block_update"].parameters})
+{
+    __local int block_columns[QB];
+    __local cjac_elem Z_tile[QB][QT];
+    const int lid = get_local_id(0), j0 = b * QB, count = min(QB, n - j0);
+    const int c0 = get_group_id(0) * QT, c_count = clamp(p - c0, 0, QT);
+    const int i = j0 + get_group_id(1) * QWG + lid;
+    cjac_qr_block_columns(block_columns, columns, j0, count, lid);
+    for (int e = lid; e < QB * QT; e += QWG) {
+        const int k = e % QB, cc = e / QB;
+        Z_tile[k][cc] = cc < c_count ? Z[(size_t)(c0 + cc) * QB + k] : CJAC_ELEM_ZERO;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (i >= rows)
+        return;
+    cjac_elem acc[QT];
+    for (int cc = 0; cc < QT; ++cc)
+        acc[cc] = cc < c_count ? C[(size_t)(c0 + cc) * ldc + i] : CJAC_ELEM_ZERO;
+    for (int l = 0; l < count && j0 + l <= i; ++l) {
+        const cjac_elem y = j0 + l == i ? cjac_from_real(1) : W[(size_t)block_columns[l] * ld + i];
+        for (int cc = 0; cc < QT; ++cc)
+            acc[cc] = cjac_axpy(Z_tile[l][cc], y, acc[cc]);
+    }
+    for (int cc = 0; cc < c_count; ++cc)
+        C[(size_t)(c0 + cc) * ldc + i] = acc[cc];
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
