@@ -37,6 +37,7 @@ squared column norm overflows or underflows.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -360,12 +361,16 @@ class _SVD:
             V_B_adjoint = _right_vectors_adjoint(state.G, sigma, order, qr.columns, nb)
         else:
             # U_x normalized on the device (its download a transfer, as
-            # eig_indefinite counts it), Q applied to V where it is.
+            # eig_indefinite counts it), then Q applied to V where it is, in a
+            # thread, while the host gathers V_B^* from U_x.
             start = time.perf_counter()
             U_x = normalized_columns(plan.queue, operands, order)
             info.seconds["transfer"] += time.perf_counter() - start
-            U_B = qr.q_times_buffer(operands.v, operands.ldv, order, columns)
-            V_B_adjoint = _rows_gathered(U_x.T, np.argsort(qr.columns))
+            with ThreadPoolExecutor(max_workers=1) as applier:
+                applied = applier.submit(qr.q_times_buffer, operands.v, operands.ldv, order,
+                                         columns)
+                V_B_adjoint = _rows_gathered(U_x.T, np.argsort(qr.columns))
+            U_B = applied.result()
         if kept["transposed"]:
             # A = B^* = V_B diag(S) U_B^*.
             return SVDResult(V_B_adjoint.conj().T, S, U_B.conj().T)
@@ -379,8 +384,8 @@ def _factor_on_device(B: np.ndarray, b_name: str, x_name: str, queue: cl.Command
     as B is loaded, and X left on the device for the sweeps, centered by the
     shift its column maxima give (zero columns allowed, as on the host).
     Returns the sweeps' source, the QR, and the two shifts' sum."""
-    exponent, rows = _shift_and_row_order(B, b_name)
-    qr = pivoted_qr_on_device(B, queue, exponent=exponent, rows=rows)
+    qr = pivoted_qr_on_device(B, queue, scaling=lambda: _shift_and_row_order(B, b_name))
+    exponent = qr.exponent
     n = B.shape[1]
     X = qr.r_adjoint_buffer()
     maxima = column_max(queue, X, n, n, n, qr.dtype)

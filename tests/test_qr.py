@@ -159,6 +159,28 @@ def test_zero_tiny_and_graded(dtype, queue, rng):
     assert np.allclose(np.abs(np.diag(R)), np.abs(np.diag(host.R)), rtol=1e-13, atol=0)
 
 
+def test_scaling_runs_while_a_goes_up(queue, rng):
+    """scaling's exponent and rows are those the QR uses: the same bits as
+    when they are given; given with them it is refused, and its error
+    comes through."""
+    A = _random(rng, (30, 12), np.float64)
+    rows = rng.permutation(30)
+    given = pivoted_qr_on_device(A, queue, exponent=-3, rows=rows)
+    deferred = pivoted_qr_on_device(A, queue, scaling=lambda: (-3, rows))
+    assert deferred.exponent == given.exponent == -3
+    assert np.array_equal(deferred.rows, rows)
+    assert np.array_equal(deferred.packed, given.packed)
+    assert np.array_equal(deferred.packed, pivoted_qr_on_device(A / 8, queue, rows=rows).packed)
+    with pytest.raises(TypeError, match="not both"):
+        pivoted_qr_on_device(A, queue, rows=rows, scaling=lambda: (0, rows))
+
+    def fails():
+        raise OverflowError("the scaling failed")
+
+    with pytest.raises(OverflowError, match="the scaling failed"):
+        pivoted_qr_on_device(A, queue, scaling=fails)
+
+
 def test_bad_shapes_and_sizes(queue):
     with pytest.raises(ValueError, match="rows >= cols"):
         ColumnQRPlan.for_device(queue.device, 3, 5, np.float64)

@@ -26,6 +26,8 @@ QR", has the steps.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from typing import ClassVar
@@ -307,13 +309,16 @@ class DeviceQR:
     rows, columns : numpy.ndarray
         The row order and the column pivots, as
         :class:`cljacobi.shortening.Reflectors`.
+    exponent : int
+        The power of two A was scaled by (``2^exponent A`` is factored).
     """
 
     def __init__(self, queue: cl.CommandQueue, plan: ColumnQRPlan, program: cl.Program,
-                 buffers: dict[str, cl.Buffer], rows: np.ndarray, columns: np.ndarray) -> None:
+                 buffers: dict[str, cl.Buffer], rows: np.ndarray, columns: np.ndarray,
+                 exponent: int = 0) -> None:
         self.queue, self.plan, self.program = queue, plan, program
         self.buffers = buffers  # W, columns, tau, row_order
-        self.rows, self.columns = rows, columns
+        self.rows, self.columns, self.exponent = rows, columns, exponent
         self.dtype = np.dtype(plan.spec.dtype)
 
     def _kernel(self, name: str, **values: object) -> cl.Kernel:
@@ -431,7 +436,9 @@ class DeviceQR:
 
 
 def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *, exponent: int = 0,
-                         rows: np.ndarray | None = None, work_group_size: int | None = None,
+                         rows: np.ndarray | None = None,
+                         scaling: Callable[[], tuple[int, np.ndarray]] | None = None,
+                         work_group_size: int | None = None,
                          columns_per_group: int = COLUMNS_PER_GROUP) -> DeviceQR:
     """Householder QR of ``2^exponent A`` with its rows sorted and its columns
     pivoted, on the device of `queue`.
@@ -453,6 +460,9 @@ def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *, exponent: int
         The rows of ``2^exponent A`` by decreasing max-norm
         (:func:`cljacobi.shortening.sort_rows`, which runs when they are not
         given), the order the QR factors them in.
+    scaling : callable, optional
+        Returns ``(exponent, rows)``, in place of those two arguments; it
+        runs on the host while A is uploaded.
     work_group_size : int, optional
         Work-items a work-group (default:
         :func:`cljacobi.host.limits.choose_work_group_size`).
@@ -462,23 +472,31 @@ def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *, exponent: int
     Returns
     -------
     DeviceQR
-        ``A[rows][:, columns] = Q R`` with ``Q = H_0 ... H_{n-1}``,
+        ``2^exponent A[rows][:, columns] = Q R`` with ``Q = H_0 ... H_{n-1}``,
         ``H_j = I - tau_j v_j v_j^*``; deterministic (the same bits on the
         same device).
     """
     A = np.asarray(A)
+    if scaling is not None and (rows is not None or exponent != 0):
+        raise TypeError("pivoted_qr_on_device takes scaling or exponent and rows, not both")
     dtype = np.dtype(np.complex128 if np.iscomplexobj(A) else np.float64)
-    row_order = sort_rows(A) if rows is None else np.asarray(rows)
-    rows, cols = A.shape
-    plan = ColumnQRPlan.for_device(queue.device, rows, cols, dtype,
+    plan = ColumnQRPlan.for_device(queue.device, A.shape[0], A.shape[1], dtype,
                                    work_group_size=work_group_size,
                                    columns_per_group=columns_per_group)
     ctx, mf, item, ld = queue.context, cl.mem_flags, dtype.itemsize, plan.ld
-    # A goes up as it is, by rows (or by columns); cjac_qr_load (or
-    # cjac_qr_load_columns) sorts its rows into the column-major W on the device.
+    # A goes up as it is, by rows (or by columns), while the host finds the
+    # row order; cjac_qr_load (or cjac_qr_load_columns) sorts its rows into
+    # the column-major W on the device.
     by_columns = not A.flags.c_contiguous and A.flags.f_contiguous
-    uploaded = buffer_holding(queue, np.ascontiguousarray(
-        (A.T if by_columns else A).astype(dtype, copy=False)), mf.READ_ONLY)
+    source = np.ascontiguousarray((A.T if by_columns else A).astype(dtype, copy=False))
+    with ThreadPoolExecutor(max_workers=1) as uploader:
+        upload = uploader.submit(buffer_holding, queue, source, mf.READ_ONLY)
+        if scaling is not None:
+            exponent, row_order = scaling()
+        else:
+            row_order = sort_rows(A) if rows is None else np.asarray(rows)
+    uploaded = upload.result()
+    rows, cols = A.shape
     W = cl.Buffer(ctx, mf.READ_WRITE, item * ld * cols)
     state = np.zeros(len(_Word), np.int32)
     state[_Word.J] = -1
@@ -514,4 +532,4 @@ def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *, exponent: int
     cl.enqueue_copy(queue, pivots, arguments["columns"])
     kept = {name: arguments[name] for name in ("W", "columns", "tau")}
     return DeviceQR(queue, plan, program, {**kept, "row_order": row_buffer}, row_order,
-                    pivots.astype(np.intp))
+                    pivots.astype(np.intp), exponent)
