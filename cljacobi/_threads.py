@@ -62,7 +62,11 @@ def all_finite(array: np.ndarray) -> bool:
 
 
 def any_nonzero(array: np.ndarray) -> bool:
-    """``np.any(array)``, by :func:`in_row_blocks`."""
+    """``np.any(array)``: its first entry along the first axis (a row, or a
+    matrix of a stack), then, where that is zero, all of it by
+    :func:`in_row_blocks`."""
+    if array.ndim and array.shape[0] and np.any(array[:1]):
+        return True
     return any(in_row_blocks(lambda block: bool(np.any(block)), array))
 
 

@@ -79,6 +79,13 @@ def test_any_nonzero(threads):
         B[index] = -1e-300
         assert any_nonzero(B) and any_nonzero(B.T)
     assert not any_nonzero(np.empty((0, 3)))
+    stack = np.zeros((3, 4, 5))
+    assert not any_nonzero(stack)
+    for index in ((0, 0, 0), (2, 3, 4)):
+        nonzero = stack.copy()
+        nonzero[index] = 1
+        assert any_nonzero(nonzero)
+    assert any_nonzero(np.array(2.0)) and not any_nonzero(np.array(0.0))
 
 
 @pytest.mark.parametrize("shape", [(9, 1000), (3, 7, 600), (5000,), (0, 4), (1,)])
