@@ -15,7 +15,7 @@ import pytest
 
 import cljacobi
 from cljacobi._solve import factors_on_device
-from cljacobi.host.qr import APPLY_SLAB, ColumnQRPlan, pivoted_qr_on_device
+from cljacobi.host.qr import APPLY_SLAB, ColumnQRPlan, ColumnQRSpec, pivoted_qr_on_device
 from cljacobi.shortening import Reflectors, pivoted_reflectors, sort_rows
 
 EPS = np.finfo(np.float64).eps
@@ -188,6 +188,11 @@ def test_bad_shapes_and_sizes(queue):
         pivoted_qr_on_device(np.ones((4, 4)), queue, work_group_size=48)
     with pytest.raises(ValueError, match="columns_per_group"):
         pivoted_qr_on_device(np.ones((4, 4)), queue, columns_per_group=0)
+    # Q's kernels: 8 groups of 32 work-items share a tile of 4 columns.
+    with pytest.raises(ValueError, match="does not divide"):
+        ColumnQRSpec("float64", apply_tile=4)
+    with pytest.raises(ValueError, match="power of two"):
+        ColumnQRSpec("float64", apply_slab=500)
 
 
 def test_svd_factorization_option(queue, rng):

@@ -373,7 +373,8 @@ class DeviceQR:
         reflectors by blocks (xLARFT's T of every block by ``cjac_qr_block_t``,
         ``C -= Y (T (Y^* C))`` a block at a time from the last: ``Y^* C`` by
         slabs of rows, ``cjac_qr_block_z``, then ``Z = -T Y^* C``,
-        ``cjac_qr_block_tz``, then ``C += Y Z``, ``cjac_qr_block_update``), and ``cjac_qr_unload`` puts the rows back in A's
+        ``cjac_qr_block_tz``, then ``C += Y Z``, ``cjac_qr_block_update``),
+        and ``cjac_qr_unload`` puts the rows back in A's
         order (row-major)."""
         by_column = np.ascontiguousarray(np.asarray(V, dtype=self.dtype).T)  # V column-major
         source = buffer_holding(self.queue, by_column, cl.mem_flags.READ_ONLY)
@@ -389,8 +390,13 @@ class DeviceQR:
         columns = completed_columns(count, columns, m, n)
         queue, spec, ctx, mf = self.queue, self.plan.spec, self.queue.context, cl.mem_flags
         item = self.dtype.itemsize
-        check_global_memory(queue.device, {"C": item * m * columns,
-                                           "Q C in A's row order": item * m * columns})
+        block, tile, group = spec.apply_block, spec.apply_tile, spec.apply_work_group
+        blocks, tiles = -(-n // block), -(-columns // tile)
+        slabs = -(-m // spec.apply_slab)
+        check_global_memory(queue.device, {
+            "C": item * m * columns, "Q C in A's row order": item * m * columns,
+            "the blocks' T": item * block * block * blocks,
+            "Y^* C by slabs and Z": item * (slabs + 1) * block * columns})
         # (The buffers are named here: a kernel's arguments do not keep them alive.)
         order_buffer = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                                  hostbuf=np.ascontiguousarray(order, dtype=np.int32)
@@ -401,9 +407,6 @@ class DeviceQR:
         cl.enqueue_nd_range_kernel(queue, stack, *self._tiles(m, columns))
         # Q = Q_0 Q_1 ..., Q_b = I - Y_b T_b Y_b^*: every T at once, then the
         # blocks from the last, each as Y^* C by slabs, Z = -T Y^* C, C += Y Z.
-        block, tile, group = spec.apply_block, spec.apply_tile, spec.apply_work_group
-        blocks, tiles = -(-n // block), -(-columns // tile)
-        slabs = -(-m // spec.apply_slab)
         T = cl.Buffer(ctx, mf.READ_WRITE, item * block * block * blocks)
         parts = cl.Buffer(ctx, mf.READ_WRITE, item * slabs * block * columns)
         Z = cl.Buffer(ctx, mf.READ_WRITE, item * block * columns)
