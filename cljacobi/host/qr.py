@@ -17,9 +17,8 @@ and above the diagonal, the reflectors below it, ``tau`` beside it; the
 columns in place, a position map naming them): :class:`DeviceQR` forms
 ``X = R^*`` there for the sweeps and applies Q to their V there (by blocks
 of reflectors: ``cjac_qr_block_t``, then ``cjac_qr_block_z``, ``_tz`` and
-``_update`` a block), and its
-``packed`` is ``xGEQP3``'s output on the host
-(:class:`cljacobi.shortening.Reflectors`).  ``docs/design.md``, "The device
+``_update`` a block), and its ``packed`` is ``xGEQP3``'s output on the
+host (:class:`cljacobi.shortening.Reflectors`).  ``docs/design.md``, "The device
 QR", has the steps.
 """
 
@@ -72,6 +71,8 @@ APPLY_BLOCK = 32
 APPLY_TILE = 32
 APPLY_WORK_GROUP = 256
 APPLY_SLAB = 512
+#: Rows of Y and of C that ``cjac_qr_block_z`` holds in local memory at a time.
+APPLY_CHUNK_ROWS = 32
 
 
 class _Word(enum.IntEnum):
@@ -205,6 +206,7 @@ class ColumnQRSpec:
             "columns_per_group": self.columns_per_group, "load_tile": LOAD_TILE,
             "apply_block": self.apply_block, "apply_tile": self.apply_tile,
             "apply_work_group": self.apply_work_group, "apply_slab": self.apply_slab,
+            "apply_chunk_rows": APPLY_CHUNK_ROWS,
             "state_defines": c_defines({f"CJAC_QR_{word.name}": int(word) for word in _Word}),
             "signatures": self.signatures,
         }
@@ -213,10 +215,10 @@ class ColumnQRSpec:
 def _apply_local_bytes(block: int, tile: int, item: int) -> int:
     """Local memory of the largest work-group of Q's kernels: ``cjac_qr_block_t``
     (a chunk of Y, then T, and the Gram matrix, block x block + 1 each),
-    ``cjac_qr_block_z`` (32 rows of Y and of C), ``cjac_qr_block_tz`` (Z,
-    tile x block + 1) or ``cjac_qr_block_update`` (Z, block x tile); the
-    block's columns."""
-    return item * max(2 * block * (block + 1), 32 * (block + 1 + tile + 1),
+    ``cjac_qr_block_z`` (:data:`APPLY_CHUNK_ROWS` rows of Y and of C),
+    ``cjac_qr_block_tz`` (Z, tile x block + 1) or ``cjac_qr_block_update``
+    (Z, block x tile); the block's columns."""
+    return item * max(2 * block * (block + 1), APPLY_CHUNK_ROWS * (block + 1 + tile + 1),
                       tile * (block + 1), block * tile) + 4 * block
 
 

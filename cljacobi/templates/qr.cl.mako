@@ -58,6 +58,7 @@
 ##   apply_tile        columns of C a work-group then (QT)
 ##   apply_work_group  work-items of a work-group of the Q kernels (QWG)
 ##   apply_slab        rows a work-group of cjac_qr_block_z sums over (QSLAB)
+##   apply_chunk_rows  rows of Y and C in local memory at a time there (QRC)
 ##   state_defines     #define lines of the state's words
 ##   signatures        the kernel's arguments (cljacobi.host.signatures)
 <%namespace name="arith" file="arith.cl.mako"/>
@@ -196,7 +197,7 @@ void cjac_qr_unload(${signatures["cjac_qr_unload"].parameters})
 #define QT ${apply_tile}
 #define QWG ${apply_work_group}
 #define QSLAB ${apply_slab}
-#define QRC 32                 /* rows of C a chunk of cjac_qr_block_z */
+#define QRC ${apply_chunk_rows}  /* rows of C a chunk of cjac_qr_block_z */
 #define QGROUPS (QWG / QB)     /* cjac_qr_block_z: groups of QB work-items, */
 #define QMC (QT / QGROUPS)     /* each work-item QMC columns of its group's */
 #if QWG % QB || QT % QGROUPS || (QB * QT) % QWG || (QB * QB) % QWG
