@@ -13,7 +13,9 @@ Used to choose the defaults of ``cljacobi.host.blocked``.
 
 ``--set mma`` compares the FP64 tensor-core forms of the Gram and update
 kernels (``matrix_products``, :mod:`cljacobi.host.matrix_products`; their
-warps per work-group and rows per update warp) with the fma kernels.
+warps per work-group and rows per update warp) with the fma kernels;
+``--set loads-ahead`` (``loads-ahead-complex``) those forms with a warp's
+next rows loaded during its products and without.
 """
 
 from __future__ import annotations
@@ -88,14 +90,30 @@ ROTATE_VARIANTS: list[dict] = [
     for w in (16, 32) for v in ("bo", "offdiag") for wg in (256, 512, 1024) if wg <= w * w
 ]
 
+#: The mma kernels with a warp's next rows loaded ahead and without
+#: (:func:`cljacobi.host.blocked.default_loads_ahead`), "offdiag", real w = 32
+#: and complex w = 16 (the Gram kernel's warps too: its registers change).
+LOADS_AHEAD_VARIANTS: list[dict] = [
+    {"block_width": 32, "variant": "offdiag", "gram_loads_ahead": g, "update_loads_ahead": u}
+    for g, u in ((False, False), (False, True), (True, True))
+]
+LOADS_AHEAD_COMPLEX_VARIANTS: list[dict] = [
+    {"block_width": 16, "variant": "offdiag", "gram_loads_ahead": g, "update_loads_ahead": u,
+     "gram_warps": gw}
+    for g, u, gw in ((False, False, 4), (True, False, 4), (True, False, 2), (True, True, 2))
+]
+
 VARIANT_SETS = {"default": DEFAULT_VARIANTS, "mma": MMA_VARIANTS, "rotate": ROTATE_VARIANTS,
                 "mma-complex": MMA_COMPLEX_VARIANTS, "mma-chunks": MMA_CHUNK_VARIANTS,
-                "mma-chunks-complex": MMA_CHUNK_COMPLEX_VARIANTS}
+                "mma-chunks-complex": MMA_CHUNK_COMPLEX_VARIANTS,
+                "loads-ahead": LOADS_AHEAD_VARIANTS,
+                "loads-ahead-complex": LOADS_AHEAD_COMPLEX_VARIANTS}
 
 #: The settings a record reports (resolved defaults included).
 _SETTINGS = ("block_width", "gram_micro_tile", "gram_row_slices", "rotate_work_group_size",
              "tile_rows", "update_tile_rows", "update_micro_rows", "update_micro_cols",
-             "update_groups_per_unit", "gram_warps", "update_warps", "update_mma_rows")
+             "update_groups_per_unit", "gram_warps", "update_warps", "update_mma_rows",
+             "gram_loads_ahead", "update_loads_ahead")
 
 
 def main() -> None:

@@ -130,7 +130,7 @@ def _spec_type(complex_, layout):
 
 def _blocked_spec(w, *, in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
                   tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, complex_=False, layout="split",
-                  inner_method="sweeps", products="fma"):
+                  inner_method="sweeps", products="fma", loads_ahead=(False, False)):
     update_rows, update_micro_rows, update_micro_cols = update
     dtype, spec_layout = _spec_type(complex_, layout)
     return BlockedSpec(
@@ -139,7 +139,8 @@ def _blocked_spec(w, *, in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rot
         tile_rows=tile_rows, transform_in_local=in_local, gram_micro_tile=micro_tile,
         gram_row_slices=slices, rotate_work_group_size=rotate_wg,
         update_tile_rows=update_rows, update_micro_rows=update_micro_rows,
-        update_micro_cols=update_micro_cols, matrix_products=products)
+        update_micro_cols=update_micro_cols, matrix_products=products,
+        gram_loads_ahead=loads_ahead[0], update_loads_ahead=loads_ahead[1])
 
 
 def _blocked_program(queue, w, **sizes):
@@ -151,7 +152,8 @@ def _blocked_program(queue, w, **sizes):
 def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS,
                 in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
                 tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, layout="split",
-                whole_group=None, products="fma", inner_method=None):
+                whole_group=None, products="fma", inner_method=None,
+                loads_ahead=(False, False)):
     """One parallel step on the device: (G after the step, partial Gram matrices,
     transformations, rotation counts).  Complex G is stored in `layout`.
     `whole_group` (0 or 1) runs the "stream" rotate kernel instead of the
@@ -166,7 +168,7 @@ def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS
         queue, w, in_local=in_local, micro_tile=micro_tile, slices=slices, rotate_wg=rotate_wg,
         tile_rows=tile_rows, update=update, complex_=complex_, layout=layout,
         inner_method=inner_method or ("sweeps" if whole_group is None else "stream"),
-        products=products)
+        products=products, loads_ahead=loads_ahead)
     gram_wg, update_wg = spec.gram_work_group_size, spec.update_work_group_size
     columns = np.full((r, ld), complex(np.nan, np.nan) if complex_ else np.nan,
                       dtype)  # rows past m must not be read
@@ -389,7 +391,7 @@ def test_gram_one_slice_sums_rows_in_order(queue, rng):
 
 
 def _update(queue, X, pairs, w, W, rotated, *, chunk_rows, update=_UPDATE_DEFAULTS,
-            layout="split", products="fma"):
+            layout="split", products="fma", loads_ahead=(False, False)):
     """The update kernel alone: [X_P X_Q] <- [X_P X_Q] W_k for the block pairs
     with ``rotated[k]``, X (m x r) column-major with a padded leading dimension
     (complex X stored in `layout`)."""
@@ -400,7 +402,7 @@ def _update(queue, X, pairs, w, W, rotated, *, chunk_rows, update=_UPDATE_DEFAUL
     ld = -(-m // 16) * 16 + 16
     chunks = -(-m // chunk_rows)
     program, spec = _blocked_program(queue, w, update=update, complex_=complex_,
-                                     layout=layout, products=products)
+                                     layout=layout, products=products, loads_ahead=loads_ahead)
     update_wg = spec.update_work_group_size
     columns = np.full((r, ld), complex(np.nan, np.nan) if complex_ else np.nan,
                       dtype)  # rows past m must not be read

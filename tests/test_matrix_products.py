@@ -31,7 +31,9 @@ from cljacobi.host.blocked import (
     BlockedHSVD,
     BlockedSpec,
     blocked_local_bytes,
+    blocked_tuning,
     default_gram_warps,
+    default_loads_ahead,
     gram_mma_tiles,
 )
 from cljacobi.host.matrix_products import (
@@ -153,6 +155,67 @@ def test_mma_update_against_numpy(queue, rng, products, w, data):
         again = _update(queue, X, pairs, w, W, rotated, chunk_rows=chunk_rows,
                         products=products, layout=layout)
         assert np.array_equal(result, again)
+
+
+@pytest.mark.parametrize("products", MMA_FORMS)
+@pytest.mark.parametrize("w", [8, 16, 32])
+@pytest.mark.parametrize("data", DATA)
+def test_mma_loads_ahead_same_bits(queue, rng, products, w, data):
+    """The Gram and update kernels with a warp's next rows loaded ahead
+    (default_loads_ahead) and without: the same products in the same order,
+    so the partial Gram matrices and the updated columns are bitwise the
+    same.  Chunks of 288 rows, several stretches of a warp's rows each, and a
+    partial last chunk."""
+    if _refused(queue, products, w, data):
+        return
+    m, chunk_rows = 300, 288
+    layout = _layout(data)
+    G = _draw(rng, (m, 4 * w), data)
+    signs = np.where(rng.random(4 * w) < 0.5, 1, -1).astype(np.int32)
+    grams = [_block_step(queue, G, signs, [[0, 3], [1, 2]], w, 1, chunk_rows=chunk_rows,
+                         products=products, layout=layout, loads_ahead=(ahead, False))[1]
+             for ahead in (False, True)]
+    assert np.array_equal(*grams)
+    X, pairs, W, rotated = _update_operands(rng, m, w, complex_=data != "real")
+    updates = [_update(queue, X, pairs, w, W, rotated, chunk_rows=chunk_rows, products=products,
+                       layout=layout, loads_ahead=(False, ahead)) for ahead in (False, True)]
+    assert np.array_equal(*updates)
+    expected = _update_expected(X, pairs, w, W, rotated)
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(updates[1] / scale, expected / scale, rtol=0, atol=1e-13)
+
+
+def test_loads_ahead_only_in_the_mma_form():
+    """The fma kernels have no loads ahead: a spec asking for them is refused."""
+    with pytest.raises(ValueError, match="loads ahead are a form of the mma kernels"):
+        BlockedSpec(dtype="float64", block_width=8, tile_rows=32, transform_in_local=False,
+                    gram_micro_tile=4, gram_row_slices=1, rotate_work_group_size=64,
+                    update_tile_rows=32, update_micro_rows=2, update_micro_cols=4,
+                    update_loads_ahead=True)
+    assert default_loads_ahead(False) == (False, True)
+    assert default_loads_ahead(True) == (True, False)
+    with pytest.raises(TypeError, match="update_loads_ahead must be a bool or None, not 1"):
+        blocked_tuning(8, update_loads_ahead=1)
+
+
+def test_loads_ahead_chosen_and_overridden(queue, rng):
+    """A blocked run in the (emulated) mma form takes default_loads_ahead,
+    and a choice given to BlockedHSVD; both give the same bits."""
+    w, n = 8, 64
+    G = rng.standard_normal((n + 3, n))
+    signs = np.r_[np.ones(40), -np.ones(24)].astype(np.int8)
+    results = []
+    for ahead in (None, False, True):
+        driver = BlockedHSVD(queue, accumulate_v=True, block_width=w, variant="bo",
+                             matrix_products="mma.emulated", gram_loads_ahead=ahead,
+                             update_loads_ahead=ahead)
+        G_new, V, _ = driver.run(G, signs, max_sweeps=3)
+        spec = driver.plan.spec
+        expected = default_loads_ahead(False) if ahead is None else (ahead, ahead)
+        assert (spec.gram_loads_ahead, spec.update_loads_ahead) == expected
+        results.append((G_new, V))
+    for G_new, V in results[1:]:
+        assert np.array_equal(G_new, results[0][0]) and np.array_equal(V, results[0][1])
 
 
 @pytest.mark.parametrize("products", MMA_FORMS)

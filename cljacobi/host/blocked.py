@@ -70,6 +70,7 @@ __all__ = [
     "blocked_local_bytes",
     "blocked_tuning",
     "default_gram_warps",
+    "default_loads_ahead",
     "default_update_warps",
     "gram_mma_tiles",
     "gram_work_group_size",
@@ -170,10 +171,12 @@ GRAM_MMA_MAX_CHUNK_ROWS = 512
 
 #: The tensor-core ("mma") forms of the Gram and update kernels
 #: (:mod:`cljacobi.host.matrix_products`): warps per work-group of each (the
-#: Gram kernel's for real 2w < 64, and from 64 on; the update kernel's for
-#: real and for complex data), and the blocks of 16 rows an update warp
-#: computes at a time (bench/results/tune-mma-H100-2026-11-25.json,
-#: tune-mma-complex-H100-2026-11-25.json).
+#: Gram kernel's for Z of fewer than 64 real columns, and from 64 on; the
+#: update kernel's for real and for complex data), and the blocks of 16 rows
+#: an update warp computes at a time (bench/results/tune-mma-H100-2026-11-25.json,
+#: tune-mma-complex-H100-2026-11-25.json; the complex Gram kernel with its
+#: loads ahead, complex n = 4096, w = 16, on the H200: 2 / 4 / 8 warps
+#: 0.0240 / 0.0272 / 0.0362 s a sweep, tune-loads-ahead-H200-2026-11-27.txt).
 GRAM_WARPS = 4
 GRAM_WARPS_WIDE = 2
 UPDATE_WARPS = 8
@@ -182,10 +185,10 @@ UPDATE_MMA_ROWS = 1
 
 
 def default_gram_warps(block_width: int, complex_: bool = False) -> int:
-    """Warps of the mma Gram kernel by default: fewer for wide real blocks,
-    whose 20 tiles a warp keeps take most of its registers (complex blocks
-    of the same width have twice the pairs, and do better with 4)."""
-    return GRAM_WARPS_WIDE if 2 * block_width >= 64 and not complex_ else GRAM_WARPS
+    """Warps of the mma Gram kernel by default: fewer where Z has 64 real
+    columns (real w = 32, complex w = 16), whose 20 tiles a warp keeps take
+    most of its registers."""
+    return GRAM_WARPS_WIDE if mma_real_columns(block_width, complex_) >= 64 else GRAM_WARPS
 
 
 def default_update_warps(complex_: bool = False) -> int:
@@ -205,6 +208,22 @@ GRAM_MMA_STEPS_COMPLEX = 2
 def gram_mma_steps(complex_: bool = False) -> int:
     """Groups of 4 rows a warp of the mma Gram kernel loads at a time."""
     return GRAM_MMA_STEPS_COMPLEX if complex_ else GRAM_MMA_STEPS
+
+
+def default_loads_ahead(complex_: bool = False) -> tuple[bool, bool]:
+    """Whether the mma Gram and update kernels load their next rows ahead, by
+    default: (Gram, update).
+
+    Loaded ahead, a warp's values for its next rows are in flight while its
+    products (and the update's stores) of these rows run; the products are
+    the same, in the same order (the same bits).  Device seconds a sweep on
+    the H200 (``bench/README.md``, "Rows loaded ahead"): the update kernel,
+    real n = 4096 0.0139 -> 0.0112 s and n = 8192 0.1061 -> 0.0824 s, but
+    complex n = 4096 0.0523 -> 0.0605 s; the Gram kernel, complex n = 4096
+    0.0308 -> 0.0272 s, while real data (20 tiles a warp) run out of
+    registers with 4 groups of rows a warp (spills) and gain nothing with 2.
+    """
+    return (True, False) if complex_ else (False, True)
 
 
 def gram_mma_tiles(block_width: int, complex_: bool = False) -> tuple[tuple[int, int], ...]:
@@ -569,6 +588,16 @@ class BlockedSpec:
     update_micro_rows, update_micro_cols : int
         Every work-item of the update kernel computes an ``update_micro_rows``
         x ``update_micro_cols`` block of a tile's product in registers.
+    matrix_products : str
+        How the Gram and update kernels multiply
+        (:mod:`cljacobi.host.matrix_products`).
+    gram_warps, update_warps, update_mma_rows : int
+        The mma forms' warps per work-group, and the blocks of 16 rows an
+        update warp computes at a time.
+    gram_loads_ahead, update_loads_ahead : bool
+        Whether the mma Gram and update kernels load a warp's next rows while
+        the products of its current rows run (:func:`default_loads_ahead`;
+        the same products in the same order).
     """
 
     family: ClassVar[str] = "blocked"
@@ -589,6 +618,8 @@ class BlockedSpec:
     gram_warps: int = GRAM_WARPS
     update_warps: int = UPDATE_WARPS
     update_mma_rows: int = UPDATE_MMA_ROWS
+    gram_loads_ahead: bool = False
+    update_loads_ahead: bool = False
 
     def __post_init__(self) -> None:
         if self.dtype not in ("float64", "complex128"):
@@ -606,9 +637,12 @@ class BlockedSpec:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(
                     f"{name} must be a positive integer for the blocked family, not {value!r}")
-        if not isinstance(self.transform_in_local, bool):
-            raise TypeError(
-                f"transform_in_local must be a bool, not {self.transform_in_local!r}")
+        for name in ("transform_in_local", "gram_loads_ahead", "update_loads_ahead"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, not {getattr(self, name)!r}")
+        if not self.mma and (self.gram_loads_ahead or self.update_loads_ahead):
+            raise ValueError("loads ahead are a form of the mma kernels, not of "
+                             f"matrix_products={self.matrix_products!r}")
         if self.update_tile_rows % self.update_micro_rows:
             raise ValueError(
                 f"update_tile_rows={self.update_tile_rows} must be a multiple of "
@@ -754,6 +788,8 @@ class BlockedSpec:
             "matrix_products": self.matrix_products, "w": self.block_width, "K": 2 * self.block_width,
             "gram_tiles": gram_mma_tiles(self.block_width, self.complex_) if self.mma else (),
             "mma_steps": gram_mma_steps(self.complex_), "update_mr": self.update_mma_rows,
+            "gram_loads_ahead": self.gram_loads_ahead,
+            "update_loads_ahead": self.update_loads_ahead,
             "size_defines": c_defines(constants),
             "signatures": self.signatures,
         }
@@ -775,7 +811,8 @@ def blocked_tuning(
     update_micro_rows: int | None = None, update_micro_cols: int | None = None,
     update_groups_per_unit: int | None = None, gram_warps: int | None = None,
     update_warps: int | None = None, update_mma_rows: int | None = None,
-) -> dict[str, int | None]:
+    gram_loads_ahead: bool | None = None, update_loads_ahead: bool | None = None,
+) -> dict[str, int | bool | None]:
     """The tuning knobs of :class:`BlockedHSVD`, checked, with the defaults
     that do not depend on the device filled in.
 
@@ -789,6 +826,8 @@ def blocked_tuning(
     ValueError
         A knob that is not a positive integer, or update tile rows that are
         no multiple of the micro-tile's rows.
+    TypeError
+        A loads-ahead choice that is neither a bool nor None.
     """
     given = {"gram_micro_tile": gram_micro_tile,
              "update_groups_per_unit": update_groups_per_unit,
@@ -810,6 +849,11 @@ def blocked_tuning(
         raise ValueError(
             f"update_tile_rows={values['update_tile_rows']} must be a multiple of "
             f"update_micro_rows={values['update_micro_rows']}")
+    for name, value in (("gram_loads_ahead", gram_loads_ahead),
+                        ("update_loads_ahead", update_loads_ahead)):
+        if value is not None and not isinstance(value, bool):
+            raise TypeError(f"{name} must be a bool or None, not {value!r}")
+        values[name] = value
     return values
 
 
@@ -967,6 +1011,12 @@ class BlockedPlan:
                 "gram_micro_tile"])))
         rotate_wg = sizes["rotate_work_group_size"] or min(w * w, ROTATE_MAX_WORK_GROUP,
                                                            device_max)
+        gram_ahead, update_ahead = (False, False) if products == "fma" \
+            else default_loads_ahead(complex_)
+        if sizes["gram_loads_ahead"] is not None:
+            gram_ahead = sizes["gram_loads_ahead"]
+        if sizes["update_loads_ahead"] is not None:
+            update_ahead = sizes["update_loads_ahead"]
         spec = BlockedSpec(
             dtype=dtype, layout=layout, block_width=w, inner_method=INNER_METHODS[variant],
             tile_rows=sizes["tile_rows"],
@@ -976,7 +1026,8 @@ class BlockedPlan:
             update_micro_rows=sizes["update_micro_rows"],
             update_micro_cols=sizes["update_micro_cols"], matrix_products=products,
             gram_warps=sizes["gram_warps"], update_warps=sizes["update_warps"],
-            update_mma_rows=sizes["update_mma_rows"])
+            update_mma_rows=sizes["update_mma_rows"],
+            gram_loads_ahead=gram_ahead, update_loads_ahead=update_ahead)
         for what, size in (("Gram", spec.gram_work_group_size), ("rotate", rotate_wg),
                            ("update", spec.update_work_group_size)):
             check_work_group_size(
@@ -1094,6 +1145,10 @@ class BlockedHSVD:
         of 16 rows an update warp computes at a time (defaults
         :func:`default_gram_warps`, :func:`default_update_warps`,
         :data:`UPDATE_MMA_ROWS`).
+    gram_loads_ahead, update_loads_ahead : bool, optional
+        Whether the mma Gram and update kernels load a warp's next rows
+        during its products (default :func:`default_loads_ahead`; the same
+        bits either way).
 
     These tuning parameters exist to compare kernel variants; every choice
     gives the same rotations up to the rounding of the Gram sums (the
@@ -1132,6 +1187,8 @@ class BlockedHSVD:
         gram_warps: int | None = None,
         update_warps: int | None = None,
         update_mma_rows: int | None = None,
+        gram_loads_ahead: bool | None = None,
+        update_loads_ahead: bool | None = None,
     ) -> None:
         if variant not in BLOCK_VARIANTS:
             raise ValueError(f"variant must be one of {BLOCK_VARIANTS}, not {variant!r}")
@@ -1149,7 +1206,8 @@ class BlockedHSVD:
             rotate_work_group_size=rotate_work_group_size, tile_rows=tile_rows,
             update_tile_rows=update_tile_rows, update_micro_rows=update_micro_rows,
             update_micro_cols=update_micro_cols, update_groups_per_unit=update_groups_per_unit,
-            gram_warps=gram_warps, update_warps=update_warps, update_mma_rows=update_mma_rows)
+            gram_warps=gram_warps, update_warps=update_warps, update_mma_rows=update_mma_rows,
+            gram_loads_ahead=gram_loads_ahead, update_loads_ahead=update_loads_ahead)
         check_request(matrix_products)
         self.matrix_products = matrix_products
         # The knobs as attributes (bench/tune_blocked.py records them; the

@@ -107,6 +107,15 @@ ${arith.rotation_functions()}
             qualifier = "const " if const else ""
             return f"((__global {qualifier}cjac_real *){column})[2 * ({row}) + {part}]"
         return f"{column}[({row}) + {part} * ({ld})]"
+
+    def gram_value(j, row):
+        """Z[row][8 j + g] for the mma Gram kernel, 0 past the chunk."""
+        return f"{row} < last ? {mma_part(f'column_{j}', row, 'ldg', 8 * j, const=True)} : 0"
+
+    def update_value(kk, row):
+        """Z[row][4 kk + t], the update kernel's A fragment value, 0 past the chunk."""
+        column = mma_column("column_P", "column_Q", 4 * kk, "ldx", "t")
+        return f"{row} < last ? {mma_part(column, row, 'ldx', 4 * kk)} : 0"
 %>
 ${size_defines}
 /* The sizes are the host's (BlockedPlan); what the kernels rely on: */
@@ -409,12 +418,31 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
 %for i, j in gram_tiles:
     cjac_real acc_${i}_${j}_0 = 0, acc_${i}_${j}_1 = 0, acc_${i}_${j}_2 = 0, acc_${i}_${j}_3 = 0;
 %endfor
+%if gram_loads_ahead:
+    /* The next stretch's values load while this one's products run. */
+%for s in range(mma_steps):
+    int row_${s} = first + 4 * (GRAM_MMA_STEPS * warp + ${s}) + t;
+%for j in range(groups):
+    cjac_real next_${s}_${j} = ${gram_value(j, f"row_{s}")};
+%endfor
+%endfor
+%endif
     for (int base = first; base < last; base += 4 * GRAM_MMA_STEPS * GRAM_WARPS) {  /* uniform */
 %for s in range(mma_steps):
+%if gram_loads_ahead:
+%for j in range(groups):
+        const cjac_real v_${s}_${j} = next_${s}_${j};
+%endfor
+        row_${s} += 4 * GRAM_MMA_STEPS * GRAM_WARPS;
+%for j in range(groups):
+        next_${s}_${j} = ${gram_value(j, f"row_{s}")};
+%endfor
+%else:
         const int row_${s} = base + 4 * (GRAM_MMA_STEPS * warp + ${s}) + t;
 %for j in range(groups):
-        const cjac_real v_${s}_${j} = row_${s} < last ? ${mma_part(f"column_{j}", f"row_{s}", "ldg", 8 * j, const=True)} : 0;
+        const cjac_real v_${s}_${j} = ${gram_value(j, f"row_{s}")};
 %endfor
+%endif
 %endfor
 %for s in range(mma_steps):
 %for i, j in gram_tiles:
@@ -1071,8 +1099,36 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
     __global ${store_ctype} *column_Q = CJAC_COLUMN(X, blocks.y * BW, ldx);
     const int first = c * chunk_rows;
     const int last = min(m, first + chunk_rows);
+%if update_loads_ahead:
+    /* The next block's A fragments load while this block's products and
+     * stores run (other rows: no store of this block can change them). */
+    int row = first + 16 * UPDATE_MR * warp + g;
+%for kk in range(RK // 4):
+%for mr in range(update_mr):
+    cjac_real next0_${mr}_${kk} = ${update_value(kk, f"row + {16 * mr}")};
+    cjac_real next1_${mr}_${kk} = ${update_value(kk, f"row + {16 * mr + 8}")};
+%endfor
+%endfor
+%endif
     for (int base = first; base < last; base += 16 * UPDATE_MR * UPDATE_WARPS) {  /* uniform */
+%if update_loads_ahead:
+%for kk in range(RK // 4):
+%for mr in range(update_mr):
+        const cjac_real a0_${mr}_${kk} = next0_${mr}_${kk}, a1_${mr}_${kk} = next1_${mr}_${kk};
+%endfor
+%endfor
+        {
+            const int next = row + 16 * UPDATE_MR * UPDATE_WARPS;
+%for kk in range(RK // 4):
+%for mr in range(update_mr):
+            next0_${mr}_${kk} = ${update_value(kk, f"next + {16 * mr}")};
+            next1_${mr}_${kk} = ${update_value(kk, f"next + {16 * mr + 8}")};
+%endfor
+%endfor
+        }
+%else:
         const int row = base + 16 * UPDATE_MR * warp + g;
+%endif
 %for mr in range(update_mr):
 %for j in range(RK // 8):
         cjac_real acc_${mr}_${j}_0 = 0, acc_${mr}_${j}_1 = 0, acc_${mr}_${j}_2 = 0, acc_${mr}_${j}_3 = 0;
@@ -1080,11 +1136,17 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
 %endfor
 %for kk in range(RK // 4):
         {
+%if update_loads_ahead:
+%for mr in range(update_mr):
+            const cjac_real a0_${mr} = a0_${mr}_${kk}, a1_${mr} = a1_${mr}_${kk};
+%endfor
+%else:
             __global ${store_ctype} *z_column = ${mma_column("column_P", "column_Q", 4 * kk, "ldx", "t")};
 %for mr in range(update_mr):
             const cjac_real a0_${mr} = row + ${16 * mr} < last ? ${mma_part("z_column", f"row + {16 * mr}", "ldx", 4 * kk)} : 0;
             const cjac_real a1_${mr} = row + ${16 * mr + 8} < last ? ${mma_part("z_column", f"row + {16 * mr + 8}", "ldx", 4 * kk)} : 0;
 %endfor
+%endif
             __local const cjac_real *m_row = M + (${4 * kk} + t) * UPDATE_LDW + g;
 %for j in range(RK // 8):
             {
@@ -1110,6 +1172,9 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
         }
 %endfor
 %endfor
+%if update_loads_ahead:
+        row += 16 * UPDATE_MR * UPDATE_WARPS;
+%endif
     }
 }
 %endif
