@@ -176,7 +176,8 @@ GRAM_MMA_MAX_CHUNK_ROWS = 512
 #: an update warp computes at a time (bench/results/tune-mma-H100-2026-11-25.json,
 #: tune-mma-complex-H100-2026-11-25.json; the complex Gram kernel with its
 #: loads ahead, complex n = 4096, w = 16, on the H200: 2 / 4 / 8 warps
-#: 0.0240 / 0.0272 / 0.0362 s a sweep, tune-loads-ahead-H200-2026-11-27.txt).
+#: 0.0239 / 0.0272 / 0.0362 s a sweep, tune-loads-ahead-complex-H200-2026-11-27-4096.json
+#: and experiment-mma-kernels-H200-2026-11-27.md).
 GRAM_WARPS = 4
 GRAM_WARPS_WIDE = 2
 UPDATE_WARPS = 8
@@ -217,11 +218,13 @@ def default_loads_ahead(complex_: bool = False) -> tuple[bool, bool]:
     Loaded ahead, a warp's values for its next rows are in flight while its
     products (and the update's stores) of these rows run; the products are
     the same, in the same order (the same bits).  Device seconds a sweep on
-    the H200 (``bench/README.md``, "Rows loaded ahead"): the update kernel,
-    real n = 4096 0.0139 -> 0.0112 s and n = 8192 0.1061 -> 0.0824 s, but
-    complex n = 4096 0.0523 -> 0.0605 s; the Gram kernel, complex n = 4096
-    0.0308 -> 0.0272 s, while real data (20 tiles a warp) run out of
-    registers with 4 groups of rows a warp (spills) and gain nothing with 2.
+    the H200 (``bench/README.md``, "Rows loaded ahead in the tensor-core
+    kernels"; ``bench/results/tune-loads-ahead-*H200-2026-11-27-*.json``):
+    the update kernel, real n = 4096 0.0139 -> 0.0112 s and n = 8192
+    0.1061 -> 0.0828 s, but complex n = 4096 0.0524 -> 0.0605 s; the Gram
+    kernel, complex n = 4096 0.0309 -> 0.0272 s (4 warps), while for real
+    data (20 tiles a warp) a second set of values spills registers
+    (0.0074 -> 0.0096 s at n = 4096).
     """
     return (True, False) if complex_ else (False, True)
 
