@@ -997,6 +997,10 @@ class BlockedPlan:
             sizes["gram_warps"] = default_gram_warps(w, complex_)
         if sizes["update_warps"] is None:
             sizes["update_warps"] = default_update_warps(complex_)
+        ahead = (False, False) if products == "fma" else default_loads_ahead(complex_)
+        for name, default in zip(("gram_loads_ahead", "update_loads_ahead"), ahead):
+            if sizes[name] is None:
+                sizes[name] = default
         fit = local_memory_fit(
             device, w, element_bytes=COMPLEX_ELEMENT_BYTES if complex_ else REAL_ELEMENT_BYTES,
             stream=variant == "stream",
@@ -1014,12 +1018,6 @@ class BlockedPlan:
                 "gram_micro_tile"])))
         rotate_wg = sizes["rotate_work_group_size"] or min(w * w, ROTATE_MAX_WORK_GROUP,
                                                            device_max)
-        gram_ahead, update_ahead = (False, False) if products == "fma" \
-            else default_loads_ahead(complex_)
-        if sizes["gram_loads_ahead"] is not None:
-            gram_ahead = sizes["gram_loads_ahead"]
-        if sizes["update_loads_ahead"] is not None:
-            update_ahead = sizes["update_loads_ahead"]
         spec = BlockedSpec(
             dtype=dtype, layout=layout, block_width=w, inner_method=INNER_METHODS[variant],
             tile_rows=sizes["tile_rows"],
@@ -1030,7 +1028,8 @@ class BlockedPlan:
             update_micro_cols=sizes["update_micro_cols"], matrix_products=products,
             gram_warps=sizes["gram_warps"], update_warps=sizes["update_warps"],
             update_mma_rows=sizes["update_mma_rows"],
-            gram_loads_ahead=gram_ahead, update_loads_ahead=update_ahead)
+            gram_loads_ahead=sizes["gram_loads_ahead"],
+            update_loads_ahead=sizes["update_loads_ahead"])
         for what, size in (("Gram", spec.gram_work_group_size), ("rotate", rotate_wg),
                            ("update", spec.update_work_group_size)):
             check_work_group_size(

@@ -112,9 +112,11 @@ ${arith.rotation_functions()}
         """Z[row][8 j + g] for the mma Gram kernel, 0 past the chunk."""
         return f"{row} < last ? {mma_part(f'column_{j}', row, 'ldg', 8 * j, const=True)} : 0"
 
-    def update_value(kk, row):
-        """Z[row][4 kk + t], the update kernel's A fragment value, 0 past the chunk."""
-        column = mma_column("column_P", "column_Q", 4 * kk, "ldx", "t")
+    def update_value(kk, row, column=None):
+        """Z[row][4 kk + t], the update kernel's A fragment value, 0 past the
+        chunk; `column` names the column of X that holds it (default: the
+        mma_column expression)."""
+        column = column or mma_column("column_P", "column_Q", 4 * kk, "ldx", "t")
         return f"{row} < last ? {mma_part(column, row, 'ldx', 4 * kk)} : 0"
 %>
 ${size_defines}
@@ -1143,8 +1145,8 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
 %else:
             __global ${store_ctype} *z_column = ${mma_column("column_P", "column_Q", 4 * kk, "ldx", "t")};
 %for mr in range(update_mr):
-            const cjac_real a0_${mr} = row + ${16 * mr} < last ? ${mma_part("z_column", f"row + {16 * mr}", "ldx", 4 * kk)} : 0;
-            const cjac_real a1_${mr} = row + ${16 * mr + 8} < last ? ${mma_part("z_column", f"row + {16 * mr + 8}", "ldx", 4 * kk)} : 0;
+            const cjac_real a0_${mr} = ${update_value(kk, f"row + {16 * mr}", "z_column")};
+            const cjac_real a1_${mr} = ${update_value(kk, f"row + {16 * mr + 8}", "z_column")};
 %endfor
 %endif
             __local const cjac_real *m_row = M + (${4 * kk} + t) * UPDATE_LDW + g;
