@@ -278,7 +278,7 @@ class ColumnQRPlan:
             block, tile, dtype.itemsize)), "the device QR")
         # The tiled copies and Q's kernels (the step kernel's size is the
         # device's own choice above).
-        check_work_group_size(device, max(LOAD_TILE * LOAD_TILE, APPLY_WORK_GROUP),
+        check_work_group_size(device, max(LOAD_TILE * LOAD_TILE, spec.apply_work_group),
                               "the device QR")
         check_global_memory(device, {"B": dtype.itemsize * plan.ld * cols,
                                      "A as uploaded": dtype.itemsize * rows * cols,

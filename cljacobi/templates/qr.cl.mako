@@ -204,21 +204,27 @@ void cjac_qr_unload(${signatures["cjac_qr_unload"].parameters})
 #error "the Q kernels: QWG, QB and QT do not divide as they must"
 #endif
 
-/* The block's reflector positions as W's columns, and rows i0 .. i0 + count_rows - 1
- * of Y into Y_chunk[row][k]: v_{j0+k} is 0 above row j0 + k, 1 at it, W below
- * (0 for k >= count and from row `rows` on).  Consecutive work-items take
- * consecutive rows. */
+/* Entry (i, k) of the block's Y, i >= j0 + k (the block's reflector
+ * positions as W's columns): v_{j0+k} is 1 at row j0 + k, W below. */
+inline cjac_elem cjac_qr_y_entry(__global const cjac_elem *W, const int ld,
+                                 __local const int *block_columns, const int j0, const int k,
+                                 const int i)
+{
+    return i == j0 + k ? cjac_from_real(1) : W[(size_t)block_columns[k] * ld + i];
+}
+
+/* Rows i0 .. i0 + chunk_rows - 1 of Y into Y_chunk[row][k]: cjac_qr_y_entry,
+ * 0 above row j0 + k (and for k >= count and from row `rows` on).
+ * Consecutive work-items take consecutive rows. */
 inline void cjac_qr_y_chunk(__local cjac_elem (*Y_chunk)[QB + 1], const int chunk_rows,
                             __global const cjac_elem *W, const int ld,
                             __local const int *block_columns, const int j0, const int count,
                             const int i0, const int rows, const int lid)
 {
     for (int e = lid; e < chunk_rows * QB; e += QWG) {
-        const int r = e % chunk_rows, k = e / chunk_rows, i = i0 + r, j = j0 + k;
-        cjac_elem y = CJAC_ELEM_ZERO;
-        if (k < count && i < rows && i >= j)
-            y = i == j ? cjac_from_real(1) : W[(size_t)block_columns[k] * ld + i];
-        Y_chunk[r][k] = y;
+        const int r = e % chunk_rows, k = e / chunk_rows, i = i0 + r;
+        Y_chunk[r][k] = k < count && i < rows && i >= j0 + k
+            ? cjac_qr_y_entry(W, ld, block_columns, j0, k, i) : CJAC_ELEM_ZERO;
     }
 }
 
@@ -370,7 +376,7 @@ void cjac_qr_block_update(${signatures["cjac_qr_block_update"].parameters})
     for (int cc = 0; cc < QT; ++cc)
         acc[cc] = cc < c_count ? C[(size_t)(c0 + cc) * ldc + i] : CJAC_ELEM_ZERO;
     for (int l = 0; l < count && j0 + l <= i; ++l) {
-        const cjac_elem y = j0 + l == i ? cjac_from_real(1) : W[(size_t)block_columns[l] * ld + i];
+        const cjac_elem y = cjac_qr_y_entry(W, ld, block_columns, j0, l, i);
         for (int cc = 0; cc < QT; ++cc)
             acc[cc] = cjac_axpy(Z_tile[l][cc], y, acc[cc]);
     }
