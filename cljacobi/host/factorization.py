@@ -31,7 +31,6 @@ from typing import ClassVar
 import numpy as np
 import pyopencl as cl
 
-from .._threads import touched_empty
 from ..factorization import BUNCH_PARLETT_ALPHA, JFactor, entry_noise_level, rank_noise_level
 from .device import require_fp64
 from .limits import check_global_memory, check_work_group_size
@@ -40,6 +39,7 @@ from .operands import HermitianUpload, upload_hermitian
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg, real_arg
 from .sizes import check_power_of_two, round_up
+from .transfers import read_buffer
 
 __all__ = ["BunchParlettPlan", "BunchParlettSpec", "DeviceJFactor", "factor_on_device",
            "j_factorize_device"]
@@ -239,9 +239,7 @@ class DeviceJFactor:
 
     def to_host(self) -> JFactor:
         """The same factor with G in host memory (Fortran-ordered)."""
-        columns = touched_empty((self.n, self.ld), self.dtype)
-        cl.enqueue_copy(self.queue, columns, self.buffer)
-        self.queue.finish()
+        columns = read_buffer(self.queue, self.buffer, (self.n, self.ld), self.dtype)
         G = columns[self.order, :self.n].T  # gathering rows is a contiguous copy
         return JFactor(G, self.signs, self.p)
 

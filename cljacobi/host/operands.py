@@ -21,13 +21,12 @@ from typing import ClassVar
 import numpy as np
 import pyopencl as cl
 
-from .._threads import touched_empty
 from ..validation import check_asymmetry
 from .limits import check_global_memory, check_work_group_size
 from .programs import build_program, check_layout
 from .signatures import KernelSignature, buffer, c_defines, int_arg
 from .sizes import check_power_of_two, round_up
-from .transfers import buffer_holding
+from .transfers import buffer_holding, read_buffer, write_buffer
 
 __all__ = [
     "COLUMNS_DTYPES", "COLUMN_WORK_GROUP", "HERMITIAN_BLOCK", "HERMITIAN_TILE", "ROW_ALIGNMENT",
@@ -302,13 +301,11 @@ def download(queue: cl.CommandQueue, operands: Operands) -> tuple[np.ndarray, np
     ops = operands
     stride = 2 * ops.ldg if ops.split else ops.ldg
     part_dtype = np.dtype(np.finfo(ops.dtype).dtype) if ops.split else ops.dtype
-    host = touched_empty((ops.columns, stride), part_dtype)
-    cl.enqueue_copy(queue, host, ops.g)
+    host = read_buffer(queue, ops.g, (ops.columns, stride), part_dtype)
     V = None
     if ops.v is not None:
-        v_host = touched_empty((ops.columns, 2 * ops.ldv if ops.split else ops.ldv), part_dtype)
-        cl.enqueue_copy(queue, v_host, ops.v)
-    queue.finish()
+        v_host = read_buffer(queue, ops.v, (ops.columns, 2 * ops.ldv if ops.split else ops.ldv),
+                             part_dtype)
     if ops.split:
         host = _from_split(host)
     G = host[:ops.r, :ops.m].T
@@ -409,9 +406,7 @@ def upload_hermitian(queue: cl.CommandQueue, M: np.ndarray, name: str, *,
     item = dtype.itemsize
     if buffer is None:
         buffer = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, item * ld * max(n, 1))
-    cl.enqueue_copy(queue, buffer, rows, buffer_origin=(0, 0), host_origin=(0, 0),
-                    region=(item * n, n), buffer_pitches=(item * ld,),
-                    host_pitches=(item * n,), is_blocking=False)
+    write_buffer(queue, buffer, rows, pitch=item * ld)
     blocks = -(-n // HERMITIAN_BLOCK)
     stats_buf = cl.Buffer(queue.context, cl.mem_flags.WRITE_ONLY, 32 * blocks * blocks)
     kernel, _ = _columns_kernel(queue, "cjac_hermitian_stats", dtype, src=buffer, ldr=ld, n=n,
@@ -489,7 +484,6 @@ def normalized_columns(queue: cl.CommandQueue, operands: Operands,
                                    ldd=ops.m)
     wg = spec.work_group_size
     cl.enqueue_nd_range_kernel(queue, kernel, (count * wg,), (wg,))
-    host = touched_empty((count, ops.m), ops.dtype)
-    cl.enqueue_copy(queue, host, out)
+    host = read_buffer(queue, out, (count, ops.m), ops.dtype)
     ops.transfer_seconds += time.perf_counter() - start
     return host.T

@@ -34,7 +34,6 @@ from typing import ClassVar
 import numpy as np
 import pyopencl as cl
 
-from .._threads import touched_empty
 from ..shortening import completed_columns, sort_rows
 from .device import require_fp64
 from .factorization import global_fence_for
@@ -47,7 +46,7 @@ from .limits import (
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, int_arg
 from .sizes import check_power_of_two, round_up
-from .transfers import buffer_holding
+from .transfers import buffer_holding, read_buffer
 
 __all__ = ["ColumnQRPlan", "ColumnQRSpec", "DeviceQR", "pivoted_qr_on_device"]
 
@@ -355,9 +354,7 @@ class DeviceQR:
         """``R^*`` (``n x n``, Fortran-ordered), formed on the device
         (``cjac_qr_factor``)."""
         n = self.plan.cols
-        by_column = touched_empty((n, n), self.dtype)
-        cl.enqueue_copy(self.queue, by_column, self.r_adjoint_buffer())
-        return by_column.T
+        return read_buffer(self.queue, self.r_adjoint_buffer(), (n, n), self.dtype).T
 
     def r_adjoint_buffer(self) -> cl.Buffer:
         """``R^*`` in a device buffer (column-major, ``n x n``, leading
@@ -435,9 +432,7 @@ class DeviceQR:
         unload = self._kernel("cjac_qr_unload", C=target, ldc=m, rows=m, p=columns,
                               row_order=self.buffers["row_order"], out=result)
         cl.enqueue_nd_range_kernel(queue, unload, *self._tiles(m, columns))
-        out = touched_empty((m, columns), self.dtype)
-        cl.enqueue_copy(queue, out, result)
-        return out
+        return read_buffer(queue, result, (m, columns), self.dtype)
 
 
 def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *, exponent: int = 0,
