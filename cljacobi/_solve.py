@@ -692,7 +692,8 @@ def run_sweeps(
         blocked_driver = BlockedHSVD(
             queue, accumulate_v=accumulate_v, block_width=block_width, variant=variant
         )
-        blocked = blocked_driver.run_operands(operands, max_sweeps=max_sweeps)
+        blocked = blocked_driver.run_operands(operands, max_sweeps=max_sweeps,
+                                              certified_finish=driver.takes_certificate)
         info.matrix_products = blocked_driver.plan.spec.matrix_products
         info.blocked_sweeps = blocked.sweeps
         info.rotations_per_sweep = list(blocked.rotations_per_sweep)

@@ -9,10 +9,11 @@ import pytest
 
 import cljacobi
 from cljacobi.host import certificate as certificate_module
-from cljacobi.host.blocked import BlockedHSVD
+from cljacobi.host import blocked as blocked_module
+from cljacobi.host.blocked import BlockedHSVD, certified_handover
 from cljacobi.host.operands import upload
 from cljacobi.host.pointwise import FINISHING_ENV, disjoint_rounds
-from cljacobi.matrices import with_spectrum
+from cljacobi.matrices import paper_spectrum, with_spectrum
 
 EPS = np.finfo(np.float64).eps
 TINY = np.finfo(np.float64).tiny
@@ -144,13 +145,53 @@ def test_eig_certified_against_full_sweeps(rng, monkeypatch, family, dtype):
     assert info_full.certified_sweeps == 0
     assert info.certified_sweeps >= 1
     assert info.converged
-    assert info.blocked_sweeps == info_full.blocked_sweeps
+    # the blocked sweeps may hand over to certified ones early (below)
+    assert info.blocked_sweeps <= info_full.blocked_sweeps
     assert len(w) == len(w_full)
     assert np.all(np.abs(w - w_full) <= 1e-12 * np.abs(w_full))
     scale = np.linalg.norm(M)
     assert np.linalg.norm(M @ V - V * w) <= 1e-12 * scale
     assert np.linalg.norm(V.conj().T @ V - np.eye(len(w))) <= 1e-11
     w2, V2, _ = _eig(M, "certified", monkeypatch)
+    assert np.array_equal(w, w2) and np.array_equal(V, V2)
+
+
+def test_certified_handover_rule():
+    assert certified_handover([5000, 64], 64)
+    assert not certified_handover([5000, 65], 64)
+    assert certified_handover([0], 64)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_blocked_sweeps_hand_over_to_certified_ones(monkeypatch, dtype):
+    """With the handover moved a sweep earlier (the rule's factor raised, so
+    that it fires while big rotations are still made), the blocked sweeps
+    end at the first sweep at or below it and the certified sweeps finish:
+    the eigenvalues of the full pointwise finishing to rounding, the same
+    residual and orthogonality bar, bitwise repeatable.  The matrices' last
+    blocked sweeps rotate 347 then 1 pairs (real) and 444 then 1 (complex),
+    so the handover comes a sweep early with a handful of candidates."""
+    n = 256
+    rng = np.random.default_rng(4)
+    M = with_spectrum(paper_spectrum(n, rng=rng), rng=rng, dtype=dtype)
+    options = {"variant": "offdiag", "block_width": 16, "return_info": True}
+    monkeypatch.setenv(FINISHING_ENV, "sweeps")
+    (w_full, _), info_full = cljacobi.eig_indefinite(M, **options)
+    blocked_counts = info_full.rotations_per_sweep[:info_full.blocked_sweeps]
+    # the factor that makes the sweep before the last one hand over
+    factor = -(-blocked_counts[-2] // n)
+    assert factor > 1 and blocked_counts[-1] <= n
+    monkeypatch.setattr(blocked_module, "CERTIFIED_HANDOVER_PER_COLUMN", factor)
+    monkeypatch.setenv(FINISHING_ENV, "certified")
+    (w, V), info = cljacobi.eig_indefinite(M, **options)
+    assert info.blocked_sweeps == info_full.blocked_sweeps - 1
+    assert info.rotations_per_sweep[:info.blocked_sweeps] == blocked_counts[:-1]
+    assert info.certified_sweeps >= 1 and info.converged
+    assert np.all(np.abs(w - w_full) <= 1e-12 * np.abs(w_full))
+    scale = np.linalg.norm(M)
+    assert np.linalg.norm(M @ V - V * w) <= 1e-12 * scale
+    assert np.linalg.norm(V.conj().T @ V - np.eye(n)) <= 1e-11
+    (w2, V2), _ = cljacobi.eig_indefinite(M, **options)
     assert np.array_equal(w, w2) and np.array_equal(V, V2)
 
 

@@ -69,6 +69,7 @@ __all__ = [
     "RowChunks",
     "blocked_local_bytes",
     "blocked_tuning",
+    "certified_handover",
     "default_gram_warps",
     "default_loads_ahead",
     "default_update_warps",
@@ -108,6 +109,29 @@ def stream_stalled(rotations_per_sweep: list[int], pairs: int) -> bool:
         return False
     last, before = rotations_per_sweep[-1], rotations_per_sweep[-2]
     return last < STREAM_HANDOVER_FRACTION * pairs and 2 * last > before
+
+
+#: Blocked sweeps followed by certified ones hand over after a sweep of at
+#: most this many times r rotations (:func:`certified_handover`).
+CERTIFIED_HANDOVER_PER_COLUMN = 1
+
+
+def certified_handover(rotations_per_sweep: list[int], columns: int) -> bool:
+    """Whether blocked sweeps followed by certified ones should hand over
+    after the last sweep: it rotated at most :data:`CERTIFIED_HANDOVER_PER_COLUMN`
+    times `columns` pairs (r, as many as a certified sweep takes,
+    :mod:`cljacobi.host.certificate`; with more candidates it is a full
+    pointwise sweep).
+
+    The run then ends on the certified sweeps' test, as it does after a
+    blocked sweep without a big transformation; what changes is who makes
+    the last few rotations.  The sweep after one of a few hundred rotations
+    rotates a handful of pairs (``bench/results/eig-H200-2026-11-27-loads-ahead.json``:
+    380 then 1 at real n = 4096, 189 then 3 at 8192, 1448 then 8 at complex
+    4096), yet costs as much as any blocked sweep: a certified sweep
+    rotates that handful for the price of one sweep of Gram matrices.
+    """
+    return rotations_per_sweep[-1] <= CERTIFIED_HANDOVER_PER_COLUMN * columns
 
 
 #: Inner sweeps of the full-block variant at most (the GSVD paper's bound).
@@ -1257,7 +1281,8 @@ class BlockedHSVD:
         return G, V, stats
 
     def run_operands(self, operands: Operands, *, max_sweeps: int,
-                     outer_pairs: np.ndarray | None = None) -> RunStats:
+                     outer_pairs: np.ndarray | None = None,
+                     certified_finish: bool = False) -> RunStats:
         """Blocked sweeps on the device operands, in place.
 
         ``operands`` hold float64 or complex128 data (complex ones in the
@@ -1266,6 +1291,9 @@ class BlockedHSVD:
         `outer_pairs` (``steps x blocks/2 x 2`` block pairs, each block
         once a step) replaces the outer strategy's table of a sweep (a
         distributed run's steps that pair only the blocks of two stripes).
+        `certified_finish`: the caller's pointwise sweeps take the
+        certificate this run leaves (:attr:`certificate`), so the blocked
+        sweeps may end early (:func:`certified_handover`).
         """
         seconds = {"sweeps": 0.0, "sort": 0.0}
         w = self.block_width
@@ -1360,21 +1388,29 @@ class BlockedHSVD:
                     kernel.set_arg(step_arg, step_index)
                     cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
 
+        # The finishing certificate runs one sweep of the outer table (every
+        # pair of blocks once), so not on the steps of a distributed run.
+        mask_bytes = certificate_mask_bytes(outer_steps, slots, w)
+        certifies = outer_pairs is None and mask_bytes <= int(self.device.max_mem_alloc_size)
+
         # Pairs the Gram matrices cannot resolve (stats.breakdown) wait for
         # the pointwise sweeps.
         sweep_start = time.perf_counter()
         pairs = ops.columns * (ops.columns - 1) // 2
+        if stream:
+            stalled = lambda counts: stream_stalled(counts, pairs)
+        elif certified_finish and certifies:
+            stalled = lambda counts: certified_handover(counts, ops.columns)
+        else:
+            stalled = None
         stats = sweep_until_converged(
             self.queue, max_sweeps=max_sweeps, enqueue_sweep=enqueue_sweep,
             reduce_status=reduce_status, work_group_size=wg, summary_buf=summary_buf,
-            stalled=(lambda counts: stream_stalled(counts, pairs)) if stream else None)
+            stalled=stalled)
         seconds["sweeps"] += time.perf_counter() - sweep_start
 
-        # The finishing certificate runs one sweep of the outer table (every
-        # pair of blocks once), so not on the steps of a distributed run.
         self.certificate = None
-        mask_bytes = certificate_mask_bytes(outer_steps, slots, w)
-        if outer_pairs is None and mask_bytes <= int(self.device.max_mem_alloc_size):
+        if certifies:
             certify_sig = plan.spec.signatures["cjac_block_certify"]
             masks_buf = cl.Buffer(ctx, mf.READ_WRITE, mask_bytes)
             found_buf = cl.Buffer(ctx, mf.READ_WRITE, 4 * outer_steps * slots)

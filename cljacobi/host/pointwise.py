@@ -329,12 +329,7 @@ class PointwiseHSVD:
 
         # With a finishing certificate the full sweeps' tables (r - 1 steps
         # of r/2 pairs) are built and uploaded only if a full sweep runs.
-        # Rotation algorithm 3 moves the columns' data between physical
-        # columns, so the certificate's pairs of columns would not name
-        # the same vectors after a round; the modified modulus stepper reads
-        # no table.
-        certify = (certificate is not None and self.strategy != "mm" and self.rotation != 3
-                   and finishing() == "certified")
+        certify = certificate is not None and self.takes_certificate
         if not certify:
             full_sweeps()
         self.queue.finish()
@@ -402,6 +397,15 @@ class PointwiseHSVD:
             positions=diagonal["rho"].copy(),
             operands=None if fetch else ops,
         )
+
+    @property
+    def takes_certificate(self) -> bool:
+        """Whether the sweeps after a blocked phase are certified ones when
+        it leaves a certificate (:meth:`run_operands`).  Rotation algorithm
+        3 moves the columns' data between physical columns, so the
+        certificate's pairs of columns would not name the same vectors after
+        a round; the modified modulus stepper reads no table."""
+        return self.strategy != "mm" and self.rotation != 3 and finishing() == "certified"
 
     def _certified_sweep(self, certificate: FinishingCertificate, d_buf: cl.Buffer,
                          diagonal: np.ndarray,
