@@ -113,23 +113,27 @@ def stream_stalled(rotations_per_sweep: list[int], pairs: int) -> bool:
 
 #: Blocked sweeps followed by certified ones hand over after a sweep of at
 #: most this many times r rotations (:func:`certified_handover`).
-CERTIFIED_HANDOVER_PER_COLUMN = 1
+CERTIFIED_HANDOVER_PER_COLUMN = 2
 
 
 def certified_handover(rotations_per_sweep: list[int], columns: int) -> bool:
     """Whether blocked sweeps followed by certified ones should hand over
     after the last sweep: it rotated at most :data:`CERTIFIED_HANDOVER_PER_COLUMN`
-    times `columns` pairs (r, as many as a certified sweep takes,
-    :mod:`cljacobi.host.certificate`; with more candidates it is a full
-    pointwise sweep).
+    times `columns` (r) pairs.
 
     The run then ends on the certified sweeps' test, as it does after a
     blocked sweep without a big transformation; what changes is who makes
-    the last few rotations.  The sweep after one of a few hundred rotations
+    the last rotations.  The sweep after one of a few thousand rotations
     rotates a handful of pairs (``bench/results/eig-H200-2026-11-27-loads-ahead.json``:
     380 then 1 at real n = 4096, 189 then 3 at 8192, 1448 then 8 at complex
-    4096), yet costs as much as any blocked sweep: a certified sweep
-    rotates that handful for the price of one sweep of Gram matrices.
+    4096), yet costs as much as any blocked sweep; a certified sweep rotates
+    that handful for the price of one sweep of Gram matrices.  A certified
+    sweep takes at most r candidates (with more it is a full pointwise
+    sweep, several times a blocked one): in every blocked run under
+    ``bench/results`` a sweep of at most 2 r rotations was followed by one
+    of at most 0.82 r (3893 then 1672 at n = 2048 on clustered spectra,
+    ``eig-cluster-offdiag-H200-2026-11-26.json``), while sweeps of 2 r to
+    4 r were followed by up to 1.8 r.
     """
     return rotations_per_sweep[-1] <= CERTIFIED_HANDOVER_PER_COLUMN * columns
 
