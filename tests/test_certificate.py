@@ -9,7 +9,6 @@ import pytest
 
 import cljacobi
 from cljacobi.host import certificate as certificate_module
-from cljacobi.host import blocked as blocked_module
 from cljacobi.host.blocked import BlockedHSVD, certified_handover
 from cljacobi.host.operands import upload
 from cljacobi.host.pointwise import FINISHING_ENV, disjoint_rounds
@@ -158,34 +157,33 @@ def test_eig_certified_against_full_sweeps(rng, monkeypatch, family, dtype):
 
 def test_certified_handover_rule():
     assert certified_handover([5000, 128], 64)
-    assert not certified_handover([5000, 129], 64)
-    assert certified_handover([0], 64)
+    assert not certified_handover([5000, 129], 64)  # more than 2 r
+    assert not certified_handover([1000, 126], 64)  # fell less than 8 times
+    assert not certified_handover([100], 64)  # the first sweep
 
 
-@pytest.mark.parametrize("dtype, seed", [(np.float64, 0), (np.complex128, 7)])
-def test_blocked_sweeps_hand_over_to_certified_ones(monkeypatch, dtype, seed):
-    """With the handover moved a sweep earlier (the rule's factor raised, so
-    that it fires while big rotations are still made), the blocked sweeps
-    end at the first sweep at or below it and the certified sweeps finish:
-    the eigenvalues of the full pointwise finishing to rounding, the same
-    residual and orthogonality bar, bitwise repeatable.  The matrices' last
-    blocked sweeps rotate 2771 then 1 pairs (real) and 7387 then 42
-    (complex), so the handover comes a sweep early with few candidates."""
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_blocked_sweeps_hand_over_to_certified_ones(monkeypatch, dtype):
+    """The blocked sweeps end at the first sweep the rule takes and the
+    certified sweeps finish: the eigenvalues of the full pointwise finishing
+    (which has no handover) to rounding, the same residual and
+    orthogonality bar, bitwise repeatable.  The matrices' last blocked
+    sweeps rotate 7762, 347 then 1 pairs (real) and 15414, 444 then 1
+    (complex): the handover comes a sweep early, with big rotations still
+    being made."""
     n = 256
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(4)
     M = with_spectrum(paper_spectrum(n, rng=rng), rng=rng, dtype=dtype)
     options = {"variant": "offdiag", "block_width": 16, "return_info": True}
     monkeypatch.setenv(FINISHING_ENV, "sweeps")
     (w_full, _), info_full = cljacobi.eig_indefinite(M, **options)
     blocked_counts = info_full.rotations_per_sweep[:info_full.blocked_sweeps]
-    # the factor that makes the sweep before the last one hand over
-    factor = -(-blocked_counts[-2] // n)
-    assert factor > blocked_module.CERTIFIED_HANDOVER_PER_COLUMN and blocked_counts[-1] <= n
-    monkeypatch.setattr(blocked_module, "CERTIFIED_HANDOVER_PER_COLUMN", factor)
     monkeypatch.setenv(FINISHING_ENV, "certified")
     (w, V), info = cljacobi.eig_indefinite(M, **options)
     assert info.blocked_sweeps == info_full.blocked_sweeps - 1
     assert info.rotations_per_sweep[:info.blocked_sweeps] == blocked_counts[:-1]
+    assert certified_handover(blocked_counts[:-1], n)
+    assert not any(certified_handover(blocked_counts[:k], n) for k in range(1, len(blocked_counts) - 1))
     assert info.certified_sweeps >= 1 and info.converged
     assert np.all(np.abs(w - w_full) <= 1e-12 * np.abs(w_full))
     scale = np.linalg.norm(M)

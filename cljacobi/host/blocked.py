@@ -112,30 +112,40 @@ def stream_stalled(rotations_per_sweep: list[int], pairs: int) -> bool:
 
 
 #: Blocked sweeps followed by certified ones hand over after a sweep of at
-#: most this many times r rotations (:func:`certified_handover`).
+#: most this many times r rotations (:func:`certified_handover`) ...
 CERTIFIED_HANDOVER_PER_COLUMN = 2
+
+#: ... that rotated at most this fraction of the pairs the sweep before did.
+CERTIFIED_HANDOVER_DROP = 1 / 8
 
 
 def certified_handover(rotations_per_sweep: list[int], columns: int) -> bool:
     """Whether blocked sweeps followed by certified ones should hand over
-    after the last sweep: it rotated at most :data:`CERTIFIED_HANDOVER_PER_COLUMN`
-    times `columns` (r) pairs.
+    after the last sweep: it rotated at most
+    :data:`CERTIFIED_HANDOVER_PER_COLUMN` times `columns` (r) pairs, and at
+    most :data:`CERTIFIED_HANDOVER_DROP` times as many as the sweep before.
 
     The run then ends on the certified sweeps' test, as it does after a
     blocked sweep without a big transformation; what changes is who makes
-    the last rotations.  The sweep after one of a few thousand rotations
-    rotates a handful of pairs (``bench/results/eig-H200-2026-11-27-loads-ahead.json``:
-    380 then 1 at real n = 4096, 189 then 3 at 8192, 1448 then 8 at complex
-    4096), yet costs as much as any blocked sweep; a certified sweep rotates
-    that handful for the price of one sweep of Gram matrices.  A certified
-    sweep takes at most r candidates (with more it is a full pointwise
-    sweep, several times a blocked one): in every blocked run under
-    ``bench/results`` a sweep of at most 2 r rotations was followed by one
-    of at most 0.82 r (3893 then 1672 at n = 2048 on clustered spectra,
-    ``eig-cluster-offdiag-H200-2026-11-26.json``), while sweeps of 2 r to
-    4 r were followed by up to 1.8 r.
+    the last rotations.  Where the counts fall quadratically, the sweep
+    after one of a few hundred rotations rotates a handful of pairs
+    (``bench/results/eig-H200-2026-11-27-loads-ahead.json``: 201274, 380,
+    then 1 at real n = 4096; 80827, 189, then 3 at 8192), yet costs as much
+    as any blocked sweep, and a certified sweep rotates that handful for the
+    price of one sweep of Gram matrices.  A certified sweep takes at most r
+    candidates (with more it is a full pointwise sweep): in the blocked
+    runs under ``bench/results`` a sweep that met both bounds was followed
+    by one of at most 0.29 r.  Where the counts fall slowly (exact
+    clusters of eigenvalues: 23164, 9508, 3893 at n = 2048), the certified
+    sweeps would too, each a Gram sweep plus rounds of a few hundred pairs
+    (19 of them, ``eig-cluster-H200-2026-11-27-handover.json``, against 8
+    blocked sweeps): the drop keeps those runs blocked.
     """
-    return rotations_per_sweep[-1] <= CERTIFIED_HANDOVER_PER_COLUMN * columns
+    if len(rotations_per_sweep) < 2:
+        return False
+    last, before = rotations_per_sweep[-2:][::-1]
+    return (last <= CERTIFIED_HANDOVER_PER_COLUMN * columns
+            and last <= CERTIFIED_HANDOVER_DROP * before)
 
 
 #: Inner sweeps of the full-block variant at most (the GSVD paper's bound).
