@@ -138,7 +138,7 @@ def certified_handover(rotations_per_sweep: list[int], columns: int) -> bool:
     by one of at most 0.29 r.  Where the counts fall slowly (exact
     clusters of eigenvalues: 23164, 9508, 3893 at n = 2048), the certified
     sweeps would too, each a Gram sweep plus rounds of a few hundred pairs
-    (19 of them, ``eig-cluster-H200-2026-11-27-handover.json``, against 8
+    (19 of them, ``eig-cluster-H200-2026-11-27-handover-no-drop.json``, against 8
     blocked sweeps): the drop keeps those runs blocked.
     """
     if len(rotations_per_sweep) < 2:
