@@ -78,6 +78,10 @@ def test_pitched_write_checks_its_rows(queue):
         write_buffer(queue, buffer, np.zeros((4, 8)), pitch=32)
     with pytest.raises(ValueError, match="C-contiguous 2-D"):
         write_buffer(queue, buffer, np.zeros((4, 4), order="F"), pitch=64)
+    with pytest.raises(ValueError, match="C-contiguous 2-D"):
+        write_buffer(queue, buffer, np.zeros(8), pitch=64)
+    with pytest.raises(ValueError, match="C- or Fortran-contiguous"):
+        write_buffer(queue, buffer, np.zeros((4, 8))[:, ::2])
 
 
 def test_rows_longer_than_a_chunk_go_to_the_driver(queue, rng):

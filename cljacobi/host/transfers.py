@@ -133,10 +133,15 @@ def write_buffer(queue: cl.CommandQueue, buffer: cl.Buffer, array: np.ndarray, *
     `staged` and `chunk_bytes` choose the path (module docstring; for tests).
     """
     array = np.asarray(array)
-    rows, row_bytes = (array.shape[0], array.shape[1] * array.itemsize) if pitch else (1, 0)
-    if pitch is not None and (array.ndim != 2 or not array.flags.c_contiguous
-                              or pitch < row_bytes):
-        raise ValueError("a pitched write takes a C-contiguous 2-D array whose rows fit the pitch")
+    rows = row_bytes = 0
+    if pitch is not None:
+        if array.ndim == 2:
+            rows, row_bytes = array.shape[0], array.shape[1] * array.itemsize
+        if array.ndim != 2 or not array.flags.c_contiguous or pitch < row_bytes:
+            raise ValueError("a pitched write takes a C-contiguous 2-D array whose rows fit "
+                             "the pitch")
+    elif not (array.flags.c_contiguous or array.flags.f_contiguous):
+        raise ValueError("write_buffer takes a C- or Fortran-contiguous array")
     staging = _staging(queue, array.nbytes, staged, chunk_bytes)
     if staging is not None and pitch is not None and row_bytes > staging.chunk_bytes:
         staging.lock.release()  # a row larger than a chunk: the driver copies it
