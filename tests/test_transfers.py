@@ -96,6 +96,7 @@ def test_staging_is_chosen_by_device_and_size(queue):
     """A CPU device shares the host's memory: no staging there, whatever the
     size; small copies never stage."""
     unified = queue.device.host_unified_memory
+    assert transfers.stages_copies(queue.device) == (not unified)
     large = transfers._staging(queue, transfers.STAGED_MIN_BYTES, None, None)
     if large is not None:
         large.lock.release()
@@ -108,3 +109,39 @@ def test_staging_is_chosen_by_device_and_size(queue):
         assert transfers._staging(queue, 1, True, CHUNK) is None
     finally:
         staging.lock.release()
+
+
+def test_solvers_through_the_pinned_chunks(queue, rng, monkeypatch):
+    """Every copy of eig_indefinite and svd staged, in chunks that do not
+    divide them (what a discrete GPU does with large ones): the same bits as
+    the driver's copies."""
+    import cljacobi
+    from cljacobi.matrices import with_spectrum
+
+    M = with_spectrum(np.linspace(-1, 1, 96) * 2.0 ** np.arange(96) / 2**90, rng=rng)
+    A = rng.standard_normal((120, 96)) + 1j * rng.standard_normal((120, 96))
+    options = {"variant": "offdiag", "block_width": 8, "queue": queue}
+
+    def solve():
+        w, U = cljacobi.eig_indefinite(M, **options)
+        X, s, Yh = cljacobi.svd(A, **options)
+        return w, U, X, s, Yh
+
+    direct = solve()
+    calls = []
+    monkeypatch.setattr(transfers, "stages_copies", lambda device: True)
+    monkeypatch.setattr(transfers, "STAGED_MIN_BYTES", 1)
+    monkeypatch.setattr(transfers, "STAGING_CHUNK_BYTES", CHUNK)
+    monkeypatch.setattr(transfers, "_staging", _counting(transfers._staging, calls))
+    staged = solve()
+    assert sum(staging is not None for staging in calls) >= 4  # up and down, both solvers
+    for a, b in zip(direct, staged, strict=True):
+        assert np.array_equal(a, b)
+
+
+def _counting(function, calls):
+    def counted(*args, **kwargs):
+        result = function(*args, **kwargs)
+        calls.append(result)
+        return result
+    return counted

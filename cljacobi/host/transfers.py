@@ -43,7 +43,7 @@ import pyopencl as cl
 from .._threads import touched_empty, worker_threads
 
 __all__ = ["STAGED_MIN_BYTES", "STAGING_CHUNK_BYTES", "buffer_holding", "read_buffer",
-           "write_buffer"]
+           "stages_copies", "write_buffer"]
 
 #: Bytes of each of the two pinned staging buffers of a context.
 STAGING_CHUNK_BYTES = 32 << 20
@@ -67,6 +67,12 @@ class _Staging:
         self.lock = threading.Lock()
 
 
+def stages_copies(device: cl.Device) -> bool:
+    """Whether large copies to and from `device` go through the pinned
+    chunks: where its memory is its own (a discrete GPU)."""
+    return not device.host_unified_memory
+
+
 _stagings: dict[tuple[int, int], _Staging | None] = {}
 _stagings_lock = threading.Lock()
 
@@ -77,7 +83,7 @@ def _staging(queue: cl.CommandQueue, nbytes: int, staged: bool | None,
     plain copy: `staged` None decides by the device and the size, True and
     False force it (the tests' way to the staged path on a CPU device)."""
     if staged is None:
-        staged = nbytes >= STAGED_MIN_BYTES and not queue.device.host_unified_memory
+        staged = nbytes >= STAGED_MIN_BYTES and stages_copies(queue.device)
     if not staged or nbytes == 0:
         return None
     chunk = chunk_bytes or STAGING_CHUNK_BYTES
