@@ -38,13 +38,16 @@ def worker_threads() -> int:
     return max(1, min(usable_cpus(), MAX_THREADS))
 
 
-def in_row_blocks(function: Callable[..., T], *arrays: np.ndarray) -> list[T]:
+def in_row_blocks(function: Callable[..., T], *arrays: np.ndarray,
+                  pool: ThreadPoolExecutor | None = None) -> list[T]:
     """``function(*blocks)`` on matching blocks of rows (the first axis) of
     `arrays`, in threads when they are large; the results in row order.
 
-    For numpy's elementwise work (``isfinite``, ``ldexp``), which releases
-    the GIL on large blocks: the same operations on the same elements as one
-    call on the whole arrays, so the results are those of that call.
+    For numpy's elementwise work (``isfinite``, ``ldexp``, ``copyto``), which
+    releases the GIL on large blocks: the same operations on the same
+    elements as one call on the whole arrays, so the results are those of
+    that call.  `pool` (of :func:`worker_threads` threads) runs the blocks
+    instead of a new one: for a caller with many such calls in a row.
     """
     first = arrays[0]
     threads = worker_threads()
@@ -52,8 +55,10 @@ def in_row_blocks(function: Callable[..., T], *arrays: np.ndarray) -> list[T]:
         return [function(*arrays)]
     bounds = np.linspace(0, first.shape[0], min(threads, first.shape[0]) + 1).astype(int)
     blocks = [tuple(a[lo:hi] for a in arrays) for lo, hi in itertools.pairwise(bounds)]
-    with ThreadPoolExecutor(len(blocks)) as pool:
+    if pool is not None:
         return list(pool.map(lambda block: function(*block), blocks))
+    with ThreadPoolExecutor(len(blocks)) as own:
+        return list(own.map(lambda block: function(*block), blocks))
 
 
 def all_finite(array: np.ndarray) -> bool:

@@ -28,6 +28,27 @@ def test_in_row_blocks_covers_the_rows_in_order(threads, shape, order):
     assert np.array_equal(np.concatenate(blocks), array)
 
 
+def test_in_row_blocks_on_a_given_pool(threads):
+    """A caller's pool runs the blocks (np.copyto, as the staged transfers
+    call it), with the blocks and the results of a pool of its own."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    source = np.arange(60.0).reshape(12, 5)
+    target = np.zeros_like(source)
+    names = []
+
+    def copy(dst, src):
+        names.append(threading.current_thread().name)
+        np.copyto(dst, src)
+
+    with ThreadPoolExecutor(max(threads, 1), thread_name_prefix="caller") as pool:
+        results = in_row_blocks(copy, target, source, pool=pool)
+    assert np.array_equal(target, source)
+    assert len(results) == (1 if threads < 2 else threads)
+    assert all(name.startswith("caller") for name in names) == (threads >= 2)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.float32])
 def test_ldexp_by_blocks_is_exact(threads, rng, dtype):
     A = rng.standard_normal((37, 11)).astype(dtype)

@@ -8,6 +8,7 @@ import numpy as np
 import pyopencl as cl
 import pytest
 
+from cljacobi import _threads
 from cljacobi.host import transfers
 from cljacobi.host.transfers import buffer_holding, read_buffer, write_buffer
 
@@ -130,6 +131,7 @@ def test_solvers_through_the_pinned_chunks(queue, rng, monkeypatch):
     direct = solve()
     calls = []
     monkeypatch.setattr(transfers, "stages_copies", lambda device: True)
+    monkeypatch.setattr(_threads, "THREADED_MIN_ELEMENTS", 1)  # chunks copied by blocks
     monkeypatch.setattr(transfers, "STAGED_MIN_BYTES", 1)
     monkeypatch.setattr(transfers, "STAGING_CHUNK_BYTES", CHUNK)
     monkeypatch.setattr(transfers, "_staging", _counting(transfers._staging, calls))
