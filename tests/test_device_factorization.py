@@ -189,8 +189,8 @@ def test_factor_stays_on_device(rng, variant, dtype, layout):
         phases = np.exp(1j * rng.uniform(0, 2 * np.pi, 40))
         M = (phases[:, None] * M) * phases.conj()
     exact = eigvalsh_hiprec(M)
-    options = dict(variant=variant, block_width=None if variant == "pointwise" else 8,
-                   _layout=layout)
+    options = {"variant": variant, "block_width": None if variant == "pointwise" else 8,
+               "_layout": layout}
     (w, U), info = cljacobi.eig_indefinite(
         M, factorization="device", return_info=True, **options)
     assert info.factorization == "bunch-parlett-device" and info.rank == 40
@@ -360,3 +360,77 @@ def test_hermitian_upload_refuses_small_work_groups(queue, rng):
 
     with pytest.raises(DeviceCapabilityError, match=r"check of M needs work-groups of 256"):
         upload_hermitian(_Queue(), _hermitian(rng, 8, np.float64), "M", ld=32)
+
+
+def test_resident_groups_hint_marks_the_kernels_of_a_required_size():
+    """`.minnctapersm` goes after the parameters of every kernel with a
+    `.reqntid` directive, once; PTX without such a kernel, or no PTX, is left
+    alone (None)."""
+    from cljacobi.host.programs import with_resident_groups
+
+    ptx = (".version 9.0\n.target sm_90\n.address_size 64\n"
+           ".entry sized(\n\t.param .u64 sized_param_0\n)\n.reqntid 16, 16, 1\n{\n\tret;\n}\n"
+           ".entry free(\n\t.param .u32 free_param_0\n)\n{\n\tret;\n}\n")
+    hinted = with_resident_groups(ptx, 4)
+    assert hinted is not None
+    assert hinted.count(".minnctapersm") == 1
+    assert ".entry sized(\n\t.param .u64 sized_param_0\n)\n.minnctapersm 4\n.reqntid 16, 16, 1" \
+        in hinted
+    assert hinted.replace("\n.minnctapersm 4", "") == ptx
+    assert with_resident_groups(hinted, 4) is None  # never twice
+    assert with_resident_groups(ptx.replace(".reqntid 16, 16, 1\n", ""), 4) is None
+    assert with_resident_groups("not ptx at all", 3) is None
+
+
+def test_resident_groups_on_nvidia_only(queue, monkeypatch):
+    """The plan asks NVIDIA's devices (those with a compute capability) for
+    4 (real) or 3 (complex) resident work-groups of the step kernel, other
+    devices for none; a program built with the hint where the binary is no
+    PTX is the plain one, and factors to the same bits."""
+    from cljacobi.host import factorization
+    from cljacobi.host.programs import build_program, with_resident_groups
+
+    device = queue.device
+    if factorization.compute_capability(device) is None:
+        for dtype in DTYPES:
+            assert factorization.BunchParlettPlan.for_device(device, 64, dtype).spec \
+                .resident_groups == 0
+    with monkeypatch.context() as patch:
+        patch.setattr(factorization, "compute_capability", lambda device: (9, 0))
+        patch.setattr(factorization, "global_fence_for", lambda device: "opencl")
+        specs = {np.dtype(dtype).name: factorization.BunchParlettPlan.for_device(
+            device, 64, dtype).spec for dtype in DTYPES}
+    assert specs["float64"].resident_groups == 4 and specs["complex128"].resident_groups == 3
+    plain = factorization.BunchParlettSpec("float64", specs["float64"].global_fence)
+    hinted = specs["float64"]
+    program = build_program(queue.context, device, hinted)
+    assert cl.Kernel(program, "cjac_bp_step").num_args == len(
+        hinted.signatures["cjac_bp_step"].args)
+    plain_binary = build_program(queue.context, device, plain).get_info(
+        cl.program_info.BINARIES)[0]
+    if factorization.compute_capability(device) is None:  # no PTX: the plain program
+        assert program.get_info(cl.program_info.BINARIES)[0] == plain_binary
+    else:  # PTX whose step kernel has a required work-group size, to take the hint
+        assert with_resident_groups(plain_binary.decode("ascii"), 4) is not None
+
+
+def test_resident_groups_fall_back_to_the_program_built(queue):
+    """Where the PTX with the hint does not build (here: a device that takes
+    no PTX), the program built from source is kept."""
+    from cljacobi.host.factorization import BunchParlettSpec
+    from cljacobi.host.programs import _resident
+
+    ptx = (b".version 9.0\n.target sm_90\n.address_size 64\n"
+           b".entry k(\n\t.param .u64 k_param_0\n)\n.reqntid 256, 1, 1\n{\n\tret;\n}\n")
+
+    class Built:
+        """A built program whose binary is that PTX."""
+
+        def get_info(self, what):
+            return [queue.device] if what == cl.program_info.DEVICES else [ptx]
+
+    if "NVIDIA" in queue.device.vendor:
+        pytest.skip("NVIDIA's OpenCL builds PTX")
+    built = Built()
+    assert _resident(queue.context, queue.device, built, 4,
+                     BunchParlettSpec("float64", resident_groups=4)) is built

@@ -55,6 +55,12 @@ UPDATE_STRIP = 32
 LOADS_AHEAD = 8
 #: Pivot steps enqueued between two reads of the step state.
 STEPS_PER_BATCH = 32
+#: Work-groups of the step kernel a compute unit holds at once on NVIDIA's
+#: devices, by dtype (``.minnctapersm``, :mod:`cljacobi.host.programs`): the
+#: compiler's own choice, 80 registers (real) and 104 (complex), holds 3 and
+#: 2; capped at 64 and 80 the kernel takes 3-6% less time (H200,
+#: ``bench/README.md``).
+RESIDENT_GROUPS = {"float64": 4, "complex128": 3}
 
 
 class _Word(enum.IntEnum):
@@ -107,6 +113,10 @@ class BunchParlettSpec:
         Row tiles whose entries a work-item loads at once.
     tile : int
         Side of the square work-group.
+    resident_groups : int
+        Work-groups a compute unit should hold at once (NVIDIA: the
+        ``.minnctapersm`` hint, :func:`cljacobi.host.programs.build_program`);
+        0 leaves it to the compiler.
     """
 
     family: ClassVar[str] = "bunch_parlett"
@@ -115,6 +125,7 @@ class BunchParlettSpec:
     strip: int = UPDATE_STRIP
     ahead: int = LOADS_AHEAD
     tile: int = TILE
+    resident_groups: int = 0
 
     def __post_init__(self) -> None:
         if self.dtype not in ("float64", "complex128"):
@@ -125,6 +136,8 @@ class BunchParlettSpec:
         check_power_of_two("tile", self.tile)
         if self.strip < 1 or self.ahead < 1:
             raise ValueError(f"strip and ahead must be positive, not {self.strip}, {self.ahead}")
+        if self.resident_groups < 0:
+            raise ValueError(f"resident_groups must be nonnegative, not {self.resident_groups}")
 
     @property
     def signatures(self) -> dict[str, KernelSignature]:
@@ -185,8 +198,9 @@ class BunchParlettPlan:
         require_fp64(device)
         dtype = np.dtype(dtype)
         check_work_group_size(device, TILE * TILE, "the device factorization")
-        spec = BunchParlettSpec(dtype.name, global_fence_for(device), UPDATE_STRIP,
-                                 LOADS_AHEAD)
+        nvidia = compute_capability(device) is not None
+        spec = BunchParlettSpec(dtype.name, global_fence_for(device), UPDATE_STRIP, LOADS_AHEAD,
+                                 resident_groups=RESIDENT_GROUPS[dtype.name] if nvidia else 0)
         tiles = -(-n // TILE)
         plan = cls(spec, n, round_up(n, 32), tiles, -(-tiles // spec.strip))
         item = dtype.itemsize

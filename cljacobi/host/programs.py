@@ -12,11 +12,20 @@ template's file stem) and ``render_args()`` (:class:`~cljacobi.host.pointwise_pl
 :class:`~cljacobi.host.two_sided.TwoSidedSpec`).  The spec is the only input of
 rendering and, together with the device, the key of the in-process program
 cache.  PyOpenCL's own binary cache serves later processes.
+
+A spec may also ask, through a ``resident_groups`` attribute, that a compute
+unit hold at least that many work-groups of each of its kernels at once; on
+NVIDIA's OpenCL, whose program binary is PTX, the program is then rebuilt
+from its PTX with the ``.minnctapersm`` directive on each kernel that has a
+required work-group size (PTX ISA, "Performance-Tuning Directives"), which
+caps the registers a work-item takes; elsewhere it changes nothing.  The
+arithmetic is the same instructions either way.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import warnings
 from functools import cache
@@ -28,7 +37,7 @@ from mako.exceptions import MakoException
 from mako.lookup import TemplateLookup
 
 __all__ = ["COMPLEX_LAYOUTS", "KERNEL_STRATEGIES", "KernelFamilySpec", "build_program",
-           "check_layout", "clear_cache", "render"]
+           "check_layout", "clear_cache", "render", "with_resident_groups"]
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
 
@@ -95,21 +104,69 @@ def build_program(context: cl.Context, device: cl.Device, spec: KernelFamilySpec
         if program is None:
             source = render(spec)
             try:
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always", cl.CompilerWarning)
-                    program = cl.Program(context, source).build(devices=[device])
-                for warning in caught:
-                    if issubclass(warning.category, cl.CompilerWarning):
-                        _log.debug("building %s for %r: %s", spec, device.name.strip(),
-                                   program.get_build_info(device, cl.program_build_info.LOG))
-                    else:
-                        warnings.warn_explicit(warning.message, warning.category,
-                                               warning.filename, warning.lineno)
+                program = _built(cl.Program(context, source), device, spec)
             except cl.RuntimeError as error:
                 raise RuntimeError(
                     f"building {spec} for device {device.name.strip()!r} failed:\n{error}"
                 ) from error
+            groups = getattr(spec, "resident_groups", 0)
+            if groups:
+                program = _resident(context, device, program, groups, spec)
             _programs[key] = program
+        return program
+
+
+def _built(program: cl.Program, device: cl.Device, spec: KernelFamilySpec) -> cl.Program:
+    """`program` built for `device`, a successful build's log sent to the
+    debug logger rather than warned."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", cl.CompilerWarning)
+        program = program.build(devices=[device])
+    for warning in caught:
+        if issubclass(warning.category, cl.CompilerWarning):
+            _log.debug("building %s for %r: %s", spec, device.name.strip(),
+                       program.get_build_info(device, cl.program_build_info.LOG))
+        else:
+            warnings.warn_explicit(warning.message, warning.category,
+                                   warning.filename, warning.lineno)
+    return program
+
+
+def with_resident_groups(ptx: str, groups: int) -> str | None:
+    """`ptx` with ``.minnctapersm groups`` on every kernel (``.entry``) that
+    has a ``.reqntid`` directive, or None if it has no such kernel (or is no
+    PTX)."""
+    entry = re.compile(r"(\.entry\s+\w+\s*\([^)]*\))(\s*(?:\.(?!minnctapersm)\w+[^\n{]*\s*)*)")
+    changed = 0
+
+    def hint(match: re.Match) -> str:
+        nonlocal changed
+        if ".reqntid" not in match.group(2):
+            return match.group(0)
+        changed += 1
+        return f"{match.group(1)}\n.minnctapersm {groups}{match.group(2)}"
+
+    text = entry.sub(hint, ptx)
+    return text if changed else None
+
+
+def _resident(context: cl.Context, device: cl.Device, program: cl.Program, groups: int,
+              spec: KernelFamilySpec) -> cl.Program:
+    """`program` rebuilt from its PTX with `groups` resident work-groups a
+    compute unit (:func:`with_resident_groups`), or as it is where its binary
+    is no PTX or the rebuild fails."""
+    devices = program.get_info(cl.program_info.DEVICES)
+    binary = program.get_info(cl.program_info.BINARIES)[devices.index(device)]
+    try:
+        ptx = with_resident_groups(binary.decode("ascii"), groups)
+    except UnicodeDecodeError:
+        ptx = None
+    if ptx is None:
+        return program
+    try:
+        return _built(cl.Program(context, [device], [ptx.encode("ascii")]), device, spec)
+    except cl.Error as error:
+        _log.debug("rebuilding %s with %d resident work-groups failed: %s", spec, groups, error)
         return program
 
 
