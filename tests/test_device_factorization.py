@@ -382,11 +382,12 @@ def test_resident_groups_hint_marks_the_kernels_of_a_required_size():
     assert with_resident_groups("not ptx at all", 3) is None
 
 
-def test_resident_groups_on_nvidia_only(queue, monkeypatch):
+def test_resident_groups_on_nvidia_only(queue, rng, monkeypatch):
     """The plan asks NVIDIA's devices (those with a compute capability) for
     4 (real) or 3 (complex) resident work-groups of the step kernel, other
     devices for none; a program built with the hint where the binary is no
-    PTX is the plain one, and factors to the same bits."""
+    PTX is the plain one; and the factor is bitwise the one without the
+    hint."""
     from cljacobi.host import factorization
     from cljacobi.host.programs import build_program, with_resident_groups
 
@@ -412,6 +413,15 @@ def test_resident_groups_on_nvidia_only(queue, monkeypatch):
         assert program.get_info(cl.program_info.BINARIES)[0] == plain_binary
     else:  # PTX whose step kernel has a required work-group size, to take the hint
         assert with_resident_groups(plain_binary.decode("ascii"), 4) is not None
+    for dtype in DTYPES:
+        M = _hermitian(rng, 200, dtype)
+        hinted_factor = factorization.factor_on_device(M, queue).to_host()
+        with monkeypatch.context() as patch:
+            patch.setattr(factorization, "RESIDENT_GROUPS", dict.fromkeys(
+                factorization.RESIDENT_GROUPS, 0))
+            plain_factor = factorization.factor_on_device(M, queue).to_host()
+        assert np.array_equal(hinted_factor.G, plain_factor.G)
+        assert np.array_equal(hinted_factor.signs, plain_factor.signs)
 
 
 def test_resident_groups_fall_back_to_the_program_built(queue):
