@@ -7,6 +7,7 @@ import itertools
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from typing import TypeVar
 
 import numpy as np
@@ -55,10 +56,8 @@ def in_row_blocks(function: Callable[..., T], *arrays: np.ndarray,
         return [function(*arrays)]
     bounds = np.linspace(0, first.shape[0], min(threads, first.shape[0]) + 1).astype(int)
     blocks = [tuple(a[lo:hi] for a in arrays) for lo, hi in itertools.pairwise(bounds)]
-    if pool is not None:
-        return list(pool.map(lambda block: function(*block), blocks))
-    with ThreadPoolExecutor(len(blocks)) as own:
-        return list(own.map(lambda block: function(*block), blocks))
+    with nullcontext(pool) if pool is not None else ThreadPoolExecutor(len(blocks)) as runner:
+        return list(runner.map(lambda block: function(*block), blocks))
 
 
 def all_finite(array: np.ndarray) -> bool:
