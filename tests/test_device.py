@@ -197,3 +197,53 @@ def test_show_devices_says_why(monkeypatch, capsys):
     monkeypatch.setenv(device_module.ENV_VAR, "no-such-device-xyz")
     assert device_module.main(["--check"]) == 1
     assert "no usable device" in capsys.readouterr().out
+
+
+def test_build_logs_go_to_the_debug_logger(caplog):
+    """A successful build's log (a CompilerWarning from pyopencl) is logged at
+    DEBUG naming what was built; other warnings still reach the caller."""
+    import logging
+    import types
+    import warnings
+
+    from cljacobi.host.programs import built
+
+    class Program:
+        def build(self, devices):
+            warnings.warn("Build on <device> succeeded, but said: 1 warning generated.",
+                          cl.CompilerWarning, stacklevel=2)
+            warnings.warn("not the compiler's", UserWarning, stacklevel=2)
+            return self
+
+        def get_build_info(self, device, what):
+            return "1 warning generated."
+
+    program = Program()
+    fake_device = types.SimpleNamespace(name=" Fake device ")
+    with caplog.at_level(logging.DEBUG, logger="cljacobi"), \
+            warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert built(program, fake_device, "the probe") is program
+    assert [w.category for w in seen] == [UserWarning]
+    assert "the probe" in caplog.text and "1 warning generated." in caplog.text
+
+
+def test_device_probe_build_log_is_not_warned(queue, monkeypatch):
+    """The double precision probe of device selection builds through the same
+    path: a compiler's log does not become a warning on the user's line."""
+    import warnings
+
+    original = cl.Program.build
+
+    def build_with_log(self, *args, **kwargs):
+        program = original(self, *args, **kwargs)
+        warnings.warn("Build succeeded, but said: 1 warning generated.", cl.CompilerWarning,
+                      stacklevel=2)
+        return program
+
+    monkeypatch.setattr(cl.Program, "build", build_with_log)
+    monkeypatch.setattr(device_module, "_probe_results", {})
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert device_module.compiler_error(queue.device) is None
+    assert not [w for w in seen if issubclass(w.category, cl.CompilerWarning)]

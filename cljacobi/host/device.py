@@ -42,6 +42,7 @@ import pyopencl as cl
 
 from ..errors import DeviceCapabilityError, DeviceNotFoundError
 from .matrix_products import compute_capability, native_mma
+from .programs import built
 
 __all__ = [
     "ENV_VAR",
@@ -172,7 +173,8 @@ def compiler_error(device: cl.Device) -> str | None:
         key = device.int_ptr
         if key not in _probe_results:
             try:
-                cl.Program(cl.Context([device]), _PROBE_SOURCE).build()
+                built(cl.Program(cl.Context([device]), _PROBE_SOURCE), device,
+                      "the double precision probe")
                 _probe_results[key] = None
             except cl.Error as error:
                 lines = [line.strip() for line in str(error).splitlines() if line.strip()]

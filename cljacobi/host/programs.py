@@ -37,7 +37,7 @@ from mako.exceptions import MakoException
 from mako.lookup import TemplateLookup
 
 __all__ = ["COMPLEX_LAYOUTS", "KERNEL_STRATEGIES", "KernelFamilySpec", "build_program",
-           "check_layout", "clear_cache", "render", "with_resident_groups"]
+           "built", "check_layout", "clear_cache", "render", "with_resident_groups"]
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
 
@@ -104,7 +104,7 @@ def build_program(context: cl.Context, device: cl.Device, spec: KernelFamilySpec
         if program is None:
             source = render(spec)
             try:
-                program = _built(cl.Program(context, source), device, spec)
+                program = built(cl.Program(context, source), device, spec)
             except cl.RuntimeError as error:
                 raise RuntimeError(
                     f"building {spec} for device {device.name.strip()!r} failed:\n{error}"
@@ -116,15 +116,20 @@ def build_program(context: cl.Context, device: cl.Device, spec: KernelFamilySpec
         return program
 
 
-def _built(program: cl.Program, device: cl.Device, spec: KernelFamilySpec) -> cl.Program:
+def built(program: cl.Program, device: cl.Device, what: object) -> cl.Program:
     """`program` built for `device`, a successful build's log sent to the
-    debug logger rather than warned."""
+    ``cljacobi`` debug logger (naming `what` was built) rather than warned.
+
+    Every build of the package goes through here: NVIDIA's compiler writes
+    a log for every program, which pyopencl would turn into a
+    ``CompilerWarning`` on the caller's line.  Other warnings pass through.
+    """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", cl.CompilerWarning)
         program = program.build(devices=[device])
     for warning in caught:
         if issubclass(warning.category, cl.CompilerWarning):
-            _log.debug("building %s for %r: %s", spec, device.name.strip(),
+            _log.debug("building %s for %r: %s", what, device.name.strip(),
                        program.get_build_info(device, cl.program_build_info.LOG))
         else:
             warnings.warn_explicit(warning.message, warning.category,
@@ -164,7 +169,7 @@ def _resident(context: cl.Context, device: cl.Device, program: cl.Program, group
     if ptx is None:
         return program
     try:
-        return _built(cl.Program(context, [device], [ptx.encode("ascii")]), device, spec)
+        return built(cl.Program(context, [device], [ptx.encode("ascii")]), device, spec)
     except cl.Error as error:
         _log.debug("rebuilding %s with %d resident work-groups failed: %s", spec, groups, error)
         return program
