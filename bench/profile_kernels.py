@@ -67,6 +67,15 @@ class Recorder:
         for name, function in self._originals.items():
             setattr(cl, name, function)
 
+    def launch_seconds(self, label: str) -> list[float]:
+        """Device seconds of every launch (or copy) recorded as `label`, in order."""
+        seconds = []
+        for name, event in self.events:
+            if name == label:
+                event.wait()
+                seconds.append((event.profile.end - event.profile.start) * 1e-9)
+        return seconds
+
     def totals(self) -> dict[str, dict[str, float]]:
         seconds = collections.defaultdict(float)
         counts = collections.Counter()

@@ -155,6 +155,7 @@ def main() -> None:
             continue
         kernels = recorder.totals()
         per_sweep = {name: entry["seconds"] / stats.sweeps for name, entry in kernels.items()}
+        rotate_launches = np.array(recorder.launch_seconds("cjac_block_rotate"))
         flops = 4.0 * n**3 * (4 if G.dtype.kind == "c" else 1)  # real flops
         record = {
             "variant": variant,
@@ -165,12 +166,19 @@ def main() -> None:
             "gram_gflops": flops / per_sweep["cjac_block_gram"] / 1e9,
             "update_gflops": flops / per_sweep["cjac_block_update"] / 1e9,
             "sweep_seconds": sum(per_sweep.values()),
+            # "offdiag": a sweep's first launch runs every inner step, the
+            # others the steps across the blocks only; their difference over
+            # the extra steps is an inner step's cost, the rest the launch's
+            "rotate_launch_seconds": {"median": float(np.median(rotate_launches)),
+                                      "max": float(rotate_launches.max())},
         }
         records.append(record)
         print(f"| {label} | {per_sweep['cjac_block_gram']:.4f} "
               f"| {per_sweep['cjac_block_rotate']:.4f} | {per_sweep['cjac_block_update']:.4f} "
               f"| {record['gram_gflops']:.0f} | {record['update_gflops']:.0f} "
               f"| {record['sweep_seconds']:.4f} |")
+        print(f"#   rotate launch: median {1e6 * np.median(rotate_launches):.1f} us, "
+              f"max {1e6 * rotate_launches.max():.1f} us")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({
