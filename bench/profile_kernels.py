@@ -38,7 +38,7 @@ class Recorder:
         self.events: list[tuple[str, cl.Event]] = []
         self._originals = {}
 
-    def __enter__(self) -> Recorder:
+    def __enter__(self):  # -> Self (typing.Self needs Python 3.11)
         launch = cl.enqueue_nd_range_kernel
         copy = cl.enqueue_copy
         self._originals = {"enqueue_nd_range_kernel": launch, "enqueue_copy": copy}
@@ -106,13 +106,13 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
     lam = paper_spectrum(args.n, rng=rng)
     M = with_spectrum(lam, rng=rng, dtype=np.dtype(args.dtype))
-    solve = dict(variant=args.variant, block_width=args.block_width, queue=queue,
-                 return_info=True)
+    solve = {"variant": args.variant, "block_width": args.block_width, "queue": queue,
+             "return_info": True}
     cljacobi.eig_indefinite(M[:256, :256] if args.n > 256 else M, **solve)  # build programs
 
     with Recorder() as recorder:
         start = time.perf_counter()
-        (w, U), info = cljacobi.eig_indefinite(M, **solve)
+        (w, _U), info = cljacobi.eig_indefinite(M, **solve)
         wall = time.perf_counter() - start
     kernels = recorder.totals()
     n = args.n
@@ -154,12 +154,12 @@ def profile_gsvd(args: argparse.Namespace) -> None:
 
     queue = profiling_queue()
     A, B, exact = paper_pair(args.n, args.dtype, np.random.default_rng(args.seed))
-    solve = dict(variant=args.variant, block_width=args.block_width, queue=queue,
-                 return_info=True)
+    solve = {"variant": args.variant, "block_width": args.block_width, "queue": queue,
+             "return_info": True}
     cljacobi.gsvd(A[:512, :512], B[:512, :512], **solve)  # build programs
     with Recorder() as recorder:
         start = time.perf_counter()
-        (U, V, C, S, X), info = cljacobi.gsvd(A, B, **solve)
+        (_U, _V, C, S, _X), info = cljacobi.gsvd(A, B, **solve)
         wall = time.perf_counter() - start
     kernels = recorder.totals()
     record = {
