@@ -31,6 +31,12 @@ import cljacobi
 from cljacobi.matrices import paper_spectrum, with_spectrum
 
 
+def _device_seconds(event: cl.Event) -> float:
+    """Seconds `event`'s command ran on the device (waiting for it first)."""
+    event.wait()
+    return (event.profile.end - event.profile.start) * 1e-9
+
+
 class Recorder:
     """Wraps pyopencl's enqueue functions to keep every event with a label."""
 
@@ -69,19 +75,13 @@ class Recorder:
 
     def launch_seconds(self, label: str) -> list[float]:
         """Device seconds of every launch (or copy) recorded as `label`, in order."""
-        seconds = []
-        for name, event in self.events:
-            if name == label:
-                event.wait()
-                seconds.append((event.profile.end - event.profile.start) * 1e-9)
-        return seconds
+        return [_device_seconds(event) for name, event in self.events if name == label]
 
     def totals(self) -> dict[str, dict[str, float]]:
         seconds = collections.defaultdict(float)
         counts = collections.Counter()
         for label, event in self.events:
-            event.wait()
-            seconds[label] += (event.profile.end - event.profile.start) * 1e-9
+            seconds[label] += _device_seconds(event)
             counts[label] += 1
         return {label: {"launches": counts[label], "seconds": seconds[label]}
                 for label in sorted(seconds, key=seconds.get, reverse=True)}
