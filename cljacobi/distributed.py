@@ -35,8 +35,9 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 import pyopencl as cl
@@ -138,6 +139,13 @@ def collective(comm: Any, action: Callable[[], Any]) -> Any:
     return value
 
 
+#: Seconds between printing why a rank aborts and ``MPI_Abort``: the launcher
+#: forwards a rank's output asynchronously and may tear the job down before
+#: the message reaches its own stderr (MPICH's hydra lost it in about 1 of 30
+#: aborts without the pause).
+ABORT_GRACE_SECONDS = 0.5
+
+
 def abort(comm: Any, error: BaseException) -> NoReturn:
     """Print `error` and abort the communicator (``MPI_Abort``): a rank failing
     while others wait for its stripes.  Raises `error` should the abort
@@ -146,6 +154,7 @@ def abort(comm: Any, error: BaseException) -> NoReturn:
         f"cljacobi: rank {comm.Get_rank()} of {comm.Get_size()} failed during the "
         f"distributed sweeps ({_describe(error)}); aborting the communicator\n")
     sys.stderr.flush()
+    time.sleep(ABORT_GRACE_SECONDS)
     comm.Abort(1)
     raise error
 
