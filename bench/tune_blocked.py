@@ -103,17 +103,25 @@ LOADS_AHEAD_COMPLEX_VARIANTS: list[dict] = [
     for g, u, gw in ((False, False, 4), (True, False, 4), (True, False, 2), (True, True, 2))
 ]
 
+#: The mma Gram kernel in its register form and staged through local memory
+#: (2 to 4 stages a warp; 1 or 2 warps a work-group), "offdiag", real w = 32.
+GRAM_STAGES_VARIANTS: list[dict] = [
+    {"block_width": 32, "variant": "offdiag", "gram_stages": stages, "gram_warps": warps}
+    for stages, warps in ((0, 2), (2, 2), (2, 1), (3, 1), (4, 1))
+]
+
 VARIANT_SETS = {"default": DEFAULT_VARIANTS, "mma": MMA_VARIANTS, "rotate": ROTATE_VARIANTS,
                 "mma-complex": MMA_COMPLEX_VARIANTS, "mma-chunks": MMA_CHUNK_VARIANTS,
                 "mma-chunks-complex": MMA_CHUNK_COMPLEX_VARIANTS,
                 "loads-ahead": LOADS_AHEAD_VARIANTS,
-                "loads-ahead-complex": LOADS_AHEAD_COMPLEX_VARIANTS}
+                "loads-ahead-complex": LOADS_AHEAD_COMPLEX_VARIANTS,
+                "gram-stages": GRAM_STAGES_VARIANTS}
 
 #: The settings a record reports (resolved defaults included).
 _SETTINGS = ("block_width", "gram_micro_tile", "gram_row_slices", "rotate_work_group_size",
              "tile_rows", "update_tile_rows", "update_micro_rows", "update_micro_cols",
              "update_groups_per_unit", "gram_warps", "update_warps", "update_mma_rows",
-             "gram_loads_ahead", "update_loads_ahead")
+             "gram_loads_ahead", "update_loads_ahead", "gram_stages")
 
 
 def main() -> None:

@@ -19,6 +19,7 @@ from cljacobi.host.blocked import (
     FULL_BLOCK_INNER_SWEEPS,
     GRAM_MICRO_TILE,
     GRAM_MMA_MAX_CHUNK_ROWS,
+    GRAM_STAGED_MAX_CHUNK_ROWS,
     ROTATE_MAX_WORK_GROUP,
     TILE_ROWS,
     UPDATE_GROUPS_PER_UNIT,
@@ -130,7 +131,8 @@ def _spec_type(complex_, layout):
 
 def _blocked_spec(w, *, in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
                   tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, complex_=False, layout="split",
-                  inner_method="sweeps", products="fma", loads_ahead=(False, False)):
+                  inner_method="sweeps", products="fma", loads_ahead=(False, False),
+                  gram_stages=0):
     update_rows, update_micro_rows, update_micro_cols = update
     dtype, spec_layout = _spec_type(complex_, layout)
     return BlockedSpec(
@@ -140,7 +142,8 @@ def _blocked_spec(w, *, in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rot
         gram_row_slices=slices, rotate_work_group_size=rotate_wg,
         update_tile_rows=update_rows, update_micro_rows=update_micro_rows,
         update_micro_cols=update_micro_cols, matrix_products=products,
-        gram_loads_ahead=loads_ahead[0], update_loads_ahead=loads_ahead[1])
+        gram_loads_ahead=loads_ahead[0], update_loads_ahead=loads_ahead[1],
+        gram_stages=gram_stages)
 
 
 def _blocked_program(queue, w, **sizes):
@@ -153,7 +156,7 @@ def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS
                 in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
                 tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, layout="split",
                 whole_group=None, products="fma", inner_method=None,
-                loads_ahead=(False, False)):
+                loads_ahead=(False, False), gram_stages=0):
     """One parallel step on the device: (G after the step, partial Gram matrices,
     transformations, rotation counts).  Complex G is stored in `layout`.
     `whole_group` (0 or 1) runs the "stream" rotate kernel instead of the
@@ -168,7 +171,7 @@ def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS
         queue, w, in_local=in_local, micro_tile=micro_tile, slices=slices, rotate_wg=rotate_wg,
         tile_rows=tile_rows, update=update, complex_=complex_, layout=layout,
         inner_method=inner_method or ("sweeps" if whole_group is None else "stream"),
-        products=products, loads_ahead=loads_ahead)
+        products=products, loads_ahead=loads_ahead, gram_stages=gram_stages)
     gram_wg, update_wg = spec.gram_work_group_size, spec.update_work_group_size
     columns = np.full((r, ld), complex(np.nan, np.nan) if complex_ else np.nan,
                       dtype)  # rows past m must not be read
@@ -839,20 +842,24 @@ def test_blocked_plan_decides_the_sizes(queue):
                                variant="bo", accumulate_v=False, tile_rows=0)
 
 def test_row_chunks_of_the_tensor_core_kernels(queue):
-    """The mma Gram kernel's chunks hold at most GRAM_MMA_MAX_CHUNK_ROWS rows and
-    its update kernel aims at UPDATE_MMA_GROUPS_PER_UNIT work-groups per compute
-    unit; the fma kernels keep their chunks.  Every chunking covers the rows."""
+    """The mma Gram kernel's chunks hold at most GRAM_MMA_MAX_CHUNK_ROWS rows
+    (GRAM_STAGED_MAX_CHUNK_ROWS staged) and its update kernel aims at
+    UPDATE_MMA_GROUPS_PER_UNIT work-groups per compute unit; the fma kernels
+    keep their chunks.  Every chunking covers the rows."""
     device = queue.device
-    m = 8 * GRAM_MMA_MAX_CHUNK_ROWS + 100
-    plans = {products: BlockedPlan.for_device(
+    m = 8 * GRAM_STAGED_MAX_CHUNK_ROWS + 100
+    plans = {(products, stages): BlockedPlan.for_device(
         device, rows=m, columns=32, dtype=np.float64, block_width=8, variant="bo",
-        accumulate_v=False, matrix_products=products) for products in ("fma", "mma.emulated")}
-    fma, mma = plans["fma"], plans["mma.emulated"]
+        accumulate_v=False, matrix_products=products, gram_stages=stages)
+        for products, stages in (("fma", None), ("mma.emulated", 0), ("mma.emulated", 2))}
+    fma, mma, staged = plans["fma", None], plans["mma.emulated", 0], plans["mma.emulated", 2]
     assert fma.gram_chunks == _row_chunks(m, 2, device)
     assert fma.update_g_chunks == _row_chunks(m, 2, device, UPDATE_GROUPS_PER_UNIT)
     assert mma.update_g_chunks == _row_chunks(m, 2, device, UPDATE_MMA_GROUPS_PER_UNIT)
     assert mma.gram_chunks.rows == min(fma.gram_chunks.rows, GRAM_MMA_MAX_CHUNK_ROWS)
-    for chunks in (fma.gram_chunks, mma.gram_chunks, fma.update_g_chunks, mma.update_g_chunks):
+    assert staged.gram_chunks.rows == min(fma.gram_chunks.rows, GRAM_STAGED_MAX_CHUNK_ROWS)
+    for chunks in (fma.gram_chunks, mma.gram_chunks, staged.gram_chunks, fma.update_g_chunks,
+                   mma.update_g_chunks):
         assert chunks.rows % TILE_ROWS == 0
         assert (chunks.count - 1) * chunks.rows < m <= chunks.count * chunks.rows
 

@@ -32,6 +32,7 @@ from cljacobi.host.blocked import (
     BlockedSpec,
     blocked_local_bytes,
     blocked_tuning,
+    default_gram_stages,
     default_gram_warps,
     default_loads_ahead,
     gram_mma_tiles,
@@ -185,6 +186,46 @@ def test_mma_loads_ahead_same_bits(queue, rng, products, w, data):
     np.testing.assert_allclose(updates[1] / scale, expected / scale, rtol=0, atol=1e-13)
 
 
+@pytest.mark.parametrize("products", MMA_FORMS)
+@pytest.mark.parametrize("w", [8, 16, 32])
+@pytest.mark.parametrize("stages", [2, 3])
+def test_mma_gram_stages_same_bits(queue, rng, products, w, stages):
+    """The staged Gram kernel (each warp's rows copied to local memory,
+    `stages` stretches in flight) against the register form: the same
+    values in the same products, so bitwise the same partial Gram matrices,
+    and numpy's to rounding.  Chunks of 288 rows (several stretches a warp)
+    and of 48 with 77 rows (a partial stretch and an odd last row, whose
+    copy is 8 bytes and a zero)."""
+    if _refused(queue, products, w):
+        return
+    for m, chunk_rows in ((300, 288), (77, 48)):
+        G = _draw(rng, (m, 4 * w), "real")
+        signs = np.where(rng.random(4 * w) < 0.5, 1, -1).astype(np.int32)
+        pairs = [[0, 3], [1, 2]]
+        grams = [_block_step(queue, G, signs, pairs, w, 1, chunk_rows=chunk_rows,
+                             products=products, gram_stages=n)[1] for n in (0, stages)]
+        assert np.array_equal(*grams)
+        expected = _gram_expected(G, pairs, w, chunk_rows)
+        scale = np.abs(expected).max()
+        np.testing.assert_allclose(grams[1] / scale, expected / scale, rtol=0, atol=1e-14)
+
+
+def test_gram_stages_only_where_the_kernel_has_them():
+    """Stages are a form of the real mma Gram kernel without loads ahead."""
+    common = {"block_width": 8, "tile_rows": 32, "transform_in_local": False,
+              "gram_micro_tile": 4, "gram_row_slices": 1, "rotate_work_group_size": 64,
+              "update_tile_rows": 32, "update_micro_rows": 2, "update_micro_cols": 4}
+    for dtype, products, ahead, stages in (("float64", "fma", False, 2),
+                                           ("complex128", "mma.emulated", False, 2),
+                                           ("float64", "mma.emulated", True, 2),
+                                           ("float64", "mma.emulated", False, 1)):
+        with pytest.raises(ValueError, match="the staged Gram kernel takes"):
+            BlockedSpec(dtype=dtype, matrix_products=products, gram_loads_ahead=ahead,
+                        gram_stages=stages, **common)
+    with pytest.raises(ValueError, match="gram_stages must be a non-negative integer"):
+        blocked_tuning(8, gram_stages=-1)
+
+
 def test_loads_ahead_only_in_the_mma_form():
     """The fma kernels have no loads ahead: a spec asking for them is refused."""
     with pytest.raises(ValueError, match="loads ahead are a form of the mma kernels"):
@@ -214,6 +255,28 @@ def test_loads_ahead_chosen_and_overridden(queue, rng):
         expected = default_loads_ahead(False) if ahead is None else (ahead, ahead)
         assert (spec.gram_loads_ahead, spec.update_loads_ahead) == expected
         results.append((G_new, V))
+    for G_new, V in results[1:]:
+        assert np.array_equal(G_new, results[0][0]) and np.array_equal(V, results[0][1])
+
+
+def test_gram_stages_chosen_and_overridden(queue, rng):
+    """A real blocked run in the (emulated) mma form takes
+    default_gram_stages, the register form where it is asked for or where
+    Gram loads ahead are, and any count of stages given; all give the same
+    bits.  Complex data keep the register form."""
+    w, n = 8, 64
+    G = rng.standard_normal((n + 3, n))
+    signs = np.r_[np.ones(40), -np.ones(24)].astype(np.int8)
+    results = []
+    for stages, ahead, expected in ((None, None, default_gram_stages(False)), (0, None, 0),
+                                    (3, None, 3), (None, True, 0)):
+        driver = BlockedHSVD(queue, accumulate_v=True, block_width=w, variant="bo",
+                             matrix_products="mma.emulated", gram_stages=stages,
+                             gram_loads_ahead=ahead)
+        G_new, V, _ = driver.run(G, signs, max_sweeps=3)
+        assert driver.plan.spec.gram_stages == expected
+        results.append((G_new, V))
+    assert default_gram_stages(False) >= 2 and default_gram_stages(True) == 0
     for G_new, V in results[1:]:
         assert np.array_equal(G_new, results[0][0]) and np.array_equal(V, results[0][1])
 

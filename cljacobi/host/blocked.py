@@ -70,6 +70,7 @@ __all__ = [
     "blocked_local_bytes",
     "blocked_tuning",
     "certified_handover",
+    "default_gram_stages",
     "default_gram_warps",
     "default_loads_ahead",
     "default_update_warps",
@@ -207,6 +208,13 @@ UPDATE_MMA_GROUPS_PER_UNIT = 4
 #: 832 / 512 / 256 rows: 0.0326 / 0.0308 / 0.0347 s; bench/README.md).
 GRAM_MMA_MAX_CHUNK_ROWS = 512
 
+#: The same for the staged form (``gram_stages``; device seconds of the Gram
+#: and rotate kernels a sweep on the H200, real n = 8192, chunks of at most
+#: 512 / 768 / 1024 / 1664 rows: Gram 0.0486 / 0.0483 / 0.0453 / 0.0529 s,
+#: rotate 0.0212 / 0.0208 / 0.0200 / 0.0196 s; bench/README.md, "The real
+#: Gram kernel's rows through local memory").
+GRAM_STAGED_MAX_CHUNK_ROWS = 1024
+
 #: The tensor-core ("mma") forms of the Gram and update kernels
 #: (:mod:`cljacobi.host.matrix_products`): warps per work-group of each (the
 #: Gram kernel's for Z of fewer than 64 real columns, and from 64 on; the
@@ -247,6 +255,57 @@ GRAM_MMA_STEPS_COMPLEX = 2
 def gram_mma_steps(complex_: bool = False) -> int:
     """Groups of 4 rows a warp of the mma Gram kernel loads at a time."""
     return GRAM_MMA_STEPS_COMPLEX if complex_ else GRAM_MMA_STEPS
+
+
+def gram_stage_ld(stage_rows: int) -> int:
+    """The column stride of a stage of the staged mma Gram kernel, in doubles:
+    at least `stage_rows`, even (16-byte copies), and 4 or 12 mod 16, so that
+    the reads of a half-warp, ``Z[r + t][8 j + g]`` at ``(8 j + g) ld + t``
+    for 4 values of g and t, hit 16 distinct banks of 8 bytes."""
+    ld = stage_rows
+    while ld % 16 not in (4, 12):
+        ld += 2
+    return ld
+
+
+def gram_mma_local_reals(block_width: int, complex_: bool, gram_warps: int,
+                         gram_stages: int) -> int:
+    """Doubles of the mma Gram kernel's local array: the sums of Z^T Z
+    (RK x (RK + 1)), or the warps' stages if larger (they share it)."""
+    RK = mma_real_columns(block_width, complex_)
+    rows = 4 * gram_mma_steps(complex_)
+    return max(RK * (RK + 1), gram_warps * gram_stages * RK * gram_stage_ld(rows))
+
+
+def _check_gram_stages(stages: int, matrix_products: str, complex_: bool,
+                       loads_ahead: bool) -> None:
+    """ValueError unless `stages` is 0 or a form the staged Gram kernel has."""
+    if isinstance(stages, bool) or not isinstance(stages, int) or stages < 0:
+        raise ValueError(f"gram_stages must be a non-negative integer, not {stages!r}")
+    if not stages:
+        return
+    if matrix_products == "fma" or complex_ or loads_ahead or stages < 2:
+        raise ValueError(
+            f"gram_stages={stages}: the staged Gram kernel takes at least 2 stages, "
+            f"real data, an mma form and no loads ahead, not "
+            f"matrix_products={matrix_products!r}, complex={complex_}, "
+            f"gram_loads_ahead={loads_ahead}")
+    if 32 % (2 * gram_mma_steps(complex_)):
+        raise ValueError("the staged Gram kernel copies stretches of 4, 8 or 16 rows")
+
+
+#: Stages a warp of the mma Gram kernel copies its rows through, for real
+#: data (0: the register form; device seconds of the Gram kernel a sweep on
+#: the H200, real w = 32, the register form / 2 stages with 2 warps / 2, 3
+#: and 4 stages with 1 warp: n = 4096 0.0074 / 0.0070 / 0.0069 / 0.0070 /
+#: 0.0074 s, n = 8192 0.0512 / 0.0488 / 0.0499 / 0.0510 / 0.0501 s;
+#: bench/results/tune-gram-stages-H200-2026-11-27-4096.json, -8192.json).
+GRAM_STAGES = 2
+
+
+def default_gram_stages(complex_: bool = False) -> int:
+    """Stages of the mma Gram kernel by default (0: no stages)."""
+    return 0 if complex_ else GRAM_STAGES
 
 
 def default_loads_ahead(complex_: bool = False) -> tuple[bool, bool]:
@@ -355,7 +414,7 @@ def blocked_local_bytes(
     gram_micro_tile: int = GRAM_MICRO_TILE, update_tile_rows: int | None = None,
     update_micro_cols: int = UPDATE_MICRO_COLS, element_bytes: int = REAL_ELEMENT_BYTES,
     stream: bool = False, matrix_products: str = "fma", gram_warps: int = GRAM_WARPS,
-    update_warps: int = UPDATE_WARPS,
+    update_warps: int = UPDATE_WARPS, gram_stages: int = 0,
 ) -> int:
     """Local memory per work-group of the largest blocked kernel, in bytes.
 
@@ -431,7 +490,8 @@ def blocked_local_bytes(
     else:  # doubles: the sums of Z^T Z, M, the scratch of the emulated product
         RK = K * e // REAL_ELEMENT_BYTES
         scratch = 8 * 96 if matrix_products == "mma.emulated" else 0
-        gram = 8 * RK * (RK + 1) + scratch * gram_warps
+        gram = 8 * gram_mma_local_reals(block_width, e != REAL_ELEMENT_BYTES, gram_warps,
+                                        gram_stages) + scratch * gram_warps
     # The arrays cjac_block_rotate declares: A (K x LDA) and W (K x LDW, if in
     # local memory) of elements; per pair rot_cm1 (a double), rot_s and rot_si
     # (elements), rot_pair (int2) and five int flags; per column sgn (int) and
@@ -639,6 +699,11 @@ class BlockedSpec:
         Whether the mma Gram and update kernels load a warp's next rows while
         the products of its current rows run (:func:`default_loads_ahead`;
         the same products in the same order).
+    gram_stages : int
+        0, or the stages in local memory through which each warp of the mma
+        Gram kernel copies its rows (real data; :func:`gram_stage_ld`): the
+        copies of the next ``gram_stages - 1`` stretches are in flight while
+        the products of this one run, the same products in the same order.
     """
 
     family: ClassVar[str] = "blocked"
@@ -661,6 +726,7 @@ class BlockedSpec:
     update_mma_rows: int = UPDATE_MMA_ROWS
     gram_loads_ahead: bool = False
     update_loads_ahead: bool = False
+    gram_stages: int = 0
 
     def __post_init__(self) -> None:
         if self.dtype not in ("float64", "complex128"):
@@ -684,6 +750,8 @@ class BlockedSpec:
         if not self.mma and (self.gram_loads_ahead or self.update_loads_ahead):
             raise ValueError("loads ahead are a form of the mma kernels, not of "
                              f"matrix_products={self.matrix_products!r}")
+        _check_gram_stages(self.gram_stages, self.matrix_products, self.complex_,
+                           self.gram_loads_ahead)
         if self.update_tile_rows % self.update_micro_rows:
             raise ValueError(
                 f"update_tile_rows={self.update_tile_rows} must be a multiple of "
@@ -782,6 +850,12 @@ class BlockedSpec:
             "UPDATE_WARPS": self.update_warps, "UPDATE_MR": self.update_mma_rows,
             "RK": (RK := mma_real_columns(w, self.complex_)), "MMA_SUMS_STRIDE": RK + 1,
             "UPDATE_LDW": RK + 4,
+            # the staged mma Gram kernel (gram_stages > 0)
+            "GRAM_STAGES": self.gram_stages,
+            "GRAM_STAGE_ROWS": (rows := 4 * gram_mma_steps(self.complex_)),
+            "GRAM_STAGE_LD": (ld := gram_stage_ld(rows)), "GRAM_STAGE_REALS": RK * ld,
+            "GRAM_MMA_LOCAL": gram_mma_local_reals(w, self.complex_, self.gram_warps,
+                                                  self.gram_stages),
         }
 
     @property
@@ -831,6 +905,7 @@ class BlockedSpec:
             "mma_steps": gram_mma_steps(self.complex_), "update_mr": self.update_mma_rows,
             "gram_loads_ahead": self.gram_loads_ahead,
             "update_loads_ahead": self.update_loads_ahead,
+            "gram_stages": self.gram_stages,
             "size_defines": c_defines(constants),
             "signatures": self.signatures,
         }
@@ -853,6 +928,7 @@ def blocked_tuning(
     update_groups_per_unit: int | None = None, gram_warps: int | None = None,
     update_warps: int | None = None, update_mma_rows: int | None = None,
     gram_loads_ahead: bool | None = None, update_loads_ahead: bool | None = None,
+    gram_stages: int | None = None,
 ) -> dict[str, int | bool | None]:
     """The tuning knobs of :class:`BlockedHSVD`, checked, with the defaults
     that do not depend on the device filled in.
@@ -895,6 +971,10 @@ def blocked_tuning(
         if value is not None and not isinstance(value, bool):
             raise TypeError(f"{name} must be a bool or None, not {value!r}")
         values[name] = value
+    if gram_stages is not None and (isinstance(gram_stages, bool) or not isinstance(
+            gram_stages, (int, np.integer)) or gram_stages < 0):
+        raise ValueError(f"gram_stages must be a non-negative integer, not {gram_stages!r}")
+    values["gram_stages"] = None if gram_stages is None else int(gram_stages)
     return values
 
 
@@ -918,14 +998,17 @@ def _row_chunks(
     return RowChunks(-(-rows // chunk_rows), chunk_rows)
 
 
-def _gram_chunks(rows: int, slots: int, device: cl.Device, products: str) -> RowChunks:
+def _gram_chunks(rows: int, slots: int, device: cl.Device, products: str,
+                 staged: bool = False) -> RowChunks:
     """The Gram kernel's row chunks: 4 work-groups per compute unit
     (:func:`_row_chunks`), chunks of at most :data:`GRAM_MMA_MAX_CHUNK_ROWS`
-    rows for the tensor-core kernel."""
+    rows for the tensor-core kernel (:data:`GRAM_STAGED_MAX_CHUNK_ROWS` in
+    its staged form)."""
     chunks = _row_chunks(rows, slots, device)
-    if products == "fma" or chunks.rows <= GRAM_MMA_MAX_CHUNK_ROWS:
+    most = GRAM_STAGED_MAX_CHUNK_ROWS if staged else GRAM_MMA_MAX_CHUNK_ROWS
+    if products == "fma" or chunks.rows <= most:
         return chunks
-    return RowChunks(-(-rows // GRAM_MMA_MAX_CHUNK_ROWS), GRAM_MMA_MAX_CHUNK_ROWS)
+    return RowChunks(-(-rows // most), most)
 
 
 @dataclass(frozen=True)
@@ -1035,7 +1118,12 @@ class BlockedPlan:
             sizes["gram_warps"] = default_gram_warps(w, complex_)
         if sizes["update_warps"] is None:
             sizes["update_warps"] = default_update_warps(complex_)
+        if sizes["gram_stages"] is None:  # the register form where loads ahead are asked for
+            sizes["gram_stages"] = 0 if products == "fma" or sizes["gram_loads_ahead"] \
+                else default_gram_stages(complex_)
         ahead = (False, False) if products == "fma" else default_loads_ahead(complex_)
+        if sizes["gram_stages"]:
+            ahead = (False, ahead[1])
         for name, default in zip(("gram_loads_ahead", "update_loads_ahead"), ahead):
             if sizes[name] is None:
                 sizes[name] = default
@@ -1045,7 +1133,8 @@ class BlockedPlan:
             tile_rows=sizes["tile_rows"], gram_micro_tile=sizes["gram_micro_tile"],
             update_tile_rows=sizes["update_tile_rows"],
             update_micro_cols=sizes["update_micro_cols"], matrix_products=products,
-            gram_warps=sizes["gram_warps"], update_warps=sizes["update_warps"])
+            gram_warps=sizes["gram_warps"], update_warps=sizes["update_warps"],
+            gram_stages=sizes["gram_stages"])
         check_local_memory(device, fit.need, f"the {'complex ' if complex_ else ''}blocked "
                                              f"kernels with block_width={w}")
         wg = choose_work_group_size(device, rows, requested=work_group_size)
@@ -1067,7 +1156,7 @@ class BlockedPlan:
             gram_warps=sizes["gram_warps"], update_warps=sizes["update_warps"],
             update_mma_rows=sizes["update_mma_rows"],
             gram_loads_ahead=sizes["gram_loads_ahead"],
-            update_loads_ahead=sizes["update_loads_ahead"])
+            update_loads_ahead=sizes["update_loads_ahead"], gram_stages=sizes["gram_stages"])
         for what, size in (("Gram", spec.gram_work_group_size), ("rotate", rotate_wg),
                            ("update", spec.update_work_group_size)):
             check_work_group_size(
@@ -1087,7 +1176,8 @@ class BlockedPlan:
             spec, rows, columns, accumulate_v,
             FULL_BLOCK_INNER_SWEEPS if variant == "fb" else 1, wg,
             fit.need_in_local if fit.transform_in_local else fit.need,
-            _gram_chunks(rows, slots, device, products), _row_chunks(rows, slots, device, per_unit),
+            _gram_chunks(rows, slots, device, products, spec.gram_stages > 0),
+            _row_chunks(rows, slots, device, per_unit),
             _row_chunks(v_rows, slots, device, per_unit), v_rows)
 
     @property
@@ -1229,6 +1319,7 @@ class BlockedHSVD:
         update_mma_rows: int | None = None,
         gram_loads_ahead: bool | None = None,
         update_loads_ahead: bool | None = None,
+        gram_stages: int | None = None,
     ) -> None:
         if variant not in BLOCK_VARIANTS:
             raise ValueError(f"variant must be one of {BLOCK_VARIANTS}, not {variant!r}")
@@ -1247,7 +1338,8 @@ class BlockedHSVD:
             update_tile_rows=update_tile_rows, update_micro_rows=update_micro_rows,
             update_micro_cols=update_micro_cols, update_groups_per_unit=update_groups_per_unit,
             gram_warps=gram_warps, update_warps=update_warps, update_mma_rows=update_mma_rows,
-            gram_loads_ahead=gram_loads_ahead, update_loads_ahead=update_loads_ahead)
+            gram_loads_ahead=gram_loads_ahead, update_loads_ahead=update_loads_ahead,
+            gram_stages=gram_stages)
         check_request(matrix_products)
         self.matrix_products = matrix_products
         # The knobs as attributes (bench/tune_blocked.py records them; the

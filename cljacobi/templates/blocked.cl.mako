@@ -73,6 +73,11 @@
 ##                     (the same product through local memory: the fragment
 ##                     layouts and data flow of the tensor-core kernels,
 ##                     testable on any device); see cjac_mma below
+##   gram_stages       0, or the stages in local memory through which each
+##                     warp of the real mma Gram kernel copies its rows
+##                     (CJAC_COPY16: cp.async, or plain copies in
+##                     "mma.emulated"); sizes GRAM_STAGES, GRAM_STAGE_ROWS,
+##                     GRAM_STAGE_LD, GRAM_STAGE_REALS, GRAM_MMA_LOCAL
 ##   signatures        the kernels' arguments (cljacobi.host.signatures)
 <%namespace name="arith" file="arith.cl.mako"/>
 <%namespace name="inner" file="inner.cl.mako"/>\
@@ -246,6 +251,37 @@ inline void cjac_mma_emulated(cjac_real *c0, cjac_real *c1, cjac_real *c2, cjac_
 #define CJAC_MMA(c0, c1, c2, c3, a0, a1, b0) \
     cjac_mma_emulated(&(c0), &(c1), &(c2), &(c3), a0, a1, b0, mma_scratch, lane)
 %endif
+%if gram_stages:
+
+/* Copies of 16 bytes from global to local memory that the Gram kernel's
+ * warps have in flight while their products run (GRAM_STAGES stages a
+ * warp).  CJAC_COPY16(dst, src, bytes) copies the first `bytes` (0, 8 or 16)
+ * of src and fills the rest of dst with zeros; CJAC_COPY_COMMIT closes the
+ * copies a lane issued since the last commit into a group, and
+ * CJAC_COPY_WAIT(n) waits until at most n of its groups are in flight;
+ * CJAC_WARP_SYNC then makes every lane's copies visible to the warp. */
+%if matrix_products == "mma.emulated":
+/* Plain loads and stores, done at once (any device); the barrier is the
+ * work-group's, which every work-item reaches. */
+#define CJAC_COPY16(dst, src, bytes) do { \
+    (dst)[0] = (bytes) >= 8 ? (src)[0] : 0; \
+    (dst)[1] = (bytes) >= 16 ? (src)[1] : 0; \
+} while (0)
+#define CJAC_COPY_COMMIT()
+#define CJAC_COPY_WAIT(n)
+#define CJAC_WARP_SYNC() barrier(CLK_LOCAL_MEM_FENCE)
+%else:
+/* cp.async (compute capability 8.0, PTX ISA 7.0) through inline PTX: the
+ * copy goes to local (shared) memory without a register; the local pointer
+ * converted to an integer is its address in the shared window. */
+#define CJAC_COPY16(dst, src, bytes) \
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" \
+                 :: "r"((uint)(size_t)(dst)), "l"(src), "r"(bytes) : "memory")
+#define CJAC_COPY_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
+#define CJAC_COPY_WAIT(n) asm volatile("cp.async.wait_group %0;" :: "n"(n) : "memory")
+#define CJAC_WARP_SYNC() asm volatile("bar.warp.sync -1;" ::: "memory")
+%endif
+%endif
 %endif
 
 %if not mma:
@@ -396,7 +432,12 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
 __kernel __attribute__((reqd_work_group_size(GRAM_WG, 1, 1)))
 void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
 {
+%if gram_stages:
+    /* the warps' stages, then the sums */
+    __local cjac_real sums[GRAM_MMA_LOCAL] __attribute__((aligned(16)));
+%else:
     __local cjac_real sums[RK * MMA_SUMS_STRIDE];
+%endif
 %if matrix_products == "mma.emulated":
     __local cjac_real mma_scratch_all[GRAM_WARPS * 96];
 %endif
@@ -410,6 +451,44 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
     const int2 blocks = outer_pairs[step * slots + k];
     const int first = c * chunk_rows;
     const int last = min(m, first + chunk_rows);
+%if gram_stages:
+<%
+    stage_rows = 4 * mma_steps
+    lanes_per_column = stage_rows // 2
+    columns_per_copy = 32 // lanes_per_column
+%>\
+    /* Staged: stretch q of GRAM_STAGE_ROWS rows of the warp's (rows first +
+     * (q GRAM_WARPS + warp) GRAM_STAGE_ROWS ..., the rows the register form
+     * takes) goes to stage q % GRAM_STAGES of the warp, column a of Z at
+     * a * GRAM_STAGE_LD (GRAM_STAGE_LD = 4 or 12 mod 16: the reads of a
+     * half-warp, Z[r + t][8 j + g], hit distinct banks).  Lane l copies rows
+     * 2 (l % ${lanes_per_column}), +1 of the columns l / ${lanes_per_column} + ${columns_per_copy} i. */
+    __local cjac_real *stages = sums + warp * (GRAM_STAGES * GRAM_STAGE_REALS);
+    const int copy_row = GRAM_STAGE_ROWS * warp + 2 * (lane % ${lanes_per_column});
+    const int copy_column = lane / ${lanes_per_column};
+    __global const cjac_real *copy_P = CJAC_COLUMN(G, blocks.x * BW + copy_column, ldg);
+    __global const cjac_real *copy_Q = CJAC_COLUMN(G, blocks.y * BW + copy_column, ldg);
+    const int stretches = (last - first + GRAM_STAGE_ROWS * GRAM_WARPS - 1)
+                        / (GRAM_STAGE_ROWS * GRAM_WARPS);  /* uniform */
+<%def name="stage_copies(q)">\
+    {   /* stretch ${q} into its stage (nothing past the chunk: zeros) */
+        const int row = first + (${q}) * (GRAM_STAGE_ROWS * GRAM_WARPS) + copy_row;
+        const int bytes = clamp(8 * (last - row), 0, 16);
+        const size_t from = bytes ? row : first;
+        __local cjac_real *to = stages + ((${q}) % GRAM_STAGES) * GRAM_STAGE_REALS
+                              + copy_column * GRAM_STAGE_LD + 2 * (lane % ${lanes_per_column});
+%for i in range(RK // columns_per_copy):
+<% a = columns_per_copy * i %>\
+        CJAC_COPY16(to + ${a} * GRAM_STAGE_LD,
+                    ${"copy_P" if a < w else "copy_Q"} + ${a % w} * (size_t)ldg + from, bytes);
+%endfor
+        CJAC_COPY_COMMIT();
+    }
+</%def>\
+%for q in range(gram_stages - 1):
+${stage_copies(str(q))}
+%endfor
+%endif
     /* column 8 j + g of Z, for every column group j */
     __global const ${store_ctype} *column_P = CJAC_COLUMN(G, blocks.x * BW + g, ldg);
     __global const ${store_ctype} *column_Q = CJAC_COLUMN(G, blocks.y * BW + g, ldg);
@@ -420,6 +499,27 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
 %for i, j in gram_tiles:
     cjac_real acc_${i}_${j}_0 = 0, acc_${i}_${j}_1 = 0, acc_${i}_${j}_2 = 0, acc_${i}_${j}_3 = 0;
 %endfor
+%if gram_stages:
+    for (int q = 0; q < stretches; ++q) {  /* uniform */
+        CJAC_COPY_WAIT(${gram_stages - 2});
+        CJAC_WARP_SYNC();
+        /* into the stage the warp read in the step before */
+${stage_copies(f"q + {gram_stages - 1}")}
+        __local const cjac_real *stage = stages + (q % GRAM_STAGES) * GRAM_STAGE_REALS
+                                       + g * GRAM_STAGE_LD + t;
+%for s in range(mma_steps):
+%for j in range(groups):
+        const cjac_real v_${s}_${j} = stage[${8 * j} * GRAM_STAGE_LD + ${4 * s}];
+%endfor
+%for i, j in gram_tiles:
+        CJAC_MMA(acc_${i}_${j}_0, acc_${i}_${j}_1, acc_${i}_${j}_2, acc_${i}_${j}_3,
+                 v_${s}_${2 * i}, v_${s}_${2 * i + 1}, v_${s}_${j});
+%endfor
+%endfor
+    }
+    CJAC_COPY_WAIT(0);  /* the stages past the chunk, before the sums reuse them */
+    barrier(CLK_LOCAL_MEM_FENCE);
+%else:
 %if gram_loads_ahead:
     /* The next stretch's values load while this one's products run. */
 %for s in range(mma_steps):
@@ -453,6 +553,7 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
 %endfor
 %endfor
     }
+%endif
     /* The warps' sums, added in order (entries of the tiles, stride
      * MMA_SUMS_STRIDE); c0..c3 of tile (i, j) is entry
      * (16 i + g (+ 8), 8 j + 2 t (+ 1)). */
@@ -616,12 +717,22 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
 ${inner.local_pair_table("cjac_inner_pairs", "inner_pairs_local", "INNER_STEPS", "ROTATE_WG")}
     for (int a = lid; a < K; a += ROTATE_WG)
         sgn[a] = signs[cjac_block_column(blocks, a)];
-    for (int e = lid; e < K * K; e += ROTATE_WG) {
-        const int row = e / K, col = e % K;
-        const cjac_elem sum = cjac_gram_entry(partial, k, chunks, e);
+    for (int e = lid; e < K * K; e += ROTATE_WG)
+        W[e / K * LDW + e % K] = cjac_from_real(e / K == e % K ? 1 : 0);
+    /* The Gram matrix from the sums of its entries on and above the
+     * diagonal: the partial sums are exactly Hermitian, so the sum of an
+     * entry below is the conjugate (the same bits as summing it), and half
+     * of them are read.  Rows i and K - 1 - i hold K + 1 such entries
+     * together, entry j of the pair being (i, i + j) for j < K - i, else
+     * (K - 1 - i, j - 1): the work-items read alike. */
+    for (int e = lid; e < (K / 2) * (K + 1); e += ROTATE_WG) {
+        const int i = e / (K + 1), j = e % (K + 1);
+        const int row = j < K - i ? i : K - 1 - i, col = j < K - i ? i + j : j - 1;
+        const cjac_elem sum = cjac_gram_entry(partial, k, chunks, row * K + col);
         A[row * LDA + col] = sum;
-        W[row * LDW + col] = cjac_from_real(row == col ? 1 : 0);
-        if (row == col)
+        if (row != col)
+            A[col * LDA + row] = cjac_conj(sum);
+        else
             peak0[row] = fmax(peak[cjac_block_column(blocks, row)], cjac_real_part(sum));
     }
     /* Every pair index q belongs to work-item q % ROTATE_WG throughout. */
