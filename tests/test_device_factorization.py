@@ -12,6 +12,7 @@ from hiprec import eigvalsh_hiprec
 import cljacobi
 import cljacobi.factorization as host_factorization
 from cljacobi.factorization import j_factorize
+from cljacobi.host import factorization as device_factorization
 from cljacobi.host.factorization import j_factorize_device
 from cljacobi.matrices import graded
 
@@ -171,6 +172,47 @@ def test_pivots_through_the_rank_test(queue, rng, monkeypatch):
     scale = np.abs(host.G).max()
     assert np.abs(device.G - host.G).max() <= 1e3 * EPS * scale
     assert np.array_equal(j_factorize_device(M, queue).G, device.G)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_kernel_per_kind_of_launch(queue, rng, monkeypatch, dtype):
+    """Real factorizations run a kernel for the first launch, one for the
+    launches before the entrywise rank test and one for those with it
+    (KERNEL_PER_LAUNCH), complex ones one kernel for all: the factor, its
+    signs and rank bitwise those of one kernel for all, through 2x2 pivots
+    and the rank test."""
+    n = 48
+    M = graded(n, p=20, rng=rng, dtype=dtype)[0]
+    X = _standard(rng, (n, 5), dtype)
+    M = M + 1e-18 * (X * np.array([1, -1, 1, 1, -1])) @ X.conj().T
+    np.fill_diagonal(M[:10, :10], 0.0)
+    built: list[str] = []
+    build = device_factorization.build_program
+
+    def recording_build(ctx, device, spec, *args, **kwargs):
+        built.append(spec.launch)
+        return build(ctx, device, spec, *args, **kwargs)
+
+    monkeypatch.setattr(device_factorization, "build_program", recording_build)
+    started = []
+    start_testing = device_factorization._Elimination._start_testing
+
+    def counting_start(self, k):
+        started.append(k)
+        return start_testing(self, k)
+
+    monkeypatch.setattr(device_factorization._Elimination, "_start_testing", counting_start)
+    per_launch = j_factorize_device(M, queue)
+    real = np.dtype(dtype) == np.float64
+    assert sorted(built) == (["first", "plain", "testing"] if real else ["any"])
+    built.clear()
+    monkeypatch.setattr(device_factorization, "KERNEL_PER_LAUNCH", ())
+    one = j_factorize_device(M, queue)
+    assert built == ["any"]
+    assert np.array_equal(per_launch.G, one.G) and np.array_equal(per_launch.signs, one.signs)
+    assert per_launch.p == one.p and len(started) == 2  # the rank test ran in both
+    with pytest.raises(ValueError, match="launch must be one of"):
+        device_factorization.BunchParlettSpec("float64", launch="second")
 
 
 def test_factorization_option():

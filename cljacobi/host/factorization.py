@@ -25,7 +25,7 @@ column-major storage, are never made.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
@@ -61,6 +61,16 @@ STEPS_PER_BATCH = 32
 #: 2; capped at 64 and 80 the kernel takes 3-6% less time (H200,
 #: ``bench/README.md``).
 RESIDENT_GROUPS = {"float64": 4, "complex128": 3}
+
+#: The kinds of launch the step kernel is rendered for (its ``launch``):
+#: every kind in one kernel, or each in its own.
+LAUNCHES = ("any", "first", "plain", "testing")
+
+#: The dtypes whose factorization runs a kernel for each kind of launch
+#: (the others one kernel for all): on the H200 the real step kernels took
+#: 5% less time at n = 4096 and 8192, the complex ones 1.5% more
+#: (``bench/results/factorization-experiments-H200-2026-11-27.md``, section 7).
+KERNEL_PER_LAUNCH = ("float64",)
 
 
 class _Word(enum.IntEnum):
@@ -117,6 +127,10 @@ class BunchParlettSpec:
         Work-groups a compute unit should hold at once (NVIDIA: the
         ``.minnctapersm`` hint, :func:`cljacobi.host.programs.build_program`);
         0 leaves it to the compiler.
+    launch : str
+        The kinds of launch the kernel serves (:data:`LAUNCHES`): ``"any"``,
+        or only the first launch, the launches before the entrywise rank
+        test, or those with it.
     """
 
     family: ClassVar[str] = "bunch_parlett"
@@ -126,6 +140,7 @@ class BunchParlettSpec:
     ahead: int = LOADS_AHEAD
     tile: int = TILE
     resident_groups: int = 0
+    launch: str = "any"
 
     def __post_init__(self) -> None:
         if self.dtype not in ("float64", "complex128"):
@@ -138,6 +153,8 @@ class BunchParlettSpec:
             raise ValueError(f"strip and ahead must be positive, not {self.strip}, {self.ahead}")
         if self.resident_groups < 0:
             raise ValueError(f"resident_groups must be nonnegative, not {self.resident_groups}")
+        if self.launch not in LAUNCHES:
+            raise ValueError(f"launch must be one of {LAUNCHES}, not {self.launch!r}")
 
     @property
     def signatures(self) -> dict[str, KernelSignature]:
@@ -161,7 +178,7 @@ class BunchParlettSpec:
         return {
             "real_ctype": "double", "complex_": self.dtype == "complex128",
             "layout": "interleaved", "tile": self.tile, "strip": self.strip,
-            "ahead": self.ahead,
+            "ahead": self.ahead, "launch": self.launch,
             "global_fence": self.global_fence, "alpha": BUNCH_PARLETT_ALPHA,
             "state_defines": c_defines(constants),
             "record_struct": c_struct("cjac_bp_max", _RECORD_DTYPE),
@@ -418,13 +435,23 @@ class _Elimination:
             "tolerance": self.tolerance, "rank_noise": rank_noise_level(n),
             "conjugated": int(conjugated),
         }
-        program = build_program(ctx, queue.device, plan.spec)
         signature = plan.spec.signatures["cjac_bp_step"]
-        self.step = signature.kernel(program, **{a.name: buffers[a.name] for a in signature.args})
+        launches = LAUNCHES[1:] if plan.spec.dtype in KERNEL_PER_LAUNCH else ("any",)
+        kernels = {launch: signature.kernel(
+            build_program(ctx, queue.device, replace(plan.spec, launch=launch)),
+            **{a.name: buffers[a.name] for a in signature.args}) for launch in launches}
+        #: The step kernel of each kind of launch (the same one for all where
+        #: the dtype has one kernel).
+        self.steps = {launch: kernels.get(launch, kernels.get("any"))
+                      for launch in LAUNCHES[1:]}
+        self.testing = False
 
-    def _enqueue_step(self, trailing: int) -> None:
-        cl.enqueue_nd_range_kernel(self.queue, self.step, self.plan.step_range(trailing),
-                                   (TILE, TILE))
+    def _enqueue_step(self, trailing: int, launch: str | None = None) -> None:
+        """One launch of the step kernel for `trailing` rows: of the kind
+        given, else "testing" or "plain" as the rank test is on or not."""
+        launch = launch or ("testing" if self.testing else "plain")
+        cl.enqueue_nd_range_kernel(self.queue, self.steps[launch],
+                                   self.plan.step_range(trailing), (TILE, TILE))
 
     def _enqueue_steps(self, k: int) -> None:
         """A batch of pivot steps from position `k` (exact: all launched steps ran).
@@ -448,6 +475,7 @@ class _Elimination:
         noise of the trailing matrix, and decides again."""
         self.state[_Word.FLAG] = _Flag.RUNNING
         self.state[_Word.TESTING] = 1
+        self.testing = True
         cl.enqueue_copy(self.queue, self.state_buf, self.state)
         self._enqueue_step(self.plan.n - k)
 
@@ -461,7 +489,7 @@ class _Elimination:
         scaled_test = rank_tol is None
         tolerance = np.array([-1.0 if scaled_test else max(rank_tol, 0.0)])
         cl.enqueue_copy(self.queue, self.tolerance, tolerance)
-        self._enqueue_step(n)  # the first search, which decides the first pivot
+        self._enqueue_step(n, "first")  # the first search, which decides the first pivot
         while True:
             k, flag = self._read_state()
             if flag == _Flag.DONE:

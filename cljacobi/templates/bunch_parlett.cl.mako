@@ -23,6 +23,12 @@
 ##      work-groups' stores published by a global fence before they take
 ##      their ticket) reduces the records in a fixed order and decides the
 ##      next pivot, interchanging the permutation and the row norms.
+## The kernel is rendered for every kind of launch (`launch` = "any"), or
+## for one: "first" (the first launch, which conjugates a conjugated upload
+## and fills `scale`), "plain" (the launches before the entrywise rank test)
+## or "testing" (with it), the host choosing the kernel per launch; the
+## same arithmetic either way, with the branches of the other kinds
+## compiled out.
 ## The first launch (state[S] = 0) only searches.  The step state lives in
 ## device memory, so the host enqueues many steps without waiting.  A flag
 ## other than CJAC_BP_RUNNING makes every launch a no-op until the host
@@ -340,8 +346,14 @@ void cjac_bp_step(${signatures["cjac_bp_step"].parameters})
     const int k0 = state[CJAC_BP_K];
     const bool pending = state[CJAC_BP_PENDING] != 0;
     const int s = pending ? 0 : state[CJAC_BP_S];  /* rank of this update */
+%if launch == "any":
     const bool first = !pending && state[CJAC_BP_S] == 0;  /* the first launch */
     const bool testing = state[CJAC_BP_TESTING] != 0;
+%else:
+    /* one kind of launch, which the host runs only where the state is so */
+    const bool first = ${"true" if launch == "first" else "false"};
+    const bool testing = ${"true" if launch == "testing" else "false"};
+%endif
     const int k = k0 - s, p = state[CJAC_BP_P], q = state[CJAC_BP_Q];
     const bool odd = state[CJAC_BP_CUR] != 0;
     const __global cjac_elem *A = odd ? A1 : A0;
