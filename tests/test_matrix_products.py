@@ -111,8 +111,8 @@ def _refused(queue, products, w=8, data="real"):
 def test_mma_gram_against_numpy(queue, rng, products, w, data):
     """Partial Gram matrices of two block pairs over row chunks of 48 (a
     partial group of 4 rows and a partial last chunk): numpy's to rounding,
-    exactly symmetric (Hermitian, with a real diagonal), bitwise the same run
-    after run."""
+    stored on and above the diagonal only with a real diagonal (checked by
+    _block_step), bitwise the same run after run."""
     if _refused(queue, products, w, data):
         return
     m, blocks = 77, 4
@@ -126,8 +126,6 @@ def test_mma_gram_against_numpy(queue, rng, products, w, data):
     expected = _gram_expected(G, pairs, w, 48)
     scale = np.abs(expected).max()
     np.testing.assert_allclose(partial / scale, expected / scale, rtol=0, atol=1e-14)
-    assert np.array_equal(partial, np.swapaxes(partial, -1, -2).conj())
-    assert not np.diagonal(partial, axis1=-2, axis2=-1).imag.any()
     again = _block_step(queue, G, signs, pairs, w, 1, chunk_rows=48, products=products,
                         layout=layout)[1]
     assert np.array_equal(partial, again)

@@ -188,6 +188,32 @@ inline cjac_elem cjac_gram_entry(__global const cjac_elem *partial, const int k,
     return sum;
 }
 
+/* Entry e of the K (K + 1) / 2 on and above the diagonal of a K x K matrix
+ * (K even), the only ones the Gram kernels store: rows i and K - 1 - i hold
+ * K + 1 of them together, entry j of the two being (i, i + j) for j < K - i,
+ * else (K - 1 - i, j - 1), so that consecutive e share the work alike. */
+#define CJAC_UPPER_ENTRIES (K / 2 * (K + 1))
+inline int2 cjac_upper_entry(const int e)
+{
+    const int i = e / (K + 1), j = e % (K + 1);
+    return j < K - i ? (int2)(i, i + j) : (int2)(K - 1 - i, j - 1);
+}
+
+/* The Gram matrix A (row stride LDA) of block pair k from the stored sums
+ * of its entries on and above the diagonal, each written with its conjugate
+ * below, so that A is exactly Hermitian; a work-item's entry on the
+ * diagonal sets peak0. */
+#define CJAC_GRAM_FROM_PARTIALS(work_group) \
+    for (int e = lid; e < CJAC_UPPER_ENTRIES; e += (work_group)) { \
+        const int2 rc = cjac_upper_entry(e); \
+        const cjac_elem sum = cjac_gram_entry(partial, k, chunks, rc.x * K + rc.y); \
+        A[rc.x * LDA + rc.y] = sum; \
+        if (rc.x != rc.y) \
+            A[rc.y * LDA + rc.x] = cjac_conj(sum); \
+        else \
+            peak0[rc.x] = fmax(peak[cjac_block_column(blocks, rc.x)], cjac_real_part(sum)); \
+    }
+
 /* Global column of local column a of the block pair (P, Q). */
 inline int cjac_block_column(const int2 blocks, const int a)
 {
@@ -310,14 +336,12 @@ inline void cjac_mma_emulated(cjac_real *c0, cjac_real *c1, cjac_real *c2, cjac_
  * rows rr = s, s + S, ... (s = lid / GRAM_TILES) of every tile; the slices
  * are added in the order 0, 1, ..., S-1 at the end.  Every entry has a fixed
  * summation order (bitwise reproducible).  The sums are staged in local
- * memory (reusing the tile; stride K + 1 is odd) and written out as the full
- * row-major K x K matrix in coalesced stores: entry (a, b) below the
- * diagonal (a > b) is conj(b, a) where (b, a) was computed, i.e. in a
- * micro-tile with I > J and (for the diagonal micro-tiles) below the
- * diagonal, and the diagonal is stored real, so the stored matrix is
- * exactly Hermitian.  (For real data (a, b) and (b, a) of a diagonal
- * micro-tile are the same fma chains with commuted factors: equal bitwise,
- * as before.) */
+ * memory (reusing the tile; stride K + 1 is odd), and the entries on and
+ * above the diagonal of the row-major K x K matrix are written out
+ * (cjac_upper_entry; the readers take an entry below as the conjugate of
+ * its mirror, so the matrix they form is exactly Hermitian): entry (a, b),
+ * a < b, is conj(b, a) where (b, a) was computed, i.e. in a micro-tile with
+ * I > J, and the diagonal is stored real. */
 __kernel __attribute__((reqd_work_group_size(GRAM_WG, 1, 1)))
 void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
 {
@@ -387,16 +411,17 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     __global cjac_elem *out = partial + ((size_t)k * chunks + c) * (K * K);
-    for (int e = lid; e < K * K; e += GRAM_WG) {
-        const int a = e / K, b = e % K;
+    for (int e = lid; e < CJAC_UPPER_ENTRIES; e += GRAM_WG) {  /* a <= b only */
+        const int2 ab = cjac_upper_entry(e);
+        const int a = ab.x, b = ab.y;
         const int I_a = a % GRAM_NB, J_b = b % GRAM_NB;
 %if complex_:
         /* The diagonal |x_a|^2: its imaginary part is rounding noise, dropped. */
-        out[e] = a == b ? cjac_from_real(cjac_real_part(sums[a * GRAM_RESULT_STRIDE + a]))
+        out[a * K + b] = a == b ? cjac_from_real(cjac_real_part(sums[a * GRAM_RESULT_STRIDE + a]))
                : I_a < J_b || (I_a == J_b && a < b) ? sums[a * GRAM_RESULT_STRIDE + b]
                                                     : cjac_conj(sums[b * GRAM_RESULT_STRIDE + a]);
 %else:
-        out[e] = I_a < J_b || (I_a == J_b && a <= b)
+        out[a * K + b] = I_a < J_b || (I_a == J_b && a <= b)
             ? sums[a * GRAM_RESULT_STRIDE + b] : sums[b * GRAM_RESULT_STRIDE + a];
 %endif
     }
@@ -426,9 +451,10 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
  * runs the same loop.  Each entry is the sum over the warp's rows in order
  * (the accumulation of the products is fixed), and the warps' sums are
  * added in the order 0, 1, ..., GRAM_WARPS - 1 in local memory: bitwise
- * reproducible.  The stored matrix is exactly symmetric (Hermitian): (a, b)
- * below the diagonal is the computed (b, a) (conjugated), and a complex
- * diagonal is real, its imaginary part C[a][K + a] - C[a][K + a] = 0. */
+ * reproducible.  The entries on and above the diagonal are stored
+ * (cjac_upper_entry; the readers take an entry below as the conjugate of
+ * its mirror), and a complex diagonal is real, its imaginary part
+ * C[a][K + a] - C[a][K + a] = 0. */
 __kernel __attribute__((reqd_work_group_size(GRAM_WG, 1, 1)))
 void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
 {
@@ -572,18 +598,18 @@ ${stage_copies(f"q + {gram_stages - 1}")}
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     __global cjac_elem *out = partial + ((size_t)k * chunks + c) * (K * K);
-    for (int e = lid; e < K * K; e += GRAM_WG) {
-        const int a = e / K, b = e % K;
+    for (int e = lid; e < CJAC_UPPER_ENTRIES; e += GRAM_WG) {  /* a <= b only */
+        const int2 ab = cjac_upper_entry(e);
+        const int a = ab.x, b = ab.y;
 %if complex_:
-        /* (a, b), a <= b: C[a][b] + C[K + a][K + b] + i (C[a][K + b] - C[b][K + a]) */
-        const int lo = min(a, b), hi = max(a, b);
-        const cjac_real re = sums[lo * MMA_SUMS_STRIDE + hi]
-                           + sums[(K + lo) * MMA_SUMS_STRIDE + K + hi];
-        const cjac_real im = sums[lo * MMA_SUMS_STRIDE + K + hi]
-                           - sums[hi * MMA_SUMS_STRIDE + K + lo];
-        out[e] = (cjac_elem)(re, a <= b ? im : -im);
+        /* C[a][b] + C[K + a][K + b] + i (C[a][K + b] - C[b][K + a]) */
+        const cjac_real re = sums[a * MMA_SUMS_STRIDE + b]
+                           + sums[(K + a) * MMA_SUMS_STRIDE + K + b];
+        const cjac_real im = sums[a * MMA_SUMS_STRIDE + K + b]
+                           - sums[b * MMA_SUMS_STRIDE + K + a];
+        out[a * K + b] = (cjac_elem)(re, im);
 %else:
-        out[e] = a <= b ? sums[a * MMA_SUMS_STRIDE + b] : sums[b * MMA_SUMS_STRIDE + a];
+        out[a * K + b] = sums[a * MMA_SUMS_STRIDE + b];
 %endif
     }
 }
@@ -719,22 +745,7 @@ ${inner.local_pair_table("cjac_inner_pairs", "inner_pairs_local", "INNER_STEPS",
         sgn[a] = signs[cjac_block_column(blocks, a)];
     for (int e = lid; e < K * K; e += ROTATE_WG)
         W[e / K * LDW + e % K] = cjac_from_real(e / K == e % K ? 1 : 0);
-    /* The Gram matrix from the sums of its entries on and above the
-     * diagonal: the partial sums are exactly Hermitian, so the sum of an
-     * entry below is the conjugate (the same bits as summing it), and half
-     * of them are read.  Rows i and K - 1 - i hold K + 1 such entries
-     * together, entry j of the pair being (i, i + j) for j < K - i, else
-     * (K - 1 - i, j - 1): the work-items read alike. */
-    for (int e = lid; e < (K / 2) * (K + 1); e += ROTATE_WG) {
-        const int i = e / (K + 1), j = e % (K + 1);
-        const int row = j < K - i ? i : K - 1 - i, col = j < K - i ? i + j : j - 1;
-        const cjac_elem sum = cjac_gram_entry(partial, k, chunks, row * K + col);
-        A[row * LDA + col] = sum;
-        if (row != col)
-            A[col * LDA + row] = cjac_conj(sum);
-        else
-            peak0[row] = fmax(peak[cjac_block_column(blocks, row)], cjac_real_part(sum));
-    }
+    CJAC_GRAM_FROM_PARTIALS(ROTATE_WG)
     /* Every pair index q belongs to work-item q % ROTATE_WG throughout. */
     for (int q = lid; q < BW; q += ROTATE_WG) {
         rot_count[q] = 0;
@@ -867,14 +878,9 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
 
     for (int a = lid; a < K; a += ROTATE_WG)
         sgn[a] = signs[cjac_block_column(blocks, a)];
-    for (int e = lid; e < K * K; e += ROTATE_WG) {
-        const int row = e / K, col = e % K;
-        const cjac_elem sum = cjac_gram_entry(partial, k, chunks, e);
-        A[row * LDA + col] = sum;
-        W[row * LDW + col] = cjac_from_real(row == col ? 1 : 0);
-        if (row == col)
-            peak0[row] = fmax(peak[cjac_block_column(blocks, row)], cjac_real_part(sum));
-    }
+    for (int e = lid; e < K * K; e += ROTATE_WG)
+        W[e / K * LDW + e % K] = cjac_from_real(e / K == e % K ? 1 : 0);
+    CJAC_GRAM_FROM_PARTIALS(ROTATE_WG)
     barrier(CJAC_FENCE);
     const cjac_real tol = cjac_orthogonality_tolerance(m);
     int count = 0, big = 0, deferred = 0;
