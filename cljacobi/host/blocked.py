@@ -1279,6 +1279,11 @@ class BlockedHSVD:
         Whether the mma Gram and update kernels load a warp's next rows
         during its products (default :func:`default_loads_ahead`; the same
         bits either way).
+    gram_stages : int, optional
+        Stages in local memory through which each warp of the real mma Gram
+        kernel copies its rows, 0 for the register form (default
+        :func:`default_gram_stages`, or 0 where Gram loads ahead are asked
+        for; the same products either way).
 
     These tuning parameters exist to compare kernel variants; every choice
     gives the same rotations up to the rounding of the Gram sums (the
