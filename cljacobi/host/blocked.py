@@ -1122,8 +1122,6 @@ class BlockedPlan:
             sizes["gram_stages"] = 0 if products == "fma" or sizes["gram_loads_ahead"] \
                 else default_gram_stages(complex_)
         ahead = (False, False) if products == "fma" else default_loads_ahead(complex_)
-        if sizes["gram_stages"]:
-            ahead = (False, ahead[1])
         for name, default in zip(("gram_loads_ahead", "update_loads_ahead"), ahead):
             if sizes[name] is None:
                 sizes[name] = default

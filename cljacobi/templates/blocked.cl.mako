@@ -199,20 +199,25 @@ inline int2 cjac_upper_entry(const int e)
     return j < K - i ? (int2)(i, i + j) : (int2)(K - 1 - i, j - 1);
 }
 
-/* The Gram matrix A (row stride LDA) of block pair k from the stored sums
- * of its entries on and above the diagonal, each written with its conjugate
- * below, so that A is exactly Hermitian; a work-item's entry on the
- * diagonal sets peak0. */
-#define CJAC_GRAM_FROM_PARTIALS(work_group) \
-    for (int e = lid; e < CJAC_UPPER_ENTRIES; e += (work_group)) { \
-        const int2 rc = cjac_upper_entry(e); \
-        const cjac_elem sum = cjac_gram_entry(partial, k, chunks, rc.x * K + rc.y); \
-        A[rc.x * LDA + rc.y] = sum; \
-        if (rc.x != rc.y) \
-            A[rc.y * LDA + rc.x] = cjac_conj(sum); \
-        else \
-            peak0[rc.x] = fmax(peak[cjac_block_column(blocks, rc.x)], cjac_real_part(sum)); \
-    }
+## The start of both rotate kernels (a barrier must follow): the signs of
+## the block pair's columns, W = I (row stride LDW), and the Gram matrix A
+## (row stride LDA) from the stored sums of its entries on and above the
+## diagonal, each written with its conjugate below, so that A is exactly
+## Hermitian; a work-item's entry on the diagonal sets peak0.
+<%def name="block_pair_start()">\
+    for (int a = lid; a < K; a += ROTATE_WG)
+        sgn[a] = signs[cjac_block_column(blocks, a)];
+    for (int e = lid; e < K * K; e += ROTATE_WG)
+        W[e / K * LDW + e % K] = cjac_from_real(e / K == e % K ? 1 : 0);
+    for (int e = lid; e < CJAC_UPPER_ENTRIES; e += ROTATE_WG) {
+        const int2 rc = cjac_upper_entry(e);
+        const cjac_elem sum = cjac_gram_entry(partial, k, chunks, rc.x * K + rc.y);
+        A[rc.x * LDA + rc.y] = sum;
+        if (rc.x != rc.y)
+            A[rc.y * LDA + rc.x] = cjac_conj(sum);
+        else
+            peak0[rc.x] = fmax(peak[cjac_block_column(blocks, rc.x)], cjac_real_part(sum));
+    }</%def>
 
 /* Global column of local column a of the block pair (P, Q). */
 inline int cjac_block_column(const int2 blocks, const int a)
@@ -515,13 +520,15 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
 ${stage_copies(str(q))}
 %endfor
 %endif
+<% groups = RK // 8 %>\
+%if not gram_stages:
     /* column 8 j + g of Z, for every column group j */
     __global const ${store_ctype} *column_P = CJAC_COLUMN(G, blocks.x * BW + g, ldg);
     __global const ${store_ctype} *column_Q = CJAC_COLUMN(G, blocks.y * BW + g, ldg);
-<% groups = RK // 8 %>\
 %for j in range(groups):
     __global const ${store_ctype} *column_${j} = ${mma_column("column_P", "column_Q", 8 * j, "ldg")};
 %endfor
+%endif
 %for i, j in gram_tiles:
     cjac_real acc_${i}_${j}_0 = 0, acc_${i}_${j}_1 = 0, acc_${i}_${j}_2 = 0, acc_${i}_${j}_3 = 0;
 %endfor
@@ -741,11 +748,7 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
     const int2 blocks = outer_pairs[step * slots + k];
 
 ${inner.local_pair_table("cjac_inner_pairs", "inner_pairs_local", "INNER_STEPS", "ROTATE_WG")}
-    for (int a = lid; a < K; a += ROTATE_WG)
-        sgn[a] = signs[cjac_block_column(blocks, a)];
-    for (int e = lid; e < K * K; e += ROTATE_WG)
-        W[e / K * LDW + e % K] = cjac_from_real(e / K == e % K ? 1 : 0);
-    CJAC_GRAM_FROM_PARTIALS(ROTATE_WG)
+${block_pair_start()}
     /* Every pair index q belongs to work-item q % ROTATE_WG throughout. */
     for (int q = lid; q < BW; q += ROTATE_WG) {
         rot_count[q] = 0;
@@ -876,11 +879,7 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
     const int slots = get_num_groups(0);
     const int2 blocks = outer_pairs[step * slots + k];
 
-    for (int a = lid; a < K; a += ROTATE_WG)
-        sgn[a] = signs[cjac_block_column(blocks, a)];
-    for (int e = lid; e < K * K; e += ROTATE_WG)
-        W[e / K * LDW + e % K] = cjac_from_real(e / K == e % K ? 1 : 0);
-    CJAC_GRAM_FROM_PARTIALS(ROTATE_WG)
+${block_pair_start()}
     barrier(CJAC_FENCE);
     const cjac_real tol = cjac_orthogonality_tolerance(m);
     int count = 0, big = 0, deferred = 0;
