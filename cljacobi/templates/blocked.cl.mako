@@ -1169,7 +1169,13 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
  * The products are real: Z is X for real data, and [Re X Im X] (RK = 2K
  * real columns) for complex data, where X W is Z M with the real RK x RK
  * matrix M = [[Re W, Im W], [-Im W, Re W]] (Re(X W) = Re X Re W - Im X Im W,
- * Im(X W) = Re X Im W + Im X Re W).  M (or W) goes to local memory once,
+ * Im(X W) = Re X Im W + Im X Re W), its columns interleaved: column 2 b of
+ * the product is Re (X W)_b, column 2 b + 1 Im (X W)_b, the order of an
+ * interleaved column, so that a lane's c0, c1 (columns 2 t, 2 t + 1 of a
+ * tile) are one element of X, stored whole (a warp writes whole 32-byte
+ * sectors; the parts stored apart wrote half sectors, 0.052 -> 0.044 s a
+ * sweep at complex n = 4096 on an H200, bench/README.md).  Permuting the
+ * columns of M changes no entry's sum.  M (or W) goes to local memory once,
  * row-major with the row stride UPDATE_LDW (4 modulo 16: the B fragment
  * M[4 kk + t][8 j + g] of a half-warp, 4 rows of 4 consecutive doubles,
  * falls into distinct banks).  A warp computes UPDATE_MR blocks of 16 rows of
@@ -1204,10 +1210,10 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
         const int a = e / K, b = e % K;
 %if complex_:
         const cjac_elem w_ab = w_global[e];
-        M[a * UPDATE_LDW + b] = w_ab.x;
-        M[a * UPDATE_LDW + K + b] = w_ab.y;
-        M[(K + a) * UPDATE_LDW + b] = -w_ab.y;
-        M[(K + a) * UPDATE_LDW + K + b] = w_ab.x;
+        M[a * UPDATE_LDW + 2 * b] = w_ab.x;
+        M[a * UPDATE_LDW + 2 * b + 1] = w_ab.y;
+        M[(K + a) * UPDATE_LDW + 2 * b] = -w_ab.y;
+        M[(K + a) * UPDATE_LDW + 2 * b + 1] = w_ab.x;
 %else:
         M[a * UPDATE_LDW + b] = w_global[e];
 %endif
@@ -1283,9 +1289,15 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
 %for half in range(2):
         if (row + ${16 * mr + 8 * half} < last) {
 %for j in range(RK // 8):
+%if complex_:
+<% base, a = ("column_P", 4 * j) if 4 * j < w else ("column_Q", 4 * j - w) %>\
+            CJAC_STORE(CJAC_COLUMN(${base}, ${a} + t, ldx), row + ${16 * mr + 8 * half}, ldx,
+                       ((cjac_elem)(acc_${mr}_${j}_${2 * half}, acc_${mr}_${j}_${2 * half + 1})));
+%else:
 %for e in range(2):
             ${mma_part(mma_column("column_P", "column_Q", 8 * j + e, "ldx", "2 * t"), f"row + {16 * mr + 8 * half}", "ldx", 8 * j)} = acc_${mr}_${j}_${2 * half + e};
 %endfor
+%endif
 %endfor
         }
 %endfor
