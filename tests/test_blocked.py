@@ -26,8 +26,10 @@ from cljacobi.host.blocked import (
     UPDATE_MICRO_COLS,
     UPDATE_MICRO_ROWS,
     UPDATE_MMA_GROUPS_PER_UNIT,
+    UPDATE_MMA_GROUPS_PER_UNIT_COMPLEX,
     UPDATE_TILE_ROWS,
     UPDATE_TILE_ROWS_NARROW,
+    UPDATE_WARPS_COMPLEX,
     BlockedHSVD,
     BlockedPlan,
     BlockedSpec,
@@ -861,7 +863,8 @@ def test_blocked_plan_decides_the_sizes(queue):
 def test_row_chunks_of_the_tensor_core_kernels(queue):
     """The mma Gram kernel's chunks hold at most GRAM_MMA_MAX_CHUNK_ROWS rows
     (GRAM_STAGED_MAX_CHUNK_ROWS staged) and its update kernel aims at
-    UPDATE_MMA_GROUPS_PER_UNIT work-groups per compute unit; the fma kernels
+    UPDATE_MMA_GROUPS_PER_UNIT work-groups per compute unit (complex data:
+    UPDATE_MMA_GROUPS_PER_UNIT_COMPLEX, of UPDATE_WARPS_COMPLEX warps); the fma kernels
     keep their chunks.  Every chunking covers the rows."""
     device = queue.device
     m = 8 * GRAM_STAGED_MAX_CHUNK_ROWS + 100
@@ -875,8 +878,14 @@ def test_row_chunks_of_the_tensor_core_kernels(queue):
     assert mma.update_g_chunks == _row_chunks(m, 2, device, UPDATE_MMA_GROUPS_PER_UNIT)
     assert mma.gram_chunks.rows == min(fma.gram_chunks.rows, GRAM_MMA_MAX_CHUNK_ROWS)
     assert staged.gram_chunks.rows == min(fma.gram_chunks.rows, GRAM_STAGED_MAX_CHUNK_ROWS)
+    complex_mma = BlockedPlan.for_device(
+        device, rows=m, columns=32, dtype=np.complex128, block_width=8, variant="bo",
+        accumulate_v=False, matrix_products="mma.emulated")
+    assert complex_mma.update_g_chunks == _row_chunks(m, 2, device,
+                                                      UPDATE_MMA_GROUPS_PER_UNIT_COMPLEX)
+    assert complex_mma.spec.update_warps == UPDATE_WARPS_COMPLEX
     for chunks in (fma.gram_chunks, mma.gram_chunks, staged.gram_chunks, fma.update_g_chunks,
-                   mma.update_g_chunks):
+                   mma.update_g_chunks, complex_mma.update_g_chunks):
         assert chunks.rows % TILE_ROWS == 0
         assert (chunks.count - 1) * chunks.rows < m <= chunks.count * chunks.rows
 

@@ -73,6 +73,7 @@ __all__ = [
     "default_gram_stages",
     "default_gram_warps",
     "default_loads_ahead",
+    "default_update_groups_per_unit",
     "default_update_warps",
     "gram_mma_tiles",
     "gram_work_group_size",
@@ -197,9 +198,11 @@ UPDATE_GROUPS_PER_UNIT = 16
 
 #: The same for the tensor-core ("mma") update kernel, whose work-groups each
 #: copy the block pair's W to local memory first: fewer, longer chunks
-#: (bench/results/tune-mma-chunks-H200-2026-11-26-4096.json, -8192.json,
-#: tune-mma-chunks-complex-H200-2026-11-26-4096.json).
+#: (bench/results/tune-mma-chunks-H200-2026-11-26-4096.json, -8192.json), and
+#: for complex data, whose work-groups have UPDATE_WARPS_COMPLEX warps
+#: (bench/README.md, "The complex update kernel stores whole elements").
 UPDATE_MMA_GROUPS_PER_UNIT = 4
+UPDATE_MMA_GROUPS_PER_UNIT_COMPLEX = 3
 
 #: The tensor-core Gram kernel's row chunks hold at most this many rows
 #: (device seconds of the Gram kernel per sweep on the H200, chunks of
@@ -223,11 +226,13 @@ GRAM_STAGED_MAX_CHUNK_ROWS = 1024
 #: tune-mma-complex-H100-2026-11-25.json; the complex Gram kernel with its
 #: loads ahead, complex n = 4096, w = 16, on the H200: 2 / 4 / 8 warps
 #: 0.0239 / 0.0272 / 0.0362 s a sweep, tune-loads-ahead-complex-H200-2026-11-27-4096.json
-#: and experiment-mma-kernels-H200-2026-11-27.md).
+#: and experiment-mma-kernels-H200-2026-11-27.md; the complex update kernel
+#: with whole-element stores, bench/README.md, "The complex update kernel
+#: stores whole elements").
 GRAM_WARPS = 4
 GRAM_WARPS_WIDE = 2
 UPDATE_WARPS = 8
-UPDATE_WARPS_COMPLEX = 2
+UPDATE_WARPS_COMPLEX = 4
 UPDATE_MMA_ROWS = 1
 
 
@@ -241,6 +246,14 @@ def default_gram_warps(block_width: int, complex_: bool = False) -> int:
 def default_update_warps(complex_: bool = False) -> int:
     """Warps of the mma update kernel by default."""
     return UPDATE_WARPS_COMPLEX if complex_ else UPDATE_WARPS
+
+
+def default_update_groups_per_unit(matrix_products: str, complex_: bool = False) -> int:
+    """Work-groups of the update kernel per compute unit and step that its
+    row chunks aim at by default."""
+    if matrix_products == "fma":
+        return UPDATE_GROUPS_PER_UNIT
+    return UPDATE_MMA_GROUPS_PER_UNIT_COMPLEX if complex_ else UPDATE_MMA_GROUPS_PER_UNIT
 
 #: Groups of 4 rows whose loads a Gram warp issues before their products,
 #: for real and for complex data (device seconds of the mma Gram kernel a
@@ -1167,8 +1180,8 @@ class BlockedPlan:
                 f"matrix_products={products!r}, gram_warps={spec.gram_warps}, "
                 f"update_warps={spec.update_warps})")
         slots = columns // (2 * w)
-        per_unit = sizes["update_groups_per_unit"] or (
-            UPDATE_GROUPS_PER_UNIT if products == "fma" else UPDATE_MMA_GROUPS_PER_UNIT)
+        per_unit = sizes["update_groups_per_unit"] or default_update_groups_per_unit(
+            products, complex_)
         v_rows = columns if v_rows is None else v_rows
         return cls(
             spec, rows, columns, accumulate_v,
