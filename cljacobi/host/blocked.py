@@ -255,6 +255,7 @@ def default_update_groups_per_unit(matrix_products: str, complex_: bool = False)
         return UPDATE_GROUPS_PER_UNIT
     return UPDATE_MMA_GROUPS_PER_UNIT_COMPLEX if complex_ else UPDATE_MMA_GROUPS_PER_UNIT
 
+
 #: Groups of 4 rows whose loads a Gram warp issues before their products,
 #: for real and for complex data (device seconds of the mma Gram kernel a
 #: sweep on the H200, 1 / 2 / 3 / 4 groups: real n = 4096, w = 32, 0.0112 /

@@ -1290,8 +1290,9 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
         if (row + ${16 * mr + 8 * half} < last) {
 %for j in range(RK // 8):
 %if complex_:
-<% base, a = ("column_P", 4 * j) if 4 * j < w else ("column_Q", 4 * j - w) %>\
-            CJAC_STORE(CJAC_COLUMN(${base}, ${a} + t, ldx), row + ${16 * mr + 8 * half}, ldx,
+<% block_start, block_column = ("column_P", 4 * j) if 4 * j < w else ("column_Q", 4 * j - w) %>\
+            /* columns 8 j + 2 t, +1 of the product: column 4 j + t of X, whole */
+            CJAC_STORE(CJAC_COLUMN(${block_start}, ${block_column} + t, ldx), row + ${16 * mr + 8 * half}, ldx,
                        ((cjac_elem)(acc_${mr}_${j}_${2 * half}, acc_${mr}_${j}_${2 * half + 1})));
 %else:
 %for e in range(2):
