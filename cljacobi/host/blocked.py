@@ -925,12 +925,14 @@ class BlockedSpec:
         }
 
 
-def _positive(name: str, value: object) -> int | None:
-    """`value` as an int, None for None; ValueError if not a positive integer."""
+def _integer(name: str, value: object, least: int = 1) -> int | None:
+    """`value` as an int, None for None; ValueError if not an integer of at
+    least `least` (1: positive, 0: non-negative)."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        kind = "positive" if least == 1 else "non-negative"
+        raise ValueError(f"{name} must be a {kind} integer, not {value!r}")
     return int(value)
 
 
@@ -968,7 +970,7 @@ def blocked_tuning(
              "update_micro_rows": update_micro_rows, "update_micro_cols": update_micro_cols,
              "gram_warps": gram_warps, "update_warps": update_warps,
              "update_mma_rows": update_mma_rows}
-    values = {name: _positive(name, value) for name, value in given.items()}
+    values = {name: _integer(name, value) for name, value in given.items()}
     defaults = {"gram_micro_tile": GRAM_MICRO_TILE, "tile_rows": TILE_ROWS,
                 "update_tile_rows": default_update_tile_rows(block_width),
                 "update_micro_rows": UPDATE_MICRO_ROWS, "update_micro_cols": UPDATE_MICRO_COLS,
@@ -985,10 +987,7 @@ def blocked_tuning(
         if value is not None and not isinstance(value, bool):
             raise TypeError(f"{name} must be a bool or None, not {value!r}")
         values[name] = value
-    if gram_stages is not None and (isinstance(gram_stages, bool) or not isinstance(
-            gram_stages, (int, np.integer)) or gram_stages < 0):
-        raise ValueError(f"gram_stages must be a non-negative integer, not {gram_stages!r}")
-    values["gram_stages"] = None if gram_stages is None else int(gram_stages)
+    values["gram_stages"] = _integer("gram_stages", gram_stages, least=0)
     return values
 
 

@@ -447,12 +447,12 @@ class _Elimination:
         #: the dtype has one kernel).
         self.steps = {launch: kernels.get(launch, kernels.get("any"))
                       for launch in LAUNCHES[1:]}
-        self.testing = False
 
     def _enqueue_step(self, trailing: int, launch: str | None = None) -> None:
         """One launch of the step kernel for `trailing` rows: of the kind
-        given, else "testing" or "plain" as the rank test is on or not."""
-        launch = launch or ("testing" if self.testing else "plain")
+        given, else "testing" or "plain" as the rank test is on or not (the
+        state's TESTING word, which only the host sets)."""
+        launch = launch or ("testing" if self.state[_Word.TESTING] else "plain")
         cl.enqueue_nd_range_kernel(self.queue, self.steps[launch],
                                    self.plan.step_range(trailing), (TILE, TILE))
 
@@ -478,7 +478,6 @@ class _Elimination:
         noise of the trailing matrix, and decides again."""
         self.state[_Word.FLAG] = _Flag.RUNNING
         self.state[_Word.TESTING] = 1
-        self.testing = True
         cl.enqueue_copy(self.queue, self.state_buf, self.state)
         self._enqueue_step(self.plan.n - k)
 

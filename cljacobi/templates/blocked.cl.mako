@@ -510,8 +510,7 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
                               + copy_column * GRAM_STAGE_LD + 2 * (lane % ${lanes_per_column});
 %for i in range(RK // columns_per_copy):
 <% a = columns_per_copy * i %>\
-        CJAC_COPY16(to + ${a} * GRAM_STAGE_LD,
-                    ${"copy_P" if a < w else "copy_Q"} + ${a % w} * (size_t)ldg + from, bytes);
+        CJAC_COPY16(to + ${a} * GRAM_STAGE_LD, ${mma_column("copy_P", "copy_Q", a, "ldg")} + from, bytes);
 %endfor
         CJAC_COPY_COMMIT();
     }
@@ -1290,9 +1289,8 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
         if (row + ${16 * mr + 8 * half} < last) {
 %for j in range(RK // 8):
 %if complex_:
-<% block_start, block_column = ("column_P", 4 * j) if 4 * j < w else ("column_Q", 4 * j - w) %>\
             /* columns 8 j + 2 t, +1 of the product: column 4 j + t of X, whole */
-            CJAC_STORE(CJAC_COLUMN(${block_start}, ${block_column} + t, ldx), row + ${16 * mr + 8 * half}, ldx,
+            CJAC_STORE(${mma_column("column_P", "column_Q", 4 * j, "ldx", "t")}, row + ${16 * mr + 8 * half}, ldx,
                        ((cjac_elem)(acc_${mr}_${j}_${2 * half}, acc_${mr}_${j}_${2 * half + 1})));
 %else:
 %for e in range(2):
