@@ -4,6 +4,7 @@ eig_indefinite/hsvd/svd through them with the same accuracy bar as pointwise."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from fractions import Fraction
 
@@ -38,6 +39,7 @@ from cljacobi.host.blocked import (
     gram_work_group_size,
     local_memory_fit,
     offdiag_step_pairs,
+    transform_registers_take,
     update_work_group_size,
 )
 from cljacobi.host.programs import build_program, render
@@ -134,7 +136,7 @@ def _spec_type(complex_, layout):
 def _blocked_spec(w, *, in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
                   tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, complex_=False, layout="split",
                   inner_method="sweeps", products="fma", loads_ahead=(False, False),
-                  gram_stages=0):
+                  gram_stages=0, in_registers=False):
     update_rows, update_micro_rows, update_micro_cols = update
     dtype, spec_layout = _spec_type(complex_, layout)
     return BlockedSpec(
@@ -145,7 +147,7 @@ def _blocked_spec(w, *, in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rot
         update_tile_rows=update_rows, update_micro_rows=update_micro_rows,
         update_micro_cols=update_micro_cols, matrix_products=products,
         gram_loads_ahead=loads_ahead[0], update_loads_ahead=loads_ahead[1],
-        gram_stages=gram_stages)
+        gram_stages=gram_stages, transform_in_registers=in_registers)
 
 
 def _blocked_program(queue, w, **sizes):
@@ -158,7 +160,7 @@ def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS
                 in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
                 tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, layout="split",
                 whole_group=None, products="fma", inner_method=None,
-                loads_ahead=(False, False), gram_stages=0):
+                loads_ahead=(False, False), gram_stages=0, in_registers=False):
     """One parallel step on the device: (G after the step, partial Gram matrices,
     transformations, rotation counts).  Complex G is stored in `layout`.
     `whole_group` (0 or 1) runs the "stream" rotate kernel instead of the
@@ -173,7 +175,8 @@ def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS
         queue, w, in_local=in_local, micro_tile=micro_tile, slices=slices, rotate_wg=rotate_wg,
         tile_rows=tile_rows, update=update, complex_=complex_, layout=layout,
         inner_method=inner_method or ("sweeps" if whole_group is None else "stream"),
-        products=products, loads_ahead=loads_ahead, gram_stages=gram_stages)
+        products=products, loads_ahead=loads_ahead, gram_stages=gram_stages,
+        in_registers=in_registers)
     gram_wg, update_wg = spec.gram_work_group_size, spec.update_work_group_size
     columns = np.full((r, ld), complex(np.nan, np.nan) if complex_ else np.nan,
                       dtype)  # rows past m must not be read
@@ -348,6 +351,49 @@ def test_offdiag_block_step_against_numpy(queue, rng, w, in_local, whole_group, 
         assert counts[slot] == (w * (2 * w - 1) if whole_group else w * w)
     scale = np.abs(G).max()
     np.testing.assert_allclose(G_device / scale, expected / scale, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+@pytest.mark.parametrize("whole_group", [0, 1])
+@pytest.mark.parametrize("w,lanes", [(4, 1), (4, 2), (8, 2), (8, 4), (16, 8)])
+def test_offdiag_transform_in_registers(queue, rng, w, lanes, whole_group, complex_):
+    """W in registers in the steps across the blocks (the lanes of a row pass
+    W's entries on through local memory here) gives bitwise the W, G and
+    rotation counts of W in its global slot, and both are the reference's."""
+    G, signs, pairs = _two_pair_step(rng, w, complex_)
+    results = [_block_step(queue, G, signs, pairs, w, 1, in_local=False,
+                           whole_group=whole_group, inner_method="offdiag",
+                           rotate_wg=2 * w * lanes, in_registers=in_registers)
+               for in_registers in (False, True)]
+    for name, in_global, in_registers in zip(("G", "partial", "W", "counts"), *results):
+        np.testing.assert_array_equal(in_registers, in_global, err_msg=name)
+    table = offdiag_step_pairs("me", w)
+    expected = G
+    for slot, (P, Q) in enumerate(pairs):
+        expected, W = _numpy_block_step(expected, signs, P, Q, w, 1,
+                                        table=table if whole_group else table[w - 1:])
+        np.testing.assert_allclose(results[1][2][slot], W, rtol=0,
+                                   atol=1e-12 * np.abs(W).max())
+
+
+def test_transform_in_registers_is_checked():
+    """BlockedSpec refuses W in registers where the rotate kernel cannot keep
+    it there, naming what it needs; the shuffle follows the matrix products."""
+    base = _blocked_spec(8, in_local=False, inner_method="offdiag", rotate_wg=32)
+    spec = dataclasses.replace(base, transform_in_registers=True)
+    assert (spec.shuffle, spec.rotate_exchange) == ("local", 4 * 8 * 8)
+    assert "w_exchange" in render(spec) and "shfl.sync" not in render(spec)
+    ptx = dataclasses.replace(spec, matrix_products="mma.m16n8k4")
+    assert (ptx.shuffle, ptx.rotate_exchange) == ("ptx", 0)
+    assert "shfl.sync" in render(ptx) and "w_exchange" not in render(ptx)
+    assert base.rotate_exchange == 0 and "w_right" not in render(base)
+    for change in ({"inner_method": "sweeps"}, {"transform_in_local": True},
+                   {"rotate_work_group_size": 24}, {"rotate_work_group_size": 128}):
+        with pytest.raises(ValueError, match="transform_in_registers needs inner_method "
+                                             "'offdiag', W outside local memory"):
+            dataclasses.replace(spec, **change)
+    assert not transform_registers_take("offdiag", 32, 64 * 64, False)  # 64 lanes
+    assert transform_registers_take("offdiag", 32, 512, False)
 
 
 def _gram_expected(G, pairs, w, chunk_rows):

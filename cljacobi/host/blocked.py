@@ -43,6 +43,7 @@ from .device import require_fp64
 from .limits import check_local_memory, check_work_group_size, choose_work_group_size
 from .matrix_products import (
     MATRIX_PRODUCTS,
+    PTX_FORMS,
     check_request,
     choose_matrix_products,
     mma_real_columns,
@@ -417,6 +418,40 @@ def _gram_local_elements(block_width: int, micro_tile: int, tile_rows: int) -> i
     return max(tile_rows * (round_up(K, micro_tile) | 1), K * (K + 1))
 
 
+#: The Gram entries a work-item of the rotate kernel sums at a time at most.
+ROTATE_MAX_ENTRIES = 8
+
+
+def rotate_entries(block_width: int, work_group_size: int) -> int:
+    """Gram entries on and above the diagonal that a work-item of the rotate
+    kernel sums at a time (their loads in flight together): all of its own,
+    at most :data:`ROTATE_MAX_ENTRIES`."""
+    K = 2 * block_width
+    return min(ROTATE_MAX_ENTRIES, -(-(K * (K + 1) // 2) // work_group_size))
+
+
+def transform_registers_take(inner_method: str, block_width: int, work_group_size: int,
+                             transform_in_local: bool) -> bool:
+    """Whether the rotate kernel can keep W in registers in the steps across
+    the blocks (``BlockedSpec.transform_in_registers``): variant "offdiag"
+    (whose steps across pair column a of P with column (a + s) mod w of Q),
+    W not in local memory, and a work-group of 2w rows of W times L lanes,
+    L a divisor of 32 (a row's lanes in one warp) and of w / 2: each lane
+    holds w / L >= 2 columns of P.  (With one column a lane, PoCL 6's CPU
+    device computed another A, bench/README.md, "W in registers".)"""
+    K = 2 * block_width
+    lanes, rest = divmod(work_group_size, K)
+    return (inner_method == "offdiag" and not transform_in_local and lanes >= 1 and not rest
+            and block_width % (2 * lanes) == 0 and 32 % lanes == 0)
+
+
+def rotate_exchange_elements(block_width: int) -> int:
+    """Elements of the rotate kernel's local exchange of W's entries (W in
+    registers, passed on through local memory): the w entries of Q that each
+    of the 2w rows offers, for two steps."""
+    return 2 * 2 * block_width * block_width
+
+
 def _transform_stride(block_width: int, transform_in_local: bool) -> int:
     """Row stride of W in the rotate kernel: odd (2w + 1) in local memory; 2w
     in its global slot, the layout the update kernel reads."""
@@ -428,7 +463,7 @@ def blocked_local_bytes(
     gram_micro_tile: int = GRAM_MICRO_TILE, update_tile_rows: int | None = None,
     update_micro_cols: int = UPDATE_MICRO_COLS, element_bytes: int = REAL_ELEMENT_BYTES,
     stream: bool = False, matrix_products: str = "fma", gram_warps: int = GRAM_WARPS,
-    update_warps: int = UPDATE_WARPS, gram_stages: int = 0,
+    update_warps: int = UPDATE_WARPS, gram_stages: int = 0, rotate_exchange: int = 0,
 ) -> int:
     """Local memory per work-group of the largest blocked kernel, in bytes.
 
@@ -471,6 +506,9 @@ def blocked_local_bytes(
         data) and W as a real matrix (RK x (RK + 4)) in local memory, and
         "mma.emulated" 96 doubles of scratch per warp (`gram_warps`,
         `update_warps`); the tile sizes above are then unused.
+    rotate_exchange : int
+        Elements of the rotate kernel's exchange of W's entries through
+        local memory (:attr:`BlockedSpec.rotate_exchange`).
 
     Returns
     -------
@@ -517,7 +555,7 @@ def blocked_local_bytes(
     else:
         rotate = e * K * (K + 1) + transform \
             + (8 + 2 * e + 8 + 5 * 4) * block_width + (4 + 8) * K + 4 \
-            + inner_table_bytes(block_width)
+            + inner_table_bytes(block_width) + e * rotate_exchange
     if update_tile_rows is None:
         update_tile_rows = default_update_tile_rows(block_width)
     if matrix_products == "fma":
@@ -718,6 +756,14 @@ class BlockedSpec:
         Gram kernel copies its rows (real data; :func:`gram_stage_ld`): the
         copies of the next ``gram_stages - 1`` stretches are in flight while
         the products of this one run, the same products in the same order.
+    transform_in_registers : bool
+        Whether the rotate kernel of "offdiag" keeps W in registers during
+        the steps across the blocks (:func:`transform_registers_take`; W's
+        global slot otherwise, and in the steps within the blocks): the same
+        operations on every entry in the same order, the same W.  The lanes
+        of a row pass W's entries on by ``shfl.sync`` (inline PTX) where the
+        matrix products are an NVIDIA tensor-core form, else through local
+        memory.
     """
 
     family: ClassVar[str] = "blocked"
@@ -741,6 +787,7 @@ class BlockedSpec:
     gram_loads_ahead: bool = False
     update_loads_ahead: bool = False
     gram_stages: int = 0
+    transform_in_registers: bool = False
 
     def __post_init__(self) -> None:
         if self.dtype not in ("float64", "complex128"):
@@ -758,7 +805,8 @@ class BlockedSpec:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(
                     f"{name} must be a positive integer for the blocked family, not {value!r}")
-        for name in ("transform_in_local", "gram_loads_ahead", "update_loads_ahead"):
+        for name in ("transform_in_local", "gram_loads_ahead", "update_loads_ahead",
+                     "transform_in_registers"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, not {getattr(self, name)!r}")
         if not self.mma and (self.gram_loads_ahead or self.update_loads_ahead):
@@ -774,6 +822,15 @@ class BlockedSpec:
         if self.matrix_products not in MATRIX_PRODUCTS:
             raise ValueError(f"matrix_products must be one of {MATRIX_PRODUCTS}, "
                              f"not {self.matrix_products!r}")
+        if self.transform_in_registers and not transform_registers_take(
+                self.inner_method, self.block_width, self.rotate_work_group_size,
+                self.transform_in_local):
+            raise ValueError(
+                f"transform_in_registers needs inner_method 'offdiag', W outside local "
+                f"memory and a rotate work-group of 2w times a divisor of both w/2 and 32 "
+                f"work-items, not inner_method={self.inner_method!r}, "
+                f"transform_in_local={self.transform_in_local}, "
+                f"rotate_work_group_size={self.rotate_work_group_size} at w={self.block_width}")
         if self.mma and not mma_takes(self.block_width, self.complex_):
             raise ValueError(
                 f"matrix_products={self.matrix_products!r} needs a block width that is a "
@@ -793,6 +850,22 @@ class BlockedSpec:
         """Whether the Gram and update kernels multiply 16 x 8 x 4 fragments
         (:mod:`cljacobi.host.matrix_products`)."""
         return self.matrix_products != "fma"
+
+    @property
+    def shuffle(self) -> str:
+        """How the rotate kernel's lanes pass W's entries on
+        (`transform_in_registers`): ``"ptx"`` (``shfl.sync``) beside the
+        NVIDIA tensor-core forms, else ``"local"`` (local memory)."""
+        return "ptx" if self.matrix_products in PTX_FORMS else "local"
+
+    @property
+    def rotate_exchange(self) -> int:
+        """Elements of the rotate kernel's local exchange of W's entries where
+        the shuffle goes through local memory (two steps' offers of every
+        lane, :func:`rotate_exchange_elements`), else 0."""
+        if self.transform_in_registers and self.shuffle == "local":
+            return rotate_exchange_elements(self.block_width)
+        return 0
 
     @property
     def whole_group_arg(self) -> bool:
@@ -855,6 +928,12 @@ class BlockedSpec:
             "GRAM_TILE_STRIDE": (NB * RB) | 1, "GRAM_RESULT_STRIDE": K + 1,
             "GRAM_LOCAL": _gram_local_elements(w, RB, self.tile_rows),
             "ROTATE_WG": self.rotate_work_group_size,
+            # the rotate kernel's Gram entries a work-item sums at a time
+            "ROTATE_ENTRIES": rotate_entries(w, self.rotate_work_group_size),
+            # W in registers: lanes a row, and columns of P a lane
+            "W_LANES": (lanes := self.rotate_work_group_size // K
+                        if self.transform_in_registers else 1),
+            "W_COLS": w // lanes,
             "LDA": K + 1, "LDW": _transform_stride(w, self.transform_in_local),
             "UPDATE_TR": self.update_tile_rows, "UPDATE_RR": UR, "UPDATE_RC": UC,
             "UPDATE_NR": self.update_tile_rows // UR, "UPDATE_NC": update_nc,
@@ -920,6 +999,9 @@ class BlockedSpec:
             "gram_loads_ahead": self.gram_loads_ahead,
             "update_loads_ahead": self.update_loads_ahead,
             "gram_stages": self.gram_stages,
+            "rotate_entries": constants["ROTATE_ENTRIES"],
+            "transform_in_registers": self.transform_in_registers,
+            "shuffle": self.shuffle, "w_cols": constants["W_COLS"],
             "size_defines": c_defines(constants),
             "signatures": self.signatures,
         }
@@ -944,13 +1026,14 @@ def blocked_tuning(
     update_groups_per_unit: int | None = None, gram_warps: int | None = None,
     update_warps: int | None = None, update_mma_rows: int | None = None,
     gram_loads_ahead: bool | None = None, update_loads_ahead: bool | None = None,
-    gram_stages: int | None = None,
+    gram_stages: int | None = None, transform_in_registers: bool | None = None,
 ) -> dict[str, int | bool | None]:
     """The tuning knobs of :class:`BlockedHSVD`, checked, with the defaults
     that do not depend on the device filled in.
 
     ``gram_row_slices``, ``rotate_work_group_size``, ``gram_warps``,
-    ``update_warps`` and ``update_groups_per_unit`` stay None unless given:
+    ``update_warps``, ``update_groups_per_unit`` and
+    ``transform_in_registers`` stay None unless given:
     their defaults depend on the device, the rows, the data or the kernels'
     matrix products (:meth:`BlockedPlan.for_device`).
 
@@ -960,7 +1043,8 @@ def blocked_tuning(
         A knob that is not a positive integer, or update tile rows that are
         no multiple of the micro-tile's rows.
     TypeError
-        A loads-ahead choice that is neither a bool nor None.
+        A loads-ahead or transform_in_registers choice that is neither a
+        bool nor None.
     """
     given = {"gram_micro_tile": gram_micro_tile,
              "update_groups_per_unit": update_groups_per_unit,
@@ -983,7 +1067,8 @@ def blocked_tuning(
             f"update_tile_rows={values['update_tile_rows']} must be a multiple of "
             f"update_micro_rows={values['update_micro_rows']}")
     for name, value in (("gram_loads_ahead", gram_loads_ahead),
-                        ("update_loads_ahead", update_loads_ahead)):
+                        ("update_loads_ahead", update_loads_ahead),
+                        ("transform_in_registers", transform_in_registers)):
         if value is not None and not isinstance(value, bool):
             raise TypeError(f"{name} must be a bool or None, not {value!r}")
         values[name] = value
@@ -1138,9 +1223,9 @@ class BlockedPlan:
         for name, default in zip(("gram_loads_ahead", "update_loads_ahead"), ahead):
             if sizes[name] is None:
                 sizes[name] = default
+        fit_element_bytes = COMPLEX_ELEMENT_BYTES if complex_ else REAL_ELEMENT_BYTES
         fit = local_memory_fit(
-            device, w, element_bytes=COMPLEX_ELEMENT_BYTES if complex_ else REAL_ELEMENT_BYTES,
-            stream=variant == "stream",
+            device, w, element_bytes=fit_element_bytes, stream=variant == "stream",
             tile_rows=sizes["tile_rows"], gram_micro_tile=sizes["gram_micro_tile"],
             update_tile_rows=sizes["update_tile_rows"],
             update_micro_cols=sizes["update_micro_cols"], matrix_products=products,
@@ -1156,6 +1241,21 @@ class BlockedPlan:
                 "gram_micro_tile"])))
         rotate_wg = sizes["rotate_work_group_size"] or min(w * w, ROTATE_MAX_WORK_GROUP,
                                                            device_max)
+        in_registers = sizes["transform_in_registers"]
+        if in_registers is None:  # by default where the lanes pass W on by shfl.sync
+            in_registers = products in PTX_FORMS and transform_registers_take(
+                INNER_METHODS[variant], w, rotate_wg, fit.transform_in_local)
+        elif in_registers and products not in PTX_FORMS:  # W passed on through local memory
+            fit = local_memory_fit(
+                device, w, element_bytes=fit_element_bytes, tile_rows=sizes["tile_rows"],
+                gram_micro_tile=sizes["gram_micro_tile"],
+                update_tile_rows=sizes["update_tile_rows"],
+                update_micro_cols=sizes["update_micro_cols"], matrix_products=products,
+                gram_warps=sizes["gram_warps"], update_warps=sizes["update_warps"],
+                gram_stages=sizes["gram_stages"], rotate_exchange=rotate_exchange_elements(w))
+            check_local_memory(device, fit.need, f"the {'complex ' if complex_ else ''}"
+                                                 f"blocked kernels with block_width={w} and "
+                                                 f"W in registers")
         spec = BlockedSpec(
             dtype=dtype, layout=layout, block_width=w, inner_method=INNER_METHODS[variant],
             tile_rows=sizes["tile_rows"],
@@ -1167,7 +1267,8 @@ class BlockedPlan:
             gram_warps=sizes["gram_warps"], update_warps=sizes["update_warps"],
             update_mma_rows=sizes["update_mma_rows"],
             gram_loads_ahead=sizes["gram_loads_ahead"],
-            update_loads_ahead=sizes["update_loads_ahead"], gram_stages=sizes["gram_stages"])
+            update_loads_ahead=sizes["update_loads_ahead"], gram_stages=sizes["gram_stages"],
+            transform_in_registers=in_registers)
         for what, size in (("Gram", spec.gram_work_group_size), ("rotate", rotate_wg),
                            ("update", spec.update_work_group_size)):
             check_work_group_size(
@@ -1295,6 +1396,11 @@ class BlockedHSVD:
         kernel copies its rows, 0 for the register form (default
         :func:`default_gram_stages`, or 0 where Gram loads ahead are asked
         for; the same products either way).
+    transform_in_registers : bool, optional
+        Whether the rotate kernel of variant "offdiag" keeps W in registers
+        in the steps across the blocks (default: where it runs and the
+        matrix products are an NVIDIA tensor-core form,
+        :func:`transform_registers_take`; the same W either way).
 
     These tuning parameters exist to compare kernel variants; every choice
     gives the same rotations up to the rounding of the Gram sums (the
@@ -1336,6 +1442,7 @@ class BlockedHSVD:
         gram_loads_ahead: bool | None = None,
         update_loads_ahead: bool | None = None,
         gram_stages: int | None = None,
+        transform_in_registers: bool | None = None,
     ) -> None:
         if variant not in BLOCK_VARIANTS:
             raise ValueError(f"variant must be one of {BLOCK_VARIANTS}, not {variant!r}")
@@ -1355,7 +1462,7 @@ class BlockedHSVD:
             update_micro_cols=update_micro_cols, update_groups_per_unit=update_groups_per_unit,
             gram_warps=gram_warps, update_warps=update_warps, update_mma_rows=update_mma_rows,
             gram_loads_ahead=gram_loads_ahead, update_loads_ahead=update_loads_ahead,
-            gram_stages=gram_stages)
+            gram_stages=gram_stages, transform_in_registers=transform_in_registers)
         check_request(matrix_products)
         self.matrix_products = matrix_products
         # The knobs as attributes (bench/tune_blocked.py records them; the

@@ -36,8 +36,9 @@ import pyopencl as cl
 from ..errors import DeviceCapabilityError
 
 __all__ = [
-    "ENV_VAR", "MATRIX_PRODUCTS", "MMA_MAX_REAL_COLUMNS", "MMA_MIN_ROWS", "check_request",
-    "choose_matrix_products", "compute_capability", "mma_real_columns", "mma_takes", "native_mma",
+    "ENV_VAR", "MATRIX_PRODUCTS", "MMA_MAX_REAL_COLUMNS", "MMA_MIN_ROWS", "PTX_FORMS",
+    "check_request", "choose_matrix_products", "compute_capability", "mma_real_columns",
+    "mma_takes", "native_mma",
 ]
 
 ENV_VAR = "CLJACOBI_MATRIX_PRODUCTS"
@@ -55,6 +56,10 @@ MMA_MAX_REAL_COLUMNS = 64
 
 #: The compute capability each tensor-core instruction needs.
 _NEEDS = {"mma.m16n8k4": (9, 0), "mma.m8n8k4": (8, 0)}
+
+#: The forms written in inline PTX (NVIDIA devices of compute capability 8.0
+#: and more, where the kernels may take other PTX instructions too).
+PTX_FORMS = tuple(_NEEDS)
 
 
 def mma_real_columns(block_width: int, complex_: bool) -> int:

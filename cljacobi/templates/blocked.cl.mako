@@ -40,6 +40,13 @@
 ##                     "cjac_real2" for interleaved complex data
 ##   transform_in_local  keep the 2w x 2w transformation W in local memory
 ##                     (else in its global slot, when local memory is short)
+##   transform_in_registers  "offdiag" with W in its global slot: keep W in
+##                     registers during the steps across the blocks, W_LANES
+##                     work-items a row, W_COLS (w_cols) columns of P each
+##   shuffle           how those lanes pass W's entries on: "ptx"
+##                     (shfl.sync) or "local" (local memory, any device)
+##   rotate_entries    ROTATE_ENTRIES: the Gram entries a work-item of the
+##                     rotate kernels sums at a time
 ##   inner_pairs       the inner strategy's step table for order K, a tuple of
 ##                     steps, each a tuple of w (i, j) pairs covering 0..K-1
 ##   gram_micro_tile   RB: every work-item of cjac_block_gram accumulates an
@@ -199,24 +206,54 @@ inline int2 cjac_upper_entry(const int e)
     return j < K - i ? (int2)(i, i + j) : (int2)(K - 1 - i, j - 1);
 }
 
+/* Where entry e of cjac_upper_entry lies in a row-major K x K matrix. */
+inline int cjac_upper_offset(const int e)
+{
+    const int2 ab = cjac_upper_entry(e);
+    return ab.x * K + ab.y;
+}
+
 ## The start of both rotate kernels (a barrier must follow): the signs of
-## the block pair's columns, W = I (row stride LDW), and the Gram matrix A
+## the block pair's columns, W = I (row stride LDW; where `identity_when`,
+## a uniform condition), and the Gram matrix A
 ## (row stride LDA) from the stored sums of its entries on and above the
 ## diagonal, each written with its conjugate below, so that A is exactly
 ## Hermitian; a work-item's entry on the diagonal sets peak0.
-<%def name="block_pair_start()">\
+<%def name="block_pair_start(identity_when='1')">\
     for (int a = lid; a < K; a += ROTATE_WG)
         sgn[a] = signs[cjac_block_column(blocks, a)];
-    for (int e = lid; e < K * K; e += ROTATE_WG)
-        W[e / K * LDW + e % K] = cjac_from_real(e / K == e % K ? 1 : 0);
-    for (int e = lid; e < CJAC_UPPER_ENTRIES; e += ROTATE_WG) {
-        const int2 rc = cjac_upper_entry(e);
-        const cjac_elem sum = cjac_gram_entry(partial, k, chunks, rc.x * K + rc.y);
-        A[rc.x * LDA + rc.y] = sum;
-        if (rc.x != rc.y)
-            A[rc.y * LDA + rc.x] = cjac_conj(sum);
-        else
-            peak0[rc.x] = fmax(peak[cjac_block_column(blocks, rc.x)], cjac_real_part(sum));
+    if (${identity_when}) {
+        for (int e = lid; e < K * K; e += ROTATE_WG)
+            W[e / K * LDW + e % K] = cjac_from_real(e / K == e % K ? 1 : 0);
+    }
+    /* A work-item's entries, ROTATE_ENTRIES at a time, summed together chunk
+     * by chunk (their loads in flight at once), each in the order of
+     * cjac_gram_entry. */
+    for (int first = lid; first < CJAC_UPPER_ENTRIES; first += ROTATE_ENTRIES * ROTATE_WG) {
+        __global const cjac_elem *sums = partial + (size_t)k * chunks * (K * K);
+        int offset[ROTATE_ENTRIES];
+        cjac_elem sum[ROTATE_ENTRIES];
+%for j in range(rotate_entries):
+        offset[${j}] = first + ${j} * ROTATE_WG < CJAC_UPPER_ENTRIES
+                     ? cjac_upper_offset(first + ${j} * ROTATE_WG) : 0;
+        sum[${j}] = CJAC_ELEM_ZERO;
+%endfor
+        for (int c = 0; c < chunks; ++c) {
+%for j in range(rotate_entries):
+            sum[${j}] += sums[(size_t)c * (K * K) + offset[${j}]];
+%endfor
+        }
+%for j in range(rotate_entries):
+        if (first + ${j} * ROTATE_WG < CJAC_UPPER_ENTRIES) {
+            const int2 rc = cjac_upper_entry(first + ${j} * ROTATE_WG);
+            A[rc.x * LDA + rc.y] = sum[${j}];
+            if (rc.x != rc.y)
+                A[rc.y * LDA + rc.x] = cjac_conj(sum[${j}]);
+            else
+                peak0[rc.x] = fmax(peak[cjac_block_column(blocks, rc.x)],
+                                   cjac_real_part(sum[${j}]));
+        }
+%endfor
     }</%def>
 
 /* Global column of local column a of the block pair (P, Q). */
@@ -676,6 +713,103 @@ inline cjac_block_decision cjac_block_decide(
     return d;
 }
 
+%if transform_in_registers:
+/* W in registers during the steps across the blocks ("offdiag", W's global
+ * slot otherwise; BlockedSpec.transform_in_registers).  W <- W R only mixes
+ * the entries of a row, and across step s pairs column a of P with column
+ * BW + (a + s) mod BW of Q (host.blocked.offdiag_step_pairs): W_LANES
+ * work-items share row w_row of W, lane w_lane holding its columns
+ * a_c = w_lane + W_LANES c of P (w_left[c]) and, in step s, the column
+ * BW + (a_c + s) mod BW of Q that a_c meets (w_right[c]).  After a step,
+ * w_right[c] passes to the lane of column a_c - 1 (mod BW): the lane to the
+ * left in the row, slot c, or from the row's first lane to its last, slot
+ * c - 1 (mod W_COLS); the first lane offers its slots turned by one, so that
+ * every lane moves slot c.  Each entry sees the rotations of the global
+ * form in the same order, with the same operations: the same W, bit for
+ * bit, without a round trip to memory in every step. */
+%if shuffle == "ptx":
+/* x of lane `source` of the warp (shfl.sync.idx, PTX ISA 6.0), in two
+ * 32-bit halves. */
+inline cjac_real cjac_shuffle_real(const cjac_real x, const int source)
+{
+    const int2 halves = as_int2(x);
+    int low, high;
+    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;"
+                 : "=r"(low) : "r"(halves.x), "r"(source));
+    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;"
+                 : "=r"(high) : "r"(halves.y), "r"(source));
+    return as_double((int2)(low, high));
+}
+%endif
+<%def name="transform_registers_declare()">\
+const int w_row = lid / W_LANES, w_lane = lid % W_LANES;
+    /* the lane of column a_c - 1 (mod BW) of P takes w_right[c] */
+    const int w_source = w_lane < W_LANES - 1 ? lid + 1 : lid + 1 - W_LANES;
+    cjac_elem w_left[W_COLS], w_right[W_COLS];
+</%def>
+<%def name="transform_registers_step()">\
+const int across = inner - WITHIN_STEPS;  /* s */
+                if (across == 0) {  /* W so far */
+%for c in range(w_cols):
+                    {
+                        const int a = w_lane + ${c} * W_LANES;
+                        /* W holds the steps within the blocks of this launch
+                         * (whole_group) or an inner sweep before */
+                        const bool stored = whole_group || sweep > 0;
+                        w_left[${c}] = stored ? W[w_row * LDW + a]
+                                              : cjac_from_real(w_row == a ? 1 : 0);
+                        w_right[${c}] = stored ? W[w_row * LDW + BW + a]
+                                               : cjac_from_real(w_row == BW + a ? 1 : 0);
+                    }
+%endfor
+                } else {  /* column BW + (a_c + s) mod BW of Q, from the lane of a_c + 1 */
+%if shuffle == "ptx":
+                    const int lane = w_source % 32;
+%for c in range(w_cols):
+                    const cjac_elem offer_${c} = w_lane == 0 ? w_right[${(c + 1) % w_cols}] : w_right[${c}];
+%endfor
+%for c in range(w_cols):
+%if complex_:
+                    w_right[${c}] = (cjac_elem)(cjac_shuffle_real(offer_${c}.x, lane),
+                                                cjac_shuffle_real(offer_${c}.y, lane));
+%else:
+                    w_right[${c}] = cjac_shuffle_real(offer_${c}, lane);
+%endif
+%endfor
+%else:
+                    __local const cjac_elem *offers = w_exchange + ((across - 1) % 2) * (W_COLS * ROTATE_WG);
+%for c in range(w_cols):
+                    w_right[${c}] = offers[${c} * ROTATE_WG + w_source];
+%endfor
+%endif
+                }
+%for c in range(w_cols):
+                {   /* pair q = a_c: columns a_c and BW + (a_c + s) mod BW */
+                    const int q = w_lane + ${c} * W_LANES;
+                    if (rot_flag[q]) {
+                        const cjac_real cm1 = rot_cm1[q];
+                        const cjac_elem s = rot_s[q], si = rot_si[q];
+                        const cjac_elem wi = w_left[${c}], wj = w_right[${c}];
+                        w_left[${c}] = cjac_scale_1p(cm1, cjac_axpy(si, wj, wi));
+                        w_right[${c}] = cjac_scale_1p(cm1, cjac_axpy(s, wi, wj));
+                    }
+                }
+%endfor
+%if shuffle == "local":
+                {   /* the offers of this step: the first lane's slots turned by one */
+                    __local cjac_elem *offers = w_exchange + (across % 2) * (W_COLS * ROTATE_WG);
+%for c in range(w_cols):
+                    offers[${c} * ROTATE_WG + lid] = w_lane == 0 ? w_right[${(c + 1) % w_cols}] : w_right[${c}];
+%endfor
+                }
+%endif
+                if (inner == INNER_STEPS - 1) {  /* back in W's global slot */
+%for c in range(w_cols):
+                    W[w_row * LDW + w_lane + ${c} * W_LANES] = w_left[${c}];
+                    W[w_row * LDW + BW + (w_lane + ${c} * W_LANES + across) % BW] = w_right[${c}];
+%endfor
+                }</%def>
+%endif
 %if inner_method in ("sweeps", "offdiag"):
 /* Inner sweeps on the Gram matrix of block pair k ("bo": inner_sweeps = 1;
  * "fb": until no big rotation, at most inner_sweeps); stores W and whether
@@ -740,6 +874,11 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
     __local int sgn[K];
     __local cjac_real peak0[K];        /* the largest squared norms of the columns so far */
     __local int block_big;
+%if transform_in_registers and shuffle == "local":
+    /* W's entries passed on through local memory (any device): step s's
+     * offers in half s % 2, taken in step s + 1 (no barrier but the steps') */
+    __local cjac_elem w_exchange[2 * W_COLS * ROTATE_WG];
+%endif
 
     const int k = get_group_id(0);
     const int lid = get_local_id(0);
@@ -747,7 +886,12 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
     const int2 blocks = outer_pairs[step * slots + k];
 
 ${inner.local_pair_table("cjac_inner_pairs", "inner_pairs_local", "INNER_STEPS", "ROTATE_WG")}
+%if transform_in_registers:
+${block_pair_start("whole_group")}
+    ${transform_registers_declare()}
+%else:
 ${block_pair_start()}
+%endif
     /* Every pair index q belongs to work-item q % ROTATE_WG throughout. */
     for (int q = lid; q < BW; q += ROTATE_WG) {
         rot_count[q] = 0;
@@ -793,7 +937,14 @@ ${block_pair_start()}
                 }
             }
             barrier(CJAC_FENCE);
+%if transform_in_registers:
+            ${inner.rotate_pairs(complex_, "__global", "ROTATE_WG", "inner < WITHIN_STEPS")}
+            if (inner >= WITHIN_STEPS) {  /* uniform */
+                ${transform_registers_step()}
+            }
+%else:
             ${inner.rotate_pairs(complex_, "__local" if transform_in_local else "__global", "ROTATE_WG")}
+%endif
             barrier(CJAC_FENCE);
         }
         /* sweep_big was last written before the barrier ahead of the final

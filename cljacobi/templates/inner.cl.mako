@@ -30,8 +30,9 @@
 ## same operations on the same values as updating all columns, then all rows,
 ## with no barrier between.  The pivot entries (q1 == q2, (i, j)) are set to
 ## their exact values: 0 off the diagonal, real on it.
-<%def name="rotate_pairs(complex_, transform_space, work_group)">\
-/* Block (q1, q2): A <- R^* A R, W <- W R (eqs. (2.4)/(2.5)). */
+<%def name="rotate_pairs(complex_, transform_space, work_group, transform_when='1')">\
+/* Block (q1, q2): A <- R^* A R, W <- W R (eqs. (2.4)/(2.5); W only where
+ * `transform_when`, which is uniform over the work-group). */
             for (int x = lid; x < BW * BW; x += ${work_group}) {
                 const int q1 = x / BW, q2 = x % BW;
                 const int rows = rot_flag[q1], cols = rot_flag[q2];
@@ -71,7 +72,7 @@
                     a_j[p2.x] = a_ji;
                     a_j[p2.y] = a_jj;
                 }
-                if (cols) {  /* rows i1, j1 of W R */
+                if (cols && (${transform_when})) {  /* rows i1, j1 of W R */
                     const cjac_real cm1 = rot_cm1[q2];
                     const cjac_elem s = rot_s[q2], si = rot_si[q2];
 %for row in ("x", "y"):
