@@ -418,18 +418,6 @@ def _gram_local_elements(block_width: int, micro_tile: int, tile_rows: int) -> i
     return max(tile_rows * (round_up(K, micro_tile) | 1), K * (K + 1))
 
 
-#: The Gram entries a work-item of the rotate kernel sums at a time at most.
-ROTATE_MAX_ENTRIES = 8
-
-
-def rotate_entries(block_width: int, work_group_size: int) -> int:
-    """Gram entries on and above the diagonal that a work-item of the rotate
-    kernel sums at a time (their loads in flight together): all of its own,
-    at most :data:`ROTATE_MAX_ENTRIES`."""
-    K = 2 * block_width
-    return min(ROTATE_MAX_ENTRIES, -(-(K * (K + 1) // 2) // work_group_size))
-
-
 def transform_registers_take(inner_method: str, block_width: int, work_group_size: int,
                              transform_in_local: bool) -> bool:
     """Whether the rotate kernel can keep W in registers in the steps across
@@ -928,8 +916,6 @@ class BlockedSpec:
             "GRAM_TILE_STRIDE": (NB * RB) | 1, "GRAM_RESULT_STRIDE": K + 1,
             "GRAM_LOCAL": _gram_local_elements(w, RB, self.tile_rows),
             "ROTATE_WG": self.rotate_work_group_size,
-            # the rotate kernel's Gram entries a work-item sums at a time
-            "ROTATE_ENTRIES": rotate_entries(w, self.rotate_work_group_size),
             # W in registers: lanes a row, and columns of P a lane
             "W_LANES": (lanes := self.rotate_work_group_size // K
                         if self.transform_in_registers else 1),
@@ -999,7 +985,6 @@ class BlockedSpec:
             "gram_loads_ahead": self.gram_loads_ahead,
             "update_loads_ahead": self.update_loads_ahead,
             "gram_stages": self.gram_stages,
-            "rotate_entries": constants["ROTATE_ENTRIES"],
             "transform_in_registers": self.transform_in_registers,
             "shuffle": self.shuffle, "w_cols": constants["W_COLS"],
             "size_defines": c_defines(constants),

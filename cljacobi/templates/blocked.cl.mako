@@ -45,8 +45,6 @@
 ##                     work-items a row, W_COLS (w_cols) columns of P each
 ##   shuffle           how those lanes pass W's entries on: "ptx"
 ##                     (shfl.sync) or "local" (local memory, any device)
-##   rotate_entries    ROTATE_ENTRIES: the Gram entries a work-item of the
-##                     rotate kernels sums at a time
 ##   inner_pairs       the inner strategy's step table for order K, a tuple of
 ##                     steps, each a tuple of w (i, j) pairs covering 0..K-1
 ##   gram_micro_tile   RB: every work-item of cjac_block_gram accumulates an
@@ -206,13 +204,6 @@ inline int2 cjac_upper_entry(const int e)
     return j < K - i ? (int2)(i, i + j) : (int2)(K - 1 - i, j - 1);
 }
 
-/* Where entry e of cjac_upper_entry lies in a row-major K x K matrix. */
-inline int cjac_upper_offset(const int e)
-{
-    const int2 ab = cjac_upper_entry(e);
-    return ab.x * K + ab.y;
-}
-
 ## The start of both rotate kernels (a barrier must follow): the signs of
 ## the block pair's columns, W = I (row stride LDW; where `identity_when`,
 ## a uniform condition), and the Gram matrix A
@@ -226,34 +217,14 @@ inline int cjac_upper_offset(const int e)
         for (int e = lid; e < K * K; e += ROTATE_WG)
             W[e / K * LDW + e % K] = cjac_from_real(e / K == e % K ? 1 : 0);
     }
-    /* A work-item's entries, ROTATE_ENTRIES at a time, summed together chunk
-     * by chunk (their loads in flight at once), each in the order of
-     * cjac_gram_entry. */
-    for (int first = lid; first < CJAC_UPPER_ENTRIES; first += ROTATE_ENTRIES * ROTATE_WG) {
-        __global const cjac_elem *sums = partial + (size_t)k * chunks * (K * K);
-        int offset[ROTATE_ENTRIES];
-        cjac_elem sum[ROTATE_ENTRIES];
-%for j in range(rotate_entries):
-        offset[${j}] = first + ${j} * ROTATE_WG < CJAC_UPPER_ENTRIES
-                     ? cjac_upper_offset(first + ${j} * ROTATE_WG) : 0;
-        sum[${j}] = CJAC_ELEM_ZERO;
-%endfor
-        for (int c = 0; c < chunks; ++c) {
-%for j in range(rotate_entries):
-            sum[${j}] += sums[(size_t)c * (K * K) + offset[${j}]];
-%endfor
-        }
-%for j in range(rotate_entries):
-        if (first + ${j} * ROTATE_WG < CJAC_UPPER_ENTRIES) {
-            const int2 rc = cjac_upper_entry(first + ${j} * ROTATE_WG);
-            A[rc.x * LDA + rc.y] = sum[${j}];
-            if (rc.x != rc.y)
-                A[rc.y * LDA + rc.x] = cjac_conj(sum[${j}]);
-            else
-                peak0[rc.x] = fmax(peak[cjac_block_column(blocks, rc.x)],
-                                   cjac_real_part(sum[${j}]));
-        }
-%endfor
+    for (int e = lid; e < CJAC_UPPER_ENTRIES; e += ROTATE_WG) {
+        const int2 rc = cjac_upper_entry(e);
+        const cjac_elem sum = cjac_gram_entry(partial, k, chunks, rc.x * K + rc.y);
+        A[rc.x * LDA + rc.y] = sum;
+        if (rc.x != rc.y)
+            A[rc.y * LDA + rc.x] = cjac_conj(sum);
+        else
+            peak0[rc.x] = fmax(peak[cjac_block_column(blocks, rc.x)], cjac_real_part(sum));
     }</%def>
 
 /* Global column of local column a of the block pair (P, Q). */
