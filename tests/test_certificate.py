@@ -5,6 +5,7 @@ and the solvers through it against full pointwise finishing sweeps."""
 from __future__ import annotations
 
 import numpy as np
+import pyopencl as cl
 import pytest
 
 import cljacobi
@@ -12,6 +13,8 @@ from cljacobi.host import certificate as certificate_module
 from cljacobi.host.blocked import BlockedHSVD, certified_handover
 from cljacobi.host.operands import upload
 from cljacobi.host.pointwise import FINISHING_ENV, disjoint_rounds
+from cljacobi.host.pointwise_plan import PointwiseSpec
+from cljacobi.host.programs import build_program
 from cljacobi.matrices import paper_spectrum, with_spectrum
 
 EPS = np.finfo(np.float64).eps
@@ -281,3 +284,32 @@ def test_certified_sweep_rotates_pairs_that_share_columns(queue, rng, rotation):
     norms = np.sqrt(np.diag(C))
     cosines = np.abs(C) / np.outer(norms, norms) - np.eye(len(C))
     assert cosines.max() <= np.sqrt(ops.rows) * EPS
+
+
+@pytest.mark.parametrize("count", [1, 37, 128])
+def test_round_positions_against_numpy(queue, rng, count):
+    """cjac_round_positions: the positions that hold a round's physical
+    columns in a permuted packed diagonal, i < j, for the round at `first`
+    of the uploaded members, as the host would look them up."""
+    spec = PointwiseSpec("float64", 64, False, strategy="table", rotation=2)
+    program = build_program(queue.context, queue.device, spec)
+    r = 256
+    diagonal = np.zeros(r, dtype=spec.diag_dtype)
+    diagonal["rho"] = rng.permutation(r)
+    columns = rng.permutation(r)[:2 * count].reshape(count, 2)
+    members = np.concatenate([rng.integers(0, r, (5, 2)), columns]).astype(np.int32)
+    mf = cl.mem_flags
+    d_buf = cl.Buffer(queue.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=diagonal)
+    m_buf = cl.Buffer(queue.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=members)
+    position = cl.Buffer(queue.context, mf.READ_WRITE, 4 * r)
+    table = np.full((r // 2, 2), -1, dtype=np.int32)
+    t_buf = cl.Buffer(queue.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=table)
+    kernel = spec.signatures["cjac_round_positions"].kernel(
+        program, D=d_buf, r=r, members=m_buf, first=5, count=count, position=position,
+        table=t_buf)
+    cl.enqueue_nd_range_kernel(queue, kernel, (64,), (64,))
+    cl.enqueue_copy(queue, table, t_buf)
+    where = np.empty(r, dtype=np.int64)
+    where[diagonal["rho"]] = np.arange(r)
+    np.testing.assert_array_equal(table[:count], np.sort(where[columns], axis=1))
+    assert (table[count:] == -1).all()

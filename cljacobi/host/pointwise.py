@@ -28,6 +28,7 @@ from .diagonal import sort_diagonal
 from .operands import Operands, download, upload
 from .pointwise_plan import PointwisePlan
 from .programs import COMPLEX_LAYOUTS, build_program
+from .signatures import KernelSignature
 from .sweeps import RunStats, sweep_until_converged
 
 __all__ = [
@@ -358,9 +359,23 @@ class PointwiseHSVD:
         enqueue_sweep = enqueue_full_sweep
         certified = 0
         if certify:
+            rounds_signature = signatures["cjac_round_positions"]
+            position_buf = cl.Buffer(ctx, mf.READ_WRITE, 4 * r_pad)
+            table_buf = cl.Buffer(ctx, mf.READ_WRITE, 4 * r_pad)  # r_pad / 2 int2
+
+            def round_kernels(members: cl.Buffer) -> tuple[cl.Kernel, cl.Kernel]:
+                """``cjac_round_positions`` on the round members `members`
+                and ``cjac_step`` on the table it writes."""
+                bound = {"D": d_buf, "r": r_pad, "members": members, "first": 0, "count": 0,
+                         "position": position_buf, "table": table_buf}
+                return (rounds_signature.kernel(program, **{
+                    arg.name: bound[arg.name] for arg in rounds_signature.args}),
+                    step_kernel(table_buf))
+
             def enqueue_sweep(sweep: int) -> None:
                 nonlocal certified
-                if self._certified_sweep(certificate, d_buf, diagonal, step_kernel, wg):
+                if self._certified_sweep(certificate, round_kernels, rounds_signature,
+                                         r_pad, wg):
                     certified += 1
                 else:
                     enqueue_full_sweep(sweep)
@@ -407,9 +422,11 @@ class PointwiseHSVD:
         a round; the modified modulus stepper reads no table."""
         return self.strategy != "mm" and self.rotation != 3 and finishing() == "certified"
 
-    def _certified_sweep(self, certificate: FinishingCertificate, d_buf: cl.Buffer,
-                         diagonal: np.ndarray,
-                         step_kernel: Callable[[cl.Buffer], cl.Kernel], wg: int) -> bool:
+    def _certified_sweep(
+        self, certificate: FinishingCertificate,
+        round_kernels: Callable[[cl.Buffer], tuple[cl.Kernel, cl.Kernel]],
+        rounds_signature: KernelSignature, r_pad: int, wg: int,
+    ) -> bool:
         """Enqueue a certified sweep; False (nothing enqueued) where a full
         sweep is cheaper.
 
@@ -419,27 +436,32 @@ class PointwiseHSVD:
         certificate's order), the same rounds on every run.  ``cjac_step``
         takes positions in the packed diagonal (i < j, as every table of the
         strategies has them), and rotation algorithm 2 exchanges the entries
-        of a pair's positions: each round's columns are found at their
-        positions after the rounds before it.  Every pair outside the
-        rounds passed the test from its fresh Gram entries, so the sweep
-        judges every pair once, as a pointwise sweep does; the sweep loop
-        then reads the rounds' status words as those of any sweep.
+        of a pair's positions: before each round ``cjac_round_positions``
+        finds its columns at their positions after the rounds before it, on
+        the device, so that the rounds follow each other without the host.
+        Every pair outside the rounds passed the test from its fresh Gram
+        entries, so the sweep judges every pair once, as a pointwise sweep
+        does; the sweep loop then reads the rounds' status words as those of
+        any sweep.
         """
         pairs = certificate.candidates()
-        r_pad = len(diagonal)
         if len(pairs) > r_pad:
             return False
-        position = np.empty(r_pad, dtype=np.int64)
-        for members in disjoint_rounds(pairs):
-            cl.enqueue_copy(self.queue, diagonal, d_buf)  # after the rounds before
-            position[diagonal["rho"]] = np.arange(r_pad)
-            # row 0 of a table of len(members) pairs: cjac_step reads pairs[k]
-            table = np.ascontiguousarray(np.sort(position[members], axis=1), dtype=np.int32)
-            table_buf = cl.Buffer(self.queue.context,
-                                  cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
-                                  hostbuf=table)
-            cl.enqueue_nd_range_kernel(self.queue, step_kernel(table_buf),
-                                       (len(members) * wg,), (wg,))
+        if not len(pairs):
+            return True
+        rounds = disjoint_rounds(pairs)
+        members = cl.Buffer(self.queue.context,
+                            cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                            hostbuf=np.ascontiguousarray(np.concatenate(rounds), dtype=np.int32))
+        positions, step = round_kernels(members)
+        first_at, count_at = (rounds_signature.position(name) for name in ("first", "count"))
+        first = 0
+        for round_pairs in rounds:
+            positions.set_arg(first_at, np.int32(first))
+            positions.set_arg(count_at, np.int32(len(round_pairs)))
+            cl.enqueue_nd_range_kernel(self.queue, positions, (wg,), (wg,))
+            cl.enqueue_nd_range_kernel(self.queue, step, (len(round_pairs) * wg,), (wg,))
+            first += len(round_pairs)
         return True
 
     def _step_tables(self, r_pad: int) -> tuple[np.ndarray | None, int]:

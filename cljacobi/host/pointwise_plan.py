@@ -103,12 +103,13 @@ class PointwiseSpec:
 
     @property
     def signatures(self) -> dict[str, KernelSignature]:
-        """The arguments of the three kernels, declared once.
+        """The arguments of the kernels, declared once.
 
         ``cjac_step`` takes V (and its ``ldv``, ``mv`` rows) only when it
         accumulates V, the ``stepper`` or else the step table (``pairs``, and
         the ``step`` to read) by the strategy, and ``real_columns`` (the border
-        starts there) only with rotation 3.
+        starts there) only with rotation 3; the table strategies also have
+        ``cjac_round_positions``, which lays out a certified sweep's rounds.
         """
         store = "cjac_real2" if self.complex_ and self.layout == "interleaved" else "cjac_real"
         columns = f"__global {store} *"
@@ -135,8 +136,15 @@ class PointwiseSpec:
         sweep_status = KernelSignature("cjac_sweep_status", (
             status, rotations, int_arg("slots"), buffer("summary", "__global int *"),
         ))
-        return {sig.name: sig for sig in
-                (precompute, KernelSignature("cjac_step", tuple(step)), sweep_status)}
+        kernels = [precompute, KernelSignature("cjac_step", tuple(step)), sweep_status]
+        if self.strategy != "mm":  # the rounds of a certified sweep
+            kernels.append(KernelSignature("cjac_round_positions", (
+                buffer("D", "__global const cjac_diag *"), int_arg("r"),
+                buffer("members", "__global const int2 *"), int_arg("first"),
+                int_arg("count"), buffer("position", "__global int *"),
+                buffer("table", "__global int2 *"),
+            )))
+        return {sig.name: sig for sig in kernels}
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""

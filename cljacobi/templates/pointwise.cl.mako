@@ -131,6 +131,29 @@ void cjac_step(${signatures["cjac_step"].parameters})
                      "stepper[k] = cjac_stepper_update(s, r);" if strategy == "mm" else "")}
 }
 
+%if strategy != "mm":
+/* A round of a certified sweep (host.pointwise, PointwiseSolver._certified_sweep):
+ * the positions in the packed diagonal D that hold the physical columns of
+ * the round's pairs now, members[first..first + count), as cjac_step reads
+ * them (row 0 of `table`, i < j).  One work-group: D's permutation rho
+ * inverted into `position`, then the pairs looked up; the rounds before
+ * have moved the columns (rotation algorithm 2), so this runs between them
+ * on the device instead of a read of D on the host. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void cjac_round_positions(${signatures["cjac_round_positions"].parameters})
+{
+    const int lid = get_local_id(0);
+    for (int c = lid; c < r; c += WG)
+        position[D[c].rho] = c;
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    for (int k = lid; k < count; k += WG) {
+        const int2 columns = members[first + k];
+        const int i = position[columns.x], j = position[columns.y];
+        table[k] = (int2)(min(i, j), max(i, j));
+    }
+}
+
+%endif
 /* Check_Convergence and Reset_Convergence: bitwise-OR of the per-work-group
  * status words and the sum of the rotation counters in a fixed order, by one
  * work-group; both arrays are zeroed for the next sweep. */
