@@ -66,6 +66,7 @@ def test_ldexp_by_blocks_is_exact(threads, rng, dtype):
     assert np.array_equal(ldexp(F, 9), ldexp(A, 9))
 
 
+@pytest.mark.filterwarnings("error")
 def test_all_finite(threads):
     A = np.ones((13, 6))
     assert all_finite(A)
@@ -76,6 +77,17 @@ def test_all_finite(threads):
             assert not all_finite(B)
     assert all_finite(np.empty((0, 4)))
     assert not all_finite(np.array(np.nan))
+    # finite entries whose sum overflows; an inf and a -inf whose sum is nan;
+    # complex entries with one non-finite part
+    big = np.full((13, 6), np.finfo(np.float64).max)
+    assert all_finite(big) and all_finite(np.full((13, 6), 3e38, dtype=np.float32))
+    pair = A.copy()
+    pair[0, 0], pair[5, 1] = np.inf, -np.inf
+    assert not all_finite(pair)
+    for part in (1, 1j):
+        C = A.astype(np.complex128)
+        C[4, 3] += part * np.inf
+        assert not all_finite(C)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
