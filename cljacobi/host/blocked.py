@@ -425,8 +425,9 @@ def transform_registers_take(inner_method: str, block_width: int, work_group_siz
     (whose steps across pair column a of P with column (a + s) mod w of Q),
     W not in local memory, and a work-group of 2w rows of W times L lanes,
     L a divisor of 32 (a row's lanes in one warp) and of w / 2: each lane
-    holds w / L >= 2 columns of P.  (With one column a lane, PoCL 6's CPU
-    device computed another A, bench/README.md, "W in registers".)"""
+    holds w / L >= 2 columns of P.  (With one column a lane, PoCL's CPU
+    device computed another A: bench/README.md, "W in registers in the
+    rotate kernel".)"""
     K = 2 * block_width
     lanes, rest = divmod(work_group_size, K)
     return (inner_method == "offdiag" and not transform_in_local and lanes >= 1 and not rest
