@@ -110,18 +110,25 @@ GRAM_STAGES_VARIANTS: list[dict] = [
     for stages, warps in ((0, 2), (2, 2), (2, 1), (3, 1), (4, 1))
 ]
 
+#: The "offdiag" rotate kernel with W in its global slot and in registers in
+#: the steps across the blocks (``transform_in_registers``), real w = 32.
+W_REGISTERS_VARIANTS: list[dict] = [
+    {"block_width": 32, "variant": "offdiag", "transform_in_registers": in_registers}
+    for in_registers in (False, True)
+]
+
 VARIANT_SETS = {"default": DEFAULT_VARIANTS, "mma": MMA_VARIANTS, "rotate": ROTATE_VARIANTS,
                 "mma-complex": MMA_COMPLEX_VARIANTS, "mma-chunks": MMA_CHUNK_VARIANTS,
                 "mma-chunks-complex": MMA_CHUNK_COMPLEX_VARIANTS,
                 "loads-ahead": LOADS_AHEAD_VARIANTS,
                 "loads-ahead-complex": LOADS_AHEAD_COMPLEX_VARIANTS,
-                "gram-stages": GRAM_STAGES_VARIANTS}
+                "gram-stages": GRAM_STAGES_VARIANTS, "w-registers": W_REGISTERS_VARIANTS}
 
 #: The settings a record reports (resolved defaults included).
 _SETTINGS = ("block_width", "gram_micro_tile", "gram_row_slices", "rotate_work_group_size",
              "tile_rows", "update_tile_rows", "update_micro_rows", "update_micro_cols",
              "update_groups_per_unit", "gram_warps", "update_warps", "update_mma_rows",
-             "gram_loads_ahead", "update_loads_ahead", "gram_stages")
+             "gram_loads_ahead", "update_loads_ahead", "gram_stages", "transform_in_registers")
 
 
 def main() -> None:
