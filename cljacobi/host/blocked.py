@@ -920,7 +920,7 @@ class BlockedSpec:
             # W in registers: lanes a row, and columns of P a lane
             "W_LANES": (lanes := self.rotate_work_group_size // K
                         if self.transform_in_registers else 1),
-            "W_COLS": w // lanes,
+            "W_COLS": w // lanes, "W_EXCHANGE": self.rotate_exchange,
             "LDA": K + 1, "LDW": _transform_stride(w, self.transform_in_local),
             "UPDATE_TR": self.update_tile_rows, "UPDATE_RR": UR, "UPDATE_RC": UC,
             "UPDATE_NR": self.update_tile_rows // UR, "UPDATE_NC": update_nc,
@@ -1209,16 +1209,15 @@ class BlockedPlan:
         for name, default in zip(("gram_loads_ahead", "update_loads_ahead"), ahead):
             if sizes[name] is None:
                 sizes[name] = default
-        fit_element_bytes = COMPLEX_ELEMENT_BYTES if complex_ else REAL_ELEMENT_BYTES
-        fit = local_memory_fit(
-            device, w, element_bytes=fit_element_bytes, stream=variant == "stream",
-            tile_rows=sizes["tile_rows"], gram_micro_tile=sizes["gram_micro_tile"],
-            update_tile_rows=sizes["update_tile_rows"],
-            update_micro_cols=sizes["update_micro_cols"], matrix_products=products,
-            gram_warps=sizes["gram_warps"], update_warps=sizes["update_warps"],
-            gram_stages=sizes["gram_stages"])
-        check_local_memory(device, fit.need, f"the {'complex ' if complex_ else ''}blocked "
-                                             f"kernels with block_width={w}")
+        fit_sizes = {
+            "element_bytes": COMPLEX_ELEMENT_BYTES if complex_ else REAL_ELEMENT_BYTES,
+            "stream": variant == "stream", "matrix_products": products,
+            **{name: sizes[name] for name in (
+                "tile_rows", "gram_micro_tile", "update_tile_rows", "update_micro_cols",
+                "gram_warps", "update_warps", "gram_stages")}}
+        fit = local_memory_fit(device, w, **fit_sizes)
+        kernels = f"the {'complex ' if complex_ else ''}blocked kernels with block_width={w}"
+        check_local_memory(device, fit.need, kernels)
         wg = choose_work_group_size(device, rows, requested=work_group_size)
         device_max = int(device.max_work_group_size)
         slices = sizes["gram_row_slices"]
@@ -1232,16 +1231,9 @@ class BlockedPlan:
             in_registers = products in PTX_FORMS and transform_registers_take(
                 INNER_METHODS[variant], w, rotate_wg, fit.transform_in_local)
         elif in_registers and products not in PTX_FORMS:  # W passed on through local memory
-            fit = local_memory_fit(
-                device, w, element_bytes=fit_element_bytes, tile_rows=sizes["tile_rows"],
-                gram_micro_tile=sizes["gram_micro_tile"],
-                update_tile_rows=sizes["update_tile_rows"],
-                update_micro_cols=sizes["update_micro_cols"], matrix_products=products,
-                gram_warps=sizes["gram_warps"], update_warps=sizes["update_warps"],
-                gram_stages=sizes["gram_stages"], rotate_exchange=rotate_exchange_elements(w))
-            check_local_memory(device, fit.need, f"the {'complex ' if complex_ else ''}"
-                                                 f"blocked kernels with block_width={w} and "
-                                                 f"W in registers")
+            fit = local_memory_fit(device, w, **fit_sizes,
+                                   rotate_exchange=rotate_exchange_elements(w))
+            check_local_memory(device, fit.need, f"{kernels} and W in registers")
         spec = BlockedSpec(
             dtype=dtype, layout=layout, block_width=w, inner_method=INNER_METHODS[variant],
             tile_rows=sizes["tile_rows"],

@@ -42,7 +42,9 @@
 ##                     (else in its global slot, when local memory is short)
 ##   transform_in_registers  "offdiag" with W in its global slot: keep W in
 ##                     registers during the steps across the blocks, W_LANES
-##                     work-items a row, W_COLS (w_cols) columns of P each
+##                     work-items a row, W_COLS (w_cols) columns of P each,
+##                     and W_EXCHANGE elements of local memory to pass W's
+##                     entries on where the shuffle is "local"
 ##   shuffle           how those lanes pass W's entries on: "ptx"
 ##                     (shfl.sync) or "local" (local memory, any device)
 ##   inner_pairs       the inner strategy's step table for order K, a tuple of
@@ -848,7 +850,10 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
 %if transform_in_registers and shuffle == "local":
     /* W's entries passed on through local memory (any device): step s's
      * offers in half s % 2, taken in step s + 1 (no barrier but the steps') */
-    __local cjac_elem w_exchange[2 * W_COLS * ROTATE_WG];
+    __local cjac_elem w_exchange[W_EXCHANGE];  /* BlockedSpec.rotate_exchange */
+#if W_EXCHANGE != 2 * W_COLS * ROTATE_WG
+#error "cjac_block_rotate: the exchange of W's entries is not two steps of every lane's offers"
+#endif
 %endif
 
     const int k = get_group_id(0);

@@ -132,7 +132,7 @@ void cjac_step(${signatures["cjac_step"].parameters})
 }
 
 %if strategy != "mm":
-/* A round of a certified sweep (host.pointwise, PointwiseSolver._certified_sweep):
+/* A round of a certified sweep (host.pointwise, PointwiseHSVD._certified_sweep):
  * the positions in the packed diagonal D that hold the physical columns of
  * the round's pairs now, members[first..first + count), as cjac_step reads
  * them (row 0 of `table`, i < j).  One work-group: D's permutation rho
