@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -308,6 +309,10 @@ class Factored:
         :meth:`cljacobi.host.pointwise.PointwiseHSVD.run_operands`).
     kept : dict
         Whatever the method's extraction needs (scalings, Q, permutations).
+    finite_results : list
+        Arrays of the extraction's result that it knows to be finite (the
+        device tested them as it wrote them), which the pipeline then does
+        not read again to check.
     """
 
     source: np.ndarray | OnDevice
@@ -316,6 +321,7 @@ class Factored:
     fetch: bool = True
     peak_rounding: bool = True
     kept: dict[str, Any] = field(default_factory=dict)
+    finite_results: list[np.ndarray] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -525,6 +531,7 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
         info = SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0,
                                   "sort": 0.0})
         outcome = method.factor(matrix, index, plan, info)
+        known_finite: list[np.ndarray] = []
         if isinstance(outcome, Factored) and plan.comm is not None and isinstance(
                 outcome.source, OnDevice):
             # The stripes leave from the host: a factor on rank 0's device comes back.
@@ -538,8 +545,10 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
                 state = run_sweeps(outcome.source, outcome.signs, plan=plan,
                                    accumulate_v=outcome.accumulate_v, info=info, index=index,
                                    fetch=outcome.fetch, peak_rounding=outcome.peak_rounding)
+            known_finite = outcome.finite_results
             outcome = method.extract(state, outcome, index, plan, info)
-        _require_finite(f"{method.value_name} of {name_of(method.argument, index)}", outcome)
+        _require_finite(f"{method.value_name} of {name_of(method.argument, index)}", outcome,
+                        known_finite)
         info.seconds["total"] = time.perf_counter() - start
         return outcome, info
 
@@ -753,16 +762,19 @@ def _arrays_of(result: Any) -> tuple[np.ndarray, ...]:
     return tuple(result) if isinstance(result, tuple) else (result,)
 
 
-def _require_finite(values: str, result: Any) -> None:
+def _require_finite(values: str, result: Any, known_finite: Sequence[np.ndarray] = ()) -> None:
     """Never hand out NaN or inf: raise LinAlgError if a result is not finite.
 
     The input is finite here (checked up front, or, with
     ``check_finite=False``, by the scaling), so what can still be infinite
     is a result beyond float64's range: `values` names it for the message
-    (say ``"an eigenvalue of M[1]"``).
+    (say ``"an eigenvalue of M[1]"``).  The arrays of `known_finite` (the
+    very objects, :attr:`Factored.finite_results`) are not read again.
     """
     for array in _arrays_of(result):
-        if array is not None and not all_finite(array):
+        if array is None or any(array is known for known in known_finite):
+            continue
+        if not all_finite(array):
             raise np.linalg.LinAlgError(
                 f"{values} exceeds the largest float64 ({np.finfo(np.float64).max:.3g}) "
                 "and cannot be returned"

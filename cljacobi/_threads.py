@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
 from typing import TypeVar
 
 import numpy as np
 
 __all__ = ["MAX_THREADS", "all_finite", "any_nonzero", "in_row_blocks", "peaks", "touched_empty",
-           "usable_cpus", "worker_threads"]
+           "touched_empty_soon", "usable_cpus", "worker_threads"]
 
 T = TypeVar("T")
 
@@ -102,6 +103,22 @@ def touched_empty(shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
         flat = array.reshape(array.shape[0], -1) if array.ndim > 1 else array
         in_row_blocks(_touch_pages, flat)
     return array
+
+
+def touched_empty_soon(shape: tuple[int, ...], dtype: np.dtype | type) -> Future[np.ndarray]:
+    """:func:`touched_empty` in a thread of its own: for a result array whose
+    device copy comes at the end of a solve, its pages mapped while the
+    device works (the host waits for the sweeps meanwhile)."""
+    global _touching
+    with _touching_lock:
+        if _touching is None:
+            _touching = ThreadPoolExecutor(1, thread_name_prefix="cljacobi-pages")
+        return _touching.submit(touched_empty, shape, dtype)
+
+
+#: The thread of :func:`touched_empty_soon` (made at its first use).
+_touching: ThreadPoolExecutor | None = None
+_touching_lock = threading.Lock()
 
 
 def _touch_pages(block: np.ndarray) -> None:

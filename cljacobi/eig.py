@@ -33,7 +33,7 @@ from ._solve import (
     single_precision,
     unit_columns,
 )
-from ._threads import any_nonzero
+from ._threads import any_nonzero, touched_empty_soon
 from .factorization import definite_factorize, diagonal_of_one_sign, j_factorize
 from .generalized import EigGeneralized
 from .host.factorization import DeviceJFactor, factor_on_device, upload_for_factorization
@@ -375,6 +375,11 @@ class _EigIndefinite:
         # A factor on the device stays there: its eigenvectors are normalized
         # there; so does a host factor when only the eigenvalues are wanted.
         on_device = isinstance(source, OnDevice)
+        if on_device and not self.eigvals_only:
+            # The array the eigenvectors come down into, its pages mapped by
+            # a host thread while the device sweeps (a download into fresh
+            # memory waits for its page faults).
+            kept["eigenvectors"] = touched_empty_soon((len(signs), n), M.dtype)
         return Factored(source, signs, fetch=not (self.eigvals_only or on_device), kept=kept)
 
     def _upload(self, M: np.ndarray, index: tuple[int, ...], plan: SweepPlan
@@ -447,9 +452,12 @@ class _EigIndefinite:
         if isinstance(factored.source, OnDevice):
             start = time.perf_counter()
             columns = order if rank == n else np.arange(rank)
-            U = normalized_columns(plan.queue, state.operands, columns)
+            U, finite = normalized_columns(plan.queue, state.operands, columns,
+                                           out=kept["eigenvectors"].result())
             info.seconds["transfer"] += time.perf_counter() - start
             if rank == n:
+                if finite:  # tested on the device as it was written
+                    factored.finite_results.append(U)
                 return EighResult(w[order], U)
         else:
             norms = np.linalg.norm(state.G, axis=0)

@@ -364,7 +364,7 @@ class _SVD:
             # eig_indefinite counts it), then Q applied to V where it is, in a
             # thread, while the host gathers V_B^* from U_x.
             start = time.perf_counter()
-            U_x = normalized_columns(plan.queue, operands, order)
+            U_x = normalized_columns(plan.queue, operands, order).vectors
             info.seconds["transfer"] += time.perf_counter() - start
             with ThreadPoolExecutor(max_workers=1) as applier:
                 applied = applier.submit(qr.q_times_buffer, operands.v, operands.ldv, order,

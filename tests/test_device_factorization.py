@@ -246,6 +246,41 @@ def test_factor_stays_on_device(rng, variant, dtype, layout):
     assert np.array_equal(w_only, w)
 
 
+@pytest.mark.parametrize("rank", [40, 31])
+def test_eigenvectors_checked_once(rng, monkeypatch, rank):
+    """Eigenvectors normalized on the device, which tested them as it wrote
+    them, are not read again on the host; every other result array is, and
+    a device that reports a non-finite entry gets the host's LinAlgError."""
+    import cljacobi._solve as pipeline
+    import cljacobi.eig as eig_module
+
+    X = rng.standard_normal((40, rank))
+    M = (X * np.where(np.arange(rank) % 3 == 0, -1.0, 1.0)) @ X.T
+    checked = []
+
+    def recording_all_finite(array: np.ndarray) -> bool:
+        checked.append(array)
+        return bool(np.isfinite(array).all())
+
+    monkeypatch.setattr(pipeline, "all_finite", recording_all_finite)
+    (w, U), info = cljacobi.eig_indefinite(M, factorization="device", return_info=True)
+    assert info.factorization == "bunch-parlett-device" and info.rank == rank
+    assert np.linalg.norm(M @ U - U * w) <= 1e-12 * np.linalg.norm(M)
+    assert any(array is w for array in checked)
+    assert any(array is U for array in checked) == (rank < 40)  # rank < n: U built on the host
+
+    device_columns = eig_module.normalized_columns
+
+    def reporting_nan(*args, **kwargs):
+        U, _ = columns = device_columns(*args, **kwargs)
+        U[0, 0] = np.nan
+        return columns._replace(finite=False)
+
+    monkeypatch.setattr(eig_module, "normalized_columns", reporting_nan)
+    with pytest.raises(np.linalg.LinAlgError, match="an eigenvalue of M exceeds"):
+        cljacobi.eig_indefinite(M, factorization="device")
+
+
 def test_rank_deficient_factor_through_host(rng):
     """A rank-deficient G is shortened by QR on the host; the zero eigenvalues stay exact."""
     X = rng.standard_normal((30, 7))

@@ -76,11 +76,37 @@ def test_normalized_columns(queue, rng):
     ops = upload(queue, A, np.ones(9, np.int8), accumulate_v=False, column_multiple=16,
                  dtype=np.float64)
     order = rng.permutation(9)
-    U = normalized_columns(queue, ops, order)
+    U, finite = normalized_columns(queue, ops, order)
     expected = A[:, order] / np.linalg.norm(A[:, order], axis=0)
-    assert U.shape == (23, 9)
+    assert U.shape == (23, 9) and finite
     assert np.max(np.abs(U - expected)) <= 4 * np.finfo(float).eps
-    assert np.array_equal(U, normalized_columns(queue, ops, order))  # fixed order: repeatable
+    # fixed order: repeatable; into a caller's array, which it returns transposed
+    out = np.full((9, 23), np.nan)
+    again = normalized_columns(queue, ops, order, out=out)
+    assert again.finite and again.vectors.base is out and np.array_equal(out.T, U)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("bad", ["zero column", "inf", "nan"])
+def test_normalized_columns_tells_non_finite(queue, rng, dtype, bad):
+    """The device's finiteness flag is what the host would find in the result."""
+    from cljacobi.host.operands import normalized_columns
+
+    A = rng.standard_normal((17, 6)).astype(dtype)
+    if np.iscomplexobj(A):
+        A = A + 1j * rng.standard_normal((17, 6))
+    column = A[:, 4]
+    if bad == "zero column":
+        column[:] = 0  # 0 / 0
+    elif bad == "inf":
+        column[3] = complex(1, np.inf) if np.iscomplexobj(A) else np.inf
+    else:
+        column[11] = np.nan
+    ops = upload(queue, A, np.ones(6, np.int8), accumulate_v=False, column_multiple=4,
+                 dtype=dtype)
+    for order in (np.arange(6), np.array([0, 1, 2, 3, 5])):
+        U, finite = normalized_columns(queue, ops, order)
+        assert finite == bool(np.isfinite(U).all()) == (4 not in order)
 
 
 @pytest.mark.parametrize("split", [False, True])
@@ -103,9 +129,9 @@ def test_complex_gather_and_normalize(queue, rng, split):
     G, V = download(queue, ops)
     assert np.array_equal(G, np.ldexp(1.0, 4) * A[:, order])
     assert np.array_equal(V, np.eye(r))
-    U = normalized_columns(queue, ops, np.arange(r)[::-1])
+    U, finite = normalized_columns(queue, ops, np.arange(r)[::-1])
     expected = G[:, ::-1] / np.linalg.norm(G[:, ::-1], axis=0)
-    assert np.max(np.abs(U - expected)) <= 4 * np.finfo(float).eps
+    assert finite and np.max(np.abs(U - expected)) <= 4 * np.finfo(float).eps
 
 
 @pytest.mark.parametrize("spec", [ColumnsSpec("float64"), ColumnsSpec("complex128", "split"),

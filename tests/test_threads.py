@@ -8,7 +8,14 @@ import pytest
 
 from cljacobi import _threads
 from cljacobi._solve import ldexp
-from cljacobi._threads import all_finite, any_nonzero, in_row_blocks, peaks, touched_empty
+from cljacobi._threads import (
+    all_finite,
+    any_nonzero,
+    in_row_blocks,
+    peaks,
+    touched_empty,
+    touched_empty_soon,
+)
 
 
 @pytest.fixture(params=[1, 2, 5], ids=lambda t: f"{t}cpus")
@@ -125,7 +132,8 @@ def test_any_nonzero(threads):
 def test_touched_empty(threads, shape):
     """The pages mapped, the shape, dtype and C order numpy's; the copy of a
     device fills it as it would np.empty."""
-    array = touched_empty(shape, np.complex128)
-    assert array.shape == shape and array.dtype == np.complex128 and array.flags.c_contiguous
-    array[...] = 1 + 2j
-    assert np.all(array == 1 + 2j)
+    for array in (touched_empty(shape, np.complex128),
+                  touched_empty_soon(shape, np.complex128).result()):
+        assert array.shape == shape and array.dtype == np.complex128 and array.flags.c_contiguous
+        array[...] = 1 + 2j
+        assert np.all(array == 1 + 2j)

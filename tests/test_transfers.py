@@ -59,6 +59,19 @@ def test_write_and_read_back(staged, order, dtype, queue, rng):
                        staged=staged, chunk_bytes=256)
     np.testing.assert_array_equal(tail, in_memory[5 * 17:15 * 17].reshape(10, 17))
     np.testing.assert_array_equal(source, before)
+    # into the caller's array, which it returns
+    out = np.full(in_memory.shape, np.nan, dtype=dtype)
+    assert read_buffer(queue, buffer, out.shape, dtype, out=out, staged=staged,
+                       chunk_bytes=CHUNK) is out
+    np.testing.assert_array_equal(out, in_memory)
+
+
+@pytest.mark.parametrize("out", [np.empty((4, 5)), np.empty((5, 4), np.float32),
+                                 np.empty((5, 4), order="F"), np.empty((5, 8))[:, ::2]])
+def test_read_buffer_checks_its_out(out, queue):
+    buffer = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 8 * 20)
+    with pytest.raises(ValueError, match=r"writeable C-contiguous float64 array of shape \(5, 4\)"):
+        read_buffer(queue, buffer, (5, 4), np.float64, out=out)
 
 
 @pytest.mark.parametrize("staged", [False, True])

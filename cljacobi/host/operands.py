@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 import pyopencl as cl
@@ -30,8 +30,8 @@ from .transfers import buffer_holding, read_buffer, write_buffer
 
 __all__ = [
     "COLUMNS_DTYPES", "COLUMN_WORK_GROUP", "HERMITIAN_BLOCK", "HERMITIAN_TILE", "ROW_ALIGNMENT",
-    "ColumnsSpec", "HermitianUpload", "Operands", "bordered_columns", "column_max", "download",
-    "gather_factor", "leading_dimensions", "normalized_columns", "upload", "upload_hermitian",
+    "ColumnsSpec", "HermitianUpload", "NormalizedColumns", "Operands", "bordered_columns",
+    "column_max", "download", "gather_factor", "leading_dimensions", "normalized_columns", "upload", "upload_hermitian",
 ]
 
 #: Rows of the device arrays are padded to a multiple of this (eq. (4.1)).
@@ -115,6 +115,7 @@ class ColumnsSpec:
         normalized = KernelSignature("cjac_normalized_columns", (
             buffer("src", f"__global const {store} *"), int_arg("lds"), int_arg("m"), order,
             buffer("dst", "__global cjac_elem *"), int_arg("ldd"),
+            buffer("nonfinite", "__global int *"),
         ))
         as_uploaded = (buffer("src", "__global const cjac_elem *"), int_arg("ldr"),
                        int_arg("n"), int_arg("rows_are_rows"))
@@ -467,23 +468,41 @@ def gather_factor(
                     time.perf_counter() - start)
 
 
-def normalized_columns(queue: cl.CommandQueue, operands: Operands,
-                       order: np.ndarray) -> np.ndarray:
+class NormalizedColumns(NamedTuple):
+    """:func:`normalized_columns`' result."""
+
+    #: The normalized columns (m x len(order), Fortran-ordered).
+    vectors: np.ndarray
+    #: Whether every entry of `vectors` is finite (tested on the device as
+    #: they were written).
+    finite: bool
+
+
+def normalized_columns(queue: cl.CommandQueue, operands: Operands, order: np.ndarray, *,
+                       out: np.ndarray | None = None) -> NormalizedColumns:
     """``G[:, order] / ||G[:, order]||`` of double precision operands, on the
     host (m x len(order), Fortran-ordered): the eigenvectors, normalized and
-    ordered on the device so that only they cross the bus."""
+    ordered on the device so that only they cross the bus, and whether they
+    are all finite (known without reading them again on the host).  `out`, a
+    C-ordered ``(len(order), m)`` array of the operands' dtype (say one
+    :func:`cljacobi._threads.touched_empty_soon` prepared), receives them
+    transposed instead of a new array."""
     start = time.perf_counter()
     ops = operands
     count = len(order)
-    out = cl.Buffer(queue.context, cl.mem_flags.WRITE_ONLY,
-                    ops.dtype.itemsize * max(ops.m * count, 1))
+    out_buf = cl.Buffer(queue.context, cl.mem_flags.WRITE_ONLY,
+                        ops.dtype.itemsize * max(ops.m * count, 1))
     order_buf = cl.Buffer(queue.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                           hostbuf=np.ascontiguousarray(order, dtype=np.int32))
+    nonfinite = np.zeros(1, dtype=np.int32)
+    nonfinite_buf = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                              hostbuf=nonfinite)
     kernel, spec = _columns_kernel(queue, "cjac_normalized_columns", ops.dtype, ops.split,
-                                   src=ops.g, lds=ops.ldg, m=ops.m, order=order_buf, dst=out,
-                                   ldd=ops.m)
+                                   src=ops.g, lds=ops.ldg, m=ops.m, order=order_buf, dst=out_buf,
+                                   ldd=ops.m, nonfinite=nonfinite_buf)
     wg = spec.work_group_size
     cl.enqueue_nd_range_kernel(queue, kernel, (count * wg,), (wg,))
-    host = read_buffer(queue, out, (count, ops.m), ops.dtype)
+    host = read_buffer(queue, out_buf, (count, ops.m), ops.dtype, out=out)
+    cl.enqueue_copy(queue, nonfinite, nonfinite_buf)
     ops.transfer_seconds += time.perf_counter() - start
-    return host.T
+    return NormalizedColumns(host.T, not nonfinite[0])

@@ -176,24 +176,31 @@ def write_buffer(queue: cl.CommandQueue, buffer: cl.Buffer, array: np.ndarray, *
 
 
 def read_buffer(queue: cl.CommandQueue, buffer: cl.Buffer, shape: tuple[int, ...],
-                dtype: np.dtype | type, *, src_offset: int = 0, staged: bool | None = None,
-                chunk_bytes: int | None = None) -> np.ndarray:
-    """A new C-ordered host array of `shape` and `dtype` holding the bytes of
-    `buffer` from byte `src_offset`, after the commands already in `queue`.
+                dtype: np.dtype | type, *, src_offset: int = 0, out: np.ndarray | None = None,
+                staged: bool | None = None, chunk_bytes: int | None = None) -> np.ndarray:
+    """A C-ordered host array of `shape` and `dtype` holding the bytes of
+    `buffer` from byte `src_offset`, after the commands already in `queue`:
+    `out` (C-contiguous, of that shape and dtype; best with its pages already
+    mapped, :func:`cljacobi._threads.touched_empty_soon`) or a new one.
     `staged` and `chunk_bytes` choose the path (module docstring; for tests)."""
     dtype = np.dtype(dtype)
+    if out is not None and (out.shape != tuple(shape) or out.dtype != dtype
+                            or not out.flags.c_contiguous or not out.flags.writeable):
+        raise ValueError(f"read_buffer's out must be a writeable C-contiguous {dtype} array of "
+                         f"shape {tuple(shape)}, got {out.dtype} {out.shape}")
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     staging = _staging(queue, nbytes, staged, chunk_bytes)
     if staging is None:
         # A driver's copy into fresh memory takes every page fault in one
         # thread: the pages are touched first, in threads.
-        host = touched_empty(shape, dtype)
+        host = touched_empty(shape, dtype) if out is None else out
         if nbytes:
             cl.enqueue_copy(queue, host, buffer, src_offset=src_offset, is_blocking=True)
         return host
     arriving: dict[int, cl.Event] = {}
     try:
-        host = np.empty(shape, dtype)  # its pages are first touched by the copying threads
+        # A new array's pages are first touched by the copying threads.
+        host = np.empty(shape, dtype) if out is None else out
         target = _memory_bytes(host)
         step = staging.chunk_bytes
         starts = list(range(0, nbytes, step))

@@ -13,7 +13,8 @@
 ##   cjac_normalized_columns  dst column j = column order[j] of the sweeps'
 ##                        G over its norm (the eigenvectors u_j = g_j /
 ##                        ||g_j||, Sect. 2 of the 2011 paper, in the
-##                        caller's order), dense and interleaved for the host
+##                        caller's order), dense and interleaved for the host,
+##                        and whether every entry written is finite
 ## and, before the factorization, on M as the host uploaded it:
 ##   cjac_hermitian_stats what cljacobi.validation.symmetric_part records:
 ##                        the largest asymmetry, the largest and smallest
@@ -49,6 +50,16 @@ ${arith.element(real_ctype, complex_, layout)}
 inline cjac_real cjac_max_nan(const cjac_real a, const cjac_real b)
 {
     return isnan(a) || a > b ? a : b;
+}
+
+/* Whether x (both parts of a complex x) is finite. */
+inline bool cjac_elem_finite(const cjac_elem x)
+{
+%if complex_:
+    return isfinite(x.x) && isfinite(x.y);
+%else:
+    return isfinite(x);
+%endif
 }
 
 /* 2^e x, exactly. */
@@ -101,7 +112,9 @@ __kernel void cjac_gather_columns(${signatures["cjac_gather_columns"].parameters
 }
 
 /* One work-group per column j: dst[j * ldd + i] = g_i / ||g|| for i < m,
- * g = column order[j] of the sweeps' G; ||g||^2 summed in a fixed order. */
+ * g = column order[j] of the sweeps' G; ||g||^2 summed in a fixed order.
+ * nonfinite[0] (0 before the launch) is set to 1 where an entry written is
+ * not finite, so that the host need not read the result again to know. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void cjac_normalized_columns(${signatures["cjac_normalized_columns"].parameters})
 {
@@ -112,8 +125,14 @@ void cjac_normalized_columns(${signatures["cjac_normalized_columns"].parameters}
     for (int i = lid; i < m; i += WG)
         part = cjac_abs2_acc(CJAC_LOAD(column, i, lds), part);
     const cjac_real norm = sqrt(cjac_workgroup_sum(scratch, part));
-    for (int i = lid; i < m; i += WG)
-        dst[(size_t)j * ldd + i] = CJAC_LOAD(column, i, lds) / norm;
+    bool finite = true;
+    for (int i = lid; i < m; i += WG) {
+        const cjac_elem u = CJAC_LOAD(column, i, lds) / norm;
+        finite = finite && cjac_elem_finite(u);
+        dst[(size_t)j * ldd + i] = u;
+    }
+    if (!finite)
+        nonfinite[0] = 1;  /* every such work-item stores the same value */
 }
 
 /* M as uploaded (n x n, rows of `src` at stride ldr): M itself by rows
