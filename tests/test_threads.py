@@ -95,6 +95,13 @@ def test_all_finite(threads):
         C = A.astype(np.complex128)
         C[4, 3] += part * np.inf
         assert not all_finite(C)
+    # Fortran-ordered arrays and stacks (checked through their transpose),
+    # strided views, integers
+    for array in (np.asfortranarray(B), np.asfortranarray(np.stack([A, B, A])),
+                  np.stack([A, B])[:, ::2, 1:], np.stack([B, A])[:, ::-1].T):
+        assert all_finite(array) == bool(np.isfinite(array).all())
+        assert all_finite(np.zeros_like(array))
+    assert all_finite(np.arange(60).reshape(6, 10)) and all_finite(np.ones((3, 4), dtype=bool))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
