@@ -31,7 +31,8 @@ from .transfers import buffer_holding, read_buffer, write_buffer
 __all__ = [
     "COLUMNS_DTYPES", "COLUMN_WORK_GROUP", "HERMITIAN_BLOCK", "HERMITIAN_TILE", "ROW_ALIGNMENT",
     "ColumnsSpec", "HermitianUpload", "NormalizedColumns", "Operands", "bordered_columns",
-    "column_max", "download", "gather_factor", "leading_dimensions", "normalized_columns", "upload", "upload_hermitian",
+    "column_max", "download", "gather_factor", "leading_dimensions", "normalized_columns",
+    "upload", "upload_hermitian",
 ]
 
 #: Rows of the device arrays are padded to a multiple of this (eq. (4.1)).
