@@ -646,20 +646,19 @@ inline cjac_block_decision cjac_block_decide(
     const cjac_real peak_i, const cjac_real peak_j, const cjac_real tol)
 {
     cjac_block_decision d;
+    d.t = 0;
+    d.deferred = d.big = 0;
     /* The column norms, once for the skip test and the "big" measure.  A
      * diagonal entry below the normal range (or driven negative by the
      * rounding of the two-sided updates) is not rotated. */
     const bool normal = a_ii >= CJAC_TINY && a_jj >= CJAC_TINY;
     const cjac_real norm_i = sqrt(a_ii), norm_j = sqrt(a_jj);
-    /* The tangent is computed before the tests that decide whether it is
-     * taken (and dropped where it is not, NaN or not): its chain of
-     * divisions and roots then runs beside theirs instead of after them, on
-     * the path every inner step waits for.  The same values as computing it
-     * only where it is taken. */
-    const cjac_real tangent = hyperbolic ? cjac_hyp_tangent(a_ii, a_jj, a_arg)
-                                         : cjac_trig_tangent(a_ii, a_jj, a_arg);
     /* eq. (2.3) of the 2011 paper, on the Gram matrix */
     const bool nonorthogonal = normal && fabs(a_arg) > tol * norm_i * norm_j;
+    if (!nonorthogonal) {  /* what follows would give t = 0: skipped */
+        d.deferred = !normal && a_arg != 0;
+        return d;
+    }
     /* What the Gram matrix cannot resolve is left to the pointwise sweeps,
      * which work on the columns: a pair whose dependence (sin^2 of the angle
      * for a trigonometric pair, |kappa| - 1 for a hyperbolic one, both
@@ -678,9 +677,10 @@ inline cjac_block_decision cjac_block_decide(
         a_ii <= resolution * peak_i || a_jj <= resolution * peak_j
         || (hyperbolic ? (a_ii + a_jj) - 2 * fabs(a_arg) <= resolution * (a_ii + a_jj)
                        : (1 - cosine) * (1 + cosine) <= resolution);
-    d.t = nonorthogonal && !unresolved ? tangent : 0;
-    /* a nonorthogonal pair left unrotated; or one the test could not judge */
-    d.deferred = nonorthogonal ? d.t == 0 : !normal && a_arg != 0;
+    if (!unresolved)
+        d.t = hyperbolic ? cjac_hyp_tangent(a_ii, a_jj, a_arg)
+                         : cjac_trig_tangent(a_ii, a_jj, a_arg);
+    d.deferred = d.t == 0;  /* a nonorthogonal pair left unrotated */
     /* "big": |t| measured against the shorter column */
     d.big = d.t != 0 && fabs(d.t) * fmax(norm_i, norm_j) > (sqrt(CJAC_EPS) / 2) * fmin(norm_i, norm_j);
     return d;
