@@ -28,7 +28,6 @@ from .diagonal import sort_diagonal
 from .operands import Operands, download, upload
 from .pointwise_plan import PointwisePlan
 from .programs import COMPLEX_LAYOUTS, build_program
-from .signatures import KernelSignature
 from .sweeps import RunStats, sweep_until_converged
 
 __all__ = [
@@ -363,19 +362,25 @@ class PointwiseHSVD:
             position_buf = cl.Buffer(ctx, mf.READ_WRITE, 4 * r_pad)
             table_buf = cl.Buffer(ctx, mf.READ_WRITE, 4 * r_pad)  # r_pad / 2 int2
 
-            def round_kernels(members: cl.Buffer) -> tuple[cl.Kernel, cl.Kernel]:
-                """``cjac_round_positions`` on the round members `members`
-                and ``cjac_step`` on the table it writes."""
-                bound = {"D": d_buf, "r": r_pad, "members": members, "first": 0, "count": 0,
-                         "position": position_buf, "table": table_buf}
-                return (rounds_signature.kernel(program, **{
-                    arg.name: bound[arg.name] for arg in rounds_signature.args}),
-                    step_kernel(table_buf))
+            def rounds_of(members: cl.Buffer) -> Callable[[int, int], None]:
+                """What enqueues round ``members[first:first + count]`` of a
+                certified sweep: ``cjac_round_positions`` lays it out in
+                the table, ``cjac_step`` rotates it."""
+                positions = rounds_signature.kernel(
+                    program, D=d_buf, r=r_pad, members=members, first=0, count=0,
+                    position=position_buf, table=table_buf)
+                step = step_kernel(table_buf)
+
+                def enqueue_round(first: int, count: int) -> None:
+                    rounds_signature.bind(positions, first=first, count=count)
+                    cl.enqueue_nd_range_kernel(self.queue, positions, (wg,), (wg,))
+                    cl.enqueue_nd_range_kernel(self.queue, step, (count * wg,), (wg,))
+
+                return enqueue_round
 
             def enqueue_sweep(sweep: int) -> None:
                 nonlocal certified
-                if self._certified_sweep(certificate, round_kernels, rounds_signature,
-                                         r_pad, wg):
+                if self._certified_sweep(certificate, rounds_of, r_pad):
                     certified += 1
                 else:
                     enqueue_full_sweep(sweep)
@@ -424,8 +429,7 @@ class PointwiseHSVD:
 
     def _certified_sweep(
         self, certificate: FinishingCertificate,
-        round_kernels: Callable[[cl.Buffer], tuple[cl.Kernel, cl.Kernel]],
-        rounds_signature: KernelSignature, r_pad: int, wg: int,
+        rounds_of: Callable[[cl.Buffer], Callable[[int, int], None]], r_pad: int,
     ) -> bool:
         """Enqueue a certified sweep; False (nothing enqueued) where a full
         sweep is cheaper.
@@ -453,14 +457,10 @@ class PointwiseHSVD:
         members = cl.Buffer(self.queue.context,
                             cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                             hostbuf=np.ascontiguousarray(np.concatenate(rounds), dtype=np.int32))
-        positions, step = round_kernels(members)
-        first_at, count_at = (rounds_signature.position(name) for name in ("first", "count"))
+        enqueue_round = rounds_of(members)
         first = 0
         for round_pairs in rounds:
-            positions.set_arg(first_at, np.int32(first))
-            positions.set_arg(count_at, np.int32(len(round_pairs)))
-            cl.enqueue_nd_range_kernel(self.queue, positions, (wg,), (wg,))
-            cl.enqueue_nd_range_kernel(self.queue, step, (len(round_pairs) * wg,), (wg,))
+            enqueue_round(first, len(round_pairs))
             first += len(round_pairs)
         return True
 

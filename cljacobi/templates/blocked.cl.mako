@@ -720,6 +720,9 @@ const int w_row = lid / W_LANES, w_lane = lid % W_LANES;
     const int w_source = w_lane < W_LANES - 1 ? lid + 1 : lid + 1 - W_LANES;
     cjac_elem w_left[W_COLS], w_right[W_COLS];
 </%def>
+## What lane w_lane offers after a step in slot c (the first lane's slots
+## turned by one), taken by the lane of the column before.
+<%def name="w_offer(c)">(w_lane == 0 ? w_right[${(c + 1) % w_cols}] : w_right[${c}])</%def>
 <%def name="transform_registers_step()">\
 const int across = inner - WITHIN_STEPS;  /* s */
                 if (across == 0) {  /* W so far */
@@ -739,7 +742,7 @@ const int across = inner - WITHIN_STEPS;  /* s */
 %if shuffle == "ptx":
                     const int lane = w_source % 32;
 %for c in range(w_cols):
-                    const cjac_elem offer_${c} = w_lane == 0 ? w_right[${(c + 1) % w_cols}] : w_right[${c}];
+                    const cjac_elem offer_${c} = ${w_offer(c)};
 %endfor
 %for c in range(w_cols):
 %if complex_:
@@ -769,10 +772,10 @@ const int across = inner - WITHIN_STEPS;  /* s */
                 }
 %endfor
 %if shuffle == "local":
-                {   /* the offers of this step: the first lane's slots turned by one */
+                {   /* the offers of this step */
                     __local cjac_elem *offers = w_exchange + (across % 2) * (W_COLS * ROTATE_WG);
 %for c in range(w_cols):
-                    offers[${c} * ROTATE_WG + lid] = w_lane == 0 ? w_right[${(c + 1) % w_cols}] : w_right[${c}];
+                    offers[${c} * ROTATE_WG + lid] = ${w_offer(c)};
 %endfor
                 }
 %endif
