@@ -29,6 +29,11 @@ Hard inputs (real), each beside its easy counterpart of the same order
 * ``rank``: ``G J G^T`` with ``G`` n x r standard normal, r = n/2, n/10 and 1,
   J random signs, plain and graded (``D G J G^T D``, D as above), after the
   full-rank ``A`` of the graded family, the time they are held to;
+* ``definite``: positive definite ``Q diag(|lambda|) Q^T`` (the paper's
+  spectra, their moduli), positive definite graded ``D A D`` (``A = B B^T / n
+  + I``, D as above) and positive semidefinite ``G G^T`` of rank n/10; with
+  ``--factorization auto host`` the device's complete pivoting beside the
+  host's pivoted Cholesky (``xPSTRF``);
 * ``cluster``: the paper's spectra beside two clustered ones,
   ``Q diag(+1 (n/2 times), -1 (n/2 times)) Q^T`` and the same with every
   eigenvalue moved by a relative ``1e-10 u``, u uniform in [-1, 1] (tight but
@@ -121,6 +126,16 @@ def _problems(family, n, rng, dtype):
             problems.append(Problem(label, with_spectrum(spectrum, rng=rng, dtype=dtype),
                                     spectrum=np.sort(spectrum)))
         return problems
+    if family == "definite":
+        lam = np.abs(paper_spectrum(n, rng=rng))
+        B = rng.standard_normal((n, n))
+        A = B @ B.T / n + np.eye(n)
+        d = 2.0 ** -np.sort(rng.integers(0, 41, n))
+        G = rng.standard_normal((n, max(n // 10, 1)))
+        return [Problem("paper, |lambda|", with_spectrum(lam, rng=rng, dtype=dtype),
+                        spectrum=np.sort(lam)),
+                Problem("DAD, A = B B^T / n + I", d[:, None] * A * d[None, :]),
+                Problem(f"G G^T, rank {G.shape[1]}", G @ G.T, rank=G.shape[1])]
     A, d = graded_family(n, rng)
     problems = [Problem("A (full rank, for scale)", A)]
     for r in sorted({n // 2, max(n // 10, 1), 1}, reverse=True):
@@ -159,7 +174,8 @@ def main() -> None:
     parser.add_argument("--layout", nargs="+", choices=["interleaved", "split"],
                         default=[None], help="complex storage layout(s) on the device; each "
                         "is timed as its own solver (default: the library's choice)")
-    parser.add_argument("--family", choices=["paper", "graded", "rank", "cluster"], default="paper",
+    parser.add_argument("--family", choices=["paper", "graded", "rank", "cluster", "definite"],
+                        default="paper",
                         help="test matrices (see the module docstring)")
     parser.add_argument("--factorization", nargs="+", default=["auto"],
                         choices=["auto", "host", "device"],
@@ -173,8 +189,8 @@ def main() -> None:
                         f"{FINISHING_ENV}; each is its own solver)")
     args = parser.parse_args()
     dtype = np.dtype(args.dtype)
-    if args.family in ("graded", "rank") and dtype.kind == "c":
-        parser.error("--family graded and rank are real")
+    if args.family in ("graded", "rank", "definite") and dtype.kind == "c":
+        parser.error("--family graded, rank and definite are real")
     layouts = args.layout if dtype.kind == "c" else [None]
 
     queue = default_queue()
@@ -232,7 +248,8 @@ def main() -> None:
 
     titles = {"paper": "Novakovic-Singer 2011 spectra", "graded": "graded D A D beside A",
               "rank": "rank-deficient G J G^T, plain and graded",
-              "cluster": "clustered spectra beside the paper's"}
+              "cluster": "clustered spectra beside the paper's",
+              "definite": "definite and semidefinite matrices"}
     write_results(args.out, f"eig_indefinite, {titles[args.family]}, {dtype.name}",
                   device, records)
 

@@ -34,7 +34,7 @@ from ._solve import (
     unit_columns,
 )
 from ._threads import any_nonzero, touched_empty_soon
-from .factorization import definite_factorize, diagonal_of_one_sign, j_factorize
+from .factorization import definite_factorize, j_factorize
 from .generalized import EigGeneralized
 from .host.factorization import DeviceJFactor, factor_on_device, upload_for_factorization
 from .host.operands import HermitianUpload, column_max, normalized_columns
@@ -253,17 +253,19 @@ def eig_indefinite(
     no squared norm or dot product overflows or underflows; see
     :mod:`cljacobi.scaling` for the range handled.
 
-    Which factorization runs: pivoted Cholesky (LAPACK ``xPSTRF``, on the
-    host, about half the work of Bunch-Parlett) is tried first and kept only
-    if it shows M definite with a margin
+    Which factorization runs: where it runs on the host, pivoted Cholesky
+    (LAPACK ``xPSTRF``, about half the work of Bunch-Parlett) is tried first
+    and kept only if it shows M definite with a margin
     (:func:`cljacobi.factorization.definite_factorize`): the diagonal
     entries are nonzero and of one sign, all n steps complete with positive
     pivots, and every pivot ``l_kk^2`` exceeds the rounding-error bound of
     its entry, ``4 n eps (|m_kk| + ||l_(k,1:k-1)||^2)``, so definite graded
-    matrices keep it however wide their scaling is.  Otherwise Bunch-Parlett
-    complete pivoting decides the rank and the inertia, dropping the entries
-    of the trailing matrix within their rounding-error bound
-    ``4 n eps (|m_ij| + ||g_i|| ||g_j||)`` (README, "Which factorization runs").
+    matrices keep it however wide their scaling is.  Otherwise, and for
+    every M where the factorization runs on the device (`factorization`),
+    Bunch-Parlett complete pivoting decides the rank and the inertia,
+    dropping the entries of the trailing matrix within their rounding-error
+    bound ``4 n eps (|m_ij| + ||g_i|| ||g_j||)``; on a definite M it takes
+    the pivots of ``xPSTRF`` (README, "Which factorization runs").
     """
     eigvals_only = check_flag(eigvals_only, "eigvals_only")
     check_finite = check_flag(check_finite, "check_finite")
@@ -385,15 +387,12 @@ class _EigIndefinite:
     def _upload(self, M: np.ndarray, index: tuple[int, ...], plan: SweepPlan
                 ) -> HermitianUpload | None:
         """M on the device, checked there (:func:`upload_for_factorization`),
-        where the device factors it by Bunch-Parlett: a double precision M
-        whose diagonal is not of one sign, which :func:`definite_factorize`
-        would refuse (:func:`diagonal_of_one_sign`), on a device
-        :func:`factors_on_device` takes.  None otherwise: the host builds the
-        Hermitian part."""
+        where the device factors it by Bunch-Parlett: a double precision M on
+        a device :func:`factors_on_device` takes, definite or not.  None
+        otherwise: the host builds the Hermitian part."""
         n = M.shape[0]
         if (plan.queue is None or n < 2 or M.dtype not in (np.float64, np.complex128)
-                or not factors_on_device(self.factorization, plan.queue.device, n)
-                or diagonal_of_one_sign(M)):
+                or not factors_on_device(self.factorization, plan.queue.device, n)):
             return None
         return upload_for_factorization(M, plan.queue, name_of("M", index))
 
@@ -401,19 +400,23 @@ class _EigIndefinite:
                        info: SolveInfo) -> tuple[np.ndarray | OnDevice, np.ndarray, int]:
         """``(G, signs, p)`` of the scaled M: G on the host, or left on the device."""
         n = scaled.shape[0]
-        # Definite M: Cholesky with diagonal pivoting (cheaper, same relative
-        # accuracy); otherwise Bunch-Parlett on the host or the device.
-        factor = definite_factorize(scaled)
-        if factor is not None:
-            info.factorization = "cholesky"
-            return factor.G, factor.signs, factor.p
         # "auto": on a GPU with fp64 (single precision sweeps on a GPU without
-        # fp64 get a host factor).
+        # fp64 get a host factor).  Definite or not: on a definite M complete
+        # pivoting takes xPSTRF's pivots (the largest |s_ij| of a definite
+        # Schur complement is on its diagonal, so every pivot is 1x1 at the
+        # largest diagonal entry), and on a GPU that beats the host's Cholesky
+        # and its passes over M (bench/README.md, "Definite matrices on the
+        # device").
         if factors_on_device(self.factorization, plan.queue.device, n):
             # `scaled` is exactly Hermitian: its rows go to the device as the
             # conjugates of its columns (no transposed copy).
             device_factor = factor_on_device(scaled, plan.queue, exactly_hermitian=True)
             return self._device_factor(device_factor, index, plan, info)
+        # On the host, definite M: Cholesky with diagonal pivoting (half the
+        # work, the same relative accuracy); otherwise Bunch-Parlett.
+        factor = definite_factorize(scaled)
+        if factor is not None:
+            info.factorization = "cholesky"
         else:
             factor = j_factorize(scaled)
             info.factorization = "bunch-parlett"

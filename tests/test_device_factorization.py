@@ -104,8 +104,8 @@ def test_eig_with_device_factorization(rng, p, dtype):
     M, _, _ = graded(24, p=p, low_exponent=-30, rng=rng, dtype=dtype)
     exact = eigvalsh_hiprec(M)
     (w, U), info = cljacobi.eig_indefinite(M, factorization="device", return_info=True)
-    # Definite matrices take pivoted Cholesky on the host whatever `factorization` says.
-    assert info.factorization == ("cholesky" if p in (0, 24) else "bunch-parlett-device")
+    # Definite matrices (p = 0, 24) too: the device's complete pivoting.
+    assert info.factorization == "bunch-parlett-device" and info.positive == p
     assert np.max(np.abs(w - exact) / np.abs(exact)) <= 1e-12
     assert np.linalg.norm(U.conj().T @ U - np.eye(24)) <= 100 * 24 * EPS
 
@@ -521,3 +521,25 @@ def test_resident_groups_fall_back_to_the_program_built(queue):
     built = Built()
     assert _resident(queue.context, queue.device, built, 4,
                      BunchParlettSpec("float64", resident_groups=4)) is built
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("sign", [1, -1])
+def test_definite_takes_the_pivots_of_pivoted_cholesky(queue, rng, dtype, sign):
+    """On a definite M the largest |s_ij| of every Schur complement is on its
+    diagonal, so the device's complete pivoting takes 1x1 pivots at the
+    largest diagonal entry, xPSTRF's: the factor is the host's pivoted
+    Cholesky factor up to rounding, with J = +-I, for a plain and a graded
+    M (whose pivots follow the grading)."""
+    n = 60
+    X = _standard(rng, (n, n), dtype)
+    A = X @ X.conj().T / n + np.eye(n)
+    d = np.ldexp(1.0, -np.arange(n) // 2)
+    for M in (sign * A, sign * (d[:, None] * A * d[None, :])):
+        device = j_factorize_device(M, queue)
+        cholesky = host_factorization.definite_factorize(M)
+        assert cholesky is not None and device.G.shape == (n, n)
+        assert np.all(device.signs == sign) and device.p == (n if sign > 0 else 0)
+        # column k of both is sqrt(d_k) times the k-th pivot's column, rows in M's order
+        scale = np.abs(cholesky.G).max(axis=0)
+        assert np.all(np.abs(device.G - cholesky.G) <= 1e3 * EPS * scale)

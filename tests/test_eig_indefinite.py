@@ -16,7 +16,9 @@ import pytest
 from hiprec import eigvalsh_hiprec
 
 import cljacobi
+from cljacobi._solve import factors_on_device
 from cljacobi.factorization import j_factorize
+from cljacobi.host.device import default_queue
 from cljacobi.matrices import graded, paper_spectrum, with_spectrum
 from cljacobi.reference import eig_from_factor
 
@@ -72,9 +74,11 @@ def test_against_numpy(dtype, n, kind, rng):
     _check_decomposition(M, w, U)
     if n > 1:
         definite = kind in ("positive", "negative")
-        # (on a GPU, from n = 256 on, Bunch-Parlett runs on the device)
-        assert info.factorization in (
-            ("cholesky",) if definite else ("bunch-parlett", "bunch-parlett-device"))
+        # On a GPU from n = 256 on Bunch-Parlett runs on the device, definite
+        # M included; on the host definite M take pivoted Cholesky.
+        on_device = factors_on_device("auto", default_queue().device, n)
+        assert info.factorization == ("bunch-parlett-device" if on_device else
+                                      "cholesky" if definite else "bunch-parlett")
     if dtype == C and n <= 33:  # the oracle costs twice as much as the real one
         exact = eigvalsh_hiprec(M)
         assert np.max(np.abs(w - exact) / np.abs(exact)) <= 1e-12
