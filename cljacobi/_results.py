@@ -96,7 +96,8 @@ class SolveInfo:
         sweep").
     factorization : str
         ``eig_indefinite``: ``"cholesky"`` (M shown definite by pivoted
-        Cholesky on the host, see its Notes), ``"bunch-parlett"`` (on the host) or
+        Cholesky, where the factorization runs on the host; see its Notes),
+        ``"bunch-parlett"`` (on the host) or
         ``"bunch-parlett-device"`` (the OpenCL kernels); ``svd``: ``"qr"``
         (the sweeps ran on ``R^*`` from the row-sorted, column-pivoted QR of
         A or ``A^*`` by LAPACK on the host), ``"qr-device"`` (the same QR by
