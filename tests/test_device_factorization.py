@@ -543,3 +543,26 @@ def test_definite_takes_the_pivots_of_pivoted_cholesky(queue, rng, dtype, sign):
         # column k of both is sqrt(d_k) times the k-th pivot's column, rows in M's order
         scale = np.abs(cholesky.G).max(axis=0)
         assert np.all(np.abs(device.G - cholesky.G) <= 1e3 * EPS * scale)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rank", [1, 13, 39])
+def test_singular_basis_by_columns(rng, dtype, rank):
+    """A singular M factored on the device: the null space's basis comes from
+    the device by columns into the run of zero eigenvalues, the other
+    eigenvectors around it; the whole basis Fortran-ordered, unitary, the
+    null space orthogonal to the others, M U = U diag(w), repeatable."""
+    n = 40
+    X = _standard(rng, (n, rank), dtype)
+    M = (X * np.where(np.arange(rank) % 3 == 1, -1.0, 1.0)) @ X.conj().T
+    (w, U), info = cljacobi.eig_indefinite(M, factorization="device", return_info=True)
+    assert info.factorization == "bunch-parlett-device" and info.rank == rank
+    assert np.all(np.diff(w) >= 0) and np.count_nonzero(w == 0) == n - rank
+    zero = np.flatnonzero(w == 0)
+    assert np.array_equal(zero, np.arange(zero[0], zero[0] + n - rank))
+    assert U.flags.f_contiguous and U.dtype == np.dtype(dtype)
+    assert np.linalg.norm(U.conj().T @ U - np.eye(n)) <= 100 * n * EPS
+    assert np.linalg.norm(M @ U - U * w) <= 100 * n * EPS * np.linalg.norm(M)
+    assert np.linalg.norm(M @ U[:, zero]) <= 100 * n * EPS * np.linalg.norm(M)
+    again = cljacobi.eig_indefinite(M, factorization="device")
+    assert np.array_equal(again[0], w) and np.array_equal(again[1], U)

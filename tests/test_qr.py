@@ -107,6 +107,32 @@ def test_q_by_slabs_and_column_tiles(dtype, queue, rng):
     reference = Reflectors(qr.packed, qr.tau, qr.rows, qr.columns).q_times(V, order, m)
     assert np.allclose(full, reference, rtol=0, atol=100 * m * EPS)
     assert np.array_equal(full, qr.q_times(V, order, m))
+    # by columns (cjac_qr_unload_columns): the transpose, the same numbers
+    by_columns = qr.q_times(V, order, m, by_columns=True)
+    assert by_columns.shape == (m, m) and by_columns.flags.c_contiguous
+    assert np.array_equal(by_columns, full.T)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_q_by_columns_into_out(dtype, queue, rng):
+    """q_times(..., by_columns=True, out=): Q C's columns as the rows of a
+    C-ordered (columns x m) array, written into `out` (say rows of a larger
+    array), bitwise the transpose of the row-major result; a bad `out` is a
+    ValueError before anything is written."""
+    m, n, columns = 70, 30, 45
+    A = _random(rng, (m, n), dtype)
+    qr = pivoted_qr_on_device(A, queue)
+    V = np.linalg.qr(_random(rng, (n, n), dtype))[0]
+    order = rng.permutation(n)[:12]
+    rows = qr.q_times(V, order, columns)
+    target = np.full((columns + 5, m), np.nan, dtype=dtype)
+    result = qr.q_times(V, order, columns, by_columns=True, out=target[2:2 + columns])
+    assert np.shares_memory(result, target) and np.array_equal(target[2:2 + columns], rows.T)
+    assert np.all(np.isnan(target[:2])) and np.all(np.isnan(target[2 + columns:]))
+    for bad in (np.empty((m, columns), dtype), np.empty((columns, m), np.float32),
+                np.empty((m, columns), dtype).T):
+        with pytest.raises(ValueError, match="out must be"):
+            qr.q_times(V, order, columns, by_columns=True, out=bad)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

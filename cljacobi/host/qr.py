@@ -188,14 +188,16 @@ class ColumnQRSpec:
             buffer("order", "__global const int *"), int_arg("count"),
             buffer("C", "__global cjac_elem *"), int_arg("ldc"), int_arg("rows"), int_arg("p"),
         ))
-        unload = KernelSignature("cjac_qr_unload", (
+        unload_args = (
             buffer("C", "__global const cjac_elem *"), int_arg("ldc"), int_arg("rows"),
             int_arg("p"), buffer("row_order", "__global const int *"),
             buffer("out", "__global cjac_elem *"),
-        ))
+        )
+        unload = KernelSignature("cjac_qr_unload", unload_args)
+        unload_columns = KernelSignature("cjac_qr_unload_columns", unload_args)
         return {kernel.name: kernel
                 for kernel in (load, load_columns, step, factor, block_t, block_z, block_tz,
-                               block_update, stack, unload)}
+                               block_update, stack, unload, unload_columns)}
 
     def render_args(self) -> dict[str, object]:
         """The keyword arguments the template is rendered with."""
@@ -366,7 +368,8 @@ class DeviceQR:
         cl.enqueue_nd_range_kernel(self.queue, kernel, *self._tiles(n, n))
         return X
 
-    def q_times(self, V: np.ndarray, order: np.ndarray, columns: int | None = None) -> np.ndarray:
+    def q_times(self, V: np.ndarray, order: np.ndarray, columns: int | None = None, *,
+                by_columns: bool = False, out: np.ndarray | None = None) -> np.ndarray:
         """:meth:`cljacobi.shortening.Reflectors.q_times` on the device: the
         start ``[[V[:, order], 0], [0, I]]`` (``cjac_qr_stack``), then the
         reflectors by blocks (xLARFT's T of every block by ``cjac_qr_block_t``,
@@ -374,13 +377,18 @@ class DeviceQR:
         slabs of rows, ``cjac_qr_block_z``, then ``Z = -T Y^* C``,
         ``cjac_qr_block_tz``, then ``C += Y Z``, ``cjac_qr_block_update``),
         and ``cjac_qr_unload`` puts the rows back in A's
-        order (row-major)."""
+        order (row-major).  With `by_columns` the result is its transpose,
+        C-ordered ``(columns, m)`` (Q C's columns as rows; the same numbers,
+        ``cjac_qr_unload_columns``), into `out` if given (a C-contiguous
+        array of that shape and the dtype)."""
         by_column = np.ascontiguousarray(np.asarray(V, dtype=self.dtype).T)  # V column-major
         source = buffer_holding(self.queue, by_column, cl.mem_flags.READ_ONLY)
-        return self.q_times_buffer(source, max(V.shape[0], 1), order, columns)
+        return self.q_times_buffer(source, max(V.shape[0], 1), order, columns,
+                                   by_columns=by_columns, out=out)
 
     def q_times_buffer(self, V: cl.Buffer, ldv: int, order: np.ndarray,
-                       columns: int | None = None) -> np.ndarray:
+                       columns: int | None = None, *, by_columns: bool = False,
+                       out: np.ndarray | None = None) -> np.ndarray:
         """:meth:`q_times` of a V already on the device (column-major,
         leading dimension `ldv`, its first n rows read; interleaved if
         complex), such as the sweeps' accumulated rotations."""
@@ -429,10 +437,12 @@ class DeviceQR:
                 signatures[name].bind(kernel, b=b)
                 cl.enqueue_nd_range_kernel(queue, kernel, grid, (group, 1))
         result = cl.Buffer(ctx, mf.WRITE_ONLY, item * m * columns)
-        unload = self._kernel("cjac_qr_unload", C=target, ldc=m, rows=m, p=columns,
+        unload = self._kernel("cjac_qr_unload_columns" if by_columns else "cjac_qr_unload",
+                              C=target, ldc=m, rows=m, p=columns,
                               row_order=self.buffers["row_order"], out=result)
         cl.enqueue_nd_range_kernel(queue, unload, *self._tiles(m, columns))
-        return read_buffer(queue, result, (m, columns), self.dtype)
+        return read_buffer(queue, result, (columns, m) if by_columns else (m, columns),
+                           self.dtype, out=out)
 
 
 def pivoted_qr_on_device(A: np.ndarray, queue: cl.CommandQueue, *, exponent: int = 0,

@@ -43,7 +43,8 @@
 ## around them, each through local-memory tiles (both sides contiguous):
 ## cjac_qr_factor writes X = R^* (the sweeps' factor), cjac_qr_stack the
 ## start [[V[:, order], 0], [0, I]] of C, and cjac_qr_unload C's rows back in
-## A's order, row-major, as the host returns it.  The
+## A's order, row-major, as the host returns it (cjac_qr_unload_columns
+## column-major, for a host that wants Q C's columns contiguous).  The
 ## host enqueues all cols launches without reading anything back.  Every
 ## sum has a fixed order (a tree over the work-group), so the results are
 ## bitwise repeatable on a device.
@@ -184,6 +185,17 @@ void cjac_qr_unload(${signatures["cjac_qr_unload"].parameters})
     barrier(CLK_LOCAL_MEM_FENCE);
     if (i0 + ty < rows && c0 + tx < p)  /* along out's row: c */
         out[(size_t)row_order[i0 + ty] * p + c0 + tx] = tile[tx][ty];
+}
+
+/* out (column-major, rows x p, leading dimension rows) = C with its rows back
+ * in A's order: out[c * rows + row_order[i]] = C[c * ldc + i] (a scatter
+ * within each column, both sides along the column). */
+__kernel __attribute__((reqd_work_group_size(LOAD_TILE, LOAD_TILE, 1)))
+void cjac_qr_unload_columns(${signatures["cjac_qr_unload_columns"].parameters})
+{
+    const int i = get_global_id(0), c = get_global_id(1);
+    if (i < rows && c < p)
+        out[(size_t)c * rows + row_order[i]] = C[(size_t)c * ldc + i];
 }
 
 /* The reflectors applied to C by blocks of QB (LAPACK xLARFT and xLARFB,
