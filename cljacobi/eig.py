@@ -73,9 +73,10 @@ def eig_indefinite(
 
     Factors ``M = G J G^*`` by Bunch-Parlett complete pivoting (rank
     revealing, 2x2 pivots diagonalized; complex 2x2 pivots give a +/- pair),
-    or, when that proves M positive or negative definite with a margin (see
-    Notes), by Cholesky with diagonal pivoting (``J = +-I``, only
-    trigonometric rotations follow), and orthogonalizes the columns of G
+    or, where the factorization runs on the host and Cholesky with diagonal
+    pivoting proves M positive or negative definite with a margin (see
+    Notes), by that (``J = +-I``, only trigonometric rotations follow), and
+    orthogonalizes the columns of G
     (``n x r`` for M of rank r) by one-sided hyperbolic Jacobi rotations on
     an OpenCL device (Novaković & Singer 2011, Sect. 2 and 4).  The
     eigenvalues are ``lambda_i = j_i ||g_i||^2`` and the eigenvectors the
@@ -187,9 +188,11 @@ def eig_indefinite(
         OpenCL kernels of ``bunch_parlett.cl.mako`` (same pivots, same rank
         test), for real and complex M, and with it the null-space
         complement of a singular M (by the QR kernels of ``qr.cl.mako``).
-        "auto": on the device if it is a GPU and ``n >= 256``.  An M that
-        pivoted Cholesky proves definite (see Notes) is factored by it on
-        the host either way (``info.factorization``).
+        "auto": on the device if it is a GPU and ``n >= 256``.  On the
+        host an M that pivoted Cholesky proves definite (see Notes) is
+        factored by it; on the device every M goes to complete pivoting,
+        which takes Cholesky's pivots on a definite one
+        (``info.factorization``).  With B, where both M and B are factored.
     queue : pyopencl.CommandQueue or pyopencl.Context, optional
         Where to run; default: the queue of a pyopencl array argument, else
         the device ``CLJACOBI_DEVICE`` names.  Calls from several threads may
@@ -282,11 +285,9 @@ def eig_indefinite(
         if variant not in ("auto", "pointwise") or block_width is not None:  # not "batched"
             raise ValueError("eig_indefinite(M, B) runs the pointwise kernel only: variant "
                              "'auto' or 'pointwise', no block_width")
-        if factorization == "device":
-            raise ValueError("eig_indefinite(M, B) factors M on the host: factorization "
-                             "'auto' or 'host'")
         pair_plan = _solve.SweepPlan(**{**plan.__dict__, "caller": "eig_indefinite(M, B)"})
-        return _solve.solve(EigGeneralized(eigvals_only), (M, B), pair_plan, queue=queue,
+        return _solve.solve(EigGeneralized(eigvals_only, factorization), (M, B), pair_plan,
+                            queue=queue,
                             check_finite=check_finite, return_info=return_info)
     method = _EigIndefinite(eigvals_only=eigvals_only, factorization=factorization)
     if comm is not None:  # the sweeps on all ranks (cljacobi.distributed)

@@ -2,7 +2,8 @@
 
 ``eig_indefinite(M, B)`` factors ``M = G J G^*`` (the rank-revealing
 J-factorization of :mod:`cljacobi.factorization`) and ``B = L L^*`` (Cholesky
-with diagonal pivoting), and runs the implicit Hari-Zimmermann method of
+with diagonal pivoting; where the factorization runs on the device, complete
+pivoting there, which on a definite B takes the same pivots), and runs the implicit Hari-Zimmermann method of
 the GSVD (``templates/hz.cl.mako``) on the pair ``F = G^*``, ``G_B = L^*`` with
 the J-weighted scalar product of F: it finds Z with ``Z^* B Z = I`` and
 ``Z^* M Z`` diagonal, pair by pair (the definite pencil version of the
@@ -22,8 +23,9 @@ from typing import Any
 import numpy as np
 
 from ._results import EighResult, SolveInfo
-from ._solve import Factored, HZPair, SweepPlan, ldexp
-from .factorization import definite_factorize, j_factorize
+from ._solve import Factored, HZPair, SweepPlan, factors_on_device, ldexp
+from .factorization import JFactor, definite_factorize, j_factorize
+from .host.factorization import j_factorize_device
 from .host.hz import HZRun
 from .scaling import matrix_shift_from_range
 from .validation import symmetric_part
@@ -48,6 +50,7 @@ class EigGeneralized:
     read eigenvalues and B-orthonormal eigenvectors off the result."""
 
     eigvals_only: bool
+    factorization: str = "auto"
     argument = "M, B"
     pair = True
     square = True
@@ -72,15 +75,18 @@ class EigGeneralized:
         B_s, shift_b = _hermitian(pair[1], "B")
         n = M_s.shape[0]
         dtype = np.result_type(M_s, B_s)
-        b_factor = definite_factorize(B_s.astype(dtype))
-        if b_factor is None or b_factor.p != n:
+        on_device = plan.queue is not None and factors_on_device(
+            self.factorization, plan.queue.device, n)
+        b_factor = _positive_definite_factor(B_s.astype(dtype), plan, on_device)
+        if b_factor is None:
             raise np.linalg.LinAlgError(
                 "B is not positive definite (its pivoted Cholesky factorization does not "
                 "complete with positive pivots above their rounding level)")
-        m_factor = j_factorize(M_s.astype(dtype))
+        M_s = M_s.astype(dtype)
+        m_factor = j_factorize_device(M_s, plan.queue) if on_device else j_factorize(M_s)
         rank = len(m_factor.signs)
         info.rank, info.positive = rank, m_factor.p
-        info.factorization = "bunch-parlett"
+        info.factorization = "bunch-parlett-device" if on_device else "bunch-parlett"
         info.seconds["factorization"] = time.perf_counter() - start
         if rank < n:
             # The columns of F Z of the zero eigenvalues are rounding noise, which the
@@ -110,3 +116,22 @@ class EigGeneralized:
         # X = Z diag(1/||g_j||): X^* B_s X = I; B = 2^-s_b B_s, so X 2^(s_b / 2).
         X = np.ldexp(1.0, shift_b // 2) * state.Z[:, order] / g_norms[order]
         return EighResult(w[order], X)
+
+
+def _positive_definite_factor(B: np.ndarray, plan: SweepPlan, on_device: bool
+                              ) -> JFactor | None:
+    """``B = L L^*`` with diagonal pivoting, or None where B is not positive
+    definite with a margin.  On the host :func:`definite_factorize`; on the
+    device the rank-revealing complete pivoting of
+    :func:`~cljacobi.host.factorization.j_factorize_device`, which on a
+    definite B takes the same 1x1 pivots at the largest diagonal entry (the
+    largest |s_ij| of a definite Schur complement is on its diagonal), and
+    shows B positive definite when all n pivots are positive, none dropped
+    as rounding noise (its entrywise rank test, the bound
+    :func:`definite_factorize` puts on the pivots)."""
+    n = B.shape[0]
+    if not on_device:
+        factor = definite_factorize(B)
+        return factor if factor is not None and factor.p == n else None
+    factor = j_factorize_device(B, plan.queue)
+    return factor if len(factor.signs) == n and factor.p == n else None

@@ -63,6 +63,30 @@ def test_graded_pencil_keeps_its_small_eigenvalues(dtype, rng):
     _check(M_d, B_d, w, X)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_factors_on_the_device(dtype, rng):
+    """factorization="device": M and B factored by the device's complete
+    pivoting (on a definite B it takes Cholesky's diagonal pivots), the
+    eigenvalues those of the host's factorizations to rounding, a graded
+    pencil's small eigenvalues as accurate, repeatable bit for bit."""
+    n = 16
+    M, B = _pencil(n, dtype, rng)
+    d = 2.0 ** -np.arange(0, 3 * n, 3.0)[:n] * 2.0 ** (n // 2)
+    M_d, B_d = d[:, None] * M * d, d[:, None] * B * d
+    exact = eigvalsh_pencil_hiprec(M, B)
+    for pair in ((M, B), (M_d, B_d)):
+        (w, X), info = cljacobi.eig_indefinite(*pair, factorization="device", return_info=True)
+        assert info.factorization == "bunch-parlett-device" and info.rank == n
+        host, host_info = cljacobi.eig_indefinite(*pair, factorization="host", eigvals_only=True,
+                                                  return_info=True)
+        assert host_info.factorization == "bunch-parlett"
+        assert np.max(np.abs(w - exact) / np.abs(exact)) <= 1e-12
+        assert np.max(np.abs(w - host) / np.abs(host)) <= 1e-12
+        _check(*pair, w, X)
+        again = cljacobi.eig_indefinite(*pair, factorization="device")
+        assert np.array_equal(again[0], w) and np.array_equal(again[1], X)
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_graded_m_with_a_well_conditioned_b(seed):
     """M = D A D graded over 2^-40 (eigenvalues down to 1e-23) and B = I + a
@@ -121,7 +145,11 @@ def test_bitwise_repeatable(rng):
     (np.zeros((3, 3)), {}, np.linalg.LinAlgError, "B is the zero matrix"),
     (np.eye(3), {"variant": "bo"}, ValueError, "pointwise kernel only"),
     (np.eye(3), {"block_width": 8}, ValueError, "pointwise kernel only"),
-    (np.eye(3), {"factorization": "device"}, ValueError, "factors M on the host"),
+    (-np.eye(3), {"factorization": "device"}, np.linalg.LinAlgError,
+     "B is not positive definite"),
+    (np.diag([1.0, 1e-30, 1.0]) @ np.ones((3, 3)) @ np.diag([1.0, 1e-30, 1.0]),
+     {"factorization": "device"}, np.linalg.LinAlgError, "B is not positive definite"),
+    (np.eye(3), {"factorization": "gpu"}, ValueError, "factorization"),
 ])
 def test_wrong_inputs(B, options, error, message):
     M = np.diag([1.0, -2.0, 3.0])
