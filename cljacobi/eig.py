@@ -287,8 +287,7 @@ def eig_indefinite(
                              "'auto' or 'pointwise', no block_width")
         pair_plan = _solve.SweepPlan(**{**plan.__dict__, "caller": "eig_indefinite(M, B)"})
         return _solve.solve(EigGeneralized(eigvals_only, factorization), (M, B), pair_plan,
-                            queue=queue,
-                            check_finite=check_finite, return_info=return_info)
+                            queue=queue, check_finite=check_finite, return_info=return_info)
     method = _EigIndefinite(eigvals_only=eigvals_only, factorization=factorization)
     if comm is not None:  # the sweeps on all ranks (cljacobi.distributed)
         return _solve.solve_on(comm, method, M, plan, queue=queue,

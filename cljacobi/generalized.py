@@ -3,8 +3,9 @@
 ``eig_indefinite(M, B)`` factors ``M = G J G^*`` (the rank-revealing
 J-factorization of :mod:`cljacobi.factorization`) and ``B = L L^*`` (Cholesky
 with diagonal pivoting; where the factorization runs on the device, complete
-pivoting there, which on a definite B takes the same pivots), and runs the implicit Hari-Zimmermann method of
-the GSVD (``templates/hz.cl.mako``) on the pair ``F = G^*``, ``G_B = L^*`` with
+pivoting there for both, which on a definite B takes the same pivots), and
+runs the implicit Hari-Zimmermann method of the GSVD
+(``templates/hz.cl.mako``) on the pair ``F = G^*``, ``G_B = L^*`` with
 the J-weighted scalar product of F: it finds Z with ``Z^* B Z = I`` and
 ``Z^* M Z`` diagonal, pair by pair (the definite pencil version of the
 method, as Singer, Di Napoli, Novaković and Čaklović use it for the LAPW
