@@ -464,20 +464,20 @@ class _EigIndefinite:
                 if finite:  # tested on the device as it was written
                     factored.finite_results.append(U)
                 return EighResult(w[order], U)
-            # The zero eigenvalues appended last sort into one run (a stable
-            # sort keeps equal keys in order): the null space's columns go
-            # there as they come from the device, by columns, and U's columns
-            # around them, each a contiguous copy.
+            # The zero eigenvalues appended last sort into one run, in their
+            # order (a stable sort keeps equal keys in order, and any other
+            # key equal to 0 has a smaller index): the null space's columns
+            # go there as they come from the device, by columns, and U's
+            # columns around them, each a contiguous copy.
             zeros = n - rank
             start = int(np.flatnonzero(order == rank)[0])
-            if np.array_equal(order[start:start + zeros], np.arange(rank, n)):
-                basis = kept["basis"].result()  # row p: the eigenvector at position p
-                pivoted_qr_on_device(U, plan.queue).q_times(
-                    np.zeros((rank, 0), U.dtype), np.arange(0), zeros, by_columns=True,
-                    out=basis[start:start + zeros])
-                np.take(U.T, order[:start], axis=0, out=basis[:start], mode="clip")
-                np.take(U.T, order[start + zeros:], axis=0, out=basis[start + zeros:], mode="clip")
-                return EighResult(w[order], basis.T)
+            basis = kept["basis"].result()  # row p: the eigenvector at position p
+            pivoted_qr_on_device(U, plan.queue).q_times(
+                np.zeros((rank, 0), U.dtype), np.arange(0), zeros, by_columns=True,
+                out=basis[start:start + zeros])
+            np.take(U.T, order[:start], axis=0, out=basis[:start], mode="clip")
+            np.take(U.T, order[start + zeros:], axis=0, out=basis[start + zeros:], mode="clip")
+            return EighResult(w[order], basis.T)
         else:
             norms = np.linalg.norm(state.G, axis=0)
             if rank == n or not np.all(norms):
