@@ -36,12 +36,14 @@ from cljacobi.host.blocked import (
     BlockedSpec,
     _row_chunks,
     blocked_local_bytes,
+    default_transform_lanes,
     gram_work_group_size,
     local_memory_fit,
     offdiag_step_pairs,
     transform_registers_take,
     update_work_group_size,
 )
+from cljacobi.host.matrix_products import compute_capability
 from cljacobi.host.programs import build_program, render
 from cljacobi.host.signatures import c_defines
 from cljacobi.host.status import Status
@@ -136,7 +138,7 @@ def _spec_type(complex_, layout):
 def _blocked_spec(w, *, in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
                   tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, complex_=False, layout="split",
                   inner_method="sweeps", products="fma", loads_ahead=(False, False),
-                  gram_stages=0, in_registers=False):
+                  gram_stages=0, in_registers=False, transform_lanes=0):
     update_rows, update_micro_rows, update_micro_cols = update
     dtype, spec_layout = _spec_type(complex_, layout)
     return BlockedSpec(
@@ -147,7 +149,8 @@ def _blocked_spec(w, *, in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rot
         update_tile_rows=update_rows, update_micro_rows=update_micro_rows,
         update_micro_cols=update_micro_cols, matrix_products=products,
         gram_loads_ahead=loads_ahead[0], update_loads_ahead=loads_ahead[1],
-        gram_stages=gram_stages, transform_in_registers=in_registers)
+        gram_stages=gram_stages, transform_in_registers=in_registers,
+        transform_lanes=transform_lanes if in_registers else 0)
 
 
 def _blocked_program(queue, w, **sizes):
@@ -160,7 +163,8 @@ def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS
                 in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
                 tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, layout="split",
                 whole_group=None, products="fma", inner_method=None,
-                loads_ahead=(False, False), gram_stages=0, in_registers=False):
+                loads_ahead=(False, False), gram_stages=0, in_registers=False,
+                transform_lanes=0):
     """One parallel step on the device: (G after the step, partial Gram matrices,
     transformations, rotation counts).  Complex G is stored in `layout`.
     `whole_group` (0 or 1) runs the "stream" rotate kernel instead of the
@@ -176,7 +180,7 @@ def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS
         tile_rows=tile_rows, update=update, complex_=complex_, layout=layout,
         inner_method=inner_method or ("sweeps" if whole_group is None else "stream"),
         products=products, loads_ahead=loads_ahead, gram_stages=gram_stages,
-        in_registers=in_registers)
+        in_registers=in_registers, transform_lanes=transform_lanes)
     gram_wg, update_wg = spec.gram_work_group_size, spec.update_work_group_size
     columns = np.full((r, ld), complex(np.nan, np.nan) if complex_ else np.nan,
                       dtype)  # rows past m must not be read
@@ -355,15 +359,19 @@ def test_offdiag_block_step_against_numpy(queue, rng, w, in_local, whole_group, 
 
 @pytest.mark.parametrize("complex_", [False, True])
 @pytest.mark.parametrize("whole_group", [0, 1])
-@pytest.mark.parametrize("w,lanes", [(4, 1), (4, 2), (8, 2), (8, 4), (16, 8)])
-def test_offdiag_transform_in_registers(queue, rng, w, lanes, whole_group, complex_):
+@pytest.mark.parametrize("w,lanes,rows", [(4, 1, 1), (4, 2, 1), (8, 2, 1), (8, 4, 1), (16, 8, 1),
+                                          (4, 2, 2), (8, 2, 4), (8, 4, 2), (16, 4, 2)])
+def test_offdiag_transform_in_registers(queue, rng, w, lanes, rows, whole_group, complex_):
     """W in registers in the steps across the blocks (the lanes of a row pass
-    W's entries on through local memory here) gives bitwise the W, G and
-    rotation counts of W in its global slot, and both are the reference's."""
+    W's entries on through local memory here), `rows` rows of W a work-item,
+    gives bitwise the W, G and rotation counts of W in its global slot, and
+    both are the reference's."""
     G, signs, pairs = _two_pair_step(rng, w, complex_)
+    wg = 2 * w * lanes // rows
     results = [_block_step(queue, G, signs, pairs, w, 1, in_local=False,
                            whole_group=whole_group, inner_method="offdiag",
-                           rotate_wg=2 * w * lanes, in_registers=in_registers)
+                           rotate_wg=wg, in_registers=in_registers,
+                           transform_lanes=0 if rows == 1 else lanes)
                for in_registers in (False, True)]
     for name, in_global, in_registers in zip(("G", "partial", "W", "counts"), *results):
         np.testing.assert_array_equal(in_registers, in_global, err_msg=name)
@@ -374,6 +382,33 @@ def test_offdiag_transform_in_registers(queue, rng, w, lanes, whole_group, compl
                                         table=table if whole_group else table[w - 1:])
         np.testing.assert_allclose(results[1][2][slot], W, rtol=0,
                                    atol=1e-12 * np.abs(W).max())
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+@pytest.mark.parametrize("w", [8, 16, 32])
+def test_offdiag_transform_lane_a_column(queue, rng, w, complex_):
+    """On a device with the tensor-core products (where W's entries pass on
+    by shfl.sync, PTX), a lane for every column of P and several rows of W a
+    lane (the default there, default_transform_lanes) gives bitwise the W, G
+    and rotation counts of W in its global slot.  Elsewhere the layout runs
+    through local memory with two columns a lane (the test above)."""
+    capability = compute_capability(queue.device)
+    if capability is None or capability < (9, 0):
+        pytest.skip("shfl.sync beside mma.m16n8k4: NVIDIA compute capability 9.0")
+    if complex_ and w > 16:
+        pytest.skip("the complex tensor-core kernels stop at w = 16")
+    G, signs, pairs = _two_pair_step(rng, w, complex_)
+    wg = min(w * w, ROTATE_MAX_WORK_GROUP)
+    lanes = default_transform_lanes(w, wg, "ptx")
+    assert lanes == w and 2 * w * w // wg >= 1
+    results = [_block_step(queue, G, signs, pairs, w, 1, in_local=False, whole_group=whole_group,
+                           inner_method="offdiag", rotate_wg=wg, in_registers=in_registers,
+                           transform_lanes=lanes if in_registers else 0,
+                           products="mma.m16n8k4")
+               for whole_group in (0, 1) for in_registers in (False, True)]
+    for in_global, in_registers in (results[:2], results[2:]):
+        for name, a, b in zip(("G", "partial", "W", "counts"), in_registers, in_global):
+            np.testing.assert_array_equal(a, b, err_msg=name)
 
 
 def test_transform_in_registers_is_checked():
@@ -394,6 +429,21 @@ def test_transform_in_registers_is_checked():
             dataclasses.replace(spec, **change)
     assert not transform_registers_take("offdiag", 32, 64 * 64, False)  # 64 lanes
     assert transform_registers_take("offdiag", 32, 512, False)
+    # a lane a column of P: through shfl.sync only; several rows a work-item
+    assert transform_registers_take("offdiag", 32, 512, False, 32, "ptx")
+    assert not transform_registers_take("offdiag", 32, 512, False, 32, "local")
+    assert transform_registers_take("offdiag", 32, 512, False, 16, "local")
+    assert not transform_registers_take("offdiag", 32, 512, False, 3, "ptx")
+    assert (default_transform_lanes(32, 512, "ptx"), default_transform_lanes(32, 512, "local"),
+            default_transform_lanes(8, 64, "ptx")) == (32, 8, 8)
+    ptx_lanes = dataclasses.replace(ptx, rotate_work_group_size=64, transform_lanes=8)
+    assert "W_ROWS 2" in render(ptx_lanes) and "W_LANES 8" in render(ptx_lanes)
+    with pytest.raises(ValueError, match="L=8"):
+        dataclasses.replace(spec, rotate_work_group_size=64, transform_lanes=8)  # local: w/2
+    with pytest.raises(ValueError, match="transform_lanes is a layout of W in registers"):
+        dataclasses.replace(base, transform_lanes=4)
+    with pytest.raises(ValueError, match="transform_lanes must be a non-negative integer"):
+        dataclasses.replace(spec, transform_lanes=-1)
 
 
 def _gram_expected(G, pairs, w, chunk_rows):

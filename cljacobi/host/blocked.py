@@ -74,6 +74,7 @@ __all__ = [
     "default_gram_stages",
     "default_gram_warps",
     "default_loads_ahead",
+    "default_transform_lanes",
     "default_update_groups_per_unit",
     "default_update_warps",
     "gram_mma_tiles",
@@ -419,19 +420,43 @@ def _gram_local_elements(block_width: int, micro_tile: int, tile_rows: int) -> i
 
 
 def transform_registers_take(inner_method: str, block_width: int, work_group_size: int,
-                             transform_in_local: bool) -> bool:
+                             transform_in_local: bool, lanes: int | None = None,
+                             shuffle: str = "local") -> bool:
     """Whether the rotate kernel can keep W in registers in the steps across
-    the blocks (``BlockedSpec.transform_in_registers``): variant "offdiag"
-    (whose steps across pair column a of P with column (a + s) mod w of Q),
-    W not in local memory, and a work-group of 2w rows of W times L lanes,
-    L a divisor of 32 (a row's lanes in one warp) and of w / 2: each lane
-    holds w / L >= 2 columns of P.  (With one column a lane, PoCL's CPU
-    device computed another A: bench/README.md, "W in registers in the
-    rotate kernel".)"""
+    the blocks (``BlockedSpec.transform_in_registers``) with `lanes` work-items
+    a row of W (None: ``work_group_size // 2w``, a row each): variant
+    "offdiag" (whose steps across pair column a of P with column (a + s) mod
+    w of Q), W not in local memory, and L = `lanes` a divisor of 32 (a row's
+    lanes in one warp) and of w, each work-item holding ``2w L /
+    work_group_size >= 1`` rows (a whole number).  Where the lanes pass W on
+    through local memory (`shuffle` "local") L must divide w / 2, each lane
+    holding w / L >= 2 columns of P: with one column a lane, PoCL's CPU device
+    computed another A (bench/README.md, "W in registers in the rotate
+    kernel")."""
     K = 2 * block_width
-    lanes, rest = divmod(work_group_size, K)
-    return (inner_method == "offdiag" and not transform_in_local and lanes >= 1 and not rest
-            and block_width % (2 * lanes) == 0 and 32 % lanes == 0)
+    if lanes is None:
+        lanes = work_group_size // K
+    columns = 2 if shuffle == "local" else 1
+    return (inner_method == "offdiag" and not transform_in_local and lanes >= 1
+            and 32 % lanes == 0 and block_width % (columns * lanes) == 0
+            and work_group_size % lanes == 0 and (K * lanes) % work_group_size == 0
+            and K * lanes >= work_group_size)
+
+
+def default_transform_lanes(block_width: int, work_group_size: int, shuffle: str) -> int:
+    """Lanes a row of W in registers by default: where they pass W on by
+    ``shfl.sync``, a lane for every column of P (w lanes, each holding
+    ``2w w / work_group_size`` rows; its pair's rotation is the same in every
+    row, so a lane reads it once a step), where that layout fits the
+    work-group; else a row a work-item (``work_group_size // 2w`` lanes).
+    On the H200 the rotate launch at real w = 32 (4 rows a lane) took 65.8
+    instead of 70.9 us (median over a solve at n = 4096; bench/README.md, "W
+    in registers in the rotate kernel")."""
+    rows_each = work_group_size // (2 * block_width)
+    if shuffle == "ptx" and transform_registers_take(
+            "offdiag", block_width, work_group_size, False, block_width, shuffle):
+        return block_width
+    return rows_each
 
 
 def rotate_exchange_elements(block_width: int) -> int:
@@ -753,6 +778,11 @@ class BlockedSpec:
         of a row pass W's entries on by ``shfl.sync`` (inline PTX) where the
         matrix products are an NVIDIA tensor-core form, else through local
         memory.
+    transform_lanes : int
+        With `transform_in_registers`, the work-items a row of W (each holds
+        ``2w transform_lanes / rotate_work_group_size`` rows, w /
+        `transform_lanes` columns of P in each); 0: ``rotate_work_group_size
+        // 2w``, a row each (:func:`default_transform_lanes`).
     """
 
     family: ClassVar[str] = "blocked"
@@ -777,6 +807,7 @@ class BlockedSpec:
     update_loads_ahead: bool = False
     gram_stages: int = 0
     transform_in_registers: bool = False
+    transform_lanes: int = 0
 
     def __post_init__(self) -> None:
         if self.dtype not in ("float64", "complex128"):
@@ -811,14 +842,21 @@ class BlockedSpec:
         if self.matrix_products not in MATRIX_PRODUCTS:
             raise ValueError(f"matrix_products must be one of {MATRIX_PRODUCTS}, "
                              f"not {self.matrix_products!r}")
+        lanes = self.transform_lanes
+        if isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 0:
+            raise ValueError(f"transform_lanes must be a non-negative integer, not {lanes!r}")
+        if lanes and not self.transform_in_registers:
+            raise ValueError("transform_lanes is a layout of W in registers: "
+                             "transform_in_registers=True")
         if self.transform_in_registers and not transform_registers_take(
                 self.inner_method, self.block_width, self.rotate_work_group_size,
-                self.transform_in_local):
+                self.transform_in_local, self.w_lanes, self.shuffle):
             raise ValueError(
                 f"transform_in_registers needs inner_method 'offdiag', W outside local "
-                f"memory and a rotate work-group of 2w times a divisor of both w/2 and 32 "
-                f"work-items, not inner_method={self.inner_method!r}, "
-                f"transform_in_local={self.transform_in_local}, "
+                f"memory and L lanes a row of W, L a divisor of 32 and of w (of w/2 where "
+                f"the shuffle is 'local'), the rotate work-group a divisor of 2w L, not "
+                f"inner_method={self.inner_method!r}, "
+                f"transform_in_local={self.transform_in_local}, L={self.w_lanes}, "
                 f"rotate_work_group_size={self.rotate_work_group_size} at w={self.block_width}")
         if self.mma and not mma_takes(self.block_width, self.complex_):
             raise ValueError(
@@ -833,6 +871,12 @@ class BlockedSpec:
         if self.inner_method == "offdiag":
             return offdiag_step_pairs(self.inner_strategy, self.block_width)
         return inner_step_pairs(self.inner_strategy, 2 * self.block_width)
+
+    @property
+    def w_lanes(self) -> int:
+        """Work-items a row of W in registers (`transform_lanes`, or a row a
+        work-item)."""
+        return self.transform_lanes or self.rotate_work_group_size // (2 * self.block_width)
 
     @property
     def mma(self) -> bool:
@@ -917,10 +961,12 @@ class BlockedSpec:
             "GRAM_TILE_STRIDE": (NB * RB) | 1, "GRAM_RESULT_STRIDE": K + 1,
             "GRAM_LOCAL": _gram_local_elements(w, RB, self.tile_rows),
             "ROTATE_WG": self.rotate_work_group_size,
-            # W in registers: lanes a row, and columns of P a lane
-            "W_LANES": (lanes := self.rotate_work_group_size // K
-                        if self.transform_in_registers else 1),
-            "W_COLS": w // lanes, "W_EXCHANGE": self.rotate_exchange,
+            # W in registers: lanes a row, columns of P a lane, rows a work-item
+            # (the rows lid / W_LANES + W_ROW_STEP r)
+            "W_LANES": (lanes := self.w_lanes if self.transform_in_registers else 1),
+            "W_COLS": w // lanes, "W_ROWS": max(K * lanes // self.rotate_work_group_size, 1),
+            "W_ROW_STEP": self.rotate_work_group_size // lanes,
+            "W_EXCHANGE": self.rotate_exchange,
             "LDA": K + 1, "LDW": _transform_stride(w, self.transform_in_local),
             "UPDATE_TR": self.update_tile_rows, "UPDATE_RR": UR, "UPDATE_RC": UC,
             "UPDATE_NR": self.update_tile_rows // UR, "UPDATE_NC": update_nc,
@@ -988,6 +1034,7 @@ class BlockedSpec:
             "gram_stages": self.gram_stages,
             "transform_in_registers": self.transform_in_registers,
             "shuffle": self.shuffle, "w_cols": constants["W_COLS"],
+            "w_rows": constants["W_ROWS"],
             "size_defines": c_defines(constants),
             "signatures": self.signatures,
         }
@@ -1234,6 +1281,10 @@ class BlockedPlan:
             fit = local_memory_fit(device, w, **fit_sizes,
                                    rotate_exchange=rotate_exchange_elements(w))
             check_local_memory(device, fit.need, f"{kernels} and W in registers")
+        lanes = 0
+        if in_registers and products in PTX_FORMS:
+            lanes = default_transform_lanes(w, rotate_wg, "ptx")
+            lanes = 0 if lanes == rotate_wg // (2 * w) else lanes
         spec = BlockedSpec(
             dtype=dtype, layout=layout, block_width=w, inner_method=INNER_METHODS[variant],
             tile_rows=sizes["tile_rows"],
@@ -1246,7 +1297,7 @@ class BlockedPlan:
             update_mma_rows=sizes["update_mma_rows"],
             gram_loads_ahead=sizes["gram_loads_ahead"],
             update_loads_ahead=sizes["update_loads_ahead"], gram_stages=sizes["gram_stages"],
-            transform_in_registers=in_registers)
+            transform_in_registers=in_registers, transform_lanes=lanes)
         for what, size in (("Gram", spec.gram_work_group_size), ("rotate", rotate_wg),
                            ("update", spec.update_work_group_size)):
             check_work_group_size(

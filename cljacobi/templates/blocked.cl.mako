@@ -42,9 +42,10 @@
 ##                     (else in its global slot, when local memory is short)
 ##   transform_in_registers  "offdiag" with W in its global slot: keep W in
 ##                     registers during the steps across the blocks, W_LANES
-##                     work-items a row, W_COLS (w_cols) columns of P each,
-##                     and W_EXCHANGE elements of local memory to pass W's
-##                     entries on where the shuffle is "local"
+##                     work-items a row, W_COLS (w_cols) columns of P each in
+##                     W_ROWS (w_rows) rows W_ROW_STEP apart, and W_EXCHANGE
+##                     elements of local memory to pass W's entries on where
+##                     the shuffle is "local"
 ##   shuffle           how those lanes pass W's entries on: "ptx"
 ##                     (shfl.sync) or "local" (local memory, any device)
 ##   inner_pairs       the inner strategy's step table for order K, a tuple of
@@ -691,15 +692,17 @@ inline cjac_block_decision cjac_block_decide(
  * slot otherwise; BlockedSpec.transform_in_registers).  W <- W R only mixes
  * the entries of a row, and across step s pairs column a of P with column
  * BW + (a + s) mod BW of Q (host.blocked.offdiag_step_pairs): W_LANES
- * work-items share row w_row of W, lane w_lane holding its columns
- * a_c = w_lane + W_LANES c of P (w_left[c]) and, in step s, the column
- * BW + (a_c + s) mod BW of Q that a_c meets (w_right[c]).  After a step,
- * w_right[c] passes to the lane of column a_c - 1 (mod BW): the lane to the
- * left in the row, slot c, or from the row's first lane to its last, slot
- * c - 1 (mod W_COLS); the first lane offers its slots turned by one, so that
- * every lane moves slot c.  Each entry sees the rotations of the global
- * form in the same order, with the same operations: the same W, bit for
- * bit, without a round trip to memory in every step. */
+ * work-items share the rows w_row + W_ROW_STEP r (0 <= r < W_ROWS) of W,
+ * lane w_lane holding their columns a_c = w_lane + W_LANES c of P
+ * (w_left[r W_COLS + c]) and, in step s, the column BW + (a_c + s) mod BW of
+ * Q that a_c meets (w_right[r W_COLS + c]).  A lane reads the rotation of
+ * pair a_c once a step for all of its rows.  After a step, w_right[.. c]
+ * passes to the lane of column a_c - 1 (mod BW): the lane to the left in the
+ * row, slot c, or from the row's first lane to its last, slot c - 1 (mod
+ * W_COLS); the first lane offers its slots turned by one, so that every lane
+ * moves slot c.  Each entry sees the rotations of the global form in the
+ * same order, with the same operations: the same W, bit for bit, without a
+ * round trip to memory in every step. */
 %if shuffle == "ptx":
 /* x of lane `source` of the warp (shfl.sync.idx, PTX ISA 6.0), in two
  * 32-bit halves. */
@@ -716,73 +719,86 @@ inline cjac_real cjac_shuffle_real(const cjac_real x, const int source)
 %endif
 <%def name="transform_registers_declare()">\
 const int w_row = lid / W_LANES, w_lane = lid % W_LANES;
-    /* the lane of column a_c - 1 (mod BW) of P takes w_right[c] */
+    /* the lane of column a_c - 1 (mod BW) of P takes w_right[.. c] */
     const int w_source = w_lane < W_LANES - 1 ? lid + 1 : lid + 1 - W_LANES;
-    cjac_elem w_left[W_COLS], w_right[W_COLS];
+    /* slot r W_COLS + c: row w_row + W_ROW_STEP r, column a_c of P */
+    cjac_elem w_left[W_ROWS * W_COLS], w_right[W_ROWS * W_COLS];
 </%def>
-## What lane w_lane offers after a step in slot c (the first lane's slots
-## turned by one), taken by the lane of the column before.
-<%def name="w_offer(c)">(w_lane == 0 ? w_right[${(c + 1) % w_cols}] : w_right[${c}])</%def>
+## What lane w_lane offers after a step in slot (r, c) (the first lane's
+## slots of a row turned by one), taken by the lane of the column before.
+<%def name="w_offer(r, c)">(w_lane == 0 ? w_right[${r * w_cols + (c + 1) % w_cols}] : w_right[${r * w_cols + c}])</%def>
 <%def name="transform_registers_step()">\
 const int across = inner - WITHIN_STEPS;  /* s */
                 if (across == 0) {  /* W so far */
+%for r in range(w_rows):
 %for c in range(w_cols):
                     {
-                        const int a = w_lane + ${c} * W_LANES;
+                        const int row = w_row + ${r} * W_ROW_STEP, a = w_lane + ${c} * W_LANES;
                         /* W holds the steps within the blocks of this launch
                          * (whole_group) or an inner sweep before */
                         const bool stored = whole_group || sweep > 0;
-                        w_left[${c}] = stored ? W[w_row * LDW + a]
-                                              : cjac_from_real(w_row == a ? 1 : 0);
-                        w_right[${c}] = stored ? W[w_row * LDW + BW + a]
-                                               : cjac_from_real(w_row == BW + a ? 1 : 0);
+                        w_left[${r * w_cols + c}] = stored ? W[row * LDW + a]
+                                                  : cjac_from_real(row == a ? 1 : 0);
+                        w_right[${r * w_cols + c}] = stored ? W[row * LDW + BW + a]
+                                                   : cjac_from_real(row == BW + a ? 1 : 0);
                     }
+%endfor
 %endfor
                 } else {  /* column BW + (a_c + s) mod BW of Q, from the lane of a_c + 1 */
 %if shuffle == "ptx":
                     const int lane = w_source % 32;
-%for c in range(w_cols):
-                    const cjac_elem offer_${c} = ${w_offer(c)};
+%for x in range(w_rows * w_cols):
+                    const cjac_elem offer_${x} = ${w_offer(x // w_cols, x % w_cols)};
 %endfor
-%for c in range(w_cols):
+%for x in range(w_rows * w_cols):
 %if complex_:
-                    w_right[${c}] = (cjac_elem)(cjac_shuffle_real(offer_${c}.x, lane),
-                                                cjac_shuffle_real(offer_${c}.y, lane));
+                    w_right[${x}] = (cjac_elem)(cjac_shuffle_real(offer_${x}.x, lane),
+                                                cjac_shuffle_real(offer_${x}.y, lane));
 %else:
-                    w_right[${c}] = cjac_shuffle_real(offer_${c}, lane);
+                    w_right[${x}] = cjac_shuffle_real(offer_${x}, lane);
 %endif
 %endfor
 %else:
-                    __local const cjac_elem *offers = w_exchange + ((across - 1) % 2) * (W_COLS * ROTATE_WG);
-%for c in range(w_cols):
-                    w_right[${c}] = offers[${c} * ROTATE_WG + w_source];
+                    __local const cjac_elem *offers =
+                        w_exchange + ((across - 1) % 2) * (W_ROWS * W_COLS * ROTATE_WG);
+%for x in range(w_rows * w_cols):
+                    w_right[${x}] = offers[${x} * ROTATE_WG + w_source];
 %endfor
 %endif
                 }
 %for c in range(w_cols):
-                {   /* pair q = a_c: columns a_c and BW + (a_c + s) mod BW */
+                {   /* pair q = a_c: columns a_c and BW + (a_c + s) mod BW, in every row */
                     const int q = w_lane + ${c} * W_LANES;
                     if (rot_flag[q]) {
                         const cjac_real cm1 = rot_cm1[q];
                         const cjac_elem s = rot_s[q], si = rot_si[q];
-                        const cjac_elem wi = w_left[${c}], wj = w_right[${c}];
-                        w_left[${c}] = cjac_scale_1p(cm1, cjac_axpy(si, wj, wi));
-                        w_right[${c}] = cjac_scale_1p(cm1, cjac_axpy(s, wi, wj));
+%for r in range(w_rows):
+                        {
+                            const cjac_elem wi = w_left[${r * w_cols + c}], wj = w_right[${r * w_cols + c}];
+                            w_left[${r * w_cols + c}] = cjac_scale_1p(cm1, cjac_axpy(si, wj, wi));
+                            w_right[${r * w_cols + c}] = cjac_scale_1p(cm1, cjac_axpy(s, wi, wj));
+                        }
+%endfor
                     }
                 }
 %endfor
 %if shuffle == "local":
                 {   /* the offers of this step */
-                    __local cjac_elem *offers = w_exchange + (across % 2) * (W_COLS * ROTATE_WG);
-%for c in range(w_cols):
-                    offers[${c} * ROTATE_WG + lid] = ${w_offer(c)};
+                    __local cjac_elem *offers = w_exchange + (across % 2) * (W_ROWS * W_COLS * ROTATE_WG);
+%for x in range(w_rows * w_cols):
+                    offers[${x} * ROTATE_WG + lid] = ${w_offer(x // w_cols, x % w_cols)};
 %endfor
                 }
 %endif
                 if (inner == INNER_STEPS - 1) {  /* back in W's global slot */
+%for r in range(w_rows):
 %for c in range(w_cols):
-                    W[w_row * LDW + w_lane + ${c} * W_LANES] = w_left[${c}];
-                    W[w_row * LDW + BW + (w_lane + ${c} * W_LANES + across) % BW] = w_right[${c}];
+                    {
+                        const int row = w_row + ${r} * W_ROW_STEP;
+                        W[row * LDW + w_lane + ${c} * W_LANES] = w_left[${r * w_cols + c}];
+                        W[row * LDW + BW + (w_lane + ${c} * W_LANES + across) % BW] = w_right[${r * w_cols + c}];
+                    }
+%endfor
 %endfor
                 }</%def>
 %endif
@@ -854,7 +870,7 @@ void cjac_block_rotate(${signatures["cjac_block_rotate"].parameters})
     /* W's entries passed on through local memory (any device): step s's
      * offers in half s % 2, taken in step s + 1 (no barrier but the steps') */
     __local cjac_elem w_exchange[W_EXCHANGE];  /* BlockedSpec.rotate_exchange */
-#if W_EXCHANGE != 2 * W_COLS * ROTATE_WG
+#if W_EXCHANGE != 2 * W_ROWS * W_COLS * ROTATE_WG
 #error "cjac_block_rotate: the exchange of W's entries is not two steps of every lane's offers"
 #endif
 %endif
