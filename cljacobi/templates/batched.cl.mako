@@ -1208,9 +1208,10 @@ void cjac_batched_hsvd(${signatures["cjac_batched_hsvd"].parameters})
     if (st->active) {
         for (int e = lane; e < r * LD; e += LANES)
             A[e] = cjac_elem_ldexp(A[e], st->t);
-        /* e_N borders an odd order (eq. (4.1)) */
-        if (lane == 0 && (N & 1))
+#if N % 2
+        if (lane == 0)  /* e_N borders an odd order (eq. (4.1)) */
             A[N * LD + N] = cjac_from_real(1);
+#endif
     }
     barrier(CJAC_FENCE);
     /* The row norms of the scaled G, the largest and the smallest nonzero
