@@ -370,8 +370,7 @@ def test_offdiag_transform_in_registers(queue, rng, w, lanes, rows, whole_group,
     wg = 2 * w * lanes // rows
     results = [_block_step(queue, G, signs, pairs, w, 1, in_local=False,
                            whole_group=whole_group, inner_method="offdiag",
-                           rotate_wg=wg, in_registers=in_registers,
-                           transform_lanes=0 if rows == 1 else lanes)
+                           rotate_wg=wg, in_registers=in_registers, transform_lanes=lanes)
                for in_registers in (False, True)]
     for name, in_global, in_registers in zip(("G", "partial", "W", "counts"), *results):
         np.testing.assert_array_equal(in_registers, in_global, err_msg=name)
@@ -403,8 +402,7 @@ def test_offdiag_transform_lane_a_column(queue, rng, w, complex_):
     assert lanes == w and 2 * w * w // wg >= 1
     results = [_block_step(queue, G, signs, pairs, w, 1, in_local=False, whole_group=whole_group,
                            inner_method="offdiag", rotate_wg=wg, in_registers=in_registers,
-                           transform_lanes=lanes if in_registers else 0,
-                           products="mma.m16n8k4")
+                           transform_lanes=lanes, products="mma.m16n8k4")
                for whole_group in (0, 1) for in_registers in (False, True)]
     for in_global, in_registers in (results[:2], results[2:]):
         for name, a, b in zip(("G", "partial", "W", "counts"), in_registers, in_global):
@@ -435,7 +433,7 @@ def test_transform_in_registers_is_checked():
     assert transform_registers_take("offdiag", 32, 512, False, 16, "local")
     assert not transform_registers_take("offdiag", 32, 512, False, 3, "ptx")
     assert (default_transform_lanes(32, 512, "ptx"), default_transform_lanes(32, 512, "local"),
-            default_transform_lanes(8, 64, "ptx")) == (32, 8, 8)
+            default_transform_lanes(8, 64, "ptx")) == (32, 0, 8)
     ptx_lanes = dataclasses.replace(ptx, rotate_work_group_size=64, transform_lanes=8)
     assert "W_ROWS 2" in render(ptx_lanes) and "W_LANES 8" in render(ptx_lanes)
     with pytest.raises(ValueError, match="L=8"):

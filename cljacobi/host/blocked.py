@@ -443,20 +443,26 @@ def transform_registers_take(inner_method: str, block_width: int, work_group_siz
             and K * lanes >= work_group_size)
 
 
+def shuffle_of(matrix_products: str) -> str:
+    """How the rotate kernel's lanes pass W's entries on beside the matrix
+    products `matrix_products`: ``"ptx"`` (``shfl.sync``) beside the NVIDIA
+    tensor-core forms, else ``"local"`` (local memory)."""
+    return "ptx" if matrix_products in PTX_FORMS else "local"
+
+
 def default_transform_lanes(block_width: int, work_group_size: int, shuffle: str) -> int:
-    """Lanes a row of W in registers by default: where they pass W on by
-    ``shfl.sync``, a lane for every column of P (w lanes, each holding
+    """``BlockedSpec.transform_lanes`` by default: where the lanes pass W on
+    by ``shfl.sync``, a lane for every column of P (w lanes, each holding
     ``2w w / work_group_size`` rows; its pair's rotation is the same in every
     row, so a lane reads it once a step), where that layout fits the
-    work-group; else a row a work-item (``work_group_size // 2w`` lanes).
-    On the H200 the rotate launch at real w = 32 (4 rows a lane) took 65.8
-    instead of 70.9 us (median over a solve at n = 4096; bench/README.md, "W
-    in registers in the rotate kernel")."""
-    rows_each = work_group_size // (2 * block_width)
+    work-group; else 0, a row a work-item.  On the H200 the rotate launch at
+    real w = 32 (4 rows a lane) took 65.8 instead of 70.9 us (median over a
+    solve at n = 4096; bench/README.md, "W in registers in the rotate
+    kernel")."""
     if shuffle == "ptx" and transform_registers_take(
             "offdiag", block_width, work_group_size, False, block_width, shuffle):
         return block_width
-    return rows_each
+    return 0
 
 
 def rotate_exchange_elements(block_width: int) -> int:
@@ -889,7 +895,7 @@ class BlockedSpec:
         """How the rotate kernel's lanes pass W's entries on
         (`transform_in_registers`): ``"ptx"`` (``shfl.sync``) beside the
         NVIDIA tensor-core forms, else ``"local"`` (local memory)."""
-        return "ptx" if self.matrix_products in PTX_FORMS else "local"
+        return shuffle_of(self.matrix_products)
 
     @property
     def rotate_exchange(self) -> int:
@@ -1281,10 +1287,8 @@ class BlockedPlan:
             fit = local_memory_fit(device, w, **fit_sizes,
                                    rotate_exchange=rotate_exchange_elements(w))
             check_local_memory(device, fit.need, f"{kernels} and W in registers")
-        lanes = 0
-        if in_registers and products in PTX_FORMS:
-            lanes = default_transform_lanes(w, rotate_wg, "ptx")
-            lanes = 0 if lanes == rotate_wg // (2 * w) else lanes
+        lanes = default_transform_lanes(
+            w, rotate_wg, shuffle_of(products)) if in_registers else 0
         spec = BlockedSpec(
             dtype=dtype, layout=layout, block_width=w, inner_method=INNER_METHODS[variant],
             tile_rows=sizes["tile_rows"],
