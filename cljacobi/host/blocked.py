@@ -439,8 +439,7 @@ def transform_registers_take(inner_method: str, block_width: int, work_group_siz
     columns = 2 if shuffle == "local" else 1
     return (inner_method == "offdiag" and not transform_in_local and lanes >= 1
             and 32 % lanes == 0 and block_width % (columns * lanes) == 0
-            and work_group_size % lanes == 0 and (K * lanes) % work_group_size == 0
-            and K * lanes >= work_group_size)
+            and work_group_size % lanes == 0 and (K * lanes) % work_group_size == 0)
 
 
 def shuffle_of(matrix_products: str) -> str:
