@@ -40,6 +40,7 @@ import pyopencl as cl
 from ..strategies import step_table
 from .certificate import FinishingCertificate, certificate_mask_bytes
 from .device import require_fp64
+from .launch import enqueue_kernel
 from .limits import check_local_memory, check_work_group_size, choose_work_group_size
 from .matrix_products import (
     MATRIX_PRODUCTS,
@@ -1647,7 +1648,7 @@ class BlockedHSVD:
                     rotate.set_arg(whole_group, np.int32(s == 0))
                 for kernel, step_arg, global_size, local_size in launches:
                     kernel.set_arg(step_arg, step_index)
-                    cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
+                    enqueue_kernel(self.queue, kernel, global_size, local_size)
 
         # The finishing certificate runs one sweep of the outer table (every
         # pair of blocks once), so not on the steps of a distributed run.

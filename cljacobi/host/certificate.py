@@ -27,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
+from .launch import enqueue_kernel
+
 __all__ = ["FinishingCertificate", "certificate_mask_bytes"]
 
 
@@ -99,7 +101,7 @@ class FinishingCertificate:
         for step in range(self.steps):
             for kernel, position, global_size, local_size in self._launches:
                 kernel.set_arg(position, np.int32(step))
-                cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
+                enqueue_kernel(self.queue, kernel, global_size, local_size)
         found = np.empty((self.steps, self.slots), dtype=np.int32)
         cl.enqueue_copy(self.queue, found, self._found)
         if not found.any():

@@ -33,6 +33,7 @@ import pyopencl as cl
 
 from ..factorization import BUNCH_PARLETT_ALPHA, JFactor, entry_noise_level, rank_noise_level
 from .device import require_fp64
+from .launch import enqueue_kernel
 from .limits import check_global_memory, check_work_group_size
 from .matrix_products import compute_capability
 from .operands import HermitianUpload, upload_hermitian
@@ -453,8 +454,8 @@ class _Elimination:
         given, else "testing" or "plain" as the rank test is on or not (the
         state's TESTING word, which only the host sets)."""
         launch = launch or ("testing" if self.state[_Word.TESTING] else "plain")
-        cl.enqueue_nd_range_kernel(self.queue, self.steps[launch],
-                                   self.plan.step_range(trailing), (TILE, TILE))
+        enqueue_kernel(self.queue, self.steps[launch], self.plan.step_range(trailing),
+                       (TILE, TILE))
 
     def _enqueue_steps(self, k: int) -> None:
         """A batch of pivot steps from position `k` (exact: all launched steps ran).

@@ -25,6 +25,7 @@ from ..strategies import STRATEGIES, step_table
 from .certificate import FinishingCertificate
 from .device import require_fp64
 from .diagonal import sort_diagonal
+from .launch import enqueue_kernel
 from .operands import Operands, download, upload
 from .pointwise_plan import PointwisePlan
 from .programs import COMPLEX_LAYOUTS, build_program
@@ -353,7 +354,7 @@ class PointwiseHSVD:
             for s in range(steps):
                 if position is not None:
                     step.set_arg(position, np.int32(first + s))
-                cl.enqueue_nd_range_kernel(self.queue, step, global_size, local_size)
+                enqueue_kernel(self.queue, step, global_size, local_size)
 
         enqueue_sweep = enqueue_full_sweep
         certified = 0
@@ -373,8 +374,8 @@ class PointwiseHSVD:
 
                 def enqueue_round(first: int, count: int) -> None:
                     rounds_signature.bind(positions, first=first, count=count)
-                    cl.enqueue_nd_range_kernel(self.queue, positions, (wg,), (wg,))
-                    cl.enqueue_nd_range_kernel(self.queue, step, (count * wg,), (wg,))
+                    enqueue_kernel(self.queue, positions, (wg,), (wg,))
+                    enqueue_kernel(self.queue, step, (count * wg,), (wg,))
 
                 return enqueue_round
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyopencl as cl
 
+from .launch import enqueue_kernel
 from .status import Status
 
 __all__ = ["RunStats", "sweep_until_converged"]
@@ -89,8 +90,7 @@ def sweep_until_converged(
     summary = np.empty(2, dtype=np.int32)
     for sweep in range(max_sweeps):
         enqueue_sweep(sweep)
-        cl.enqueue_nd_range_kernel(queue, reduce_status, (work_group_size,),
-                                   (work_group_size,))
+        enqueue_kernel(queue, reduce_status, (work_group_size,), (work_group_size,))
         cl.enqueue_copy(queue, summary, summary_buf)
         stats.sweeps += 1
         stats.last_status = int(summary[0])

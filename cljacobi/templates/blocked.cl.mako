@@ -201,6 +201,8 @@ inline cjac_elem cjac_gram_entry(__global const cjac_elem *partial, const int k,
  * K + 1 of them together, entry j of the two being (i, i + j) for j < K - i,
  * else (K - 1 - i, j - 1), so that consecutive e share the work alike. */
 #define CJAC_UPPER_ENTRIES (K / 2 * (K + 1))
+/* Entries on and above the diagonal a rotate work-item sums at most. */
+#define CJAC_START_ENTRIES ((CJAC_UPPER_ENTRIES + ROTATE_WG - 1) / ROTATE_WG)
 inline int2 cjac_upper_entry(const int e)
 {
     const int i = e / (K + 1), j = e % (K + 1);
@@ -220,14 +222,36 @@ inline int2 cjac_upper_entry(const int e)
         for (int e = lid; e < K * K; e += ROTATE_WG)
             W[e / K * LDW + e % K] = cjac_from_real(e / K == e % K ? 1 : 0);
     }
-    for (int e = lid; e < CJAC_UPPER_ENTRIES; e += ROTATE_WG) {
-        const int2 rc = cjac_upper_entry(e);
-        const cjac_elem sum = cjac_gram_entry(partial, k, chunks, rc.x * K + rc.y);
-        A[rc.x * LDA + rc.y] = sum;
-        if (rc.x != rc.y)
-            A[rc.y * LDA + rc.x] = cjac_conj(sum);
-        else
-            peak0[rc.x] = fmax(peak[cjac_block_column(blocks, rc.x)], cjac_real_part(sum));
+    {   /* A work-item's entries e = lid + ROTATE_WG t, each the sum of its
+         * chunks' partial sums in chunk order, summed chunk by chunk over all
+         * of its entries: the loads of a chunk (of several, unrolled) are in
+         * flight together instead of one entry's at a time. */
+        __global const cjac_elem *sums_of_pair = partial + (size_t)k * chunks * (K * K);
+        int at[CJAC_START_ENTRIES];
+        cjac_elem sum[CJAC_START_ENTRIES];
+#pragma unroll
+        for (int t = 0; t < CJAC_START_ENTRIES; ++t) {
+            const int2 rc = cjac_upper_entry(min(lid + ROTATE_WG * t, CJAC_UPPER_ENTRIES - 1));
+            at[t] = rc.x * K + rc.y;
+            sum[t] = CJAC_ELEM_ZERO;
+        }
+#pragma unroll 4
+        for (int c = 0; c < chunks; ++c) {
+#pragma unroll
+            for (int t = 0; t < CJAC_START_ENTRIES; ++t)
+                sum[t] += sums_of_pair[(size_t)c * (K * K) + at[t]];
+        }
+#pragma unroll
+        for (int t = 0; t < CJAC_START_ENTRIES; ++t) {
+            if (lid + ROTATE_WG * t >= CJAC_UPPER_ENTRIES)
+                break;  /* the last entry, summed again for the loads' sake */
+            const int row = at[t] / K, col = at[t] % K;
+            A[row * LDA + col] = sum[t];
+            if (row != col)
+                A[col * LDA + row] = cjac_conj(sum[t]);
+            else
+                peak0[row] = fmax(peak[cjac_block_column(blocks, row)], cjac_real_part(sum[t]));
+        }
     }</%def>
 
 /* Global column of local column a of the block pair (P, Q). */
