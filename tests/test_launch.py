@@ -64,6 +64,27 @@ def test_profiling_queue_keeps_the_events(queue, kernel, monkeypatch):
     assert len(events) == 1 and events[0].profile.end >= events[0].profile.start
 
 
+def test_set_scalar_arg(queue, kernel, monkeypatch):
+    """A scalar argument set through the loader is the one the launch sees,
+    without pyopencl's set_arg."""
+    out = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 8 * 8)
+    kernel.set_args(out, np.float64(1.0))
+    assert launch.loader_set_arg() is not None
+    monkeypatch.setattr(cl.Kernel, "set_arg", lambda *a: pytest.fail("pyopencl's set_arg"))
+    launch.set_scalar_arg(kernel, 1, np.float64(-2.5))
+    launch.enqueue_kernel(queue, kernel, (8,), (4,))
+    result = np.empty(8)
+    cl.enqueue_copy(queue, result, out)
+    np.testing.assert_array_equal(result, -2.5 * np.arange(8))
+
+
+def test_a_refused_argument_raises_pyopencls_error(kernel):
+    """An argument of the wrong size (an int32 where the kernel takes a
+    double) raises the error pyopencl names."""
+    with pytest.raises(cl.Error, match="INVALID_ARG_SIZE"):
+        launch.set_scalar_arg(kernel, 1, np.int32(3))
+
+
 def test_a_refused_launch_raises_pyopencls_error(queue, kernel):
     """A launch the driver refuses (a local size that does not divide the
     global one) raises the error pyopencl names."""

@@ -40,7 +40,7 @@ import pyopencl as cl
 from ..strategies import step_table
 from .certificate import FinishingCertificate, certificate_mask_bytes
 from .device import require_fp64
-from .launch import enqueue_kernel
+from .launch import enqueue_kernel, set_scalar_arg
 from .limits import check_local_memory, check_work_group_size, choose_work_group_size
 from .matrix_products import (
     MATRIX_PRODUCTS,
@@ -1644,10 +1644,10 @@ class BlockedHSVD:
         def enqueue_sweep(sweep: int) -> None:
             for s in range(outer_steps):
                 step_index = np.int32((sweep % 2) * outer_steps + s)
-                if whole_group is not None:
-                    rotate.set_arg(whole_group, np.int32(s == 0))
+                if whole_group is not None and s < 2:  # 1 in the first step, else 0
+                    set_scalar_arg(rotate, whole_group, np.int32(s == 0))
                 for kernel, step_arg, global_size, local_size in launches:
-                    kernel.set_arg(step_arg, step_index)
+                    set_scalar_arg(kernel, step_arg, step_index)
                     enqueue_kernel(self.queue, kernel, global_size, local_size)
 
         # The finishing certificate runs one sweep of the outer table (every

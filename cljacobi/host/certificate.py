@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
-from .launch import enqueue_kernel
+from .launch import enqueue_kernel, set_scalar_arg
 
 __all__ = ["FinishingCertificate", "certificate_mask_bytes"]
 
@@ -100,7 +100,7 @@ class FinishingCertificate:
         is tested once."""
         for step in range(self.steps):
             for kernel, position, global_size, local_size in self._launches:
-                kernel.set_arg(position, np.int32(step))
+                set_scalar_arg(kernel, position, np.int32(step))
                 enqueue_kernel(self.queue, kernel, global_size, local_size)
         found = np.empty((self.steps, self.slots), dtype=np.int32)
         cl.enqueue_copy(self.queue, found, self._found)

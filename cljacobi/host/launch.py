@@ -1,4 +1,5 @@
-"""Kernel launches that ask the driver for no event.
+"""Kernel launches that ask the driver for no event, and scalar arguments
+set without pyopencl's overhead.
 
 ``pyopencl.enqueue_nd_range_kernel`` always asks ``clEnqueueNDRangeKernel``
 for an event of the launch, and NVIDIA's OpenCL records it on the device:
@@ -10,8 +11,13 @@ at n = 4096) and keep none of those events, so they launch through
 :func:`enqueue_kernel`: ``clEnqueueNDRangeKernel`` of the OpenCL ICD loader
 pyopencl itself loaded, with no event.  Where that loader cannot be found,
 and on a profiling queue (whose events the profilers under ``bench/`` read),
-the launch goes through pyopencl as before.  The kernel, its arguments and
-the order of the launches are the same either way, so are the results.
+the launch goes through pyopencl as before.  The scalar arguments that
+change from launch to launch (the step of the sweeps' kernels) are set by
+:func:`set_scalar_arg`, the loader's ``clSetKernelArg``: 1.8 us where
+``Kernel.set_arg`` takes 17 us on the H200's host, which then falls behind
+the device in the last sweeps and the certificate.  The kernel, its
+arguments and the order of the launches are the same either way, so are
+the results.
 """
 
 from __future__ import annotations
@@ -21,9 +27,10 @@ import ctypes.util
 from collections.abc import Sequence
 from functools import cache, lru_cache
 
+import numpy as np
 import pyopencl as cl
 
-__all__ = ["enqueue_kernel", "loader_enqueue"]
+__all__ = ["enqueue_kernel", "loader_enqueue", "loader_set_arg", "set_scalar_arg"]
 
 
 def _loader_path() -> str | None:
@@ -59,6 +66,22 @@ def loader_enqueue():
     return function
 
 
+@cache
+def loader_set_arg():
+    """The loader's ``clSetKernelArg`` as a ctypes function, or None where no
+    loader is found."""
+    path = _loader_path()
+    if path is None:
+        return None
+    try:
+        function = ctypes.CDLL(path).clSetKernelArg
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_size_t, ctypes.c_void_p]
+    function.restype = ctypes.c_int32
+    return function
+
+
 @lru_cache(maxsize=8192)
 def _sizes(global_size: tuple[int, ...], local_size: tuple[int, ...] | None):
     """The work sizes as the C arrays clEnqueueNDRangeKernel takes."""
@@ -84,3 +107,17 @@ def enqueue_kernel(queue: cl.CommandQueue, kernel: cl.Kernel, global_size: Seque
                      local_array, 0, None, None)
     if status != 0:  # CL_SUCCESS
         cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size)
+
+
+def set_scalar_arg(kernel: cl.Kernel, index: int, value: np.generic) -> None:
+    """Set argument `index` of `kernel` to the scalar `value` (a numpy scalar
+    of the argument's C type) through the loader's ``clSetKernelArg``.
+
+    ``Kernel.set_arg`` took 17 us for an ``np.int32`` on the H200's host, the
+    loader's function 1.8 us (``bench/README.md``, "Launches without
+    events"); the sweeps set the step of three kernels before every launch.
+    An argument the driver refuses is set again through pyopencl, which
+    raises the error it names."""
+    setter = loader_set_arg()
+    if setter is None or setter(kernel.int_ptr, index, value.nbytes, value.tobytes()) != 0:
+        kernel.set_arg(index, value)

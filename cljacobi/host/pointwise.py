@@ -25,7 +25,7 @@ from ..strategies import STRATEGIES, step_table
 from .certificate import FinishingCertificate
 from .device import require_fp64
 from .diagonal import sort_diagonal
-from .launch import enqueue_kernel
+from .launch import enqueue_kernel, set_scalar_arg
 from .operands import Operands, download, upload
 from .pointwise_plan import PointwisePlan
 from .programs import COMPLEX_LAYOUTS, build_program
@@ -353,7 +353,7 @@ class PointwiseHSVD:
             first = (sweep % sweeps["tables"]) * steps
             for s in range(steps):
                 if position is not None:
-                    step.set_arg(position, np.int32(first + s))
+                    set_scalar_arg(step, position, np.int32(first + s))
                 enqueue_kernel(self.queue, step, global_size, local_size)
 
         enqueue_sweep = enqueue_full_sweep
