@@ -20,6 +20,7 @@ import numpy as np
 import pyopencl as cl
 
 from .device import require_fp64
+from .launch import enqueue_kernel, set_scalar_arg
 from .limits import check_global_memory
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, int_arg, real_arg
@@ -200,9 +201,9 @@ def _per_step(queue: cl.CommandQueue, program: cl.Program, spec: ClassicalSpec,
     cl.enqueue_nd_range_kernel(queue, rows, rescan_size, (wg,))
     while state[2] == 0 and state[3] < max_rotations:
         for _ in range(min(CLASSICAL_STEP_BATCH, max_rotations - int(state[3]))):
-            cl.enqueue_nd_range_kernel(queue, pivot, (wg,), (wg,))
-            cl.enqueue_nd_range_kernel(queue, rotate, (n,), None)
-            cl.enqueue_nd_range_kernel(queue, rows, rescan_size, (wg,))
+            enqueue_kernel(queue, pivot, (wg,), (wg,))
+            enqueue_kernel(queue, rotate, (n,), None)
+            enqueue_kernel(queue, rows, rescan_size, (wg,))
         cl.enqueue_copy(queue, state, state_buf)
     return int(state[3]), bool(state[2] == 1)
 
@@ -326,8 +327,8 @@ def cyclic_sweeps(queue: cl.CommandQueue,
         for s in range(steps):
             first = np.int32(((sweep % 2) * steps + s) * per_step)
             for kernel, position, size, local in launches:
-                kernel.set_arg(position, first)
-                cl.enqueue_nd_range_kernel(queue, kernel, size, local)
+                set_scalar_arg(kernel, position, first)
+                enqueue_kernel(queue, kernel, size, local)
         cl.enqueue_copy(queue, count, counter)
         counts.append(int(count.sum()))
         if counts[-1] == 0:

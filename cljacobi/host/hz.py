@@ -22,6 +22,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..strategies import step_table
+from .launch import enqueue_kernel, set_scalar_arg
 from .limits import check_global_memory
 from .programs import build_program
 from .signatures import KernelSignature, buffer, c_defines, int_arg
@@ -372,8 +373,8 @@ def _pointwise_sweeps(queue, program, spec, pair, counters, strategy, max_sweeps
     for sweep in range(max(max_sweeps, 0)):
         cl.enqueue_copy(queue, counters, zero)
         for step in range(steps):
-            kernel.set_arg(first, np.int32(((sweep % 2) * steps + step) * per_step))
-            cl.enqueue_nd_range_kernel(queue, kernel, (per_step * wg,), (wg,))
+            set_scalar_arg(kernel, first, np.int32(((sweep % 2) * steps + step) * per_step))
+            enqueue_kernel(queue, kernel, (per_step * wg,), (wg,))
         _read_counters(queue, counters, spec.prescaled, transformations, big)
         if big[-1] == 0:
             return True
@@ -435,8 +436,8 @@ def _blocked_sweeps(queue, program, spec, pair, counters, max_sweeps, transforma
             index = np.int32((sweep % 2) * outer_steps + s)
             for kernel, step_arg, global_size, local_size in launches:
                 if step_arg is not None:
-                    kernel.set_arg(step_arg, index)
-                cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size)
+                    set_scalar_arg(kernel, step_arg, index)
+                enqueue_kernel(queue, kernel, global_size, local_size)
         _read_counters(queue, counters, spec.prescaled, transformations, big)
         if big[-1] == 0:
             break

@@ -48,38 +48,36 @@ def _loader_path() -> str | None:
     return ctypes.util.find_library("OpenCL")
 
 
-@cache
-def loader_enqueue():
-    """The loader's ``clEnqueueNDRangeKernel`` as a ctypes function, or None
-    where no loader is found."""
+def _loader_function(name: str, argtypes: list) -> ctypes._CFuncPtr | None:
+    """Function `name` of the loader as a ctypes function returning a
+    cl_int, or None where no loader is found."""
     path = _loader_path()
     if path is None:
         return None
     try:
-        function = ctypes.CDLL(path).clEnqueueNDRangeKernel
+        function = getattr(ctypes.CDLL(path), name)
     except (OSError, AttributeError):
         return None
-    function.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint, ctypes.c_void_p,
-                         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint, ctypes.c_void_p,
-                         ctypes.c_void_p]
+    function.argtypes = argtypes
     function.restype = ctypes.c_int32
     return function
 
 
 @cache
-def loader_set_arg():
-    """The loader's ``clSetKernelArg`` as a ctypes function, or None where no
-    loader is found."""
-    path = _loader_path()
-    if path is None:
-        return None
-    try:
-        function = ctypes.CDLL(path).clSetKernelArg
-    except (OSError, AttributeError):
-        return None
-    function.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_size_t, ctypes.c_void_p]
-    function.restype = ctypes.c_int32
-    return function
+def loader_enqueue() -> ctypes._CFuncPtr | None:
+    """The loader's ``clEnqueueNDRangeKernel`` (queue, kernel, dimensions,
+    offset, global and local sizes, no wait list, no event), or None."""
+    pointer, count = ctypes.c_void_p, ctypes.c_uint
+    return _loader_function("clEnqueueNDRangeKernel",
+                            [pointer, pointer, count, pointer, pointer, pointer, count,
+                             pointer, pointer])
+
+
+@cache
+def loader_set_arg() -> ctypes._CFuncPtr | None:
+    """The loader's ``clSetKernelArg`` (kernel, index, size, value), or None."""
+    return _loader_function("clSetKernelArg",
+                            [ctypes.c_void_p, ctypes.c_uint, ctypes.c_size_t, ctypes.c_void_p])
 
 
 @lru_cache(maxsize=8192)
