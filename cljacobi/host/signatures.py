@@ -22,6 +22,8 @@ from functools import cached_property
 import numpy as np
 import pyopencl as cl
 
+from .launch import set_scalar_arg
+
 __all__ = ["Arg", "KernelSignature", "buffer", "c_defines", "c_struct", "int_arg", "long_arg",
            "real_arg"]
 
@@ -117,13 +119,15 @@ class KernelSignature:
         return kernel
 
     def bind(self, kernel: cl.Kernel, **values: object) -> None:
-        """Set the arguments named in `values` (scalars converted to their C type)."""
+        """Set the arguments named in `values` (scalars converted to their C
+        type and set through the loader, :func:`cljacobi.host.launch.set_scalar_arg`)."""
         for name, value in values.items():
             index = self.position(name)
             kind = self.args[index].kind
-            if kind != "buffer":
-                value = (_SCALARS[kind] or self.real_dtype.type)(value)
-            kernel.set_arg(index, value)
+            if kind == "buffer":
+                kernel.set_arg(index, value)
+            else:
+                set_scalar_arg(kernel, index, (_SCALARS[kind] or self.real_dtype.type)(value))
 
 
 def c_defines(constants: Mapping[str, int | float]) -> str:
