@@ -48,15 +48,22 @@ def _loader_path() -> str | None:
     return ctypes.util.find_library("OpenCL")
 
 
+@cache
+def _loader() -> ctypes.CDLL | None:
+    """The loader, opened once, or None where none is found."""
+    path = _loader_path()
+    try:
+        return None if path is None else ctypes.CDLL(path)
+    except OSError:
+        return None
+
+
 def _loader_function(name: str, argtypes: list) -> ctypes._CFuncPtr | None:
     """Function `name` of the loader as a ctypes function returning a
     cl_int, or None where no loader is found."""
-    path = _loader_path()
-    if path is None:
-        return None
-    try:
-        function = getattr(ctypes.CDLL(path), name)
-    except (OSError, AttributeError):
+    loader = _loader()
+    function = None if loader is None else getattr(loader, name, None)
+    if function is None:
         return None
     function.argtypes = argtypes
     function.restype = ctypes.c_int32
