@@ -6,17 +6,17 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import nullcontext
 from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["MAX_THREADS", "all_finite", "any_nonzero", "in_row_blocks", "peaks", "touched_empty",
-           "touched_empty_soon", "usable_cpus", "worker_threads"]
+__all__ = ["MAX_THREADS", "all_finite", "any_nonzero", "in_row_blocks", "map_in_threads", "peaks",
+           "touched_empty", "touched_empty_soon", "usable_cpus", "worker_pool", "worker_threads"]
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 def usable_cpus() -> int:
@@ -40,16 +40,37 @@ def worker_threads() -> int:
     return max(1, min(usable_cpus(), MAX_THREADS))
 
 
-def in_row_blocks(function: Callable[..., T], *arrays: np.ndarray,
-                  pool: ThreadPoolExecutor | None = None) -> list[T]:
+def worker_pool() -> ThreadPoolExecutor:
+    """The process's pool of :func:`worker_threads` threads, made at its first
+    use and kept: starting a pool's threads costs about 0.1 ms each, which a
+    call paid several times over (M's check, the staged copies up and down).
+    A child process made by ``fork`` makes its own (the parent's threads are
+    not in it).  Work submitted here must not wait for other work submitted
+    here; :func:`in_row_blocks` called from one of its threads runs there."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(worker_threads(), thread_name_prefix="cljacobi-worker",
+                                       initializer=_in_worker.__setattr__,
+                                       initargs=("active", True))
+        return _pool
+
+
+#: The pool of :func:`worker_pool` and whether the running thread is one of its.
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+_in_worker = threading.local()
+
+
+def in_row_blocks(function: Callable[..., T], *arrays: np.ndarray) -> list[T]:
     """``function(*blocks)`` on matching blocks of rows (the first axis) of
-    `arrays`, in threads when they are large; the results in row order.
+    `arrays`, in the threads of :func:`worker_pool` when they are large; the
+    results in row order.
 
     For numpy's elementwise work (``isfinite``, ``ldexp``, ``copyto``), which
     releases the GIL on large blocks: the same operations on the same
     elements as one call on the whole arrays, so the results are those of
-    that call.  `pool` (of :func:`worker_threads` threads) runs the blocks
-    instead of a new one: for a caller with many such calls in a row.
+    that call.
     """
     first = arrays[0]
     threads = worker_threads()
@@ -57,8 +78,16 @@ def in_row_blocks(function: Callable[..., T], *arrays: np.ndarray,
         return [function(*arrays)]
     bounds = np.linspace(0, first.shape[0], min(threads, first.shape[0]) + 1).astype(int)
     blocks = [tuple(a[lo:hi] for a in arrays) for lo, hi in itertools.pairwise(bounds)]
-    with nullcontext(pool) if pool is not None else ThreadPoolExecutor(len(blocks)) as runner:
-        return list(runner.map(lambda block: function(*block), blocks))
+    return map_in_threads(lambda block: function(*block), blocks)
+
+
+def map_in_threads(function: Callable[[U], T], items: Sequence[U]) -> list[T]:
+    """``[function(item) for item in items]``, the items spread over the
+    threads of :func:`worker_pool` (in the calling thread where there is one
+    item, one thread, or the caller is itself one of the pool's threads)."""
+    if len(items) < 2 or worker_threads() < 2 or getattr(_in_worker, "active", False):
+        return [function(item) for item in items]
+    return list(worker_pool().map(function, items))
 
 
 def all_finite(array: np.ndarray) -> bool:
@@ -143,3 +172,14 @@ _touching_lock = threading.Lock()
 def _touch_pages(block: np.ndarray) -> None:
     """Write a zero byte every 4 KiB of a C-contiguous block."""
     block.reshape(-1).view(np.uint8)[::4096] = 0
+
+
+def _forget_threads() -> None:
+    """In a child made by ``fork``: the parent's pools have no threads here."""
+    global _pool, _pool_lock, _touching, _touching_lock
+    _pool, _pool_lock = None, threading.Lock()
+    _touching, _touching_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_threads)

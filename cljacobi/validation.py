@@ -4,12 +4,11 @@ options first, then the arrays."""
 from __future__ import annotations
 
 import numbers
-from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
 
-from ._threads import all_finite, worker_threads
+from ._threads import all_finite, map_in_threads
 
 __all__ = [
     "HERMITIAN_RTOL",
@@ -221,13 +220,8 @@ def symmetric_part(M: np.ndarray, name: str) -> SymmetricPart:
                     smallest = min(smallest, float(nonzero.min()))
         return asymmetry, largest, smallest, finite
 
-    starts = range(0, n, _TILE)
-    threads = min(worker_threads(), len(starts))
-    if threads > 1:  # numpy releases the GIL on these tiles
-        with ThreadPoolExecutor(threads) as pool:
-            rows = list(pool.map(block_row, starts))
-    else:
-        rows = [block_row(i0) for i0 in starts]
+    # numpy releases the GIL on these tiles
+    rows = map_in_threads(block_row, range(0, n, _TILE))
     # Maxima and minima: the same whatever order the block rows finished in.
     asymmetry = max((row[0] for row in rows), default=0.0)
     largest = max((row[1] for row in rows), default=0.0)

@@ -15,6 +15,8 @@ from cljacobi._threads import (
     peaks,
     touched_empty,
     touched_empty_soon,
+    worker_pool,
+    worker_threads,
 )
 
 
@@ -35,11 +37,10 @@ def test_in_row_blocks_covers_the_rows_in_order(threads, shape, order):
     assert np.array_equal(np.concatenate(blocks), array)
 
 
-def test_in_row_blocks_on_a_given_pool(threads):
-    """A caller's pool runs the blocks (np.copyto, as the staged transfers
-    call it), with the blocks and the results of a pool of its own."""
+def test_in_row_blocks_in_the_kept_pool(threads):
+    """The blocks run in the threads of one pool, kept from call to call
+    (np.copyto, as the staged transfers call it)."""
     import threading
-    from concurrent.futures import ThreadPoolExecutor
 
     source = np.arange(60.0).reshape(12, 5)
     target = np.zeros_like(source)
@@ -49,11 +50,46 @@ def test_in_row_blocks_on_a_given_pool(threads):
         names.append(threading.current_thread().name)
         np.copyto(dst, src)
 
-    with ThreadPoolExecutor(max(threads, 1), thread_name_prefix="caller") as pool:
-        results = in_row_blocks(copy, target, source, pool=pool)
+    results = in_row_blocks(copy, target, source)
     assert np.array_equal(target, source)
     assert len(results) == (1 if threads < 2 else threads)
-    assert all(name.startswith("caller") for name in names) == (threads >= 2)
+    assert all(name.startswith("cljacobi-worker") for name in names) == (threads >= 2)
+    assert worker_pool() is worker_pool()
+
+
+def test_in_row_blocks_inside_the_pool_runs_there(threads):
+    """Called from one of the pool's threads, the blocks run in that thread:
+    work of the pool never waits for the pool (no deadlock however many
+    threads are busy)."""
+    import threading
+
+    array = np.arange(40.0).reshape(8, 5)
+
+    def nested(_):
+        here = threading.current_thread().name
+        names = in_row_blocks(lambda block: threading.current_thread().name, array)
+        return here, names
+
+    for here, names in worker_pool().map(nested, range(2 * worker_threads())):
+        assert set(names) == {here}
+
+
+def test_a_forked_child_makes_its_own_pool(threads):
+    """The parent's pool has no threads in a child made by fork: the child's
+    blocks still run (in a pool of its own), and do not hang."""
+    import multiprocessing
+
+    worker_pool()  # the parent's, with its threads started
+    in_row_blocks(np.copyto, np.zeros((6, 2)), np.ones((6, 2)))
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as child:
+        total = child.apply_async(_sum_by_blocks, (np.arange(24.0).reshape(6, 4),)).get(60)
+    assert total == np.arange(24.0).sum()
+
+
+def _sum_by_blocks(array):
+    _threads.THREADED_MIN_ELEMENTS = 1
+    return float(sum(block.sum() for block in in_row_blocks(lambda b: b.copy(), array)))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.float32])
