@@ -57,6 +57,7 @@ from .validation import (
     check_max_sweeps,
     check_on_nonconvergence,
     check_queue_argument,
+    require_finite,
 )
 
 __all__ = [
@@ -237,6 +238,10 @@ class SweepPlan:
     #: The mpi4py communicator the sweeps run on (rank 0's plan; None: this
     #: device alone; :mod:`cljacobi.distributed`).
     comm: Any = None
+    #: Whether the method's `factor` checks the matrix for infs and NaNs
+    #: (:attr:`Method.checks_finite_on_upload`): on the device as it loads
+    #: it, else on the host.
+    finite_left_to_factor: bool = False
 
 
 def sweep_plan(
@@ -459,7 +464,10 @@ class Method(Protocol):
     (``argument`` names both, ``"A, B"``), one pair a call, and hands the
     implicit Hari-Zimmermann sweeps an :class:`HZPair`; one that also has
     ``pair_stacks = True`` (gsvd) takes stacks of pairs through
-    :mod:`cljacobi._batch_gsvd`.
+    :mod:`cljacobi._batch_gsvd`.  One with ``checks_finite_on_upload = True``
+    (eig_indefinite) checks a single matrix for infs and NaNs itself, in
+    `factor`, where ``plan.finite_left_to_factor`` says so: the device tests
+    every entry as M is loaded, so the host makes no pass over M first.
     """
 
     #: The argument's name in messages (``"M"``, ``"G"``, ``"A"``; ``"A, B"`` for a pair).
@@ -518,12 +526,22 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
         A, result_dtype, array_queue = host_pair(method, data, queue, check_finite=check_finite)
     else:
         host, array_queue = to_host(data, queue)
+        # One matrix of a method whose device checks it as it loads it: its
+        # factor() checks it (no host pass over it before the upload).
+        left_to_factor = (check_finite and getattr(method, "checks_finite_on_upload", False)
+                          and np.ndim(host) == 2)
         A, result_dtype = as_float_matrix(
-            host, method.argument, check_finite=check_finite, square=method.square,
-            stacked=True)
+            host, method.argument, check_finite=check_finite and not left_to_factor,
+            square=method.square, stacked=True)
+        plan = SweepPlan(**{**plan.__dict__, "finite_left_to_factor": left_to_factor})
     method.validate(A, array_queue)
-    run_queue = device_checks(method, A, pair=pair, queue=queue, array_queue=array_queue,
-                              result_dtype=result_dtype, plan=plan)
+    try:
+        run_queue = device_checks(method, A, pair=pair, queue=queue, array_queue=array_queue,
+                                  result_dtype=result_dtype, plan=plan)
+    except Exception:
+        if plan.finite_left_to_factor:  # the check's error first, as for any other input
+            require_finite(A, method.argument)
+        raise
     plan = SweepPlan(**{**plan.__dict__, "queue": run_queue, "result_dtype": result_dtype})
 
     def solve_one(index: tuple[int, ...], matrix: np.ndarray) -> tuple[Any, SolveInfo]:

@@ -42,7 +42,7 @@ from .host.pointwise import HSVDState
 from .host.qr import pivoted_qr_on_device
 from .hyperbolic_svd import hsvd
 from .scaling import factor_shift, factor_shift_from_maxima, matrix_shift_from_range, unshift
-from .validation import check_flag, symmetric_part
+from .validation import check_flag, nonfinite_error, require_finite, symmetric_part
 
 __all__ = ["DEFAULT_MAX_SWEEPS", "FACTORIZATIONS", "eig_indefinite", "hsvd"]
 
@@ -306,6 +306,9 @@ class _EigIndefinite:
     argument = "M"
     #: A stack of small matrices may run in one launch (cljacobi._batch).
     batched_problem = "eig"
+    #: M's check for infs and NaNs is made in factor(): on the device as M
+    #: is loaded (cjac_hermitian_stats), else on the host.
+    checks_finite_on_upload = True
     square = True
     value_name = "an eigenvalue"
 
@@ -335,6 +338,11 @@ class _EigIndefinite:
         # device checks it and loads its Hermitian part, scaled (no host
         # pass over M, no host copy).  Else the host builds the Hermitian part.
         upload = self._upload(M, index, plan)
+        if plan.finite_left_to_factor:
+            if upload is None:
+                require_finite(M, name_of("M", index))
+            elif not upload.finite:
+                raise nonfinite_error(name_of("M", index))
         if upload is None:
             symmetric, smallest, largest = symmetric_part(M, name_of("M", index))
         else:

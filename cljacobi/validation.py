@@ -21,6 +21,8 @@ __all__ = [
     "check_on_nonconvergence",
     "check_queue_argument",
     "compute_dtype",
+    "nonfinite_error",
+    "require_finite",
     "symmetric_part",
 ]
 
@@ -123,9 +125,20 @@ def as_float_matrix(
     if square and array.shape[-2] != array.shape[-1]:
         raise ValueError(f"{name} must be square, got shape {array.shape}")
     array = array.astype(compute_dtype(result_dtype), copy=False)
-    if check_finite and not all_finite(array):
-        raise ValueError(f"{name} must not contain infs or NaNs")
+    if check_finite:
+        require_finite(array, name)
     return array, result_dtype
+
+
+def require_finite(array: np.ndarray, name: str) -> None:
+    """Raise the ValueError of ``check_finite`` where `array` holds an inf or a NaN."""
+    if not all_finite(array):
+        raise nonfinite_error(name)
+
+
+def nonfinite_error(name: str) -> ValueError:
+    """The ValueError of ``check_finite`` for the array called `name`."""
+    return ValueError(f"{name} must not contain infs or NaNs")
 
 
 def as_signature(J: object, shape: tuple[int, ...]) -> np.ndarray:

@@ -67,6 +67,58 @@ def test_eig_wrong_inputs(M, kwargs, error, match):
         cljacobi.eig_indefinite(M, **kwargs)
 
 
+@pytest.mark.parametrize("where", [(5, 2), (2, 5), (3, 3), (39, 0), (0, 39)],
+                         ids=["lower", "upper", "diagonal", "corner", "far corner"])
+@pytest.mark.parametrize("dtype,value", [
+    (dtype, value) for dtype in (np.float64, np.complex128) for value in (np.nan, np.inf, -np.inf)
+] + [(np.complex128, complex(1, np.nan))], ids=lambda x: str(x) if not isinstance(x, type)
+    else x.__name__)
+@pytest.mark.parametrize("factorization", ["device", "host"])
+def test_eig_nonfinite_entry_of_either_triangle(factorization, value, where, dtype,
+                                                monkeypatch):
+    """One matrix's check for infs and NaNs is its factorization's: where the
+    device factors M, the device tests every entry as M is loaded (both
+    triangles, both parts of a complex entry) and the host makes no pass
+    over M; on the host path the host checks it.  Either way the error is
+    check_finite's."""
+    from cljacobi import validation
+
+    M = _symmetric(40, np.random.default_rng(3)).astype(dtype)
+    original = M[where]
+    M[where] = value
+    checked = []
+
+    def recording(array):
+        checked.append(array)
+        return validation_all_finite(array)
+
+    validation_all_finite = validation.all_finite
+    monkeypatch.setattr(validation, "all_finite", recording)
+    with pytest.raises(ValueError, match=r"^M must not contain infs or NaNs$"):
+        cljacobi.eig_indefinite(M, factorization=factorization)
+    on_host = any(np.shares_memory(array, M) for array in checked)
+    assert on_host == (factorization == "host")
+    M[where] = original
+    w = cljacobi.eig_indefinite(M, factorization=factorization, eigvals_only=True)
+    assert np.all(np.isfinite(w))
+
+
+def test_eig_nonfinite_before_a_device_error(monkeypatch):
+    """A non-finite M on a device that cannot take it gets check_finite's
+    error, as it did when the host checked M before the device checks."""
+    from cljacobi.errors import DeviceCapabilityError
+    from tests.test_preflight import _Device, _Queue
+
+    device = _Device(local_mem_size=64)
+    monkeypatch.setattr(pipeline, "resolve_queue", lambda queue: _Queue(device))
+    M = np.eye(40)
+    with pytest.raises(DeviceCapabilityError, match="local memory"):
+        cljacobi.eig_indefinite(M)
+    M[7, 30] = np.nan
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        cljacobi.eig_indefinite(M)
+
+
 #: Column 0 of G[1] of this stack is zero.
 _STACK_ONE_ZERO_COLUMN = np.random.default_rng(2).standard_normal((2, 3, 2))
 _STACK_ONE_ZERO_COLUMN[1, :, 0] = 0

@@ -362,6 +362,8 @@ class HermitianUpload:
     largest: float
     #: smallest nonzero modulus of the Hermitian part (0.0 if none)
     smallest: float
+    #: whether every entry of M is finite (both triangles, both parts)
+    finite: bool
     #: seconds of the upload and the statistics
     seconds: float = 0.0
 
@@ -419,11 +421,11 @@ def upload_hermitian(queue: cl.CommandQueue, M: np.ndarray, name: str, *,
     cl.enqueue_copy(queue, stats, stats_buf)
     lower = stats[np.tril_indices(blocks)]  # the blocks (bi, bj), bi >= bj
     asymmetry, smallest = float(lower[:, 0].max()), float(lower[:, 2].min())
-    largest = float(lower[:, 1].max()) if not lower[:, 3].any() else np.nan
+    largest = float(lower[:, 1].max()) if not (lower[:, 3] == 2).any() else np.nan
     check_asymmetry(M, name, asymmetry, largest)
     return HermitianUpload(queue, buffer, ld, n, rows_are_rows, dtype, asymmetry, largest,
                            smallest if np.isfinite(smallest) else 0.0,
-                           time.perf_counter() - start)
+                           not lower[:, 3].any(), time.perf_counter() - start)
 
 
 def gather_factor(

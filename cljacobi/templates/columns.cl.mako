@@ -189,7 +189,9 @@ inline void cjac_mirror_tile(__global const cjac_elem *src, const int ldr, const
  *                   block: 2 |Im m_ii| on the diagonal), NaN dropped
  *   stats[4 g + 1]  max |s_ij|
  *   stats[4 g + 2]  min |s_ij| over s_ij != 0 (INFINITY if none)
- *   stats[4 g + 3]  1 if some s_ij is not finite, else 0
+ *   stats[4 g + 3]  2 if some s_ij is not finite, else 1 if some entry of M
+ *                   in the block or its mirror is not (either triangle,
+ *                   either part), else 0
  * with g = bi * blocks + bj.  Maxima and minima are exact, so the host's
  * reduction over the blocks gives symmetric_part's values in any order. */
 __kernel __attribute__((reqd_work_group_size(HT, HT, 1)))
@@ -218,11 +220,13 @@ void cjac_hermitian_stats(${signatures["cjac_hermitian_stats"].parameters})
                 const cjac_elem m_ij = low[ly * CJAC_HT_STRIDE + lx];
                 const cjac_elem m_ji = high[ly * CJAC_HT_STRIDE + lx];
                 asymmetry = fmax(asymmetry, cjac_elem_abs(m_ij - cjac_conj(m_ji)));
+                if (!cjac_elem_finite(m_ij) || !cjac_elem_finite(m_ji))
+                    nonfinite = fmax(nonfinite, 1);
                 if (i >= j) {
                     const cjac_real size = i == j ? fabs(cjac_real_part(m_ij))
                                                   : cjac_elem_abs(m_ij);
                     if (!isfinite(size))
-                        nonfinite = 1;
+                        nonfinite = 2;
                     else {
                         largest = fmax(largest, size);
                         if (size > 0)
