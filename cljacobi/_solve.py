@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -318,6 +318,11 @@ class Factored:
         Arrays of the extraction's result that it knows to be finite (the
         device tested them as it wrote them), which the pipeline then does
         not read again to check.
+    on_settled : callable or None
+        Called with the squared column norms, the signature and the device
+        operands before the certified finishing sweeps (see
+        :meth:`cljacobi.host.pointwise.PointwiseHSVD.run_operands`): where
+        the extraction may start reading results beside them.
     """
 
     source: np.ndarray | OnDevice
@@ -327,6 +332,7 @@ class Factored:
     peak_rounding: bool = True
     kept: dict[str, Any] = field(default_factory=dict)
     finite_results: list[np.ndarray] = field(default_factory=list)
+    on_settled: Callable[[np.ndarray, np.ndarray, Any], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -562,7 +568,8 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
             else:
                 state = run_sweeps(outcome.source, outcome.signs, plan=plan,
                                    accumulate_v=outcome.accumulate_v, info=info, index=index,
-                                   fetch=outcome.fetch, peak_rounding=outcome.peak_rounding)
+                                   fetch=outcome.fetch, peak_rounding=outcome.peak_rounding,
+                                   on_settled=outcome.on_settled)
             known_finite = outcome.finite_results
             outcome = method.extract(state, outcome, index, plan, info)
         _require_finite(f"{method.value_name} of {name_of(method.argument, index)}", outcome,
@@ -648,12 +655,14 @@ def run_sweeps(
     index: tuple[int, ...] = (),
     fetch: bool = True,
     peak_rounding: bool = True,
+    on_settled: Callable[[np.ndarray, np.ndarray, Any], None] | None = None,
 ) -> HSVDState:
     """Orthogonalize the columns of G on the device and fill `info`.
 
     `G` is a host array, or a double precision factor already on the device.
     ``fetch=False`` leaves the final G (and V) on the device, in
-    ``state.operands``.
+    ``state.operands``; `on_settled` goes to the finishing sweeps
+    (:attr:`Factored.on_settled`; not on a communicator).
 
     The blocked variants run until no big block transformation happens, then
     pointwise sweeps finish and decide convergence, so every variant has the
@@ -729,7 +738,7 @@ def run_sweeps(
         info.seconds["blocked_sweeps"] = blocked.seconds["sweeps"]
     state = driver.run_operands(
         operands, max_sweeps=max(max_sweeps - info.blocked_sweeps, 1), fetch=fetch,
-        peak_rounding=peak_rounding,
+        peak_rounding=peak_rounding, on_settled=on_settled,
         certificate=blocked_driver.certificate if variant != "pointwise" else None)
     stats = state.stats
     info.sweeps = info.blocked_sweeps + stats.sweeps

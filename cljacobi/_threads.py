@@ -12,8 +12,9 @@ from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["MAX_THREADS", "all_finite", "any_nonzero", "in_row_blocks", "map_in_threads", "peaks",
-           "touched_empty", "touched_empty_soon", "usable_cpus", "worker_pool", "worker_threads"]
+__all__ = ["MAX_THREADS", "all_finite", "any_nonzero", "in_background", "in_row_blocks",
+           "map_in_threads", "peaks", "touched_empty", "touched_empty_soon", "usable_cpus",
+           "worker_pool", "worker_threads"]
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -154,19 +155,29 @@ def touched_empty(shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
 
 
 def touched_empty_soon(shape: tuple[int, ...], dtype: np.dtype | type) -> Future[np.ndarray]:
-    """:func:`touched_empty` in a thread of its own: for a result array whose
-    device copy comes at the end of a solve, its pages mapped while the
-    device works (the host waits for the sweeps meanwhile)."""
-    global _touching
-    with _touching_lock:
-        if _touching is None:
-            _touching = ThreadPoolExecutor(1, thread_name_prefix="cljacobi-pages")
-        return _touching.submit(touched_empty, shape, dtype)
+    """:func:`touched_empty` in the background thread (:func:`in_background`):
+    for a result array whose device copy comes at the end of a solve, its
+    pages mapped while the device works (the host waits for the sweeps
+    meanwhile)."""
+    return in_background(touched_empty, shape, dtype)
 
 
-#: The thread of :func:`touched_empty_soon` (made at its first use).
-_touching: ThreadPoolExecutor | None = None
-_touching_lock = threading.Lock()
+def in_background(function: Callable[..., T], *args: object) -> Future[T]:
+    """``function(*args)`` in the library's one background thread, after the
+    work submitted there before (first in, first out): host work that
+    overlaps the device's, such as mapping a result's pages or a download
+    beside the sweeps.  Such work may wait for work submitted before it,
+    never after."""
+    global _background
+    with _background_lock:
+        if _background is None:
+            _background = ThreadPoolExecutor(1, thread_name_prefix="cljacobi-background")
+        return _background.submit(function, *args)
+
+
+#: The thread of :func:`in_background` (made at its first use).
+_background: ThreadPoolExecutor | None = None
+_background_lock = threading.Lock()
 
 
 def _touch_pages(block: np.ndarray) -> None:
@@ -176,9 +187,9 @@ def _touch_pages(block: np.ndarray) -> None:
 
 def _forget_threads() -> None:
     """In a child made by ``fork``: the parent's pools have no threads here."""
-    global _pool, _pool_lock, _touching, _touching_lock
+    global _pool, _pool_lock, _background, _background_lock
     _pool, _pool_lock = None, threading.Lock()
-    _touching, _touching_lock = None, threading.Lock()
+    _background, _background_lock = None, threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):

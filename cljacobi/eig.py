@@ -10,6 +10,7 @@ definite with a margin, otherwise by Bunch-Parlett complete pivoting
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +38,12 @@ from ._threads import any_nonzero, touched_empty_soon
 from .factorization import definite_factorize, j_factorize
 from .generalized import EigGeneralized
 from .host.factorization import DeviceJFactor, factor_on_device, upload_for_factorization
-from .host.operands import HermitianUpload, column_max, normalized_columns
+from .host.operands import (
+    HermitianUpload,
+    column_max,
+    normalized_columns,
+    normalized_columns_soon,
+)
 from .host.pointwise import HSVDState
 from .host.qr import pivoted_qr_on_device
 from .hyperbolic_svd import hsvd
@@ -45,6 +51,12 @@ from .scaling import factor_shift, factor_shift_from_maxima, matrix_shift_from_r
 from .validation import check_flag, nonfinite_error, require_finite, symmetric_part
 
 __all__ = ["DEFAULT_MAX_SWEEPS", "FACTORIZATIONS", "eig_indefinite", "hsvd"]
+
+#: Whether the eigenvectors of a factor on the device come down beside the
+#: certified finishing sweeps (their columns normalized as the blocked sweeps
+#: left them; the few the finishing sweeps change read again after them)
+#: instead of after them.  The same bits either way; False for comparison.
+EIGENVECTORS_BESIDE_FINISHING = True
 
 
 def eig_indefinite(
@@ -385,6 +397,7 @@ class _EigIndefinite:
         # A factor on the device stays there: its eigenvectors are normalized
         # there; so does a host factor when only the eigenvalues are wanted.
         on_device = isinstance(source, OnDevice)
+        on_settled = None
         if on_device and not self.eigvals_only:
             # The array the eigenvectors come down into, its pages mapped by
             # a host thread while the device sweeps (a download into fresh
@@ -392,7 +405,61 @@ class _EigIndefinite:
             kept["eigenvectors"] = touched_empty_soon((len(signs), n), M.dtype)
             if len(signs) < n:  # and the whole basis, the null space's columns with them
                 kept["basis"] = touched_empty_soon((n, n), M.dtype)
-        return Factored(source, signs, fetch=not (self.eigvals_only or on_device), kept=kept)
+            if EIGENVECTORS_BESIDE_FINISHING:
+                on_settled = functools.partial(self._eigenvectors_soon, kept, index, plan)
+        return Factored(source, signs, fetch=not (self.eigvals_only or on_device), kept=kept,
+                        on_settled=on_settled)
+
+    def _eigenvalues(self, d: np.ndarray, signs: np.ndarray, kept: dict[str, Any],
+                     index: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(w, order, columns)``: the eigenvalues by column of G (zeros
+        appended for a singular M), the order that sorts them, and the
+        columns of G the eigenvectors come down from, in that order (all of
+        them, by column, for a singular M)."""
+        n, rank = kept["n"], len(signs)
+        # 2^(2t) 2^s M = (2^t G) J (2^t G)^T: undo both shifts exactly.
+        w = unshift(signs * d, 2 * kept["exponent"] + kept["shift"],
+                    f"an eigenvalue of {name_of('M', index)}")
+        if rank < n:
+            w = np.concatenate([w, np.zeros(n - rank)])
+        order = np.argsort(w, kind="stable")
+        return w, order, order if rank == n else np.arange(rank)
+
+    def _eigenvectors_soon(self, kept: dict[str, Any], index: tuple[int, ...], plan: SweepPlan,
+                           d: np.ndarray, signs: np.ndarray, operands: Any) -> None:
+        """The eigenvectors of the factor as the blocked sweeps left it,
+        normalized on the device and brought down beside the certified
+        finishing sweeps (``Factored.on_settled``): those sweeps rotate few
+        pairs or none, so :meth:`extract` then reads again only the columns
+        they changed, or that moved in the order."""
+        try:
+            _, _, columns = self._eigenvalues(d, signs, kept, index)
+        except np.linalg.LinAlgError:  # an eigenvalue beyond float64: extract says so
+            return
+        kept["early"] = (columns, normalized_columns_soon(plan.queue, operands, columns,
+                                                          out=kept["eigenvectors"]))
+
+    def _eigenvectors(self, state: HSVDState, kept: dict[str, Any], columns: np.ndarray,
+                      plan: SweepPlan) -> tuple[np.ndarray, bool]:
+        """The normalized columns `columns` of the final G (m x len(columns))
+        and whether they are all finite: those that came down beside the
+        finishing sweeps (:meth:`_eigenvectors_soon`), the columns those
+        sweeps changed and the positions whose column changed read again;
+        else all of them now."""
+        early = kept.pop("early", None)
+        if early is not None:
+            early_columns, download = early
+            U, finite = download.result()  # it fills kept["eigenvectors"]: wait for it
+            if state.unsettled_columns is not None:
+                stale = np.flatnonzero((columns != early_columns)
+                                       | np.isin(columns, state.unsettled_columns))
+                if len(stale):
+                    fresh = normalized_columns(plan.queue, state.operands, columns[stale])
+                    U[:, stale] = fresh.vectors
+                    finite = finite and fresh.finite
+                return U, finite
+        return normalized_columns(plan.queue, state.operands, columns,
+                                  out=kept["eigenvectors"].result())
 
     def _upload(self, M: np.ndarray, index: tuple[int, ...], plan: SweepPlan
                 ) -> HermitianUpload | None:
@@ -454,19 +521,12 @@ class _EigIndefinite:
                 plan: SweepPlan, info: SolveInfo) -> Any:
         kept = factored.kept
         n, rank = kept["n"], len(factored.signs)
-        # 2^(2t) 2^s M = (2^t G) J (2^t G)^T: undo both shifts exactly.
-        w = unshift(state.signs * state.d, 2 * kept["exponent"] + kept["shift"],
-                    f"an eigenvalue of {name_of('M', index)}")
-        if rank < n:
-            w = np.concatenate([w, np.zeros(n - rank)])
-        order = np.argsort(w, kind="stable")
+        w, order, columns = self._eigenvalues(state.d, state.signs, kept, index)
         if self.eigvals_only:
             return w[order]
         if isinstance(factored.source, OnDevice):
             start = time.perf_counter()
-            columns = order if rank == n else np.arange(rank)
-            U, finite = normalized_columns(plan.queue, state.operands, columns,
-                                           out=kept["eigenvectors"].result())
+            U, finite = self._eigenvectors(state, kept, columns, plan)
             info.seconds["transfer"] += time.perf_counter() - start
             if rank == n:
                 if finite:  # tested on the device as it was written

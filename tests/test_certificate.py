@@ -313,3 +313,58 @@ def test_round_positions_against_numpy(queue, rng, count):
     where[diagonal["rho"]] = np.arange(r)
     np.testing.assert_array_equal(table[:count], np.sort(where[columns], axis=1))
     assert (table[count:] == -1).all()
+
+
+@pytest.mark.parametrize("dtype, seed, stale", [
+    (np.float64, 5, "none"),  # no candidate: every column as the blocked sweeps left it
+    (np.float64, 4, "candidates"),  # candidates that cjac_step finds orthogonal
+    (np.complex128, 5, "candidates"),  # 4 pairs rotated
+    (np.float64, 5, "full sweep"),
+])
+def test_eigenvectors_beside_the_finishing_sweeps(monkeypatch, dtype, seed, stale):
+    """The eigenvectors normalized as the blocked sweeps left G and brought
+    down beside the certified sweeps, then the columns those sweeps may have
+    changed, or whose position in the order moved, read again: bitwise the
+    eigenvectors read after the sweeps, whether the certified sweep names no
+    candidate, rotates some, or gives way to a full sweep (then every column
+    is read again)."""
+    from cljacobi import eig as eig_module
+
+    n = 256
+    rng = np.random.default_rng(seed)
+    M = with_spectrum(paper_spectrum(n, rng=rng), rng=rng, dtype=dtype)
+    if stale == "full sweep":
+        def every_pair(self):
+            columns = 2 * self.slots * self.block_width
+            return np.array([(i, j) for i in range(columns) for j in range(i + 1, columns)])
+
+        monkeypatch.setattr(certificate_module.FinishingCertificate, "candidates", every_pair)
+    reads = []
+    normalized_columns = eig_module.normalized_columns
+
+    def recording(queue, operands, columns, **kwargs):
+        reads.append(len(columns))
+        return normalized_columns(queue, operands, columns, **kwargs)
+
+    monkeypatch.setattr(eig_module, "normalized_columns", recording)
+    options = {"variant": "offdiag", "block_width": 16, "factorization": "device",
+               "return_info": True}
+    results = {}
+    for beside in (False, True):
+        monkeypatch.setattr(eig_module, "EIGENVECTORS_BESIDE_FINISHING", beside)
+        reads.clear()
+        results[beside] = cljacobi.eig_indefinite(M, **options)
+        if beside:
+            read_again = list(reads)
+    (w, V), info = results[True]
+    (w_after, V_after), _ = results[False]
+    assert np.array_equal(w, w_after) and np.array_equal(V, V_after)
+    assert V.flags.f_contiguous
+    if stale == "full sweep":
+        assert info.certified_sweeps == 0 and read_again == [n]
+    else:
+        assert info.certified_sweeps == 1
+        assert (read_again == []) == (stale == "none")
+        assert all(0 < count < n // 4 for count in read_again)
+    scale = np.linalg.norm(M)
+    assert np.linalg.norm(M @ V - V * w) <= 1e-12 * scale

@@ -86,6 +86,27 @@ def test_normalized_columns(queue, rng):
     assert again.finite and again.vectors.base is out and np.array_equal(out.T, U)
 
 
+def test_normalized_columns_soon(queue, rng):
+    """The same columns, read through the side queue by the background thread
+    into the array a future gives, while the queue goes on: a kernel
+    enqueued after it changes G, not the columns it read."""
+    from cljacobi._threads import in_background
+    from cljacobi.host.operands import normalized_columns, normalized_columns_soon
+
+    A = rng.standard_normal((23, 9)) * np.logspace(-100, 100, 9)
+    ops = upload(queue, A, np.ones(9, np.int8), accumulate_v=False, column_multiple=16,
+                 dtype=np.float64)
+    order = rng.permutation(9)
+    expected, finite = normalized_columns(queue, ops, order)
+    out = in_background(np.full, (9, 23), np.nan)
+    soon = normalized_columns_soon(queue, ops, order, out=out)
+    cl.enqueue_fill_buffer(queue, ops.g, np.float64(np.nan), 0, ops.g.size)
+    U, soon_finite = soon.result()
+    assert soon_finite == finite and U.base is out.result()
+    assert np.array_equal(U, expected)
+    assert not normalized_columns(queue, ops, order).finite  # G did change after it
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 @pytest.mark.parametrize("bad", ["zero column", "inf", "nan"])
 def test_normalized_columns_tells_non_finite(queue, rng, dtype, bad):

@@ -180,3 +180,15 @@ def test_touched_empty(threads, shape):
         assert array.shape == shape and array.dtype == np.complex128 and array.flags.c_contiguous
         array[...] = 1 + 2j
         assert np.all(array == 1 + 2j)
+
+
+def test_in_background_runs_in_order():
+    """One background thread, first in first out: work may wait for the
+    work submitted before it (a download for the array whose pages are
+    being touched)."""
+    import threading
+
+    first = _threads.in_background(lambda: threading.current_thread().name)
+    second = _threads.in_background(lambda: first.result() + " then again")
+    assert second.result(timeout=60) == first.result() + " then again"
+    assert first.result().startswith("cljacobi-background")

@@ -160,3 +160,15 @@ def _counting(function, calls):
         calls.append(result)
         return result
     return counted
+
+
+def test_side_queue(queue, rng):
+    """One second queue per queue's context and device, kept; a copy through
+    it sees what the first queue wrote once that has finished."""
+    side = transfers.side_queue(queue)
+    assert side is transfers.side_queue(queue) and side.int_ptr != queue.int_ptr
+    assert side.context == queue.context and side.device == queue.device
+    A = rng.standard_normal((40, 3))
+    buffer = buffer_holding(queue, A)
+    queue.finish()
+    assert np.array_equal(read_buffer(side, buffer, A.shape, A.dtype), A)

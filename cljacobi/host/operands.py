@@ -15,24 +15,26 @@ kernels of all of these are the column family's (``templates/columns.cl.mako``).
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple
 
 import numpy as np
 import pyopencl as cl
 
+from .._threads import in_background
 from ..validation import check_asymmetry
 from .limits import check_global_memory, check_work_group_size
 from .programs import build_program, check_layout
 from .signatures import KernelSignature, buffer, c_defines, int_arg
 from .sizes import check_power_of_two, round_up
-from .transfers import buffer_holding, read_buffer, write_buffer
+from .transfers import buffer_holding, read_buffer, side_queue, write_buffer
 
 __all__ = [
     "COLUMNS_DTYPES", "COLUMN_WORK_GROUP", "HERMITIAN_BLOCK", "HERMITIAN_TILE", "ROW_ALIGNMENT",
     "ColumnsSpec", "HermitianUpload", "NormalizedColumns", "Operands", "bordered_columns",
     "column_max", "download", "gather_factor", "leading_dimensions", "normalized_columns",
-    "upload", "upload_hermitian",
+    "normalized_columns_soon", "upload", "upload_hermitian",
 ]
 
 #: Rows of the device arrays are padded to a multiple of this (eq. (4.1)).
@@ -491,21 +493,62 @@ def normalized_columns(queue: cl.CommandQueue, operands: Operands, order: np.nda
     :func:`cljacobi._threads.touched_empty_soon` prepared), receives them
     transposed instead of a new array."""
     start = time.perf_counter()
-    ops = operands
+    normalized = _enqueue_normalized(queue, operands, order)
+    result = normalized.read(queue, out)
+    operands.transfer_seconds += time.perf_counter() - start
+    return result
+
+
+def normalized_columns_soon(queue: cl.CommandQueue, operands: Operands, order: np.ndarray, *,
+                            out: Future[np.ndarray]) -> Future[NormalizedColumns]:
+    """:func:`normalized_columns` whose download runs beside `queue`.
+
+    The kernel is enqueued on `queue` now, so it reads G as the commands
+    before it leave it; the background thread
+    (:func:`cljacobi._threads.in_background`) then waits for it and brings
+    its result into ``out.result()`` through :func:`side_queue`, while
+    `queue` goes on with what is enqueued after (the certified finishing
+    sweeps, which change few columns or none)."""
+    normalized = _enqueue_normalized(queue, operands, order)
+    queue.flush()  # the kernel starts, whatever the host does next
+
+    def download() -> NormalizedColumns:
+        normalized.done.wait()
+        return normalized.read(side_queue(queue), out.result())
+
+    return in_background(download)
+
+
+class _Normalized(NamedTuple):
+    """``cjac_normalized_columns`` enqueued: its buffers and its event."""
+
+    vectors: cl.Buffer
+    nonfinite: cl.Buffer
+    shape: tuple[int, int]
+    dtype: np.dtype
+    done: cl.Event
+
+    def read(self, queue: cl.CommandQueue, out: np.ndarray | None) -> NormalizedColumns:
+        """The columns and their finiteness, read through `queue`."""
+        host = read_buffer(queue, self.vectors, self.shape, self.dtype, out=out)
+        nonfinite = np.zeros(1, dtype=np.int32)
+        cl.enqueue_copy(queue, nonfinite, self.nonfinite)
+        return NormalizedColumns(host.T, not nonfinite[0])
+
+
+def _enqueue_normalized(queue: cl.CommandQueue, ops: Operands, order: np.ndarray
+                        ) -> _Normalized:
+    """Enqueue ``cjac_normalized_columns`` for the columns `order` of `ops`."""
     count = len(order)
     out_buf = cl.Buffer(queue.context, cl.mem_flags.WRITE_ONLY,
                         ops.dtype.itemsize * max(ops.m * count, 1))
     order_buf = cl.Buffer(queue.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                           hostbuf=np.ascontiguousarray(order, dtype=np.int32))
-    nonfinite = np.zeros(1, dtype=np.int32)
     nonfinite_buf = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                              hostbuf=nonfinite)
+                              hostbuf=np.zeros(1, dtype=np.int32))
     kernel, spec = _columns_kernel(queue, "cjac_normalized_columns", ops.dtype, ops.split,
                                    src=ops.g, lds=ops.ldg, m=ops.m, order=order_buf, dst=out_buf,
                                    ldd=ops.m, nonfinite=nonfinite_buf)
     wg = spec.work_group_size
-    cl.enqueue_nd_range_kernel(queue, kernel, (count * wg,), (wg,))
-    host = read_buffer(queue, out_buf, (count, ops.m), ops.dtype, out=out)
-    cl.enqueue_copy(queue, nonfinite, nonfinite_buf)
-    ops.transfer_seconds += time.perf_counter() - start
-    return NormalizedColumns(host.T, not nonfinite[0])
+    done = cl.enqueue_nd_range_kernel(queue, kernel, (count * wg,), (wg,))
+    return _Normalized(out_buf, nonfinite_buf, (count, ops.m), ops.dtype, done)

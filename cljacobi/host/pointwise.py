@@ -145,6 +145,11 @@ class HSVDState(NamedTuple):
     positions: np.ndarray | None = None
     #: The device operands, when G and V were left there (``fetch=False``).
     operands: Operands | None = None
+    #: The physical columns the finishing sweeps may have changed after
+    #: ``on_settled`` saw `d` and `signs` (:meth:`PointwiseHSVD.run_operands`):
+    #: the columns of the certified sweeps' candidates; None where it was not
+    #: called or a full sweep ran (any column may have changed).
+    unsettled_columns: np.ndarray | None = None
 
 
 class PointwiseHSVD:
@@ -234,6 +239,7 @@ class PointwiseHSVD:
     def run_operands(
         self, operands: Operands, *, max_sweeps: int, fetch: bool = True,
         peak_rounding: bool = True, certificate: FinishingCertificate | None = None,
+        on_settled: Callable[[np.ndarray, np.ndarray, Operands], None] | None = None,
     ) -> HSVDState:
         """The sweeps on operands already on the device (an even number of
         columns, V present if accumulated), then the result on the host;
@@ -250,7 +256,14 @@ class PointwiseHSVD:
         strategy, rotation algorithm 1 or 2), every sweep first finds the pairs that may fail the
         relative orthogonality test and, when there are at most r of them,
         rotates only those (:meth:`_certified_sweep`); ``stats.certified``
-        counts such sweeps.  ``CLJACOBI_FINISHING=sweeps`` turns this off."""
+        counts such sweeps.  ``CLJACOBI_FINISHING=sweeps`` turns this off.
+
+        ``on_settled(d, signs, operands)``, where certified sweeps follow,
+        is called once before the first of them is enqueued, with the squared
+        column norms and the signature as the state would hold them if no
+        sweep rotated again (a caller may start reading results then, beside
+        the sweeps); ``state.unsettled_columns`` then names the columns that
+        changed since, at most."""
         seconds = {"transfer": 0.0, "sweeps": 0.0, "sort": 0.0}
         ops = operands
         complex_ = ops.dtype.kind == "c"
@@ -356,8 +369,22 @@ class PointwiseHSVD:
                     set_scalar_arg(step, position, np.int32(first + s))
                 enqueue_kernel(self.queue, step, global_size, local_size)
 
+        def by_column(packed: np.ndarray) -> np.ndarray:
+            """The packed diagonal's entries by physical column (rho undone)."""
+            entries = np.empty(r_pad, dtype=diag_dtype)
+            entries[packed["rho"]] = packed
+            return entries
+
         enqueue_sweep = enqueue_full_sweep
         certified = 0
+        # The columns the sweeps after on_settled changed (None: any column).
+        unsettled: list[np.ndarray] | None = None
+        if certify and on_settled is not None:
+            if not self.sort_diagonal:  # else the sort left it in `diagonal`
+                cl.enqueue_copy(self.queue, diagonal, d_buf)
+            settled = by_column(diagonal)
+            on_settled(settled["d"][:r].copy(), settled["j"][:r].astype(np.int8), ops)
+            unsettled = []
         if certify:
             rounds_signature = signatures["cjac_round_positions"]
             position_buf = cl.Buffer(ctx, mf.READ_WRITE, 4 * r_pad)
@@ -380,10 +407,14 @@ class PointwiseHSVD:
                 return enqueue_round
 
             def enqueue_sweep(sweep: int) -> None:
-                nonlocal certified
-                if self._certified_sweep(certificate, rounds_of, r_pad):
+                nonlocal certified, unsettled
+                pairs = self._certified_sweep(certificate, rounds_of, r_pad)
+                if pairs is not None:
                     certified += 1
+                    if unsettled is not None:
+                        unsettled.append(pairs.ravel())
                 else:
+                    unsettled = None
                     enqueue_full_sweep(sweep)
 
         sort_in_sweeps = 0.0
@@ -406,17 +437,17 @@ class PointwiseHSVD:
         seconds["transfer"] += ops.transfer_seconds
         stats.seconds = seconds
 
-        # Undo the permutation rho: entry for physical column c.
-        by_column = np.empty(r_pad, dtype=diag_dtype)
-        by_column[diagonal["rho"]] = diagonal
+        final = by_column(diagonal)
         return HSVDState(
             G=G,
             V=V,
-            d=by_column["d"][:r].copy(),
-            signs=by_column["j"][:r].astype(np.int8),
+            d=final["d"][:r].copy(),
+            signs=final["j"][:r].astype(np.int8),
             stats=stats,
             positions=diagonal["rho"].copy(),
             operands=None if fetch else ops,
+            unsettled_columns=None if unsettled is None else np.unique(
+                np.concatenate([np.empty(0, np.int64), *unsettled])),
         )
 
     @property
@@ -431,9 +462,10 @@ class PointwiseHSVD:
     def _certified_sweep(
         self, certificate: FinishingCertificate,
         rounds_of: Callable[[cl.Buffer], Callable[[int, int], None]], r_pad: int,
-    ) -> bool:
-        """Enqueue a certified sweep; False (nothing enqueued) where a full
-        sweep is cheaper.
+    ) -> np.ndarray | None:
+        """Enqueue a certified sweep and return its candidates (``c x 2``
+        physical columns); None (nothing enqueued) where a full sweep is
+        cheaper.
 
         The certificate's candidates, at most r pairs of physical columns,
         go to ``cjac_step`` in rounds of disjoint pairs, one launch a round
@@ -451,9 +483,9 @@ class PointwiseHSVD:
         """
         pairs = certificate.candidates()
         if len(pairs) > r_pad:
-            return False
+            return None
         if not len(pairs):
-            return True
+            return pairs
         rounds = disjoint_rounds(pairs)
         members = cl.Buffer(self.queue.context,
                             cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
@@ -463,7 +495,7 @@ class PointwiseHSVD:
         for round_pairs in rounds:
             enqueue_round(first, len(round_pairs))
             first += len(round_pairs)
-        return True
+        return pairs
 
     def _step_tables(self, r_pad: int) -> tuple[np.ndarray | None, int]:
         """The step tables to upload (None for MM) and the steps per sweep.

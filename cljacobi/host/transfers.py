@@ -29,6 +29,10 @@ Buffers are written by copies, never created with ``COPY_HOST_PTR``: on
 NVIDIA's OpenCL that took 0.105 s for 134 MB (0.078 s to create the buffer,
 0.027 s more at its first use) and 0.49 s for 537 MB
 (``bench/qr_call_split.py``; ``bench/README.md``, "The device QR").
+
+A copy that should cross the bus while a queue goes on with its kernels
+goes through :func:`side_queue`, a second in-order queue of the same device
+(NVIDIA's OpenCL runs two in-order queues at once).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ import pyopencl as cl
 from .._threads import in_row_blocks, touched_empty
 
 __all__ = ["STAGED_MIN_BYTES", "STAGING_CHUNK_BYTES", "buffer_holding", "read_buffer",
-           "stages_copies", "write_buffer"]
+           "side_queue", "stages_copies", "write_buffer"]
 
 #: Bytes of each of the two pinned staging buffers of a context.
 STAGING_CHUNK_BYTES = 32 << 20
@@ -96,6 +100,23 @@ def _staging(queue: cl.CommandQueue, nbytes: int, staged: bool | None,
     if staging is None or not staging.lock.acquire(blocking=False):
         return None
     return staging
+
+
+def side_queue(queue: cl.CommandQueue) -> cl.CommandQueue:
+    """A second in-order queue of `queue`'s context and device (one per
+    pair, kept; with `queue`'s properties): for copies that run beside the
+    kernels of `queue`.  Commands on it wait for commands of `queue` only
+    through events."""
+    key = (queue.context.int_ptr, queue.device.int_ptr, int(queue.properties))
+    with _side_queues_lock:
+        if key not in _side_queues:
+            _side_queues[key] = cl.CommandQueue(queue.context, queue.device,
+                                                properties=queue.properties)
+        return _side_queues[key]
+
+
+_side_queues: dict[tuple[int, int, int], cl.CommandQueue] = {}
+_side_queues_lock = threading.Lock()
 
 
 def _memory_bytes(array: np.ndarray) -> np.ndarray:
