@@ -320,7 +320,8 @@ class Factored:
         not read again to check.
     on_settled : callable or None
         Called with the squared column norms, the signature and the device
-        operands before the certified finishing sweeps (see
+        operands before the certified finishing sweeps, and what it returns
+        once their first certificate is enqueued (see
         :meth:`cljacobi.host.pointwise.PointwiseHSVD.run_operands`): where
         the extraction may start reading results beside them.
     """
@@ -332,7 +333,7 @@ class Factored:
     peak_rounding: bool = True
     kept: dict[str, Any] = field(default_factory=dict)
     finite_results: list[np.ndarray] = field(default_factory=list)
-    on_settled: Callable[[np.ndarray, np.ndarray, Any], None] | None = None
+    on_settled: Callable[[np.ndarray, np.ndarray, Any], Callable[[], None] | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -655,7 +656,7 @@ def run_sweeps(
     index: tuple[int, ...] = (),
     fetch: bool = True,
     peak_rounding: bool = True,
-    on_settled: Callable[[np.ndarray, np.ndarray, Any], None] | None = None,
+    on_settled: Callable[[np.ndarray, np.ndarray, Any], Callable[[], None] | None] | None = None,
 ) -> HSVDState:
     """Orthogonalize the columns of G on the device and fill `info`.
 

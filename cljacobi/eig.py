@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,8 +42,8 @@ from .host.factorization import DeviceJFactor, factor_on_device, upload_for_fact
 from .host.operands import (
     HermitianUpload,
     column_max,
+    enqueue_normalized_columns,
     normalized_columns,
-    normalized_columns_soon,
 )
 from .host.pointwise import HSVDState
 from .host.qr import pivoted_qr_on_device
@@ -426,18 +427,25 @@ class _EigIndefinite:
         return w, order, order if rank == n else np.arange(rank)
 
     def _eigenvectors_soon(self, kept: dict[str, Any], index: tuple[int, ...], plan: SweepPlan,
-                           d: np.ndarray, signs: np.ndarray, operands: Any) -> None:
+                           d: np.ndarray, signs: np.ndarray, operands: Any
+                           ) -> Callable[[], None] | None:
         """The eigenvectors of the factor as the blocked sweeps left it,
-        normalized on the device and brought down beside the certified
-        finishing sweeps (``Factored.on_settled``): those sweeps rotate few
-        pairs or none, so :meth:`extract` then reads again only the columns
-        they changed, or that moved in the order."""
+        normalized on the device now and brought down beside the certified
+        finishing sweeps (``Factored.on_settled``; the download starts when
+        the first certificate's kernels are enqueued, so that the host's
+        copies do not slow its launches): those sweeps rotate few pairs or
+        none, so :meth:`extract` then reads again only the columns they
+        changed, or that moved in the order."""
         try:
             _, _, columns = self._eigenvalues(d, signs, kept, index)
         except np.linalg.LinAlgError:  # an eigenvalue beyond float64: extract says so
-            return
-        kept["early"] = (columns, normalized_columns_soon(plan.queue, operands, columns,
-                                                          out=kept["eigenvectors"]))
+            return None
+        normalized = enqueue_normalized_columns(plan.queue, operands, columns)
+
+        def download() -> None:
+            kept["early"] = (columns, normalized.read_soon(plan.queue, kept["eigenvectors"]))
+
+        return download
 
     def _eigenvectors(self, state: HSVDState, kept: dict[str, Any], columns: np.ndarray,
                       plan: SweepPlan) -> tuple[np.ndarray, bool]:

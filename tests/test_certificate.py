@@ -226,7 +226,9 @@ def test_too_many_candidates_run_a_full_sweep(rng, monkeypatch):
     M = with_spectrum(np.linspace(-1, 1, 64), rng=rng)
     w_full, V_full, info_full = _eig(M, "sweeps", monkeypatch)
 
-    def every_pair(self):
+    def every_pair(self, launched=None):
+        if launched is not None:
+            launched()
         columns = 2 * self.slots * self.block_width
         return np.array([(i, j) for i in range(columns) for j in range(i + 1, columns)])
 
@@ -334,7 +336,9 @@ def test_eigenvectors_beside_the_finishing_sweeps(monkeypatch, dtype, seed, stal
     rng = np.random.default_rng(seed)
     M = with_spectrum(paper_spectrum(n, rng=rng), rng=rng, dtype=dtype)
     if stale == "full sweep":
-        def every_pair(self):
+        def every_pair(self, launched=None):
+            if launched is not None:
+                launched()
             columns = 2 * self.slots * self.block_width
             return np.array([(i, j) for i in range(columns) for j in range(i + 1, columns)])
 

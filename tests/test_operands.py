@@ -86,12 +86,12 @@ def test_normalized_columns(queue, rng):
     assert again.finite and again.vectors.base is out and np.array_equal(out.T, U)
 
 
-def test_normalized_columns_soon(queue, rng):
+def test_normalized_columns_read_soon(queue, rng):
     """The same columns, read through the side queue by the background thread
     into the array a future gives, while the queue goes on: a kernel
-    enqueued after it changes G, not the columns it read."""
+    enqueued after them changes G, not the columns they hold."""
     from cljacobi._threads import in_background
-    from cljacobi.host.operands import normalized_columns, normalized_columns_soon
+    from cljacobi.host.operands import enqueue_normalized_columns, normalized_columns
 
     A = rng.standard_normal((23, 9)) * np.logspace(-100, 100, 9)
     ops = upload(queue, A, np.ones(9, np.int8), accumulate_v=False, column_multiple=16,
@@ -99,8 +99,9 @@ def test_normalized_columns_soon(queue, rng):
     order = rng.permutation(9)
     expected, finite = normalized_columns(queue, ops, order)
     out = in_background(np.full, (9, 23), np.nan)
-    soon = normalized_columns_soon(queue, ops, order, out=out)
+    normalized = enqueue_normalized_columns(queue, ops, order)
     cl.enqueue_fill_buffer(queue, ops.g, np.float64(np.nan), 0, ops.g.size)
+    soon = normalized.read_soon(queue, out)
     U, soon_finite = soon.result()
     assert soon_finite == finite and U.base is out.result()
     assert np.array_equal(U, expected)

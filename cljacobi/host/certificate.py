@@ -24,6 +24,8 @@ the candidates, which :class:`cljacobi.host.pointwise.PointwiseHSVD` hands to
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pyopencl as cl
 
@@ -94,14 +96,17 @@ class FinishingCertificate:
     def slots(self) -> int:
         return self.table.shape[1]
 
-    def candidates(self) -> np.ndarray:
+    def candidates(self, launched: Callable[[], None] | None = None) -> np.ndarray:
         """The pairs that may fail the test, ``c x 2`` physical columns
         ``i < j`` in increasing order (rows sorted): every pair of columns
-        is tested once."""
+        is tested once.  `launched` is called once the certificate's kernels
+        are enqueued, before the host waits for them."""
         for step in range(self.steps):
             for kernel, position, global_size, local_size in self._launches:
                 set_scalar_arg(kernel, position, np.int32(step))
                 enqueue_kernel(self.queue, kernel, global_size, local_size)
+        if launched is not None:
+            launched()
         found = np.empty((self.steps, self.slots), dtype=np.int32)
         cl.enqueue_copy(self.queue, found, self._found)
         if not found.any():

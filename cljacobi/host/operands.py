@@ -32,9 +32,9 @@ from .transfers import buffer_holding, read_buffer, side_queue, write_buffer
 
 __all__ = [
     "COLUMNS_DTYPES", "COLUMN_WORK_GROUP", "HERMITIAN_BLOCK", "HERMITIAN_TILE", "ROW_ALIGNMENT",
-    "ColumnsSpec", "HermitianUpload", "NormalizedColumns", "Operands", "bordered_columns",
-    "column_max", "download", "gather_factor", "leading_dimensions", "normalized_columns",
-    "normalized_columns_soon", "upload", "upload_hermitian",
+    "ColumnsSpec", "HermitianUpload", "NormalizedColumns", "NormalizedOnDevice", "Operands",
+    "bordered_columns", "column_max", "download", "enqueue_normalized_columns", "gather_factor",
+    "leading_dimensions", "normalized_columns", "upload", "upload_hermitian",
 ]
 
 #: Rows of the device arrays are padded to a multiple of this (eq. (4.1)).
@@ -493,34 +493,14 @@ def normalized_columns(queue: cl.CommandQueue, operands: Operands, order: np.nda
     :func:`cljacobi._threads.touched_empty_soon` prepared), receives them
     transposed instead of a new array."""
     start = time.perf_counter()
-    normalized = _enqueue_normalized(queue, operands, order)
-    result = normalized.read(queue, out)
+    result = enqueue_normalized_columns(queue, operands, order).read(queue, out)
     operands.transfer_seconds += time.perf_counter() - start
     return result
 
 
-def normalized_columns_soon(queue: cl.CommandQueue, operands: Operands, order: np.ndarray, *,
-                            out: Future[np.ndarray]) -> Future[NormalizedColumns]:
-    """:func:`normalized_columns` whose download runs beside `queue`.
-
-    The kernel is enqueued on `queue` now, so it reads G as the commands
-    before it leave it; the background thread
-    (:func:`cljacobi._threads.in_background`) then waits for it and brings
-    its result into ``out.result()`` through :func:`side_queue`, while
-    `queue` goes on with what is enqueued after (the certified finishing
-    sweeps, which change few columns or none)."""
-    normalized = _enqueue_normalized(queue, operands, order)
-    queue.flush()  # the kernel starts, whatever the host does next
-
-    def download() -> NormalizedColumns:
-        normalized.done.wait()
-        return normalized.read(side_queue(queue), out.result())
-
-    return in_background(download)
-
-
-class _Normalized(NamedTuple):
-    """``cjac_normalized_columns`` enqueued: its buffers and its event."""
+class NormalizedOnDevice(NamedTuple):
+    """:func:`enqueue_normalized_columns`' result: the columns in a buffer of
+    their own, once `done`, to be read (:meth:`read`, :meth:`read_soon`)."""
 
     vectors: cl.Buffer
     nonfinite: cl.Buffer
@@ -528,17 +508,36 @@ class _Normalized(NamedTuple):
     dtype: np.dtype
     done: cl.Event
 
-    def read(self, queue: cl.CommandQueue, out: np.ndarray | None) -> NormalizedColumns:
-        """The columns and their finiteness, read through `queue`."""
+    def read(self, queue: cl.CommandQueue, out: np.ndarray | None = None) -> NormalizedColumns:
+        """The columns and their finiteness on the host, read through `queue`
+        (after its commands: `done` must be among them, or over)."""
         host = read_buffer(queue, self.vectors, self.shape, self.dtype, out=out)
         nonfinite = np.zeros(1, dtype=np.int32)
         cl.enqueue_copy(queue, nonfinite, self.nonfinite)
         return NormalizedColumns(host.T, not nonfinite[0])
 
+    def read_soon(self, queue: cl.CommandQueue, out: Future[np.ndarray]
+                  ) -> Future[NormalizedColumns]:
+        """:meth:`read` into ``out.result()`` by the background thread
+        (:func:`cljacobi._threads.in_background`), through
+        :func:`side_queue(queue) <cljacobi.host.transfers.side_queue>` once
+        `done`: the copy crosses the bus while `queue` goes on with its
+        kernels."""
+        queue.flush()  # the kernel starts, whatever the host does next
 
-def _enqueue_normalized(queue: cl.CommandQueue, ops: Operands, order: np.ndarray
-                        ) -> _Normalized:
-    """Enqueue ``cjac_normalized_columns`` for the columns `order` of `ops`."""
+        def download() -> NormalizedColumns:
+            self.done.wait()
+            return self.read(side_queue(queue), out.result())
+
+        return in_background(download)
+
+
+def enqueue_normalized_columns(queue: cl.CommandQueue, operands: Operands, order: np.ndarray
+                               ) -> NormalizedOnDevice:
+    """Enqueue ``cjac_normalized_columns``: ``G[:, order] / ||G[:, order]||``
+    into a buffer of its own, read from G as the commands before it leave it
+    (:func:`normalized_columns`, which also reads them)."""
+    ops = operands
     count = len(order)
     out_buf = cl.Buffer(queue.context, cl.mem_flags.WRITE_ONLY,
                         ops.dtype.itemsize * max(ops.m * count, 1))
@@ -551,4 +550,4 @@ def _enqueue_normalized(queue: cl.CommandQueue, ops: Operands, order: np.ndarray
                                    ldd=ops.m, nonfinite=nonfinite_buf)
     wg = spec.work_group_size
     done = cl.enqueue_nd_range_kernel(queue, kernel, (count * wg,), (wg,))
-    return _Normalized(out_buf, nonfinite_buf, (count, ops.m), ops.dtype, done)
+    return NormalizedOnDevice(out_buf, nonfinite_buf, (count, ops.m), ops.dtype, done)

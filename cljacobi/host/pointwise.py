@@ -239,7 +239,8 @@ class PointwiseHSVD:
     def run_operands(
         self, operands: Operands, *, max_sweeps: int, fetch: bool = True,
         peak_rounding: bool = True, certificate: FinishingCertificate | None = None,
-        on_settled: Callable[[np.ndarray, np.ndarray, Operands], None] | None = None,
+        on_settled: Callable[[np.ndarray, np.ndarray, Operands], Callable[[], None] | None]
+        | None = None,
     ) -> HSVDState:
         """The sweeps on operands already on the device (an even number of
         columns, V present if accumulated), then the result on the host;
@@ -261,9 +262,12 @@ class PointwiseHSVD:
         ``on_settled(d, signs, operands)``, where certified sweeps follow,
         is called once before the first of them is enqueued, with the squared
         column norms and the signature as the state would hold them if no
-        sweep rotated again (a caller may start reading results then, beside
-        the sweeps); ``state.unsettled_columns`` then names the columns that
-        changed since, at most."""
+        sweep rotated again: a caller may enqueue commands that read the
+        operands as they are then, and return a callable, which is called
+        once the first certified sweep's certificate is enqueued (to start
+        the host's side of them beside the device's work, not beside the
+        host's launches); ``state.unsettled_columns`` then names the columns
+        that changed since, at most."""
         seconds = {"transfer": 0.0, "sweeps": 0.0, "sort": 0.0}
         ops = operands
         complex_ = ops.dtype.kind == "c"
@@ -379,11 +383,12 @@ class PointwiseHSVD:
         certified = 0
         # The columns the sweeps after on_settled changed (None: any column).
         unsettled: list[np.ndarray] | None = None
+        launched = None  # on_settled's callable, for the first certificate
         if certify and on_settled is not None:
             if not self.sort_diagonal:  # else the sort left it in `diagonal`
                 cl.enqueue_copy(self.queue, diagonal, d_buf)
             settled = by_column(diagonal)
-            on_settled(settled["d"][:r].copy(), settled["j"][:r].astype(np.int8), ops)
+            launched = on_settled(settled["d"][:r].copy(), settled["j"][:r].astype(np.int8), ops)
             unsettled = []
         if certify:
             rounds_signature = signatures["cjac_round_positions"]
@@ -407,8 +412,9 @@ class PointwiseHSVD:
                 return enqueue_round
 
             def enqueue_sweep(sweep: int) -> None:
-                nonlocal certified, unsettled
-                pairs = self._certified_sweep(certificate, rounds_of, r_pad)
+                nonlocal certified, unsettled, launched
+                pairs = self._certified_sweep(certificate, rounds_of, r_pad, launched)
+                launched = None
                 if pairs is not None:
                     certified += 1
                     if unsettled is not None:
@@ -462,10 +468,12 @@ class PointwiseHSVD:
     def _certified_sweep(
         self, certificate: FinishingCertificate,
         rounds_of: Callable[[cl.Buffer], Callable[[int, int], None]], r_pad: int,
+        launched: Callable[[], None] | None = None,
     ) -> np.ndarray | None:
         """Enqueue a certified sweep and return its candidates (``c x 2``
-        physical columns); None (nothing enqueued) where a full sweep is
-        cheaper.
+        physical columns); None (no rotation enqueued) where a full sweep is
+        cheaper.  `launched` goes to the certificate
+        (:meth:`FinishingCertificate.candidates`).
 
         The certificate's candidates, at most r pairs of physical columns,
         go to ``cjac_step`` in rounds of disjoint pairs, one launch a round
@@ -481,7 +489,7 @@ class PointwiseHSVD:
         does; the sweep loop then reads the rounds' status words as those of
         any sweep.
         """
-        pairs = certificate.candidates()
+        pairs = certificate.candidates(launched)
         if len(pairs) > r_pad:
             return None
         if not len(pairs):
