@@ -322,6 +322,7 @@ def test_round_positions_against_numpy(queue, rng, count):
     (np.float64, 4, "candidates"),  # candidates that cjac_step finds orthogonal
     (np.complex128, 5, "candidates"),  # 4 pairs rotated
     (np.float64, 5, "full sweep"),
+    (np.float64, 7, "singular"),  # rank 200: U by columns, the null space after it
 ])
 def test_eigenvectors_beside_the_finishing_sweeps(monkeypatch, dtype, seed, stale):
     """The eigenvectors normalized as the blocked sweeps left G and brought
@@ -334,7 +335,10 @@ def test_eigenvectors_beside_the_finishing_sweeps(monkeypatch, dtype, seed, stal
 
     n = 256
     rng = np.random.default_rng(seed)
-    M = with_spectrum(paper_spectrum(n, rng=rng), rng=rng, dtype=dtype)
+    spectrum = paper_spectrum(n, rng=rng)
+    if stale == "singular":
+        spectrum[rng.permutation(n)[:n - 200]] = 0
+    M = with_spectrum(spectrum, rng=rng, dtype=dtype)
     if stale == "full sweep":
         def every_pair(self, launched=None):
             if launched is not None:
@@ -366,6 +370,9 @@ def test_eigenvectors_beside_the_finishing_sweeps(monkeypatch, dtype, seed, stal
     assert V.flags.f_contiguous
     if stale == "full sweep":
         assert info.certified_sweeps == 0 and read_again == [n]
+    elif stale == "singular":
+        assert info.rank == 200 and info.certified_sweeps == 1
+        assert all(count < 200 // 4 for count in read_again)
     else:
         assert info.certified_sweeps == 1
         assert (read_again == []) == (stale == "none")
