@@ -220,19 +220,22 @@ def test_certified_sweep_rotates_what_the_gram_matrices_leave(rng, monkeypatch):
     assert np.min(sigma) < 1e-8
 
 
+def _every_pair(certificate, launched=None):
+    """FinishingCertificate.candidates naming every pair of columns: more
+    than the columns, so the sweep is a full one."""
+    if launched is not None:
+        launched()
+    columns = 2 * certificate.slots * certificate.block_width
+    return np.array([(i, j) for i in range(columns) for j in range(i + 1, columns)])
+
+
 def test_too_many_candidates_run_a_full_sweep(rng, monkeypatch):
     """More candidates than columns: the sweep is a full pointwise sweep, as
     with CLJACOBI_FINISHING=sweeps, bitwise."""
     M = with_spectrum(np.linspace(-1, 1, 64), rng=rng)
     w_full, V_full, info_full = _eig(M, "sweeps", monkeypatch)
 
-    def every_pair(self, launched=None):
-        if launched is not None:
-            launched()
-        columns = 2 * self.slots * self.block_width
-        return np.array([(i, j) for i in range(columns) for j in range(i + 1, columns)])
-
-    monkeypatch.setattr(certificate_module.FinishingCertificate, "candidates", every_pair)
+    monkeypatch.setattr(certificate_module.FinishingCertificate, "candidates", _every_pair)
     w, V, info = _eig(M, "certified", monkeypatch)
     assert info.certified_sweeps == 0
     assert np.array_equal(w, w_full) and np.array_equal(V, V_full)
@@ -340,13 +343,7 @@ def test_eigenvectors_beside_the_finishing_sweeps(monkeypatch, dtype, seed, stal
         spectrum[rng.permutation(n)[:n - 200]] = 0
     M = with_spectrum(spectrum, rng=rng, dtype=dtype)
     if stale == "full sweep":
-        def every_pair(self, launched=None):
-            if launched is not None:
-                launched()
-            columns = 2 * self.slots * self.block_width
-            return np.array([(i, j) for i in range(columns) for j in range(i + 1, columns)])
-
-        monkeypatch.setattr(certificate_module.FinishingCertificate, "candidates", every_pair)
+        monkeypatch.setattr(certificate_module.FinishingCertificate, "candidates", _every_pair)
     reads = []
     normalized_columns = eig_module.normalized_columns
 
