@@ -43,18 +43,23 @@ def worker_threads() -> int:
 
 def worker_pool() -> ThreadPoolExecutor:
     """The process's pool of :func:`worker_threads` threads, made at its first
-    use and kept: starting a pool's threads costs about 0.1 ms each, which a
-    call paid several times over (M's check, the staged copies up and down).
-    A child process made by ``fork`` makes its own (the parent's threads are
-    not in it).  Work submitted here must not wait for other work submitted
-    here; :func:`in_row_blocks` called from one of its threads runs there."""
+    use and kept.  A call used to make a pool for each of its large copies
+    and checks: a pool of 8 made, used once and shut down took 0.7-1.0 ms on
+    a two-core host, a use of a kept one 0.3 ms.  A child process made by
+    ``fork`` makes its own (the parent's threads are not in it).  Work
+    submitted here must not wait for other work submitted here; work of the
+    pool that calls :func:`map_in_threads` runs its items itself."""
     global _pool
     with _pool_lock:
         if _pool is None:
             _pool = ThreadPoolExecutor(worker_threads(), thread_name_prefix="cljacobi-worker",
-                                       initializer=_in_worker.__setattr__,
-                                       initargs=("active", True))
+                                       initializer=_mark_worker)
         return _pool
+
+
+def _mark_worker() -> None:
+    """The initializer of :func:`worker_pool`'s threads."""
+    _in_worker.active = True
 
 
 #: The pool of :func:`worker_pool` and whether the running thread is one of its.
