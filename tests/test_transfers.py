@@ -168,6 +168,7 @@ def test_side_queue(queue, rng):
     side = transfers.side_queue(queue)
     assert side is transfers.side_queue(queue) and side.int_ptr != queue.int_ptr
     assert side.context == queue.context and side.device == queue.device
+    assert not side.properties & cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
     A = rng.standard_normal((40, 3))
     buffer = buffer_holding(queue, A)
     queue.finish()

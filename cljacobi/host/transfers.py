@@ -104,14 +104,15 @@ def _staging(queue: cl.CommandQueue, nbytes: int, staged: bool | None,
 
 def side_queue(queue: cl.CommandQueue) -> cl.CommandQueue:
     """A second in-order queue of `queue`'s context and device (one per
-    pair, kept; with `queue`'s properties): for copies that run beside the
-    kernels of `queue`.  Commands on it wait for commands of `queue` only
+    pair, kept; profiling where `queue` profiles): for copies that run beside
+    the kernels of `queue`.  Commands on it wait for commands of `queue` only
     through events."""
-    key = (queue.context.int_ptr, queue.device.int_ptr, int(queue.properties))
+    properties = int(queue.properties) & int(cl.command_queue_properties.PROFILING_ENABLE)
+    key = (queue.context.int_ptr, queue.device.int_ptr, properties)
     with _side_queues_lock:
         if key not in _side_queues:
             _side_queues[key] = cl.CommandQueue(queue.context, queue.device,
-                                                properties=queue.properties)
+                                                properties=properties)
         return _side_queues[key]
 
 
