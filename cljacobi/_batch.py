@@ -52,7 +52,13 @@ from .host.device import has_fp64, resolve_queue
 from .host.preflight import preflight
 from .host.variants import BATCHED_VARIANT
 from .scaling import NOT_FINITE, factor_shift_from_maxima, matrix_shift_from_range, unshift
-from .validation import HERMITIAN_RTOL, as_float_matrix, compute_dtype, result_dtype_of
+from .validation import (
+    HERMITIAN_RTOL,
+    as_float_matrix,
+    compute_dtype,
+    nonfinite_error,
+    result_dtype_of,
+)
 
 __all__ = ["batched_queue", "device_stack", "narrowed", "solve_batched", "three_dimensional"]
 
@@ -208,7 +214,7 @@ def _raise_for_qr(qr: BatchedQR, names: StackNames, check_finite: bool) -> None:
     b = int(np.flatnonzero(flags)[0])
     if flags[b] & BatchStatus.NOT_FINITE:
         if check_finite:
-            raise ValueError(f"{names[b]} must not contain infs or NaNs")
+            raise nonfinite_error(names[b])
         raise np.linalg.LinAlgError(NOT_FINITE)
     column_max = qr.column_max()[b]
     if qr.spec.problem == "svd":  # zero columns are allowed
@@ -345,7 +351,7 @@ def _raise_for_errors(run: BatchedRun, records: tuple[np.ndarray, ...],
         asymmetry, scale, smallest, largest, column_min, column_max = report[b]
         if flag & BatchStatus.NOT_FINITE:
             if check_finite:
-                raise ValueError(f"{name} must not contain infs or NaNs")
+                raise nonfinite_error(name)
             raise np.linalg.LinAlgError(NOT_FINITE)
         if flag & BatchStatus.NOT_HERMITIAN:
             kind, adjoint = ("Hermitian", f"{name}.conj().T") if complex_ else \

@@ -59,7 +59,7 @@ from .host.batched_hz import (
 from .host.device import resolve_queue
 from .host.hz import HZRun, not_definite_error
 from .host.variants import BATCHED_VARIANT
-from .validation import as_float_matrix, compute_dtype
+from .validation import as_float_matrix, compute_dtype, nonfinite_error
 
 __all__ = ["solve_pair_stack", "stacked_pairs"]
 
@@ -303,6 +303,6 @@ def _shortening_error(flags: int, report: np.ndarray, index: tuple[int, ...],
     for bit, name in ((GSVDFlags.NOT_FINITE_A, "A"), (GSVDFlags.NOT_FINITE_B, "B")):
         if flags & bit:
             if check_finite:
-                return ValueError(f"{name_of(name, index)} must not contain infs or NaNs")
+                return nonfinite_error(name_of(name, index))
             return _named(np.linalg.LinAlgError(f"{name} contains infs or NaNs"), index)
     return _named(rank_error(report[3], report[2]), index)
