@@ -529,6 +529,7 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
         plan = SweepPlan(**{**plan.__dict__, "queue": batch_queue})
         return solve_batched(method, data, plan, batch_queue, check_finite=check_finite,
                              return_info=return_info)
+    left_to_factor = False
     if pair:  # (A, B): one matrix each, the result dtype of both
         A, result_dtype, array_queue = host_pair(method, data, queue, check_finite=check_finite)
     else:
@@ -540,16 +541,16 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
         A, result_dtype = as_float_matrix(
             host, method.argument, check_finite=check_finite and not left_to_factor,
             square=method.square, stacked=True)
-        plan = SweepPlan(**{**plan.__dict__, "finite_left_to_factor": left_to_factor})
     method.validate(A, array_queue)
     try:
         run_queue = device_checks(method, A, pair=pair, queue=queue, array_queue=array_queue,
                                   result_dtype=result_dtype, plan=plan)
     except Exception:
-        if plan.finite_left_to_factor:  # the check's error first, as for any other input
+        if left_to_factor:  # the check's error first, as for any other input
             require_finite(A, method.argument)
         raise
-    plan = SweepPlan(**{**plan.__dict__, "queue": run_queue, "result_dtype": result_dtype})
+    plan = SweepPlan(**{**plan.__dict__, "queue": run_queue, "result_dtype": result_dtype,
+                        "finite_left_to_factor": left_to_factor})
 
     def solve_one(index: tuple[int, ...], matrix: np.ndarray) -> tuple[Any, SolveInfo]:
         start = time.perf_counter()
