@@ -49,6 +49,7 @@ from .host.hz import HZRun, hz_sweeps
 from .host.operands import Operands, download, gather_factor
 from .host.pointwise import HSVDState, PointwiseHSVD, complex_layout
 from .host.preflight import preflight
+from .host.signatures import kernels_reused
 from .host.two_sided import TWO_SIDED_INNER_SWEEPS, blocked_cyclic_run
 from .host.variants import check_variant_options, choose_variant
 from .options import JacobiOptions, resolve_options
@@ -553,6 +554,11 @@ def solve(method: Method, data: Any, plan: SweepPlan, *, queue: Any, check_finit
                         "finite_left_to_factor": left_to_factor})
 
     def solve_one(index: tuple[int, ...], matrix: np.ndarray) -> tuple[Any, SolveInfo]:
+        # The kernel objects of the matrix before are bound again, not made anew.
+        with kernels_reused():
+            return solve_one_matrix(index, matrix)
+
+    def solve_one_matrix(index: tuple[int, ...], matrix: np.ndarray) -> tuple[Any, SolveInfo]:
         start = time.perf_counter()
         info = SolveInfo(seconds={"factorization": 0.0, "transfer": 0.0, "sweeps": 0.0,
                                   "sort": 0.0})

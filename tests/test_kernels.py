@@ -16,7 +16,8 @@ import pytest
 
 from cljacobi.host.diagonal import DIAG_DTYPE, DIAG_DTYPE_SINGLE, sort_diagonal
 from cljacobi.host.pointwise_plan import PointwiseSpec
-from cljacobi.host.programs import build_program, render
+from cljacobi.host import programs
+from cljacobi.host.programs import build_program, render, work_group_limit
 from cljacobi.host.signatures import c_struct
 from cljacobi.host.status import Status
 from cljacobi.reference import PairKind, pair_rotation
@@ -80,6 +81,22 @@ def test_program_cache(queue):
     spec = PointwiseSpec("float64", 16, False)
     first = build_program(queue.context, queue.device, spec)
     assert build_program(queue.context, queue.device, spec) is first
+
+
+def test_work_group_limit_is_asked_once(queue, monkeypatch):
+    """The limit is the smallest CL_KERNEL_WORK_GROUP_SIZE of the program's
+    kernels, read from kernel objects once per program (creating them costs
+    more than the plan's other work)."""
+    spec = PointwiseSpec("float64", 32, False)
+    program = build_program(queue.context, queue.device, spec)
+    expected = min(k.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, queue.device)
+                   for k in program.all_kernels())
+    monkeypatch.setattr(programs, "_limits", {})
+    asked = []
+    monkeypatch.setattr(programs, "build_program", lambda *a: asked.append(a) or program)
+    assert work_group_limit(queue.context, queue.device, spec) == expected
+    assert work_group_limit(queue.context, queue.device, spec) == expected
+    assert len(asked) == 1
 
 
 class _Pointwise:

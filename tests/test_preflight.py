@@ -161,17 +161,9 @@ def test_plan_narrows_the_work_group_to_the_compiled_kernels(monkeypatch):
     """A kernel that takes fewer work-items than planned (register pressure)
     halves the planned size; a requested size is refused instead."""
 
-    class _Kernel:
-        def get_work_group_info(self, what, device):
-            return 32
-
-    class _Program:
-        def all_kernels(self):
-            return [_Kernel()]
-
     built = []
-    monkeypatch.setattr(plan_module, "build_program",
-                        lambda context, device, spec: built.append(spec) or _Program())
+    monkeypatch.setattr(plan_module, "work_group_limit",
+                        lambda context, device, spec: built.append(spec) or 32)
     plan = PointwisePlan.for_device(_Device(), 200, 10, np.float64, accumulate_v=False,
                                     context=object())
     assert plan.work_group_size == 32

@@ -128,3 +128,31 @@ def test_threads_sharing_one_context(queue):
                 assert np.array_equal(a, b)
         else:
             assert np.array_equal(result, sequential[k % 6])
+
+
+def test_a_solve_after_a_solve_makes_no_kernel_objects(rng, monkeypatch):
+    """The pipeline keeps a thread's kernel objects for the next matrix
+    (cljacobi.host.signatures.kernels_reused): a second solve of the same
+    shape makes none, and its results are the first one's, bit for bit."""
+    real = cl.Kernel
+    made = []
+    monkeypatch.setattr(cl, "Kernel", lambda *args: made.append(args[1]) or real(*args))
+    n = 48
+    lam = np.concatenate([rng.uniform(0.1, 5, 20), -rng.uniform(0.1, 5, n - 20)])
+    M = with_spectrum(lam, rng=rng)
+    Mc = with_spectrum(lam, rng=rng, dtype=np.complex128)
+    G = rng.standard_normal((40, 32))
+    J = np.where(np.arange(32) < 12, 1, -1)
+    solves = [
+        lambda: cljacobi.eig_indefinite(M, variant="offdiag", block_width=8),
+        lambda: cljacobi.eig_indefinite(Mc, variant="offdiag", block_width=8),
+        lambda: cljacobi.eig_indefinite(M),
+        lambda: cljacobi.hsvd(G, J, variant="offdiag", block_width=8),
+    ]
+    for solve in solves:
+        first = solve()
+        made.clear()
+        second = solve()
+        assert made == []
+        for a, b in zip(first, second):
+            assert np.array_equal(a, b)

@@ -15,6 +15,7 @@ from cljacobi.host.signatures import (
     c_defines,
     c_struct,
     int_arg,
+    kernels_reused,
     real_arg,
 )
 
@@ -77,6 +78,89 @@ def test_bind_by_name_converts_scalars_and_struct_matches_dtype(queue):
     np.testing.assert_array_equal(result, expected)
     with pytest.raises(TypeError, match="no value for"):
         sig.kernel(program, out=out)
+
+
+SCALE_SOURCE = """
+__kernel void scaled(__global double *out, const double scale)
+{
+    out[get_global_id(0)] = scale * get_global_id(0);
+}
+"""
+_SCALED = KernelSignature("scaled", (buffer("out", "__global double *"), real_arg("scale")))
+
+
+def _launch_and_read(queue, kernel, out, n=4):
+    cl.enqueue_nd_range_kernel(queue, kernel, (n,), None)
+    result = np.empty(n)
+    cl.enqueue_copy(queue, result, out)
+    return result
+
+
+def test_kernels_reused_hands_the_kept_kernels_out_in_order(queue):
+    """Within a block the kernels of one program's kernel are distinct
+    objects; the next block gets the same objects in the same order, with
+    the arguments it binds; nested blocks count as one; outside a block
+    every kernel is new."""
+    program = cl.Program(queue.context, SCALE_SOURCE).build()
+    outs = [cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 32) for _ in range(3)]
+    with kernels_reused():
+        first = _SCALED.kernel(program, out=outs[0], scale=1.0)
+        with kernels_reused():  # nested: the same block
+            second = _SCALED.kernel(program, out=outs[1], scale=2.0)
+        assert second is not first
+        np.testing.assert_array_equal(_launch_and_read(queue, first, outs[0]), np.arange(4.0))
+        np.testing.assert_array_equal(_launch_and_read(queue, second, outs[1]),
+                                      2 * np.arange(4.0))
+    with kernels_reused():
+        again = [_SCALED.kernel(program, out=outs[2], scale=-3.0),
+                 _SCALED.kernel(program, out=outs[0], scale=0.5),
+                 _SCALED.kernel(program, out=outs[1], scale=7.0)]
+        assert again[0] is first and again[1] is second
+        assert again[2] is not first and again[2] is not second
+        for kernel, out, scale in zip(again, (outs[2], outs[0], outs[1]), (-3.0, 0.5, 7.0)):
+            np.testing.assert_array_equal(_launch_and_read(queue, kernel, out),
+                                          scale * np.arange(4.0))
+    outside = _SCALED.kernel(program, out=outs[0], scale=1.0)
+    assert outside is not first and outside is not second
+
+
+def test_kernels_reused_keep_enqueued_launches_as_they_were(queue):
+    """A kernel bound again in a later block leaves the launches enqueued
+    with its earlier arguments as they were (OpenCL captures them)."""
+    program = cl.Program(queue.context, SCALE_SOURCE).build()
+    n = 1 << 16
+    outs = [cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 8 * n) for _ in range(2)]
+    with kernels_reused():
+        kernel = _SCALED.kernel(program, out=outs[0], scale=1.0)
+        cl.enqueue_nd_range_kernel(queue, kernel, (n,), None)
+    with kernels_reused():
+        assert _SCALED.kernel(program, out=outs[1], scale=-1.0) is kernel
+        cl.enqueue_nd_range_kernel(queue, kernel, (n,), None)
+    results = [np.empty(n), np.empty(n)]
+    for result, out in zip(results, outs):
+        cl.enqueue_copy(queue, result, out)
+    np.testing.assert_array_equal(results[0], np.arange(n, dtype=np.float64))
+    np.testing.assert_array_equal(results[1], -np.arange(n, dtype=np.float64))
+
+
+def test_kernels_reused_per_thread(queue):
+    """Another thread's block gets kernels of its own."""
+    import threading
+
+    program = cl.Program(queue.context, SCALE_SOURCE).build()
+    out = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 32)
+    with kernels_reused():
+        mine = _SCALED.kernel(program, out=out, scale=1.0)
+    theirs = []
+
+    def other():
+        with kernels_reused():
+            theirs.append(_SCALED.kernel(program, out=out, scale=1.0))
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    thread.join()
+    assert theirs[0] is not mine
 
 
 def test_struct_refuses_padding():

@@ -22,7 +22,7 @@ from .device import require_fp64
 from .diagonal import DIAG_DTYPE, DIAG_DTYPE_SINGLE
 from .limits import check_global_memory, check_local_memory, choose_work_group_size
 from .operands import ROW_ALIGNMENT, Operands, bordered_columns, leading_dimensions
-from .programs import KERNEL_STRATEGIES, build_program, check_layout
+from .programs import KERNEL_STRATEGIES, check_layout, work_group_limit
 from .signatures import KernelSignature, buffer, c_defines, c_struct, int_arg
 from .sizes import REAL_ELEMENT_BYTES, check_power_of_two, round_up
 
@@ -345,11 +345,7 @@ class PointwisePlan:
         (register pressure can leave a kernel below the device's maximum)."""
         plan = self
         while True:
-            program = build_program(context, device, plan.spec)
-            kernel_max = min(
-                k.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, device)
-                for k in program.all_kernels()
-            )
+            kernel_max = work_group_limit(context, device, plan.spec)
             size = plan.work_group_size
             if size <= kernel_max:
                 return plan

@@ -37,7 +37,8 @@ from mako.exceptions import MakoException
 from mako.lookup import TemplateLookup
 
 __all__ = ["COMPLEX_LAYOUTS", "KERNEL_STRATEGIES", "KernelFamilySpec", "build_program",
-           "built", "check_layout", "clear_cache", "render", "with_resident_groups"]
+           "built", "check_layout", "clear_cache", "render", "with_resident_groups",
+           "work_group_limit"]
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
 
@@ -116,6 +117,26 @@ def build_program(context: cl.Context, device: cl.Device, spec: KernelFamilySpec
         return program
 
 
+_limits: dict[tuple[int, int, KernelFamilySpec], int] = {}
+
+
+def work_group_limit(context: cl.Context, device: cl.Device, spec: KernelFamilySpec) -> int:
+    """The most work-items a work-group of every kernel of (`device`,
+    `spec`)'s program may have (``CL_KERNEL_WORK_GROUP_SIZE``, which register
+    pressure can put below the device's maximum), found once per program:
+    asking means a kernel object of each, some 0.1 ms apiece."""
+    key = (context.int_ptr, device.int_ptr, spec)
+    with _programs_lock:
+        limit = _limits.get(key)
+    if limit is None:
+        program = build_program(context, device, spec)
+        limit = min(k.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, device)
+                    for k in program.all_kernels())
+        with _programs_lock:
+            _limits[key] = limit
+    return limit
+
+
 def built(program: cl.Program, device: cl.Device, what: object) -> cl.Program:
     """`program` built for `device`, a successful build's log sent to the
     ``cljacobi`` debug logger (naming `what` was built) rather than warned.
@@ -179,4 +200,5 @@ def clear_cache() -> None:
     """Forget every built program (they are rebuilt on next use)."""
     with _programs_lock:
         _programs.clear()
+        _limits.clear()
     render.cache_clear()

@@ -11,11 +11,24 @@ builds it.
 Constants and structs that Python and OpenCL share are rendered from the
 Python side too: :func:`c_defines` turns a mapping into ``#define`` lines,
 :func:`c_struct` a numpy structured dtype into a ``typedef struct``.
+
+Kernel objects are made by :meth:`KernelSignature.kernel`.  Making one costs
+about 0.1 ms of host time (117 us on the H200's host) while the device waits
+for the run it sets up, and a solve on the device makes 13 to 20 of them.  Within :func:`kernels_reused` (the pipeline's block around one
+matrix) a thread keeps its kernel objects and hands them out again, in the
+order they are asked for, to the next block: the i-th kernel of a program's
+kernel `name` asked for in a block is the i-th of the block before, its
+arguments all bound again, so that two kernels of one block are never the
+same object.  Launches already enqueued keep the arguments they were
+enqueued with (OpenCL captures them), so the results are the same.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -24,8 +37,8 @@ import pyopencl as cl
 
 from .launch import set_scalar_arg
 
-__all__ = ["Arg", "KernelSignature", "buffer", "c_defines", "c_struct", "int_arg", "long_arg",
-           "real_arg"]
+__all__ = ["Arg", "KernelSignature", "buffer", "c_defines", "c_struct", "int_arg",
+           "kernels_reused", "long_arg", "real_arg"]
 
 #: How a scalar argument's value is converted before it is set.
 _SCALARS = {"int": np.int32, "long": np.int64, "real": None}  # real: the signature's real type
@@ -69,6 +82,57 @@ def real_arg(name: str) -> Arg:
 _FLOAT64 = np.dtype(np.float64)
 
 
+@dataclass
+class _KernelReuse:
+    """One thread's kept kernel objects: for each (program, name), the kernels
+    in the order a block asked for them, with their program (held, so that
+    no other program takes its id); how many of each the current block has
+    handed out; and how deep the blocks are nested."""
+
+    kept: dict[tuple[int, str], list[tuple[cl.Program, cl.Kernel]]] = dataclasses.field(default_factory=dict)
+    handed: dict[tuple[int, str], int] = dataclasses.field(default_factory=dict)
+    depth: int = 0
+
+
+_reuse = threading.local()
+
+
+def _thread_reuse() -> _KernelReuse:
+    reuse = getattr(_reuse, "state", None)
+    if reuse is None:
+        reuse = _reuse.state = _KernelReuse()
+    return reuse
+
+
+@contextmanager
+def kernels_reused() -> Iterator[None]:
+    """Within this block this thread's kernel objects are kept and handed out
+    again to the next block (module docstring); nested blocks are one."""
+    reuse = _thread_reuse()
+    reuse.depth += 1
+    try:
+        yield
+    finally:
+        reuse.depth -= 1
+        if not reuse.depth:
+            reuse.handed.clear()
+
+
+def _kernel_object(program: cl.Program, name: str) -> cl.Kernel:
+    """Kernel `name` of `program`: a new one outside :func:`kernels_reused`,
+    else this thread's next kept one (made the first time)."""
+    reuse = _thread_reuse()
+    if not reuse.depth:
+        return cl.Kernel(program, name)
+    key = (id(program), name)
+    kept = reuse.kept.setdefault(key, [])
+    index = reuse.handed.get(key, 0)
+    reuse.handed[key] = index + 1
+    if index == len(kept):
+        kept.append((program, cl.Kernel(program, name)))
+    return kept[index][1]
+
+
 @dataclass(frozen=True)
 class KernelSignature:
     """The arguments of one kernel, in order.
@@ -110,11 +174,13 @@ class KernelSignature:
         return index
 
     def kernel(self, program: cl.Program, **values: object) -> cl.Kernel:
-        """A new kernel object of `program` with every argument bound from `values`."""
-        kernel = cl.Kernel(program, self.name)
+        """A kernel object of `program` with every argument bound from
+        `values`: a new one, or within :func:`kernels_reused` one this thread
+        kept (module docstring)."""
         missing = {arg.name for arg in self.args} - values.keys()
         if missing:
             raise TypeError(f"{self.name}: no value for {sorted(missing)}")
+        kernel = _kernel_object(program, self.name)
         self.bind(kernel, **values)
         return kernel
 
