@@ -14,9 +14,9 @@ import numpy as np
 import pyopencl as cl
 import pytest
 
+from cljacobi.host import programs
 from cljacobi.host.diagonal import DIAG_DTYPE, DIAG_DTYPE_SINGLE, sort_diagonal
 from cljacobi.host.pointwise_plan import PointwiseSpec
-from cljacobi.host import programs
 from cljacobi.host.programs import build_program, render, work_group_limit
 from cljacobi.host.signatures import c_struct
 from cljacobi.host.status import Status

@@ -54,8 +54,12 @@ UPDATE_STRIP = 32
 #: Row tiles whose entries a work-item loads before it stores any (loads in
 #: flight at once).  Chosen with ``bench/tune_factorization.py``.
 LOADS_AHEAD = 8
-#: Pivot steps enqueued between two reads of the step state.
-STEPS_PER_BATCH = 32
+#: Pivot steps enqueued between two reads of the step state (a launch past
+#: the last step is a no-op).  64 against 32 on one H200, medians of the
+#: factorization's seconds, the same factors: real n = 1024 0.0167 -> 0.0162,
+#: 4096 0.1339 -> 0.1320, 8192 0.6908 -> 0.6801 s, complex 4096 0.2363 ->
+#: 0.2349 s; 128 measured alike (``bench/README.md``).
+STEPS_PER_BATCH = 64
 #: Work-groups of the step kernel a compute unit holds at once on NVIDIA's
 #: devices, by dtype (``.minnctapersm``, :mod:`cljacobi.host.programs`): the
 #: compiler's own choice, 80 registers (real) and 104 (complex), holds 3 and
