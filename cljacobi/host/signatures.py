@@ -14,13 +14,14 @@ Python side too: :func:`c_defines` turns a mapping into ``#define`` lines,
 
 Kernel objects are made by :meth:`KernelSignature.kernel`.  Making one costs
 about 0.1 ms of host time (117 us on the H200's host) while the device waits
-for the run it sets up, and a solve on the device makes 13 to 20 of them.  Within :func:`kernels_reused` (the pipeline's block around one
-matrix) a thread keeps its kernel objects and hands them out again, in the
-order they are asked for, to the next block: the i-th kernel of a program's
-kernel `name` asked for in a block is the i-th of the block before, its
-arguments all bound again, so that two kernels of one block are never the
-same object.  Launches already enqueued keep the arguments they were
-enqueued with (OpenCL captures them), so the results are the same.
+for the run it sets up, and a solve on the device makes 13 to 20 of them.
+Within :func:`kernels_reused` (the pipeline's block around one matrix) a
+thread keeps its kernel objects and hands them out again, in the order they
+are asked for, to the next block: the i-th kernel of a program's kernel
+`name` asked for in a block is the i-th of the block before, its arguments
+all bound again, so that two kernels of one block are never the same
+object.  Launches already enqueued keep the arguments they were enqueued
+with (OpenCL captures them), so the results are the same.
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ class _KernelReuse:
     no other program takes its id); how many of each the current block has
     handed out; and how deep the blocks are nested."""
 
-    kept: dict[tuple[int, str], list[tuple[cl.Program, cl.Kernel]]] = dataclasses.field(default_factory=dict)
+    kept: dict[tuple[int, str], list[tuple[cl.Program, cl.Kernel]]] = dataclasses.field(
+        default_factory=dict)
     handed: dict[tuple[int, str], int] = dataclasses.field(default_factory=dict)
     depth: int = 0
 
