@@ -9,6 +9,9 @@ kernel launch and copy the library enqueues, and prints, per kernel name,
 the launches, the summed device seconds and (for the blocked Gram and update
 kernels) the achieved GFLOP/s.  The wall-clock time split of ``info.seconds``
 is printed beside it, so that host time shows as the difference.
+``--by-sweep`` (``eig_indefinite``) also sums each kernel's device seconds
+sweep by sweep, beside the sweep's rotations
+(``results/sweep-profile-H200-2026-11-28.md``).
 
     CLJACOBI_DEVICE=nvidia python bench/profile_kernels.py --n 4096 \
         --variant bo --block-width 16 --out bench/results/profile-<device>-<date>.json
@@ -77,6 +80,23 @@ class Recorder:
         """Device seconds of every launch (or copy) recorded as `label`, in order."""
         return [_device_seconds(event) for name, event in self.events if name == label]
 
+    def by_sweep(self) -> list[dict[str, float]]:
+        """Device seconds of every label, sweep by sweep: from the first
+        sweep's first launch (a Gram launch of the blocked sweeps, else a
+        pointwise step), each sweep up to and including the
+        ``cjac_sweep_status`` launch that ends it, blocked or pointwise."""
+        starts = ("cjac_block_gram", "cjac_step", "cjac_precompute")
+        first = next((i for i, (label, _) in enumerate(self.events) if label in starts),
+                     len(self.events))
+        sweeps: list[dict[str, float]] = []
+        current: dict[str, float] = collections.defaultdict(float)
+        for label, event in self.events[first:]:
+            current[label] += _device_seconds(event)
+            if label == "cjac_sweep_status":
+                sweeps.append(dict(current))
+                current = collections.defaultdict(float)
+        return sweeps
+
     def totals(self) -> dict[str, dict[str, float]]:
         seconds = collections.defaultdict(float)
         counts = collections.Counter()
@@ -95,6 +115,8 @@ def main() -> None:
     parser.add_argument("--dtype", default="float64", choices=("float64", "complex128"))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--solver", default="eig_indefinite", choices=("eig_indefinite", "gsvd", "svd"))
+    parser.add_argument("--by-sweep", action="store_true",
+                        help="eig_indefinite: each kernel's seconds sweep by sweep")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     if args.solver == "gsvd":
@@ -142,9 +164,36 @@ def main() -> None:
     for name, entry in kernels.items():
         extra = f"  {entry['gflops']:.0f} GFLOP/s" if "gflops" in entry else ""
         print(f"{name:28s} {entry['launches']:7d} {entry['seconds']:8.3f} s{extra}")
+    if args.by_sweep:
+        record["by_sweep"] = _print_by_sweep(recorder.by_sweep(), info.rotations_per_sweep,
+                                             info.blocked_sweeps)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(record, indent=1))
+
+
+def _print_by_sweep(sweeps: list[dict[str, float]], rotations: list[int],
+                    blocked: int) -> list[dict]:
+    """A markdown table of each sweep's rotations and device milliseconds by
+    kernel (the kernels of any sweep, the costliest first; "finishing": the
+    pointwise or certified sweeps after the blocked ones); the rows as
+    records."""
+    totals: dict[str, float] = collections.defaultdict(float)
+    for sweep in sweeps:
+        for label, seconds in sweep.items():
+            totals[label] += seconds
+    labels = [label for label in sorted(totals, key=totals.get, reverse=True)
+              if label.startswith("cjac_")]
+    print("\n| sweep | rotations | " + " | ".join(f"{label} ms" for label in labels) + " |")
+    print("| --- " * (len(labels) + 2) + "|")
+    rows = []
+    for s, sweep in enumerate(sweeps):
+        kind = "blocked" if s < blocked else "finishing"
+        count = rotations[s] if s < len(rotations) else None
+        print(f"| {s + 1} ({kind}) | {count} | "
+              + " | ".join(f"{1e3 * sweep.get(label, 0.0):.2f}" for label in labels) + " |")
+        rows.append({"sweep": s + 1, "kind": kind, "rotations": count, "seconds": sweep})
+    return rows
 
 
 def profile_gsvd(args: argparse.Namespace) -> None:
