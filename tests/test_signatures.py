@@ -143,6 +143,32 @@ def test_kernels_reused_keep_enqueued_launches_as_they_were(queue):
     np.testing.assert_array_equal(results[1], -np.arange(n, dtype=np.float64))
 
 
+NULL_SOURCE = """
+__kernel void null_or_first(__global const double *a, __global double *out, const double scale)
+{
+    out[get_global_id(0)] = a ? scale * a[0] : -1.0;
+}
+"""
+_NULL_OR_FIRST = KernelSignature("null_or_first", (
+    buffer("a", "__global const double *"), buffer("out", "__global double *"),
+    real_arg("scale")))
+
+
+def test_kernels_reused_release_the_buffers_at_the_end(queue):
+    """When the block ends, the kept kernels' buffer arguments are NULL (an
+    implementation may hold what an argument names), their scalars kept."""
+    program = cl.Program(queue.context, NULL_SOURCE).build()
+    mf = cl.mem_flags
+    a = cl.Buffer(queue.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.array([2.5]))
+    out = cl.Buffer(queue.context, mf.READ_WRITE, 32)
+    with kernels_reused():
+        kernel = _NULL_OR_FIRST.kernel(program, a=a, out=out, scale=3.0)
+        np.testing.assert_array_equal(_launch_and_read(queue, kernel, out), np.full(4, 7.5))
+    later = cl.Buffer(queue.context, mf.READ_WRITE, 32)
+    kernel.set_arg(1, later)  # only out: a is NULL now
+    np.testing.assert_array_equal(_launch_and_read(queue, kernel, later), -np.ones(4))
+
+
 def test_kernels_reused_per_thread(queue):
     """Another thread's block gets kernels of its own."""
     import threading

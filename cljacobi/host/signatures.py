@@ -21,7 +21,9 @@ are asked for, to the next block: the i-th kernel of a program's kernel
 `name` asked for in a block is the i-th of the block before, its arguments
 all bound again, so that two kernels of one block are never the same
 object.  Launches already enqueued keep the arguments they were enqueued
-with (OpenCL captures them), so the results are the same.
+with (OpenCL captures them), so the results are the same.  When the block
+ends, the kept kernels' buffer arguments are set to NULL, so that none of
+them holds the device memory of a finished solve.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 import pyopencl as cl
@@ -83,15 +86,22 @@ def real_arg(name: str) -> Arg:
 _FLOAT64 = np.dtype(np.float64)
 
 
+class _Kept(NamedTuple):
+    """A kept kernel object, its program (held, so that no other program
+    takes its id) and the positions of its buffer arguments."""
+
+    program: cl.Program
+    kernel: cl.Kernel
+    buffers: tuple[int, ...]
+
+
 @dataclass
 class _KernelReuse:
     """One thread's kept kernel objects: for each (program, name), the kernels
-    in the order a block asked for them, with their program (held, so that
-    no other program takes its id); how many of each the current block has
-    handed out; and how deep the blocks are nested."""
+    in the order a block asked for them; how many of each the current block
+    has handed out; and how deep the blocks are nested."""
 
-    kept: dict[tuple[int, str], list[tuple[cl.Program, cl.Kernel]]] = dataclasses.field(
-        default_factory=dict)
+    kept: dict[tuple[int, str], list[_Kept]] = dataclasses.field(default_factory=dict)
     handed: dict[tuple[int, str], int] = dataclasses.field(default_factory=dict)
     depth: int = 0
 
@@ -109,7 +119,12 @@ def _thread_reuse() -> _KernelReuse:
 @contextmanager
 def kernels_reused() -> Iterator[None]:
     """Within this block this thread's kernel objects are kept and handed out
-    again to the next block (module docstring); nested blocks are one."""
+    again to the next block (module docstring); nested blocks are one.
+
+    When the outermost block ends, the buffer arguments of the kernels it
+    handed out are set to NULL: an OpenCL implementation may hold the buffer
+    an argument names until the argument is set again, and a kept kernel
+    must not hold a finished solve's device memory."""
     reuse = _thread_reuse()
     reuse.depth += 1
     try:
@@ -117,12 +132,17 @@ def kernels_reused() -> Iterator[None]:
     finally:
         reuse.depth -= 1
         if not reuse.depth:
+            for key, count in reuse.handed.items():
+                for kept in reuse.kept[key][:count]:
+                    for position in kept.buffers:
+                        kept.kernel.set_arg(position, None)
             reuse.handed.clear()
 
 
-def _kernel_object(program: cl.Program, name: str) -> cl.Kernel:
-    """Kernel `name` of `program`: a new one outside :func:`kernels_reused`,
-    else this thread's next kept one (made the first time)."""
+def _kernel_object(program: cl.Program, name: str, buffers: tuple[int, ...]) -> cl.Kernel:
+    """Kernel `name` of `program`, whose buffer arguments are at `buffers`: a
+    new one outside :func:`kernels_reused`, else this thread's next kept one
+    (made the first time)."""
     reuse = _thread_reuse()
     if not reuse.depth:
         return cl.Kernel(program, name)
@@ -131,8 +151,8 @@ def _kernel_object(program: cl.Program, name: str) -> cl.Kernel:
     index = reuse.handed.get(key, 0)
     reuse.handed[key] = index + 1
     if index == len(kept):
-        kept.append((program, cl.Kernel(program, name)))
-    return kept[index][1]
+        kept.append(_Kept(program, cl.Kernel(program, name), buffers))
+    return kept[index].kernel
 
 
 @dataclass(frozen=True)
@@ -164,6 +184,10 @@ class KernelSignature:
         return ",\n    ".join(arg.declaration for arg in self.args)
 
     @cached_property
+    def _buffer_positions(self) -> tuple[int, ...]:
+        return tuple(index for index, arg in enumerate(self.args) if arg.kind == "buffer")
+
+    @cached_property
     def _positions(self) -> dict[str, int]:
         return {arg.name: index for index, arg in enumerate(self.args)}
 
@@ -182,7 +206,7 @@ class KernelSignature:
         missing = {arg.name for arg in self.args} - values.keys()
         if missing:
             raise TypeError(f"{self.name}: no value for {sorted(missing)}")
-        kernel = _kernel_object(program, self.name)
+        kernel = _kernel_object(program, self.name, self._buffer_positions)
         self.bind(kernel, **values)
         return kernel
 
