@@ -43,6 +43,7 @@ from cljacobi.host.blocked import (
     transform_registers_take,
     update_work_group_size,
 )
+from cljacobi.host.limits import STATIC_LOCAL_MEMORY_NV90, static_local_memory
 from cljacobi.host.matrix_products import compute_capability
 from cljacobi.host.programs import build_program, render
 from cljacobi.host.signatures import c_defines
@@ -135,10 +136,17 @@ def _spec_type(complex_, layout):
     return ("complex128", layout) if complex_ else ("float64", "interleaved")
 
 
-def _blocked_spec(w, *, in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
+def _blocked_spec(w, *, in_local=None, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
                   tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, complex_=False, layout="split",
                   inner_method="sweeps", products="fma", loads_ahead=(False, False),
                   gram_stages=0, in_registers=False, transform_lanes=0):
+    """The spec of these sizes; W in the rotate kernel's local memory by
+    default wherever that fits the most static local memory a device gives
+    (not at real w = 64: 285 KB)."""
+    if in_local is None:
+        in_local = blocked_local_bytes(
+            w, transform_in_local=True,
+            element_bytes=COMPLEX_ELEMENT_BYTES if complex_ else 8) <= STATIC_LOCAL_MEMORY_NV90
     update_rows, update_micro_rows, update_micro_cols = update
     dtype, spec_layout = _spec_type(complex_, layout)
     return BlockedSpec(
@@ -160,7 +168,7 @@ def _blocked_program(queue, w, **sizes):
 
 
 def _block_step(queue, G, signs, pairs, w, inner_sweeps, *, chunk_rows=TILE_ROWS,
-                in_local=True, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
+                in_local=None, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
                 tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, layout="split",
                 whole_group=None, products="fma", inner_method=None,
                 loads_ahead=(False, False), gram_stages=0, in_registers=False,
@@ -1193,6 +1201,36 @@ def test_variant_choice_complex():
     tiny.local_mem_size = 16 * 1024  # real w = 8 fits, complex w = 8 not
     assert choose_variant(tiny, 4096, "auto", None) == ("offdiag", 8)
     assert choose_variant(tiny, 4096, "auto", None, **complex_bytes) == ("pointwise", 0)
+
+
+class _TensorCoreGPU(_SmallLocalGPU):
+    """An NVIDIA GPU as its OpenCL reports it: 48 KiB of local memory and a
+    compute capability (``cl_nv_device_attribute_query``)."""
+
+    extensions = "cl_khr_fp64 cl_nv_device_attribute_query"
+
+    def __init__(self, major, minor=0):
+        self.compute_capability_major_nv, self.compute_capability_minor_nv = major, minor
+
+
+def test_static_local_memory_and_complex_width_32():
+    """Compute capability 9.0 gives the blocked kernels' static local arrays
+    STATIC_LOCAL_MEMORY_NV90 bytes, and there "auto" takes complex w = 32
+    (the teamed tensor-core Gram kernel) from order 4096 on; 8.0 and other
+    devices keep the reported 48 KiB and w = 16, and real data keep w = 32."""
+    complex_bytes = {"element_bytes": COMPLEX_ELEMENT_BYTES}
+    h200, a100, other = _TensorCoreGPU(9), _TensorCoreGPU(8), _SmallLocalGPU()
+    assert static_local_memory(h200) == STATIC_LOCAL_MEMORY_NV90 == 224 * 1024
+    assert static_local_memory(a100) == static_local_memory(other) == 48 * 1024
+    assert local_memory_fit(h200, 32, **complex_bytes).transform_in_local
+    for order, w in ((2048, 16), (4095, 16), (4096, 32), (8192, 32)):
+        assert choose_variant(h200, order, "auto", None, **complex_bytes) == ("offdiag", w)
+    for device in (a100, other):
+        assert choose_variant(device, 8192, "auto", None, **complex_bytes) == ("offdiag", 16)
+        with pytest.raises(ValueError, match=r"block_width=32 needs 98304 .* has 49152"):
+            choose_variant(device, 4096, "bo", 32, **complex_bytes)
+    assert choose_variant(h200, 8192, "auto", None) == ("offdiag", 32)
+    assert choose_variant(h200, 4096, "bo", 64) == ("bo", 64)  # asked for: it fits
 
 
 def test_blocked_single_precision_refused(rng):

@@ -35,6 +35,7 @@ from cljacobi.host.blocked import (
     default_gram_stages,
     default_gram_warps,
     default_loads_ahead,
+    gram_mma_teams,
     gram_mma_tiles,
 )
 from cljacobi.host.matrix_products import (
@@ -43,6 +44,8 @@ from cljacobi.host.matrix_products import (
     MMA_MIN_ROWS,
     choose_matrix_products,
     compute_capability,
+    mma_real_columns,
+    mma_takes,
     native_mma,
 )
 from cljacobi.host.programs import render
@@ -81,8 +84,15 @@ def _draw(rng, shape, data):
 
 
 def _too_wide(w, data):
-    """Widths the mma kernels refuse: Z = X, or [Re X, Im X], beyond 64 columns."""
-    return w > (32 if data == "real" else 16)
+    """Widths the mma kernels refuse: Z = X, or [Re X, Im X], beyond 64
+    columns other than 128 (complex w = 64 here)."""
+    return not mma_takes(w, data != "real")
+
+
+def _teamed(w, data):
+    """Whether the Gram kernel splits its tiles among warps (Z of 128 real
+    columns: real w = 64, complex w = 32)."""
+    return mma_real_columns(w, data != "real") == 128
 
 
 def _layout(data):
@@ -102,11 +112,14 @@ def _refused(queue, products, w=8, data="real"):
             _blocked_program(queue, w, products=products, complex_=data != "real",
                              layout=_layout(data))
         return True
-    return False
+    # The emulated teamed kernels (every product a pair of barriers, unrolled
+    # by the hundred) take minutes to build on PoCL: there one case, complex
+    # interleaved w = 32, covers the teams; the tensor-core forms run all.
+    return products == "mma.emulated" and _teamed(w, data) and (w, data) != (32, "interleaved")
 
 
 @pytest.mark.parametrize("products", MMA_FORMS)
-@pytest.mark.parametrize("w", [8, 16, 32])
+@pytest.mark.parametrize("w", [8, 16, 32, 64])
 @pytest.mark.parametrize("data", DATA)
 def test_mma_gram_against_numpy(queue, rng, products, w, data):
     """Partial Gram matrices of two block pairs over row chunks of 48 (a
@@ -132,7 +145,7 @@ def test_mma_gram_against_numpy(queue, rng, products, w, data):
 
 
 @pytest.mark.parametrize("products", MMA_FORMS)
-@pytest.mark.parametrize("w", [8, 16, 32])
+@pytest.mark.parametrize("w", [8, 16, 32, 64])
 @pytest.mark.parametrize("data", DATA)
 def test_mma_update_against_numpy(queue, rng, products, w, data):
     """[X_P X_Q] <- [X_P X_Q] W for G (77 rows in chunks of 48) and V (6w
@@ -157,24 +170,31 @@ def test_mma_update_against_numpy(queue, rng, products, w, data):
 
 
 @pytest.mark.parametrize("products", MMA_FORMS)
-@pytest.mark.parametrize("w", [8, 16, 32])
+@pytest.mark.parametrize("w", [8, 16, 32, 64])
 @pytest.mark.parametrize("data", DATA)
 def test_mma_loads_ahead_same_bits(queue, rng, products, w, data):
     """The Gram and update kernels with a warp's next rows loaded ahead
     (default_loads_ahead) and without: the same products in the same order,
     so the partial Gram matrices and the updated columns are bitwise the
     same.  Chunks of 288 rows, several stretches of a warp's rows each, and a
-    partial last chunk."""
+    partial last chunk.  The teamed Gram kernel has no loads ahead: refused."""
     if _refused(queue, products, w, data):
         return
     m, chunk_rows = 300, 288
     layout = _layout(data)
     G = _draw(rng, (m, 4 * w), data)
     signs = np.where(rng.random(4 * w) < 0.5, 1, -1).astype(np.int32)
-    grams = [_block_step(queue, G, signs, [[0, 3], [1, 2]], w, 1, chunk_rows=chunk_rows,
-                         products=products, layout=layout, loads_ahead=(ahead, False))[1]
-             for ahead in (False, True)]
-    assert np.array_equal(*grams)
+    if _teamed(w, data):
+        with pytest.raises(ValueError, match="splits its tiles among 4 warps"):
+            _block_step(queue, G, signs, [[0, 3], [1, 2]], w, 1, chunk_rows=chunk_rows,
+                        products=products, layout=layout, loads_ahead=(True, False))
+        if products == "mma.emulated":
+            return  # the update's own tests cover it (a second emulated program)
+    else:
+        grams = [_block_step(queue, G, signs, [[0, 3], [1, 2]], w, 1, chunk_rows=chunk_rows,
+                             products=products, layout=layout, loads_ahead=(ahead, False))[1]
+                 for ahead in (False, True)]
+        assert np.array_equal(*grams)
     X, pairs, W, rotated = _update_operands(rng, m, w, complex_=data != "real")
     updates = [_update(queue, X, pairs, w, W, rotated, chunk_rows=chunk_rows, products=products,
                        layout=layout, loads_ahead=(False, ahead)) for ahead in (False, True)]
@@ -206,6 +226,25 @@ def test_mma_gram_stages_same_bits(queue, rng, products, w, stages):
         expected = _gram_expected(G, pairs, w, chunk_rows)
         scale = np.abs(expected).max()
         np.testing.assert_allclose(grams[1] / scale, expected / scale, rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize(("w", "complex_"), [(8, False), (32, False), (16, True), (64, False),
+                                             (32, True)])
+def test_gram_teams_cover_the_tiles(w, complex_):
+    """The warps' teams of tiles are the tiles on and above the diagonal,
+    each once, at most 20 a warp (the register budget of the 64-column
+    kernel); one team up to 64 real columns, four at 128, with the warps
+    the plan gives the kernel by default."""
+    teams = gram_mma_teams(w, complex_)
+    tiles = gram_mma_tiles(w, complex_)
+    assert sorted(tile for team in teams for tile in team) == sorted(tiles)
+    assert max(len(team) for team in teams) <= 20
+    RK = mma_real_columns(w, complex_)
+    assert len(teams) == (4 if RK == 128 else 1)
+    if RK == 128:
+        assert len(tiles) == 72 and default_gram_warps(w, complex_) == 4
+        assert default_loads_ahead(complex_, w)[0] is False
+        assert default_gram_stages(complex_, w) == 0
 
 
 def test_gram_stages_only_where_the_kernel_has_them():
@@ -358,7 +397,8 @@ def test_complex_eig_indefinite_through_emulated_mma(monkeypatch, rng):
 
 def test_choice_of_the_form(queue, monkeypatch):
     """"auto" takes the device's tensor cores for w a multiple of 8 (at most 32
-    real, 16 complex) and factors of MMA_MIN_ROWS rows or more, else "fma";
+    real, 16 complex, or 64 and 32) and factors of MMA_MIN_ROWS rows or
+    more, else "fma";
     requests are checked against the data and the device;
     the environment variable applies where nothing is requested."""
     device = queue.device
@@ -366,7 +406,9 @@ def test_choice_of_the_form(queue, monkeypatch):
     native = native_mma(device)
     assert choose_matrix_products(device, complex_=False, block_width=16) == (native or "fma")
     assert choose_matrix_products(device, complex_=True, block_width=16) == (native or "fma")
-    assert choose_matrix_products(device, complex_=True, block_width=32) == "fma"
+    assert choose_matrix_products(device, complex_=True, block_width=32) == (native or "fma")
+    assert choose_matrix_products(device, complex_=True, block_width=24) == "fma"
+    assert choose_matrix_products(device, complex_=True, block_width=64) == "fma"
     assert choose_matrix_products(device, complex_=False, block_width=4) == "fma"
     assert choose_matrix_products(device, complex_=False, block_width=16,
                                   rows=MMA_MIN_ROWS - 1) == "fma"
@@ -380,8 +422,10 @@ def test_choice_of_the_form(queue, monkeypatch):
                                   requested="mma.emulated") == "mma.emulated"
     assert choose_matrix_products(device, complex_=True, block_width=8,
                                   requested="mma.emulated") == "mma.emulated"
-    with pytest.raises(ValueError, match="at most 16 for complex data"):
-        choose_matrix_products(device, complex_=True, block_width=32, requested="mma.emulated")
+    with pytest.raises(ValueError, match=r"at most 16 \(or 32\) for complex data"):
+        choose_matrix_products(device, complex_=True, block_width=24, requested="mma.emulated")
+    assert choose_matrix_products(device, complex_=True, block_width=32,
+                                  requested="mma.emulated") == "mma.emulated"
     with pytest.raises(ValueError, match="block_width=12"):
         choose_matrix_products(device, complex_=False, block_width=12,
                                requested="mma.emulated")
@@ -422,14 +466,23 @@ def test_mma_spec_checks_and_sizes(queue):
               "update_tile_rows": 32, "update_micro_rows": 4, "update_micro_cols": 4}
     with pytest.raises(ValueError, match="at most 32 for real data and 16 for complex"):
         BlockedSpec(dtype="complex128", layout="split", matrix_products="mma.emulated",
-                    **{**common, "block_width": 32})
+                    **{**common, "block_width": 24})
+    teamed = {**common, "block_width": 32, "gram_warps": 4}
+    assert len(BlockedSpec(dtype="complex128", layout="split", matrix_products="mma.emulated",
+                           **teamed).gram_teams) == 4
+    with pytest.raises(ValueError, match="splits its tiles among 4 warps: gram_warps=4"):
+        BlockedSpec(dtype="complex128", layout="split", matrix_products="mma.emulated",
+                    **{**teamed, "gram_warps": 2})
     with pytest.raises(ValueError, match="matrix_products must be one of"):
         BlockedSpec(dtype="float64", matrix_products="dmma", **common)
     spec = BlockedSpec(dtype="float64", matrix_products="mma.emulated", gram_warps=2,
                        update_warps=3, **common)
     assert (spec.gram_work_group_size, spec.update_work_group_size) == (64, 96)
     assert gram_mma_tiles(8) == ((0, 0), (0, 1))
-    assert len(gram_mma_tiles(32)) == 20
+    assert len(gram_mma_tiles(32)) == 20 and len(gram_mma_tiles(32, True)) == 72
+    # teamed: the stored tiles, 74 KB, instead of the 128 x 129 sums
+    assert blocked_local_bytes(32, element_bytes=16, matrix_products="mma.m16n8k4",
+                               gram_warps=4, update_warps=8) == 8 * 128 * 132  # the update's M
     K = 64
     fma = blocked_local_bytes(32, transform_in_local=False)
     mma = blocked_local_bytes(32, transform_in_local=False, matrix_products="mma.m16n8k4")

@@ -42,9 +42,15 @@ from ..strategies import step_table
 from .certificate import FinishingCertificate, certificate_mask_bytes
 from .device import require_fp64
 from .launch import enqueue_kernel, set_scalar_arg
-from .limits import check_local_memory, check_work_group_size, choose_work_group_size
+from .limits import (
+    check_local_memory,
+    check_work_group_size,
+    choose_work_group_size,
+    static_local_memory,
+)
 from .matrix_products import (
     MATRIX_PRODUCTS,
+    MMA_TEAMED_REAL_COLUMNS,
     PTX_FORMS,
     check_request,
     choose_matrix_products,
@@ -79,6 +85,7 @@ __all__ = [
     "default_transform_lanes",
     "default_update_groups_per_unit",
     "default_update_warps",
+    "gram_mma_teams",
     "gram_mma_tiles",
     "gram_work_group_size",
     "inner_step_pairs",
@@ -239,16 +246,30 @@ UPDATE_WARPS = 8
 UPDATE_WARPS_COMPLEX = 4
 UPDATE_MMA_ROWS = 1
 
+#: The update kernel's warps where Z has 128 real columns (real w = 64,
+#: complex w = 32): its 135 KB copy of M leaves one work-group a compute unit
+#: (complex n = 4096 on an H200, 4 / 8 / 16 warps: 0.671 / 0.462 / 1.852 s of
+#: update launches a solve, bench/README.md, "Complex block width 32").
+UPDATE_WARPS_TEAMED = 8
+
 
 def default_gram_warps(block_width: int, complex_: bool = False) -> int:
     """Warps of the mma Gram kernel by default: fewer where Z has 64 real
     columns (real w = 32, complex w = 16), whose 20 tiles a warp keeps take
-    most of its registers."""
-    return GRAM_WARPS_WIDE if mma_real_columns(block_width, complex_) >= 64 else GRAM_WARPS
+    most of its registers; a warp per team where the tiles are split
+    (:func:`gram_mma_teams`)."""
+    columns = mma_real_columns(block_width, complex_)
+    if columns == MMA_TEAMED_REAL_COLUMNS:
+        return len(gram_mma_teams(block_width, complex_))
+    return GRAM_WARPS_WIDE if columns >= 64 else GRAM_WARPS
 
 
-def default_update_warps(complex_: bool = False) -> int:
-    """Warps of the mma update kernel by default."""
+def default_update_warps(complex_: bool = False, block_width: int | None = None) -> int:
+    """Warps of the mma update kernel by default (`block_width`: None, or a
+    width whose Z has 128 real columns, :data:`UPDATE_WARPS_TEAMED`)."""
+    if block_width is not None and \
+            mma_real_columns(block_width, complex_) == MMA_TEAMED_REAL_COLUMNS:
+        return UPDATE_WARPS_TEAMED
     return UPDATE_WARPS_COMPLEX if complex_ else UPDATE_WARPS
 
 
@@ -289,8 +310,11 @@ def gram_stage_ld(stage_rows: int) -> int:
 def gram_mma_local_reals(block_width: int, complex_: bool, gram_warps: int,
                          gram_stages: int) -> int:
     """Doubles of the mma Gram kernel's local array: the sums of Z^T Z
-    (RK x (RK + 1)), or the warps' stages if larger (they share it)."""
+    (RK x (RK + 1)), or the warps' stages if larger (they share it); teamed,
+    the stored tiles (128 doubles each)."""
     RK = mma_real_columns(block_width, complex_)
+    if RK == MMA_TEAMED_REAL_COLUMNS:
+        return 128 * len(gram_mma_tiles(block_width, complex_))
     rows = 4 * gram_mma_steps(complex_)
     return max(RK * (RK + 1), gram_warps * gram_stages * RK * gram_stage_ld(rows))
 
@@ -321,12 +345,17 @@ def _check_gram_stages(stages: int, matrix_products: str, complex_: bool,
 GRAM_STAGES = 2
 
 
-def default_gram_stages(complex_: bool = False) -> int:
-    """Stages of the mma Gram kernel by default (0: no stages)."""
+def default_gram_stages(complex_: bool = False, block_width: int | None = None) -> int:
+    """Stages of the mma Gram kernel by default (0: no stages; none for the
+    teamed kernel of Z with 128 real columns, `block_width` given)."""
+    if block_width is not None and \
+            mma_real_columns(block_width, complex_) == MMA_TEAMED_REAL_COLUMNS:
+        return 0
     return 0 if complex_ else GRAM_STAGES
 
 
-def default_loads_ahead(complex_: bool = False) -> tuple[bool, bool]:
+def default_loads_ahead(complex_: bool = False, block_width: int | None = None
+                        ) -> tuple[bool, bool]:
     """Whether the mma Gram and update kernels load their next rows ahead, by
     default: (Gram, update).
 
@@ -339,9 +368,14 @@ def default_loads_ahead(complex_: bool = False) -> tuple[bool, bool]:
     0.1061 -> 0.0828 s, but complex n = 4096 0.0524 -> 0.0605 s; the Gram
     kernel, complex n = 4096 0.0309 -> 0.0272 s (4 warps), while for real
     data (20 tiles a warp) a second set of values spills registers
-    (0.0074 -> 0.0096 s at n = 4096).
+    (0.0074 -> 0.0096 s at n = 4096).  The teamed Gram kernel (Z of 128
+    real columns, `block_width` given) has no loads ahead.
     """
-    return (True, False) if complex_ else (False, True)
+    gram, update = (True, False) if complex_ else (False, True)
+    if block_width is not None and \
+            mma_real_columns(block_width, complex_) == MMA_TEAMED_REAL_COLUMNS:
+        gram = False
+    return gram, update
 
 
 def gram_mma_tiles(block_width: int, complex_: bool = False) -> tuple[tuple[int, int], ...]:
@@ -351,6 +385,26 @@ def gram_mma_tiles(block_width: int, complex_: bool = False) -> tuple[tuple[int,
     the diagonal."""
     RK = mma_real_columns(block_width, complex_)
     return tuple((i, j) for i in range(RK // 16) for j in range(RK // 8) if j >= 2 * i)
+
+
+def gram_mma_teams(block_width: int, complex_: bool = False
+                   ) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """The tiles of :func:`gram_mma_tiles` by the warps of the mma Gram
+    kernel that keep them: one team of all of them, or, for Z of 128 real
+    columns (72 tiles, too many for one warp's registers), four teams of the
+    halves L = columns 0..63 and H = 64..127: the triangles L^T L and H^T H
+    (20 tiles each, 8 column groups loaded) and the square L^T H by halves of
+    its rows (16 tiles each, 12 groups)."""
+    tiles = gram_mma_tiles(block_width, complex_)
+    RK = mma_real_columns(block_width, complex_)
+    if RK != MMA_TEAMED_REAL_COLUMNS:
+        return (tiles,)
+    half_rows, half_groups = RK // 32, RK // 16  # row tiles and column groups of a half
+    return (tuple((i, j) for i, j in tiles if j < half_groups),
+            tuple((i, j) for i, j in tiles if i >= half_rows),
+            tuple((i, j) for i, j in tiles if j >= half_groups and i < half_rows // 2),
+            tuple((i, j) for i, j in tiles
+                  if j >= half_groups and half_rows // 2 <= i < half_rows))
 
 
 def _gram_micro_tiles(block_width: int, micro_tile: int) -> int:
@@ -622,7 +676,8 @@ def local_memory_fit(device: cl.Device, block_width: int, *,
     Parameters
     ----------
     device : pyopencl.Device
-        Only its ``local_mem_size`` is read.
+        Its local memory for static arrays (every local array of the
+        blocked kernels is static): :func:`~cljacobi.host.limits.static_local_memory`.
     block_width : int
         Block width w.
     element_bytes : int, optional
@@ -642,7 +697,7 @@ def local_memory_fit(device: cl.Device, block_width: int, *,
         blocked_local_bytes(block_width, element_bytes=element_bytes, stream=stream, **sizes),
         blocked_local_bytes(block_width, transform_in_local=True, element_bytes=element_bytes,
                             stream=stream, **sizes),
-        int(device.local_mem_size))
+        static_local_memory(device))
 
 
 def inner_table_bytes(block_width: int) -> int:
@@ -873,8 +928,16 @@ class BlockedSpec:
         if self.mma and not mma_takes(self.block_width, self.complex_):
             raise ValueError(
                 f"matrix_products={self.matrix_products!r} needs a block width that is a "
-                f"multiple of 8, at most 32 for real data and 16 for complex data, not "
-                f"w={self.block_width} for {self.dtype}")
+                f"multiple of 8, at most 32 for real data and 16 for complex data (or 64 "
+                f"and 32), not w={self.block_width} for {self.dtype}")
+        if self.mma and len(self.gram_teams) > 1 and (
+                self.gram_warps != len(self.gram_teams) or self.gram_loads_ahead
+                or self.gram_stages):
+            raise ValueError(
+                f"the mma Gram kernel of w={self.block_width} ({self.dtype}) splits its tiles "
+                f"among {len(self.gram_teams)} warps: gram_warps={len(self.gram_teams)}, no "
+                f"loads ahead and no stages, not gram_warps={self.gram_warps}, "
+                f"gram_loads_ahead={self.gram_loads_ahead}, gram_stages={self.gram_stages}")
 
     @property
     def inner_pairs(self) -> tuple[tuple[tuple[int, int], ...], ...]:
@@ -883,6 +946,12 @@ class BlockedSpec:
         if self.inner_method == "offdiag":
             return offdiag_step_pairs(self.inner_strategy, self.block_width)
         return inner_step_pairs(self.inner_strategy, 2 * self.block_width)
+
+    @property
+    def gram_teams(self) -> tuple[tuple[tuple[int, int], ...], ...]:
+        """The mma Gram kernel's tiles by warp (:func:`gram_mma_teams`); ()
+        for the fma kernels."""
+        return gram_mma_teams(self.block_width, self.complex_) if self.mma else ()
 
     @property
     def w_lanes(self) -> int:
@@ -994,6 +1063,9 @@ class BlockedSpec:
             "GRAM_STAGE_LD": (ld := gram_stage_ld(rows)), "GRAM_STAGE_REALS": RK * ld,
             "GRAM_MMA_LOCAL": gram_mma_local_reals(w, self.complex_, self.gram_warps,
                                                   self.gram_stages),
+            # the teamed mma Gram kernel (RK = 128): its stored tiles
+            "GRAM_TILE_COLUMNS": RK // 8,
+            "GRAM_TEAM_SUMS": 128 * len(gram_mma_tiles(w, self.complex_)),
         }
 
     @property
@@ -1040,6 +1112,7 @@ class BlockedSpec:
             "update_micro_cols": constants["UPDATE_RC"],
             "matrix_products": self.matrix_products, "w": self.block_width, "K": 2 * self.block_width,
             "gram_tiles": gram_mma_tiles(self.block_width, self.complex_) if self.mma else (),
+            "gram_teams": self.gram_teams,
             "mma_steps": gram_mma_steps(self.complex_), "update_mr": self.update_mma_rows,
             "gram_loads_ahead": self.gram_loads_ahead,
             "update_loads_ahead": self.update_loads_ahead,
@@ -1260,11 +1333,11 @@ class BlockedPlan:
         if sizes["gram_warps"] is None:
             sizes["gram_warps"] = default_gram_warps(w, complex_)
         if sizes["update_warps"] is None:
-            sizes["update_warps"] = default_update_warps(complex_)
+            sizes["update_warps"] = default_update_warps(complex_, w)
         if sizes["gram_stages"] is None:  # the register form where loads ahead are asked for
             sizes["gram_stages"] = 0 if products == "fma" or sizes["gram_loads_ahead"] \
-                else default_gram_stages(complex_)
-        ahead = (False, False) if products == "fma" else default_loads_ahead(complex_)
+                else default_gram_stages(complex_, w)
+        ahead = (False, False) if products == "fma" else default_loads_ahead(complex_, w)
         for name, default in zip(("gram_loads_ahead", "update_loads_ahead"), ahead):
             if sizes[name] is None:
                 sizes[name] = default
@@ -1276,7 +1349,12 @@ class BlockedPlan:
                 "gram_warps", "update_warps", "gram_stages")}}
         fit = local_memory_fit(device, w, **fit_sizes)
         kernels = f"the {'complex ' if complex_ else ''}blocked kernels with block_width={w}"
-        check_local_memory(device, fit.need, kernels)
+        check_local_memory(device, fit.need, kernels, fit.have)
+        # A width that fits the local memory the device reports is planned
+        # within it, as on every device; one that fits only the static local
+        # memory of compute capability 9.0 (static_local_memory) takes it all.
+        reported = fit._replace(have=int(device.local_mem_size))
+        in_local = (reported if reported.fits else fit).transform_in_local
         wg = choose_work_group_size(device, rows, requested=work_group_size)
         device_max = int(device.max_work_group_size)
         slices = sizes["gram_row_slices"]
@@ -1287,18 +1365,18 @@ class BlockedPlan:
                                                            device_max)
         in_registers = sizes["transform_in_registers"]
         if in_registers is None:  # by default where the lanes pass W on by shfl.sync
-            in_registers = products in PTX_FORMS and transform_registers_take(
-                INNER_METHODS[variant], w, rotate_wg, fit.transform_in_local)
+            in_registers = products in PTX_FORMS and reported.fits and transform_registers_take(
+                INNER_METHODS[variant], w, rotate_wg, in_local)
         elif in_registers and products not in PTX_FORMS:  # W passed on through local memory
             fit = local_memory_fit(device, w, **fit_sizes,
                                    rotate_exchange=rotate_exchange_elements(w))
-            check_local_memory(device, fit.need, f"{kernels} and W in registers")
+            check_local_memory(device, fit.need, f"{kernels} and W in registers", fit.have)
         lanes = default_transform_lanes(
             w, rotate_wg, shuffle_of(products)) if in_registers else 0
         spec = BlockedSpec(
             dtype=dtype, layout=layout, block_width=w, inner_method=INNER_METHODS[variant],
             tile_rows=sizes["tile_rows"],
-            transform_in_local=fit.transform_in_local, gram_micro_tile=sizes["gram_micro_tile"],
+            transform_in_local=in_local, gram_micro_tile=sizes["gram_micro_tile"],
             gram_row_slices=slices, rotate_work_group_size=rotate_wg,
             update_tile_rows=sizes["update_tile_rows"],
             update_micro_rows=sizes["update_micro_rows"],
@@ -1326,7 +1404,7 @@ class BlockedPlan:
         return cls(
             spec, rows, columns, accumulate_v,
             FULL_BLOCK_INNER_SWEEPS if variant == "fb" else 1, wg,
-            fit.need_in_local if fit.transform_in_local else fit.need,
+            fit.need_in_local if in_local else fit.need,
             _gram_chunks(rows, slots, device, products, spec.gram_stages > 0),
             _row_chunks(rows, slots, device, per_unit),
             _row_chunks(v_rows, slots, device, per_unit), v_rows)

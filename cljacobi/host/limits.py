@@ -9,14 +9,17 @@ from __future__ import annotations
 import pyopencl as cl
 
 from ..errors import DeviceCapabilityError, DeviceMemoryError
+from .matrix_products import compute_capability
 from .sizes import check_power_of_two
 
 __all__ = [
     "MIN_WORK_GROUP_SIZE",
+    "STATIC_LOCAL_MEMORY_NV90",
     "check_global_memory",
     "check_local_memory",
     "check_work_group_size",
     "choose_work_group_size",
+    "static_local_memory",
 ]
 
 #: The smallest work-group the kernels are written for.
@@ -65,9 +68,34 @@ def choose_work_group_size(device: cl.Device, rows: int, *, requested: int | Non
     return size
 
 
-def check_local_memory(device: cl.Device, nbytes: int, what: str) -> None:
-    """Raise if `nbytes` of local memory per work-group exceed the device's."""
-    available = int(device.local_mem_size)
+#: Bytes of local memory a work-group's static ``__local`` arrays may take on
+#: an NVIDIA device of compute capability 9.0 or later (H100, H200), beyond
+#: the 48 KB its OpenCL reports: the shared memory a block may have there
+#: is 227 KB, and a kernel whose static arrays take 224 KB builds and runs
+#: (checked against numpy on an H200), while 227 KB does not build.  Local
+#: memory given as a kernel argument stays within the reported 48 KB
+#: (bench/README.md, "Static local memory beyond 48 KB").
+STATIC_LOCAL_MEMORY_NV90 = 224 * 1024
+
+
+def static_local_memory(device: cl.Device) -> int:
+    """Bytes of local memory per work-group for a kernel's static ``__local``
+    arrays: :data:`STATIC_LOCAL_MEMORY_NV90` on NVIDIA devices of compute
+    capability 9.0 and later, else the device's ``local_mem_size``."""
+    reported = int(device.local_mem_size)
+    capability = compute_capability(device)
+    if capability is not None and capability >= (9, 0):
+        return max(reported, STATIC_LOCAL_MEMORY_NV90)
+    return reported
+
+
+def check_local_memory(device: cl.Device, nbytes: int, what: str,
+                       available: int | None = None) -> None:
+    """Raise if `nbytes` of local memory per work-group exceed `available`
+    (default the device's ``local_mem_size``; :func:`static_local_memory`
+    for kernels whose local arrays are all static)."""
+    if available is None:
+        available = int(device.local_mem_size)
     if nbytes > available:
         raise DeviceCapabilityError(
             f"{what} needs {nbytes} bytes of local memory per work-group; device "

@@ -8,7 +8,9 @@ the same template:
   device and block width;
 * ``"mma.*"`` -- warps of 32 work-items multiplying 16 x 8 x 4 fragments
   of real matrices (complex data as their real and imaginary parts), for
-  block widths that are a multiple of 8, at most 32 (real) or 16 (complex):
+  block widths that are a multiple of 8, at most 32 (real) or 16 (complex),
+  and for 64 (real) and 32 (complex), where the Gram kernel's warps share
+  the tiles (:func:`mma_takes`):
 
   - ``"mma.m16n8k4"``: one ``mma.sync.aligned.m16n8k4.row.col.f64`` per
     product, through inline PTX, on NVIDIA devices of compute capability 9.0
@@ -51,8 +53,14 @@ MATRIX_PRODUCTS = ("fma", "mma.m16n8k4", "mma.m8n8k4", "mma.emulated")
 #: bench/results/eig-mma-real-H100-2026-11-25.json).
 MMA_MIN_ROWS = 2048
 
-#: The widest Z the mma kernels keep in registers (the Gram kernel's 20 tiles).
+#: The widest Z one warp of the mma Gram kernel keeps in registers (its 20
+#: tiles); Z of :data:`MMA_TEAMED_REAL_COLUMNS` splits its tiles among warps.
 MMA_MAX_REAL_COLUMNS = 64
+
+#: The one wider Z the mma kernels take (real w = 64, complex w = 32): the
+#: Gram kernel's 72 tiles in four teams of warps
+#: (:func:`cljacobi.host.blocked.gram_mma_teams`).
+MMA_TEAMED_REAL_COLUMNS = 128
 
 #: The compute capability each tensor-core instruction needs.
 _NEEDS = {"mma.m16n8k4": (9, 0), "mma.m8n8k4": (8, 0)}
@@ -71,9 +79,11 @@ def mma_real_columns(block_width: int, complex_: bool) -> int:
 def mma_takes(block_width: int, complex_: bool) -> bool:
     """Whether the mma kernels take blocks of this width: w a multiple of 8
     (the fragments' column groups lie in one block) and Z at most
-    :data:`MMA_MAX_REAL_COLUMNS` wide (w <= 32 real, 16 complex)."""
-    return block_width % 8 == 0 and \
-        mma_real_columns(block_width, complex_) <= MMA_MAX_REAL_COLUMNS
+    :data:`MMA_MAX_REAL_COLUMNS` wide (w <= 32 real, 16 complex), or exactly
+    :data:`MMA_TEAMED_REAL_COLUMNS` (real w = 64, complex w = 32)."""
+    columns = mma_real_columns(block_width, complex_)
+    return block_width % 8 == 0 and (
+        columns <= MMA_MAX_REAL_COLUMNS or columns == MMA_TEAMED_REAL_COLUMNS)
 
 
 def check_request(requested: str | None, source: str = "matrix_products") -> None:
@@ -87,9 +97,9 @@ def check_request(requested: str | None, source: str = "matrix_products") -> Non
 def compute_capability(device: cl.Device) -> tuple[int, int] | None:
     """(major, minor) of an NVIDIA device (``cl_nv_device_attribute_query``),
     None for other devices."""
-    if "cl_nv_device_attribute_query" not in device.extensions.split():
-        return None
     try:
+        if "cl_nv_device_attribute_query" not in device.extensions.split():
+            return None
         return (int(device.compute_capability_major_nv),
                 int(device.compute_capability_minor_nv))
     except (cl.Error, AttributeError):  # an ICD that lists the extension but fails it
@@ -118,7 +128,8 @@ def choose_matrix_products(device: cl.Device, *, complex_: bool, block_width: in
         Complex Hermitian data (multiplied as real and imaginary parts).
     block_width : int
         Block width w; the tensor-core forms need w a multiple of 8, at most
-        32 for real and 16 for complex data.
+        32 for real and 16 for complex data, or 64 (real) and 32 (complex)
+        (:func:`mma_takes`).
     requested : str, optional
         ``"auto"`` or one of :data:`MATRIX_PRODUCTS`; default the
         ``CLJACOBI_MATRIX_PRODUCTS`` environment variable, else ``"auto"``:
@@ -153,8 +164,9 @@ def choose_matrix_products(device: cl.Device, *, complex_: bool, block_width: in
     if requested != "fma" and not fits:
         raise ValueError(
             f"{source}={requested!r} needs a block width that is a multiple of 8, at most "
-            f"{16 if complex_ else 32} for {'complex' if complex_ else 'real'} data, not "
-            f"block_width={block_width}; 'fma' runs every width")
+            f"{16 if complex_ else 32} (or {32 if complex_ else 64}) for "
+            f"{'complex' if complex_ else 'real'} data, not block_width={block_width}; "
+            "'fma' runs every width")
     if requested in _NEEDS:
         capability = compute_capability(device)
         if capability is None or capability < _NEEDS[requested]:

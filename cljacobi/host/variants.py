@@ -8,6 +8,7 @@ import numbers
 import pyopencl as cl
 
 from .blocked import BLOCK_VARIANTS, REAL_ELEMENT_BYTES, local_memory_fit, offdiag_takes
+from .matrix_products import MMA_TEAMED_REAL_COLUMNS, mma_real_columns, native_mma
 
 __all__ = [
     "AUTO_BLOCKED_MIN_ORDER",
@@ -64,8 +65,24 @@ AUTO_BLOCK_WIDTHS = ((512, (32, 16, 8)), (0, (16, 8)))
 #: The same for complex data, whose 16-byte elements need more local memory:
 #: 16 wherever it fits, since the tensor-core and one-launch kernels
 #: (bench/results/eig-complex-H200-2026-11-26-widths.json, -widths-1024.json;
-#: before them 8 below n = 4096, eig-complex-H200-2026-11-22-blocked.json).
-AUTO_COMPLEX_BLOCK_WIDTHS = ((0, (16, 8)),)
+#: before them 8 below n = 4096, eig-complex-H200-2026-11-22-blocked.json);
+#: 32 from n = 4096 on where the tensor cores multiply it (the teamed Gram
+#: kernel, NVIDIA compute capability 9.0 and its static local memory; H200,
+#: eig_indefinite 2048 / 4096 / 8192: 0.2557 / 1.2270 / 8.158 s against
+#: 0.2514 / 1.2568 / 9.103 s at 16; with the fma kernels 32 was no faster
+#: than 16, 1.86 s at 4096; bench/README.md, "Complex block width 32").
+AUTO_COMPLEX_BLOCK_WIDTHS = ((4096, (32, 16, 8)), (0, (16, 8)))
+
+
+def _auto_takes(device: cl.Device, block_width: int, element_bytes: int) -> bool:
+    """Whether "auto" may take `block_width`: a width whose Z has
+    :data:`~cljacobi.host.matrix_products.MMA_TEAMED_REAL_COLUMNS` real
+    columns (complex w = 32) only where the device's tensor cores multiply
+    it; every other width wherever it fits."""
+    complex_ = element_bytes > REAL_ELEMENT_BYTES
+    if mma_real_columns(block_width, complex_) != MMA_TEAMED_REAL_COLUMNS:
+        return True
+    return native_mma(device) == "mma.m16n8k4"
 
 
 def check_variant_options(variant: object, block_width: object, *, batched: bool = False
@@ -178,8 +195,9 @@ def choose_variant(
             AUTO_BLOCK_WIDTHS
         widths = next(widths for least, widths in rule if order >= least)
         fitting = [w for w in widths
-                   if local_memory_fit(device, w, element_bytes=element_bytes,
-                                       stream=variant == "stream").fits]
+                   if _auto_takes(device, w, element_bytes)
+                   and local_memory_fit(device, w, element_bytes=element_bytes,
+                                        stream=variant == "stream").fits]
         if not fitting:
             return "pointwise", 0
         block_width = fitting[0]

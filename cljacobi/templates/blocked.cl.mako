@@ -98,6 +98,7 @@ ${arith.rotation_functions()}
     UR = update_micro_rows
     UC = update_micro_cols
     mma = matrix_products != "fma"
+    teamed = len(gram_teams) > 1  # the mma Gram kernel's tiles split among its warps
     RK = 2 * K if complex_ else K  # real columns of Z, what the mma kernels multiply
 
     def mma_column(column_P, column_Q, real_column, ld, lane_offset=None):
@@ -121,6 +122,15 @@ ${arith.rotation_functions()}
             return f"((__global {qualifier}cjac_real *){column})[2 * ({row}) + {part}]"
         return f"{column}[({row}) + {part} * ({ld})]"
 
+    def gram_sum(a, b):
+        """C[a][b] (a <= b) of the mma Gram kernel's sums in local memory: a
+        matrix of stride MMA_SUMS_STRIDE, or, teamed, the tiles one after
+        the other (tile (i, j) of gram_tiles is number i (RK/8 - 1 - i) + j,
+        its 16 x 8 entries row-major)."""
+        if not teamed:
+            return f"sums[({a}) * MMA_SUMS_STRIDE + ({b})]"
+        return f"sums[CJAC_TEAM_ENTRY({a}, {b})]"
+
     def gram_value(j, row):
         """Z[row][8 j + g] for the mma Gram kernel, 0 past the chunk."""
         return f"{row} < last ? {mma_part(f'column_{j}', row, 'ldg', 8 * j, const=True)} : 0"
@@ -135,12 +145,17 @@ ${arith.rotation_functions()}
 ${size_defines}
 /* The sizes are the host's (BlockedPlan); what the kernels rely on: */
 %if mma:
-#if BW % 8 != 0 || RK != ${RK} || RK > 64 || GRAM_WG != 32 * GRAM_WARPS || UPDATE_WG != 32 * UPDATE_WARPS
+#if BW % 8 != 0 || RK != ${RK} || (RK > 64 && RK != 128) || GRAM_WG != 32 * GRAM_WARPS || UPDATE_WG != 32 * UPDATE_WARPS
 #error "the mma kernels: w is no multiple of 8, Z too wide, or the work-groups are not whole warps"
 #endif
 #if MMA_SUMS_STRIDE < RK || UPDATE_LDW % 16 != 4 || UPDATE_LDW < RK
 #error "the mma kernels: the strides do not hold the columns (or conflict in banks)"
 #endif
+%if teamed:
+#if GRAM_WARPS != ${len(gram_teams)} || GRAM_TEAM_SUMS != 128 * ${len(gram_tiles)} || GRAM_TILE_COLUMNS != RK / 8
+#error "the teamed mma Gram kernel: a warp per team, a stored tile per tile"
+#endif
+%endif
 %else:
 #if K != 2 * BW || GRAM_RB != ${RB} || GRAM_NB != ${NB} || GRAM_KP != GRAM_NB * GRAM_RB
 #error "cjac_block_gram: the micro-tiles do not match the block"
@@ -203,6 +218,12 @@ inline cjac_elem cjac_gram_entry(__global const cjac_elem *partial, const int k,
 #define CJAC_UPPER_ENTRIES (K / 2 * (K + 1))
 /* Entries on and above the diagonal a rotate work-item sums at most. */
 #define CJAC_START_ENTRIES ((CJAC_UPPER_ENTRIES + ROTATE_WG - 1) / ROTATE_WG)
+%if teamed:
+/* Entry (a, b), a <= b, of the teamed mma Gram kernel's stored tiles: tile
+ * (a / 16, b / 8), number i (RK/8 - 1 - i) + j, its 16 x 8 entries row-major. */
+#define CJAC_TEAM_ENTRY(a, b) \
+    ((((a) / 16) * (GRAM_TILE_COLUMNS - 1 - (a) / 16) + (b) / 8) * 128 + (a) % 16 * 8 + (b) % 8)
+%endif
 inline int2 cjac_upper_entry(const int e)
 {
     const int i = e / (K + 1), j = e % (K + 1);
@@ -498,7 +519,9 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
 __kernel __attribute__((reqd_work_group_size(GRAM_WG, 1, 1)))
 void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
 {
-%if gram_stages:
+%if teamed:
+    __local cjac_real sums[GRAM_TEAM_SUMS];
+%elif gram_stages:
     /* the warps' stages, then the sums */
     __local cjac_real sums[GRAM_MMA_LOCAL] __attribute__((aligned(16)));
 %else:
@@ -517,6 +540,51 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
     const int2 blocks = outer_pairs[step * slots + k];
     const int first = c * chunk_rows;
     const int last = min(m, first + chunk_rows);
+%if teamed:
+    /* Teamed (RK = 128: 72 tiles, too many for one warp's registers): warp v
+     * keeps the tiles of team v over every row of the chunk, in order, and
+     * loads only the column groups they take; its sums go to their own
+     * tiles in local memory (no adds).  With the emulated product (whose
+     * barriers every work-item must reach) every warp runs every team and
+     * stores its own: the same products in the same order. */
+    __global const ${store_ctype} *column_P = CJAC_COLUMN(G, blocks.x * BW + g, ldg);
+    __global const ${store_ctype} *column_Q = CJAC_COLUMN(G, blocks.y * BW + g, ldg);
+%for v, team in enumerate(gram_teams):
+<%
+    team_groups = sorted({2 * i for i, j in team} | {2 * i + 1 for i, j in team}
+                         | {j for i, j in team})
+%>    if (${"1" if matrix_products == "mma.emulated" else f"warp == {v}"}) {  /* team ${v} */
+%for j in team_groups:
+        __global const ${store_ctype} *column_${j} = ${mma_column("column_P", "column_Q", 8 * j, "ldg")};
+%endfor
+%for i, j in team:
+        cjac_real acc_${i}_${j}_0 = 0, acc_${i}_${j}_1 = 0, acc_${i}_${j}_2 = 0, acc_${i}_${j}_3 = 0;
+%endfor
+        for (int base = first; base < last; base += 4 * GRAM_MMA_STEPS) {  /* uniform */
+%for s in range(mma_steps):
+            const int row_${s} = base + ${4 * s} + t;
+%for j in team_groups:
+            const cjac_real v_${s}_${j} = ${gram_value(j, f"row_{s}")};
+%endfor
+%endfor
+%for s in range(mma_steps):
+%for i, j in team:
+            CJAC_MMA(acc_${i}_${j}_0, acc_${i}_${j}_1, acc_${i}_${j}_2, acc_${i}_${j}_3,
+                     v_${s}_${2 * i}, v_${s}_${2 * i + 1}, v_${s}_${j});
+%endfor
+%endfor
+        }
+        if (warp == ${v}) {
+%for i, j in team:
+%for e in range(4):
+            sums[${(i * (RK // 8 - 1 - i) + j) * 128 + 8 * 8 * (e // 2) + e % 2} + 8 * g + 2 * t] = acc_${i}_${j}_${e};
+%endfor
+%endfor
+        }
+    }
+%endfor
+    barrier(CLK_LOCAL_MEM_FENCE);
+%else:
 %if gram_stages:
 <%
     stage_rows = 4 * mma_steps
@@ -638,19 +706,18 @@ ${stage_copies(f"q + {gram_stages - 1}")}
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+%endif
     __global cjac_elem *out = partial + ((size_t)k * chunks + c) * (K * K);
     for (int e = lid; e < CJAC_UPPER_ENTRIES; e += GRAM_WG) {  /* a <= b only */
         const int2 ab = cjac_upper_entry(e);
         const int a = ab.x, b = ab.y;
 %if complex_:
         /* C[a][b] + C[K + a][K + b] + i (C[a][K + b] - C[b][K + a]) */
-        const cjac_real re = sums[a * MMA_SUMS_STRIDE + b]
-                           + sums[(K + a) * MMA_SUMS_STRIDE + K + b];
-        const cjac_real im = sums[a * MMA_SUMS_STRIDE + K + b]
-                           - sums[b * MMA_SUMS_STRIDE + K + a];
+        const cjac_real re = ${gram_sum("a", "b")} + ${gram_sum("K + a", "K + b")};
+        const cjac_real im = ${gram_sum("a", "K + b")} - ${gram_sum("b", "K + a")};
         out[a * K + b] = (cjac_elem)(re, im);
 %else:
-        out[a * K + b] = sums[a * MMA_SUMS_STRIDE + b];
+        out[a * K + b] = ${gram_sum("a", "b")};
 %endif
     }
 }
