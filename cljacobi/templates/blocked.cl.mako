@@ -86,6 +86,11 @@
 ##                     (CJAC_COPY16: cp.async, or plain copies in
 ##                     "mma.emulated"); sizes GRAM_STAGES, GRAM_STAGE_ROWS,
 ##                     GRAM_STAGE_LD, GRAM_STAGE_REALS, GRAM_MMA_LOCAL
+##   gram_teams        the mma Gram kernel's tiles by warp
+##                     (cljacobi.host.blocked.gram_mma_teams): one team of all
+##                     of them, or four where RK = 128 (real w = 64, complex
+##                     w = 32), warp v keeping team v over every row of the
+##                     chunk; sizes GRAM_TILE_COLUMNS, GRAM_TEAM_SUMS
 ##   signatures        the kernels' arguments (cljacobi.host.signatures)
 <%namespace name="arith" file="arith.cl.mako"/>
 <%namespace name="inner" file="inner.cl.mako"/>\
