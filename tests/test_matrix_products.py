@@ -44,8 +44,8 @@ from cljacobi.host.matrix_products import (
     MMA_MIN_ROWS,
     choose_matrix_products,
     compute_capability,
-    mma_real_columns,
     mma_takes,
+    mma_teamed,
     native_mma,
 )
 from cljacobi.host.programs import render
@@ -92,7 +92,7 @@ def _too_wide(w, data):
 def _teamed(w, data):
     """Whether the Gram kernel splits its tiles among warps (Z of 128 real
     columns: real w = 64, complex w = 32)."""
-    return mma_real_columns(w, data != "real") == 128
+    return mma_teamed(w, data != "real")
 
 
 def _layout(data):
@@ -239,9 +239,9 @@ def test_gram_teams_cover_the_tiles(w, complex_):
     tiles = gram_mma_tiles(w, complex_)
     assert sorted(tile for team in teams for tile in team) == sorted(tiles)
     assert max(len(team) for team in teams) <= 20
-    RK = mma_real_columns(w, complex_)
-    assert len(teams) == (4 if RK == 128 else 1)
-    if RK == 128:
+    teamed = mma_teamed(w, complex_)
+    assert len(teams) == (4 if teamed else 1)
+    if teamed:
         assert len(tiles) == 72 and default_gram_warps(w, complex_) == 4
         assert default_loads_ahead(complex_, w)[0] is False
         assert default_gram_stages(complex_, w) == 0

@@ -56,6 +56,7 @@ from .matrix_products import (
     choose_matrix_products,
     mma_real_columns,
     mma_takes,
+    mma_teamed,
 )
 from .operands import Operands, download, upload
 from .pointwise import complex_layout
@@ -253,18 +254,12 @@ UPDATE_MMA_ROWS = 1
 UPDATE_WARPS_TEAMED = 8
 
 
-def _teamed(block_width: int, complex_: bool) -> bool:
-    """Whether the mma Gram kernel splits its tiles among warps: Z of
-    MMA_TEAMED_REAL_COLUMNS real columns (:func:`gram_mma_teams`)."""
-    return mma_real_columns(block_width, complex_) == MMA_TEAMED_REAL_COLUMNS
-
-
 def default_gram_warps(block_width: int, complex_: bool = False) -> int:
     """Warps of the mma Gram kernel by default: fewer where Z has 64 real
     columns (real w = 32, complex w = 16), whose 20 tiles a warp keeps take
     most of its registers; a warp per team where the tiles are split
     (:func:`gram_mma_teams`)."""
-    if _teamed(block_width, complex_):
+    if mma_teamed(block_width, complex_):
         return len(gram_mma_teams(block_width, complex_))
     return GRAM_WARPS_WIDE if mma_real_columns(block_width, complex_) >= 64 else GRAM_WARPS
 
@@ -272,7 +267,7 @@ def default_gram_warps(block_width: int, complex_: bool = False) -> int:
 def default_update_warps(complex_: bool = False, block_width: int | None = None) -> int:
     """Warps of the mma update kernel by default (`block_width`: None, or a
     width whose Z has 128 real columns, :data:`UPDATE_WARPS_TEAMED`)."""
-    if block_width is not None and _teamed(block_width, complex_):
+    if block_width is not None and mma_teamed(block_width, complex_):
         return UPDATE_WARPS_TEAMED
     return UPDATE_WARPS_COMPLEX if complex_ else UPDATE_WARPS
 
@@ -317,7 +312,7 @@ def gram_mma_local_reals(block_width: int, complex_: bool, gram_warps: int,
     (RK x (RK + 1)), or the warps' stages if larger (they share it); teamed,
     the stored tiles (128 doubles each)."""
     RK = mma_real_columns(block_width, complex_)
-    if _teamed(block_width, complex_):
+    if mma_teamed(block_width, complex_):
         return 128 * len(gram_mma_tiles(block_width, complex_))
     rows = 4 * gram_mma_steps(complex_)
     return max(RK * (RK + 1), gram_warps * gram_stages * RK * gram_stage_ld(rows))
@@ -352,7 +347,7 @@ GRAM_STAGES = 2
 def default_gram_stages(complex_: bool = False, block_width: int | None = None) -> int:
     """Stages of the mma Gram kernel by default (0: no stages; none for the
     teamed kernel of Z with 128 real columns, `block_width` given)."""
-    if block_width is not None and _teamed(block_width, complex_):
+    if block_width is not None and mma_teamed(block_width, complex_):
         return 0
     return 0 if complex_ else GRAM_STAGES
 
@@ -375,7 +370,7 @@ def default_loads_ahead(complex_: bool = False, block_width: int | None = None
     real columns, `block_width` given) has no loads ahead.
     """
     gram, update = (True, False) if complex_ else (False, True)
-    if block_width is not None and _teamed(block_width, complex_):
+    if block_width is not None and mma_teamed(block_width, complex_):
         gram = False
     return gram, update
 
@@ -398,7 +393,7 @@ def gram_mma_teams(block_width: int, complex_: bool = False
     (20 tiles each, 8 column groups loaded) and the square L^T H by halves of
     its rows (16 tiles each, 12 groups)."""
     tiles = gram_mma_tiles(block_width, complex_)
-    if not _teamed(block_width, complex_):
+    if not mma_teamed(block_width, complex_):
         return (tiles,)
     RK = MMA_TEAMED_REAL_COLUMNS
     half_rows, half_groups = RK // 32, RK // 16  # row tiles and column groups of a half

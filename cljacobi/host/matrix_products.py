@@ -40,7 +40,7 @@ from ..errors import DeviceCapabilityError
 __all__ = [
     "ENV_VAR", "MATRIX_PRODUCTS", "MMA_MAX_REAL_COLUMNS", "MMA_MIN_ROWS", "PTX_FORMS",
     "check_request", "choose_matrix_products", "compute_capability", "mma_real_columns",
-    "mma_takes", "native_mma",
+    "mma_takes", "mma_teamed", "native_mma",
 ]
 
 ENV_VAR = "CLJACOBI_MATRIX_PRODUCTS"
@@ -84,6 +84,13 @@ def mma_takes(block_width: int, complex_: bool) -> bool:
     columns = mma_real_columns(block_width, complex_)
     return block_width % 8 == 0 and (
         columns <= MMA_MAX_REAL_COLUMNS or columns == MMA_TEAMED_REAL_COLUMNS)
+
+
+def mma_teamed(block_width: int, complex_: bool) -> bool:
+    """Whether the mma Gram kernel splits its tiles among warps: Z of
+    :data:`MMA_TEAMED_REAL_COLUMNS` real columns
+    (:func:`cljacobi.host.blocked.gram_mma_teams`)."""
+    return mma_real_columns(block_width, complex_) == MMA_TEAMED_REAL_COLUMNS
 
 
 def check_request(requested: str | None, source: str = "matrix_products") -> None:

@@ -8,7 +8,7 @@ import numbers
 import pyopencl as cl
 
 from .blocked import BLOCK_VARIANTS, REAL_ELEMENT_BYTES, local_memory_fit, offdiag_takes
-from .matrix_products import MMA_TEAMED_REAL_COLUMNS, mma_real_columns, native_mma
+from .matrix_products import mma_teamed, native_mma
 
 __all__ = [
     "AUTO_BLOCKED_MIN_ORDER",
@@ -79,8 +79,7 @@ def _auto_takes(device: cl.Device, block_width: int, element_bytes: int) -> bool
     :data:`~cljacobi.host.matrix_products.MMA_TEAMED_REAL_COLUMNS` real
     columns (complex w = 32) only where the device's tensor cores multiply
     it; every other width wherever it fits."""
-    complex_ = element_bytes > REAL_ELEMENT_BYTES
-    if mma_real_columns(block_width, complex_) != MMA_TEAMED_REAL_COLUMNS:
+    if not mma_teamed(block_width, element_bytes > REAL_ELEMENT_BYTES):
         return True
     return native_mma(device) == "mma.m16n8k4"
 
