@@ -31,6 +31,7 @@ from cljacobi.host.blocked import (
     UPDATE_TILE_ROWS,
     UPDATE_TILE_ROWS_NARROW,
     UPDATE_WARPS_COMPLEX,
+    UPDATE_WARPS_TEAMED,
     BlockedHSVD,
     BlockedPlan,
     BlockedSpec,
@@ -139,7 +140,7 @@ def _spec_type(complex_, layout):
 def _blocked_spec(w, *, in_local=None, micro_tile=GRAM_MICRO_TILE, slices=1, rotate_wg=16,
                   tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, complex_=False, layout="split",
                   inner_method="sweeps", products="fma", loads_ahead=(False, False),
-                  gram_stages=0, in_registers=False, transform_lanes=0):
+                  gram_stages=0, in_registers=False, transform_lanes=0, update_parts=1):
     """The spec of these sizes; W in the rotate kernel's local memory by
     default wherever that fits the most static local memory a device gives
     (not at real w = 64: 285 KB)."""
@@ -158,7 +159,8 @@ def _blocked_spec(w, *, in_local=None, micro_tile=GRAM_MICRO_TILE, slices=1, rot
         update_micro_cols=update_micro_cols, matrix_products=products,
         gram_loads_ahead=loads_ahead[0], update_loads_ahead=loads_ahead[1],
         gram_stages=gram_stages, transform_in_registers=in_registers,
-        transform_lanes=transform_lanes if in_registers else 0)
+        transform_lanes=transform_lanes if in_registers else 0,
+        update_column_parts=update_parts)
 
 
 def _blocked_program(queue, w, **sizes):
@@ -402,8 +404,6 @@ def test_offdiag_transform_lane_a_column(queue, rng, w, complex_):
     capability = compute_capability(queue.device)
     if capability is None or capability < (9, 0):
         pytest.skip("shfl.sync beside mma.m16n8k4: NVIDIA compute capability 9.0")
-    if complex_ and w > 16:
-        pytest.skip("the complex tensor-core kernels stop at w = 16")
     G, signs, pairs = _two_pair_step(rng, w, complex_)
     wg = min(w * w, ROTATE_MAX_WORK_GROUP)
     lanes = default_transform_lanes(w, wg, "ptx")
@@ -515,7 +515,7 @@ def test_gram_one_slice_sums_rows_in_order(queue, rng):
 
 
 def _update(queue, X, pairs, w, W, rotated, *, chunk_rows, update=_UPDATE_DEFAULTS,
-            layout="split", products="fma", loads_ahead=(False, False)):
+            layout="split", products="fma", loads_ahead=(False, False), update_parts=1):
     """The update kernel alone: [X_P X_Q] <- [X_P X_Q] W_k for the block pairs
     with ``rotated[k]``, X (m x r) column-major with a padded leading dimension
     (complex X stored in `layout`)."""
@@ -526,7 +526,8 @@ def _update(queue, X, pairs, w, W, rotated, *, chunk_rows, update=_UPDATE_DEFAUL
     ld = -(-m // 16) * 16 + 16
     chunks = -(-m // chunk_rows)
     program, spec = _blocked_program(queue, w, update=update, complex_=complex_,
-                                     layout=layout, products=products, loads_ahead=loads_ahead)
+                                     layout=layout, products=products, loads_ahead=loads_ahead,
+                                     update_parts=update_parts)
     update_wg = spec.update_work_group_size
     columns = np.full((r, ld), complex(np.nan, np.nan) if complex_ else np.nan,
                       dtype)  # rows past m must not be read
@@ -1213,6 +1214,16 @@ class _TensorCoreGPU(_SmallLocalGPU):
         self.compute_capability_major_nv, self.compute_capability_minor_nv = major, minor
 
 
+class _PlannedTensorCoreGPU(_TensorCoreGPU):
+    """The same, with what a plan reads of a device (an H200's figures)."""
+
+    max_work_group_size = 1024
+    max_compute_units = 132
+    double_fp_config = 63
+    max_work_item_sizes = (1024, 1024, 64)
+    vendor = "NVIDIA Corporation"
+
+
 def test_static_local_memory_and_complex_width_32():
     """Compute capability 9.0 gives the blocked kernels' static local arrays
     STATIC_LOCAL_MEMORY_NV90 bytes, and there "auto" takes complex w = 32
@@ -1231,6 +1242,37 @@ def test_static_local_memory_and_complex_width_32():
             choose_variant(device, 4096, "bo", 32, **complex_bytes)
     assert choose_variant(h200, 8192, "auto", None) == ("offdiag", 32)
     assert choose_variant(h200, 4096, "bo", 64) == ("bo", 64)  # asked for: it fits
+
+
+def test_plan_of_the_static_local_width():
+    """On compute capability 9.0 the plan of complex w = 32 (which fits only
+    the static local memory) keeps A alone in the rotate kernel's local
+    memory and W in registers, a lane a column of P, and gives the update
+    kernel UPDATE_WARPS_TEAMED warps, two a block of rows; complex w = 16 and
+    real w = 32 (which fit the reported 48 KiB) keep their plans."""
+    h200 = _PlannedTensorCoreGPU(9)
+
+    def spec(dtype, w, **tuning):
+        return BlockedPlan.for_device(h200, rows=4096, columns=4096, dtype=dtype,
+                                      block_width=w, variant="offdiag", accumulate_v=True,
+                                      **tuning).spec
+
+    wide = spec("complex128", 32)
+    assert wide.matrix_products == "mma.m16n8k4" and wide.transform_lanes == 32
+    assert (wide.transform_in_local, wide.transform_in_registers) == (False, True)
+    assert (wide.update_warps, wide.update_column_parts) == (UPDATE_WARPS_TEAMED, 2)
+    assert spec("complex128", 32, update_column_parts=1, update_warps=8).update_column_parts == 1
+    narrow = spec("complex128", 16)
+    assert (narrow.transform_in_local, narrow.transform_in_registers) == (True, False)
+    assert (narrow.update_warps, narrow.update_column_parts) == (UPDATE_WARPS_COMPLEX, 1)
+    real = spec("float64", 32)
+    assert (real.transform_in_local, real.transform_in_registers, real.transform_lanes) == (
+        False, True, 32)
+    assert real.update_column_parts == 1
+    with pytest.raises(ValueError, match="update_column_parts=2: .* update_warps=7"):
+        spec("complex128", 32, update_warps=7)
+    with pytest.raises(ValueError, match="update_column_parts=3"):
+        spec("complex128", 32, update_column_parts=3)
 
 
 def test_blocked_single_precision_refused(rng):

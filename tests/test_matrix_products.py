@@ -205,6 +205,33 @@ def test_mma_loads_ahead_same_bits(queue, rng, products, w, data):
 
 
 @pytest.mark.parametrize("products", MMA_FORMS)
+@pytest.mark.parametrize("w", [8, 16, 32, 64])
+@pytest.mark.parametrize("data", DATA)
+def test_mma_update_column_parts_same_bits(queue, rng, products, w, data):
+    """The update kernel with two warps a block of rows, each computing the
+    columns of one block (``update_column_parts=2``), and with one warp
+    computing all: the same products in the same order, bitwise the same
+    columns, numpy's to rounding.  Chunks of 288 rows (several blocks of
+    rows a warp pair) and a partial last chunk, with the loads ahead the
+    data take by default.  On PoCL the emulated teamed widths are left to
+    the tensor-core forms (their emulated programs take minutes to build)."""
+    if _refused(queue, products, w, data) or (products == "mma.emulated"
+                                                and _teamed(w, data)):
+        return
+    m, chunk_rows = 300, 288
+    layout = _layout(data)
+    ahead = (False, default_loads_ahead(data != "real", w)[1])
+    X, pairs, W, rotated = _update_operands(rng, m, w, complex_=data != "real")
+    updates = [_update(queue, X, pairs, w, W, rotated, chunk_rows=chunk_rows, products=products,
+                       layout=layout, loads_ahead=ahead, update_parts=parts)
+               for parts in (1, 2)]
+    assert np.array_equal(*updates)
+    expected = _update_expected(X, pairs, w, W, rotated)
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(updates[1] / scale, expected / scale, rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("products", MMA_FORMS)
 @pytest.mark.parametrize("w", [8, 16, 32])
 @pytest.mark.parametrize("stages", [2, 3])
 def test_mma_gram_stages_same_bits(queue, rng, products, w, stages):

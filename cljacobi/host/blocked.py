@@ -84,6 +84,7 @@ __all__ = [
     "default_gram_warps",
     "default_loads_ahead",
     "default_transform_lanes",
+    "default_update_column_parts",
     "default_update_groups_per_unit",
     "default_update_warps",
     "gram_mma_teams",
@@ -248,10 +249,27 @@ UPDATE_WARPS_COMPLEX = 4
 UPDATE_MMA_ROWS = 1
 
 #: The update kernel's warps where Z has 128 real columns (real w = 64,
-#: complex w = 32): its 135 KB copy of M leaves one work-group a compute unit
-#: (complex n = 4096 on an H200, 4 / 8 / 16 warps: 0.671 / 0.462 / 1.852 s of
-#: update launches a solve, bench/README.md, "Complex block width 32").
-UPDATE_WARPS_TEAMED = 8
+#: complex w = 32), two a block of rows (:data:`UPDATE_COLUMN_PARTS_TEAMED`):
+#: its 135 KB copy of M leaves one work-group a compute unit, and a warp
+#: computing all 128 columns holds 248 registers (one process a variant,
+#: complex n = 4096 on an H200, walls of two rounds: a warp a block of rows
+#: with 8 warps 1.217 / 1.212 s, two warps a block with 12 warps 1.181 /
+#: 1.183 s, with 16 warps 1.205 / 1.212 s; bench/README.md, "Complex block
+#: width 32").
+UPDATE_WARPS_TEAMED = 12
+
+#: The update warps that share a block of rows, each computing its part of
+#: the product's columns (:attr:`BlockedSpec.update_column_parts`): one
+#: computes all of them, except where Z has 128 real columns
+#: (:func:`default_update_column_parts`; real w = 32 on an H200, 2 parts of
+#: 8 warps: 0.532 s at n = 4096 against 0.492 s).
+UPDATE_COLUMN_PARTS = 1
+UPDATE_COLUMN_PARTS_TEAMED = 2
+
+#: Named barriers a work-group may use beside the work-group's own (PTX's
+#: ``bar.sync`` takes barriers 0..15): the update warps of each block of rows
+#: that share it wait on their own.
+ROW_WARP_BARRIERS = 15
 
 
 def default_gram_warps(block_width: int, complex_: bool = False) -> int:
@@ -270,6 +288,16 @@ def default_update_warps(complex_: bool = False, block_width: int | None = None)
     if block_width is not None and mma_teamed(block_width, complex_):
         return UPDATE_WARPS_TEAMED
     return UPDATE_WARPS_COMPLEX if complex_ else UPDATE_WARPS
+
+
+def default_update_column_parts(matrix_products: str, complex_: bool = False,
+                                block_width: int | None = None) -> int:
+    """Update warps a block of rows by default: :data:`UPDATE_COLUMN_PARTS_TEAMED`
+    for the mma kernels of Z with 128 real columns, else one."""
+    if matrix_products != "fma" and block_width is not None and mma_teamed(block_width,
+                                                                            complex_):
+        return UPDATE_COLUMN_PARTS_TEAMED
+    return UPDATE_COLUMN_PARTS
 
 
 def default_update_groups_per_unit(matrix_products: str, complex_: bool = False) -> int:
@@ -825,6 +853,12 @@ class BlockedSpec:
     gram_warps, update_warps, update_mma_rows : int
         The mma forms' warps per work-group, and the blocks of 16 rows an
         update warp computes at a time.
+    update_column_parts : int
+        The mma update warps that share a block of rows, each computing its
+        part of the product's columns: 1 (all of them), or 2 (block P's and
+        block Q's; the warps of a block wait for each other before they
+        store, a named barrier on NVIDIA).  The same products in the same
+        order: the same bits.
     gram_loads_ahead, update_loads_ahead : bool
         Whether the mma Gram and update kernels load a warp's next rows while
         the products of its current rows run (:func:`default_loads_ahead`;
@@ -867,6 +901,7 @@ class BlockedSpec:
     gram_warps: int = GRAM_WARPS
     update_warps: int = UPDATE_WARPS
     update_mma_rows: int = UPDATE_MMA_ROWS
+    update_column_parts: int = UPDATE_COLUMN_PARTS
     gram_loads_ahead: bool = False
     update_loads_ahead: bool = False
     gram_stages: int = 0
@@ -884,7 +919,7 @@ class BlockedSpec:
         for name in ("block_width", "gram_micro_tile", "gram_row_slices",
                      "rotate_work_group_size", "tile_rows", "update_tile_rows",
                      "update_micro_rows", "update_micro_cols", "gram_warps",
-                     "update_warps", "update_mma_rows"):
+                     "update_warps", "update_mma_rows", "update_column_parts"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(
@@ -898,6 +933,14 @@ class BlockedSpec:
                              f"matrix_products={self.matrix_products!r}")
         _check_gram_stages(self.gram_stages, self.matrix_products, self.complex_,
                            self.gram_loads_ahead)
+        parts = self.update_column_parts
+        if parts > 1 and (parts != 2 or not self.mma or self.update_warps % parts
+                          or self.update_warps // parts > ROW_WARP_BARRIERS):
+            raise ValueError(
+                f"update_column_parts={parts}: the mma update kernel splits the columns "
+                f"in 2 parts, among an even number of at most {2 * ROW_WARP_BARRIERS} "
+                f"warps, not matrix_products={self.matrix_products!r}, "
+                f"update_warps={self.update_warps}")
         if self.update_tile_rows % self.update_micro_rows:
             raise ValueError(
                 f"update_tile_rows={self.update_tile_rows} must be a multiple of "
@@ -1052,6 +1095,8 @@ class BlockedSpec:
             # the mma form (cljacobi.host.matrix_products); UPDATE_LDW is 4 mod 16
             "GRAM_WARPS": self.gram_warps, "GRAM_MMA_STEPS": gram_mma_steps(self.complex_),
             "UPDATE_WARPS": self.update_warps, "UPDATE_MR": self.update_mma_rows,
+            "UPDATE_COLUMN_PARTS": (parts := self.update_column_parts),
+            "UPDATE_ROW_WARPS": self.update_warps // parts,
             "RK": (RK := mma_real_columns(w, self.complex_)), "MMA_SUMS_STRIDE": RK + 1,
             "UPDATE_LDW": RK + 4,
             # the staged mma Gram kernel (gram_stages > 0)
@@ -1062,6 +1107,7 @@ class BlockedSpec:
                                                   self.gram_stages),
             # the teamed mma Gram kernel (RK = 128): its stored tiles
             "GRAM_TILE_COLUMNS": RK // 8,
+            "UPDATE_PART_TILES": RK // 8 // parts,
             "GRAM_TEAM_SUMS": 128 * len(gram_mma_tiles(w, self.complex_)),
         }
 
@@ -1111,6 +1157,7 @@ class BlockedSpec:
             "gram_tiles": gram_mma_tiles(self.block_width, self.complex_) if self.mma else (),
             "gram_teams": self.gram_teams,
             "mma_steps": gram_mma_steps(self.complex_), "update_mr": self.update_mma_rows,
+            "update_column_parts": self.update_column_parts,
             "gram_loads_ahead": self.gram_loads_ahead,
             "update_loads_ahead": self.update_loads_ahead,
             "gram_stages": self.gram_stages,
@@ -1142,12 +1189,13 @@ def blocked_tuning(
     update_warps: int | None = None, update_mma_rows: int | None = None,
     gram_loads_ahead: bool | None = None, update_loads_ahead: bool | None = None,
     gram_stages: int | None = None, transform_in_registers: bool | None = None,
+    update_column_parts: int | None = None,
 ) -> dict[str, int | bool | None]:
     """The tuning knobs of :class:`BlockedHSVD`, checked, with the defaults
     that do not depend on the device filled in.
 
     ``gram_row_slices``, ``rotate_work_group_size``, ``gram_warps``,
-    ``update_warps``, ``update_groups_per_unit`` and
+    ``update_warps``, ``update_column_parts``, ``update_groups_per_unit`` and
     ``transform_in_registers`` stay None unless given:
     their defaults depend on the device, the rows, the data or the kernels'
     matrix products (:meth:`BlockedPlan.for_device`).
@@ -1168,7 +1216,7 @@ def blocked_tuning(
              "tile_rows": tile_rows, "update_tile_rows": update_tile_rows,
              "update_micro_rows": update_micro_rows, "update_micro_cols": update_micro_cols,
              "gram_warps": gram_warps, "update_warps": update_warps,
-             "update_mma_rows": update_mma_rows}
+             "update_mma_rows": update_mma_rows, "update_column_parts": update_column_parts}
     values = {name: _integer(name, value) for name, value in given.items()}
     defaults = {"gram_micro_tile": GRAM_MICRO_TILE, "tile_rows": TILE_ROWS,
                 "update_tile_rows": default_update_tile_rows(block_width),
@@ -1331,6 +1379,8 @@ class BlockedPlan:
             sizes["gram_warps"] = default_gram_warps(w, complex_)
         if sizes["update_warps"] is None:
             sizes["update_warps"] = default_update_warps(complex_, w)
+        if sizes["update_column_parts"] is None:
+            sizes["update_column_parts"] = default_update_column_parts(products, complex_, w)
         if sizes["gram_stages"] is None:  # the register form where loads ahead are asked for
             sizes["gram_stages"] = 0 if products == "fma" or sizes["gram_loads_ahead"] \
                 else default_gram_stages(complex_, w)
@@ -1362,8 +1412,12 @@ class BlockedPlan:
                                                            device_max)
         in_registers = sizes["transform_in_registers"]
         if in_registers is None:  # by default where the lanes pass W on by shfl.sync
-            in_registers = products in PTX_FORMS and reported.fits and transform_registers_take(
-                INNER_METHODS[variant], w, rotate_wg, in_local)
+            in_registers = products in PTX_FORMS and transform_registers_take(
+                INNER_METHODS[variant], w, rotate_wg, in_local and reported.fits)
+            # A width that fits only the static local memory keeps A there and
+            # W in registers (complex w = 32 on an H200: 1.234 -> 1.217 s at
+            # n = 4096, bench/README.md, "Complex block width 32").
+            in_local = in_local and not in_registers
         elif in_registers and products not in PTX_FORMS:  # W passed on through local memory
             fit = local_memory_fit(device, w, **fit_sizes,
                                    rotate_exchange=rotate_exchange_elements(w))
@@ -1380,6 +1434,7 @@ class BlockedPlan:
             update_micro_cols=sizes["update_micro_cols"], matrix_products=products,
             gram_warps=sizes["gram_warps"], update_warps=sizes["update_warps"],
             update_mma_rows=sizes["update_mma_rows"],
+            update_column_parts=sizes["update_column_parts"],
             gram_loads_ahead=sizes["gram_loads_ahead"],
             update_loads_ahead=sizes["update_loads_ahead"], gram_stages=sizes["gram_stages"],
             transform_in_registers=in_registers, transform_lanes=lanes)
@@ -1501,6 +1556,9 @@ class BlockedHSVD:
         of 16 rows an update warp computes at a time (defaults
         :func:`default_gram_warps`, :func:`default_update_warps`,
         :data:`UPDATE_MMA_ROWS`).
+    update_column_parts : int, optional
+        The mma update warps a block of rows, each computing its part of the
+        product's columns (1 or 2; default :func:`default_update_column_parts`).
     gram_loads_ahead, update_loads_ahead : bool, optional
         Whether the mma Gram and update kernels load a warp's next rows
         during its products (default :func:`default_loads_ahead`; the same
@@ -1557,6 +1615,7 @@ class BlockedHSVD:
         update_loads_ahead: bool | None = None,
         gram_stages: int | None = None,
         transform_in_registers: bool | None = None,
+        update_column_parts: int | None = None,
     ) -> None:
         if variant not in BLOCK_VARIANTS:
             raise ValueError(f"variant must be one of {BLOCK_VARIANTS}, not {variant!r}")
@@ -1576,7 +1635,8 @@ class BlockedHSVD:
             update_micro_cols=update_micro_cols, update_groups_per_unit=update_groups_per_unit,
             gram_warps=gram_warps, update_warps=update_warps, update_mma_rows=update_mma_rows,
             gram_loads_ahead=gram_loads_ahead, update_loads_ahead=update_loads_ahead,
-            gram_stages=gram_stages, transform_in_registers=transform_in_registers)
+            gram_stages=gram_stages, transform_in_registers=transform_in_registers,
+            update_column_parts=update_column_parts)
         check_request(matrix_products)
         self.matrix_products = matrix_products
         # The knobs as attributes (bench/tune_blocked.py records them; the

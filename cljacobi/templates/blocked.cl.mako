@@ -91,6 +91,11 @@
 ##                     of them, or four where RK = 128 (real w = 64, complex
 ##                     w = 32), warp v keeping team v over every row of the
 ##                     chunk; sizes GRAM_TILE_COLUMNS, GRAM_TEAM_SUMS
+##   update_column_parts
+##                     the warps of the mma update kernel that share a block
+##                     of rows, each computing its part of the product's
+##                     columns (1, or 2: block P's and block Q's); sizes
+##                     UPDATE_COLUMN_PARTS, UPDATE_ROW_WARPS, UPDATE_PART_TILES
 ##   signatures        the kernels' arguments (cljacobi.host.signatures)
 <%namespace name="arith" file="arith.cl.mako"/>
 <%namespace name="inner" file="inner.cl.mako"/>\
@@ -140,6 +145,17 @@ ${arith.rotation_functions()}
         """Z[row][8 j + g] for the mma Gram kernel, 0 past the chunk."""
         return f"{row} < last ? {mma_part(f'column_{j}', row, 'ldg', 8 * j, const=True)} : 0"
 
+    part_tiles = RK // 8 // update_column_parts  # an update warp's column tiles
+
+    def update_column(real_column, lane_offset):
+        """The column of X that holds column real_column of Z (in the
+        update warp's own column tiles, numbered from 0) plus a lane's
+        offset: from the pair's columns with one part, from the warp's block
+        (P or Q, column_part) with two."""
+        if update_column_parts == 1:
+            return mma_column("column_P", "column_Q", real_column, "ldx", lane_offset)
+        return f"CJAC_COLUMN(column_part, {real_column} + {lane_offset}, ldx)"
+
     def update_value(kk, row, column=None):
         """Z[row][4 kk + t], the update kernel's A fragment value, 0 past the
         chunk; `column` names the column of X that holds it (default: the
@@ -155,6 +171,9 @@ ${size_defines}
 #endif
 #if MMA_SUMS_STRIDE < RK || UPDATE_LDW % 16 != 4 || UPDATE_LDW < RK
 #error "the mma kernels: the strides do not hold the columns (or conflict in banks)"
+#endif
+#if UPDATE_WARPS != UPDATE_ROW_WARPS * UPDATE_COLUMN_PARTS || RK != 8 * UPDATE_PART_TILES * UPDATE_COLUMN_PARTS
+#error "the mma update kernel: the warps of a block of rows do not share the columns"
 #endif
 %if teamed:
 #if GRAM_WARPS != ${len(gram_teams)} || GRAM_TEAM_SUMS != 128 * ${len(gram_tiles)} || GRAM_TILE_COLUMNS != RK / 8
@@ -342,6 +361,21 @@ inline void cjac_mma_emulated(cjac_real *c0, cjac_real *c1, cjac_real *c2, cjac_
 }
 #define CJAC_MMA(c0, c1, c2, c3, a0, a1, b0) \
     cjac_mma_emulated(&(c0), &(c1), &(c2), &(c3), a0, a1, b0, mma_scratch, lane)
+%endif
+%if update_column_parts > 1:
+
+/* The UPDATE_COLUMN_PARTS warps of the update kernel that share block
+ * row_warp of rows wait for each other: every one has loaded the rows (its
+ * products are done) before any stores its part of them. */
+%if matrix_products == "mma.emulated":
+#define CJAC_ROW_WARPS_SYNC(row_warp) barrier(CLK_GLOBAL_MEM_FENCE)
+%else:
+/* Barrier 1 + row_warp of their 32 UPDATE_COLUMN_PARTS work-items (barrier 0
+ * is the work-group's); bar.sync orders the memory accesses of the threads
+ * it waits for (PTX ISA, "bar, barrier"). */
+#define CJAC_ROW_WARPS_SYNC(row_warp) \
+    asm volatile("bar.sync %0, %1;" :: "r"(1 + (row_warp)), "r"(32 * UPDATE_COLUMN_PARTS) : "memory")
+%endif
 %endif
 %if gram_stages:
 
@@ -1419,16 +1453,21 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
  * columns of M changes no entry's sum.  M (or W) goes to local memory once,
  * row-major with the row stride UPDATE_LDW (4 modulo 16: the B fragment
  * M[4 kk + t][8 j + g] of a half-warp, 4 rows of 4 consecutive doubles,
- * falls into distinct banks).  A warp computes UPDATE_MR blocks of 16 rows of
- * the product at a time, all RK columns: the 16 x 8 tiles (mr, j) in
- * registers, over kk = 0..RK/4-1 the products of the A fragment
- * Z[16 mr + g (+ 8)][4 kk + t] (read from global memory, 8 consecutive rows
- * of a column per 8 lanes) with the B fragments of M.  Every entry is its
- * sum over kk in order (bitwise reproducible).  Rows past the chunk read as
+ * falls into distinct banks).  UPDATE_COLUMN_PARTS warps (row_warp's) compute
+ * UPDATE_MR blocks of 16 rows of the product at a time, warp `part` of them
+ * the UPDATE_PART_TILES column tiles j = part UPDATE_PART_TILES + jj (all RK
+ * columns where there is one part; with two, the columns of block P and of
+ * block Q of X): the 16 x 8 tiles (mr, jj) in registers, over
+ * kk = 0..RK/4-1 the products of the A fragment Z[16 mr + g (+ 8)][4 kk + t]
+ * (read from global memory, 8 consecutive rows of a column per 8 lanes)
+ * with the B fragments of M.  Every entry is its sum over kk in order
+ * (bitwise reproducible, whatever the parts).  Rows past the chunk read as
  * zeros and are not stored, so every work-item runs the same loops.
  *
- * In place: a warp reads and writes only its own rows, and the products
- * that its stores wait for take the whole warp's loads. */
+ * In place: the warps of a block of rows read and write only their own
+ * rows; a warp's stores wait for the products that take all of its loads,
+ * and, with several parts, for the other warps of its rows
+ * (CJAC_ROW_WARPS_SYNC). */
 __kernel __attribute__((reqd_work_group_size(UPDATE_WG, 1, 1)))
 void cjac_block_update(${signatures["cjac_block_update"].parameters})
 {
@@ -1442,6 +1481,7 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
         return;  /* uniform over the work-group, before any barrier */
     const int lid = get_local_id(0), warp = lid / 32, lane = lid % 32;
     const int g = lane / 4, t = lane % 4;
+    const int row_warp = warp / UPDATE_COLUMN_PARTS, part = warp % UPDATE_COLUMN_PARTS;
 %if matrix_products == "mma.emulated":
     __local cjac_real *mma_scratch = mma_scratch_all + warp * 96;
 %endif
@@ -1462,12 +1502,17 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
     barrier(CLK_LOCAL_MEM_FENCE);
     __global ${store_ctype} *column_P = CJAC_COLUMN(X, blocks.x * BW, ldx);
     __global ${store_ctype} *column_Q = CJAC_COLUMN(X, blocks.y * BW, ldx);
+%if update_column_parts > 1:
+    __global ${store_ctype} *column_part = part == 0 ? column_P : column_Q;  /* the block this warp stores */
+%endif
+    /* the B fragments of the warp's column tiles: M[4 kk + t][8 j + g] */
+    __local const cjac_real *m_part = M + 8 * UPDATE_PART_TILES * part + g;
     const int first = c * chunk_rows;
     const int last = min(m, first + chunk_rows);
 %if update_loads_ahead:
     /* The next block's A fragments load while this block's products and
      * stores run (other rows: no store of this block can change them). */
-    int row = first + 16 * UPDATE_MR * warp + g;
+    int row = first + 16 * UPDATE_MR * row_warp + g;
 %for kk in range(RK // 4):
 %for mr in range(update_mr):
     cjac_real next0_${mr}_${kk} = ${update_value(kk, f"row + {16 * mr}")};
@@ -1475,7 +1520,7 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
 %endfor
 %endfor
 %endif
-    for (int base = first; base < last; base += 16 * UPDATE_MR * UPDATE_WARPS) {  /* uniform */
+    for (int base = first; base < last; base += 16 * UPDATE_MR * UPDATE_ROW_WARPS) {  /* uniform */
 %if update_loads_ahead:
 %for kk in range(RK // 4):
 %for mr in range(update_mr):
@@ -1483,7 +1528,7 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
 %endfor
 %endfor
         {
-            const int next = row + 16 * UPDATE_MR * UPDATE_WARPS;
+            const int next = row + 16 * UPDATE_MR * UPDATE_ROW_WARPS;
 %for kk in range(RK // 4):
 %for mr in range(update_mr):
             next0_${mr}_${kk} = ${update_value(kk, f"next + {16 * mr}")};
@@ -1492,10 +1537,10 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
 %endfor
         }
 %else:
-        const int row = base + 16 * UPDATE_MR * warp + g;
+        const int row = base + 16 * UPDATE_MR * row_warp + g;
 %endif
 %for mr in range(update_mr):
-%for j in range(RK // 8):
+%for j in range(part_tiles):
         cjac_real acc_${mr}_${j}_0 = 0, acc_${mr}_${j}_1 = 0, acc_${mr}_${j}_2 = 0, acc_${mr}_${j}_3 = 0;
 %endfor
 %endfor
@@ -1512,8 +1557,8 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
             const cjac_real a1_${mr} = ${update_value(kk, f"row + {16 * mr + 8}", "z_column")};
 %endfor
 %endif
-            __local const cjac_real *m_row = M + (${4 * kk} + t) * UPDATE_LDW + g;
-%for j in range(RK // 8):
+            __local const cjac_real *m_row = m_part + (${4 * kk} + t) * UPDATE_LDW;
+%for j in range(part_tiles):
             {
                 const cjac_real b0 = m_row[${8 * j}];
 %for mr in range(update_mr):
@@ -1524,19 +1569,22 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
 %endfor
         }
 %endfor
-        /* c0, c1 of tile (mr, j): row 16 mr + g, columns 8 j + 2 t (+ 1) of Z;
+%if update_column_parts > 1:
+        CJAC_ROW_WARPS_SYNC(row_warp);
+%endif
+        /* c0, c1 of tile (mr, jj): row 16 mr + g, columns 8 j + 2 t (+ 1) of Z;
          * c2, c3 8 rows below */
 %for mr in range(update_mr):
 %for half in range(2):
         if (row + ${16 * mr + 8 * half} < last) {
-%for j in range(RK // 8):
+%for j in range(part_tiles):
 %if complex_:
             /* columns 8 j + 2 t, +1 of the product: column 4 j + t of X, whole */
-            CJAC_STORE(${mma_column("column_P", "column_Q", 4 * j, "ldx", "t")}, row + ${16 * mr + 8 * half}, ldx,
+            CJAC_STORE(${update_column(4 * j, "t")}, row + ${16 * mr + 8 * half}, ldx,
                        ((cjac_elem)(acc_${mr}_${j}_${2 * half}, acc_${mr}_${j}_${2 * half + 1})));
 %else:
 %for e in range(2):
-            ${mma_part(mma_column("column_P", "column_Q", 8 * j + e, "ldx", "2 * t"), f"row + {16 * mr + 8 * half}", "ldx", 8 * j)} = acc_${mr}_${j}_${2 * half + e};
+            ${mma_part(update_column(8 * j + e, "2 * t"), f"row + {16 * mr + 8 * half}", "ldx", 8 * j)} = acc_${mr}_${j}_${2 * half + e};
 %endfor
 %endif
 %endfor
@@ -1544,7 +1592,7 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
 %endfor
 %endfor
 %if update_loads_ahead:
-        row += 16 * UPDATE_MR * UPDATE_WARPS;
+        row += 16 * UPDATE_MR * UPDATE_ROW_WARPS;
 %endif
     }
 }
