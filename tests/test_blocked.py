@@ -1220,8 +1220,6 @@ class _PlannedTensorCoreGPU(_TensorCoreGPU):
     max_work_group_size = 1024
     max_compute_units = 132
     double_fp_config = 63
-    max_work_item_sizes = (1024, 1024, 64)
-    vendor = "NVIDIA Corporation"
 
 
 def test_static_local_memory_and_complex_width_32():

@@ -1098,7 +1098,7 @@ class BlockedSpec:
             "UPDATE_COLUMN_PARTS": (parts := self.update_column_parts),
             "UPDATE_ROW_WARPS": self.update_warps // parts,
             "RK": (RK := mma_real_columns(w, self.complex_)), "MMA_SUMS_STRIDE": RK + 1,
-            "UPDATE_LDW": RK + 4,
+            "UPDATE_LDW": RK + 4, "UPDATE_PART_TILES": RK // 8 // parts,
             # the staged mma Gram kernel (gram_stages > 0)
             "GRAM_STAGES": self.gram_stages,
             "GRAM_STAGE_ROWS": (rows := 4 * gram_mma_steps(self.complex_)),
@@ -1107,7 +1107,6 @@ class BlockedSpec:
                                                   self.gram_stages),
             # the teamed mma Gram kernel (RK = 128): its stored tiles
             "GRAM_TILE_COLUMNS": RK // 8,
-            "UPDATE_PART_TILES": RK // 8 // parts,
             "GRAM_TEAM_SUMS": 128 * len(gram_mma_tiles(w, self.complex_)),
         }
 
