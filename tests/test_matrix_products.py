@@ -37,6 +37,7 @@ from cljacobi.host.blocked import (
     default_loads_ahead,
     gram_mma_teams,
     gram_mma_tiles,
+    gram_team_stages_most,
 )
 from cljacobi.host.matrix_products import (
     ENV_VAR,
@@ -232,6 +233,52 @@ def test_mma_update_column_parts_same_bits(queue, rng, products, w, data):
 
 
 @pytest.mark.parametrize("products", MMA_FORMS)
+@pytest.mark.parametrize("w", [8, 16, 32, 64])
+@pytest.mark.parametrize("data", DATA)
+def test_mma_update_stages_same_bits(queue, rng, products, w, data):
+    """The staged update kernel (the rows of each block of rows copied to
+    local memory by slices of 16 columns of Z, 2 to 4 stages, one or two
+    warps a block of rows) against the register form: the same values in
+    the same products, so bitwise the same columns, numpy's to rounding.
+    Chunks of 288 rows (several blocks of rows a warp) and a partial last
+    chunk; an odd leading dimension (the copies are 8 bytes) and one of
+    whole sectors.  On PoCL the emulated teamed widths are left to the
+    tensor-core forms (their emulated programs take minutes to build)."""
+    if _refused(queue, products, w, data) or (products == "mma.emulated"
+                                                and _teamed(w, data)):
+        return
+    m, chunk_rows = 300, 288
+    layout = _layout(data)
+    X, pairs, W, rotated = _update_operands(rng, m, w, complex_=data != "real")
+    expected = _update_expected(X, pairs, w, W, rotated)
+    scale = np.abs(expected).max()
+    for ld in (m + 1, 320):
+        for parts in (1, 2):
+            updates = [_update(queue, X, pairs, w, W, rotated, chunk_rows=chunk_rows,
+                               products=products, layout=layout, update_parts=parts,
+                               update_stages=stages, ld=ld)
+                       for stages in (0, 2, 4)]
+            assert np.array_equal(updates[0], updates[1])
+            assert np.array_equal(updates[0], updates[2])
+            np.testing.assert_allclose(updates[1] / scale, expected / scale, rtol=0, atol=1e-13)
+
+
+def test_mma_update_stages_refused():
+    """Stages are a form of the mma update kernel without loads ahead, of at
+    least 2 stages."""
+    for products, ahead, stages in (("fma", False, 2), ("mma.emulated", True, 2),
+                                    ("mma.emulated", False, 1)):
+        with pytest.raises(ValueError, match=f"update_stages={stages}: the staged update"):
+            BlockedSpec(dtype="float64", block_width=16, tile_rows=16,
+                        transform_in_local=True, gram_micro_tile=4, gram_row_slices=1,
+                        rotate_work_group_size=64, update_tile_rows=16,
+                        update_micro_rows=4, update_micro_cols=4, matrix_products=products,
+                        update_loads_ahead=ahead, update_stages=stages)
+    with pytest.raises(ValueError, match="update_stages must be a non-negative integer"):
+        blocked_tuning(16, update_stages=-1)
+
+
+@pytest.mark.parametrize("products", MMA_FORMS)
 @pytest.mark.parametrize("w", [8, 16, 32])
 @pytest.mark.parametrize("stages", [2, 3])
 def test_mma_gram_stages_same_bits(queue, rng, products, w, stages):
@@ -255,6 +302,36 @@ def test_mma_gram_stages_same_bits(queue, rng, products, w, stages):
         np.testing.assert_allclose(grams[1] / scale, expected / scale, rtol=0, atol=1e-14)
 
 
+@pytest.mark.parametrize("products", MMA_FORMS)
+@pytest.mark.parametrize(("w", "data"), [(64, "real"), (32, "interleaved"), (32, "split")])
+def test_mma_gram_team_stages_same_bits(queue, rng, products, w, data):
+    """The teamed Gram kernel (Z of 128 real columns) with its rows copied to
+    stages in local memory that its warps share, against the register form:
+    the same values in the same products, so bitwise the same partial Gram
+    matrices, and numpy's to rounding.  Chunks of 288 rows (several
+    stretches) and of 48 with 77 rows (a partial stretch), at an odd
+    leading dimension (8-byte copies).  On PoCL the emulated program, whose
+    build takes minutes, is built for one case (complex interleaved, 3
+    stages)."""
+    if _refused(queue, products, w, data):
+        return
+    emulated = products == "mma.emulated"
+    stages = [3] if emulated else list(range(2, gram_team_stages_most(w, data != "real") + 1))
+    layout = _layout(data)
+    for m, chunk_rows in ((300, 288), (77, 48)):
+        G = _draw(rng, (m, 4 * w), data)
+        signs = np.where(rng.random(4 * w) < 0.5, 1, -1).astype(np.int32)
+        pairs = [[0, 3], [1, 2]]
+        grams = [_block_step(queue, G, signs, pairs, w, 1, chunk_rows=chunk_rows,
+                             products=products, layout=layout, gram_stages=n, ld=m + 1)[1]
+                 for n in [0, *stages]]
+        for gram in grams[1:]:
+            assert np.array_equal(grams[0], gram)
+        expected = _gram_expected(G, pairs, w, chunk_rows)
+        scale = np.abs(expected).max()
+        np.testing.assert_allclose(grams[1] / scale, expected / scale, rtol=0, atol=1e-14)
+
+
 @pytest.mark.parametrize(("w", "complex_"), [(8, False), (32, False), (16, True), (64, False),
                                              (32, True)])
 def test_gram_teams_cover_the_tiles(w, complex_):
@@ -271,7 +348,7 @@ def test_gram_teams_cover_the_tiles(w, complex_):
     if teamed:
         assert len(tiles) == 72 and default_gram_warps(w, complex_) == 4
         assert default_loads_ahead(complex_, w)[0] is False
-        assert default_gram_stages(complex_, w) == 0
+        assert 2 <= default_gram_stages(complex_, w) <= gram_team_stages_most(w, complex_)
 
 
 def test_gram_stages_only_where_the_kernel_has_them():

@@ -86,9 +86,11 @@ __all__ = [
     "default_transform_lanes",
     "default_update_column_parts",
     "default_update_groups_per_unit",
+    "default_update_stages",
     "default_update_warps",
     "gram_mma_teams",
     "gram_mma_tiles",
+    "gram_team_stages_most",
     "gram_work_group_size",
     "inner_step_pairs",
     "local_memory_fit",
@@ -217,6 +219,13 @@ UPDATE_GROUPS_PER_UNIT = 16
 UPDATE_MMA_GROUPS_PER_UNIT = 4
 UPDATE_MMA_GROUPS_PER_UNIT_COMPLEX = 3
 
+#: The same where Z has 128 real columns (real w = 64, complex w = 32), whose
+#: staged update kernel holds one work-group a compute unit (complex n = 4096
+#: on an H200 with 8 update warps, 4 stages: 2 / 3 / 4 / 5 / 6 work-groups a
+#: unit 1.049 / 1.016 / 0.996 and 1.003-1.008 / 1.039 / 1.034 s;
+#: bench/README.md, "The update and Gram kernels' rows through local memory").
+UPDATE_MMA_GROUPS_PER_UNIT_TEAMED = 4
+
 #: The tensor-core Gram kernel's row chunks hold at most this many rows
 #: (device seconds of the Gram kernel per sweep on the H200, chunks of
 #: 832 / 512 / 256 rows at real n = 4096: 0.0106 / 0.0080 / 0.0092 s; of
@@ -251,12 +260,12 @@ UPDATE_MMA_ROWS = 1
 #: The update kernel's warps where Z has 128 real columns (real w = 64,
 #: complex w = 32), two a block of rows (:data:`UPDATE_COLUMN_PARTS_TEAMED`):
 #: its 135 KB copy of M leaves one work-group a compute unit, and a warp
-#: computing all 128 columns holds 248 registers (one process a variant,
-#: complex n = 4096 on an H200, walls of two rounds: a warp a block of rows
-#: with 8 warps 1.217 / 1.212 s, two warps a block with 12 warps 1.181 /
-#: 1.183 s, with 16 warps 1.205 / 1.212 s; bench/README.md, "Complex block
-#: width 32").
-UPDATE_WARPS_TEAMED = 12
+#: computing all 128 columns holds 248 registers.  With its rows staged
+#: (:data:`UPDATE_STAGES_TEAMED`), complex n = 4096 on an H200, one process
+#: a variant: 4 / 8 / 12 / 16 warps, two a block, 1.084 / 1.016 / 1.029 /
+#: 1.192 s; 4 and 8 warps, a warp a block, 1.067 and 1.026 s (bench/README.md,
+#: "The update and Gram kernels' rows through local memory").
+UPDATE_WARPS_TEAMED = 8
 
 #: The update warps that share a block of rows, each computing its part of
 #: the product's columns (:attr:`BlockedSpec.update_column_parts`): one
@@ -265,6 +274,16 @@ UPDATE_WARPS_TEAMED = 12
 #: 8 warps: 0.532 s at n = 4096 against 0.492 s).
 UPDATE_COLUMN_PARTS = 1
 UPDATE_COLUMN_PARTS_TEAMED = 2
+
+#: Stages in local memory through which the update warps of a block of rows
+#: copy their rows (:attr:`BlockedSpec.update_stages`; 0: the A fragments are
+#: loaded from global memory into registers), where Z has 128 real columns,
+#: and the columns of Z a stage holds (:data:`UPDATE_STAGE_COLUMNS`).
+#: Complex n = 4096 on an H200 with 12 update warps: 0 / 2 / 4 stages
+#: 1.134 / 1.168 / 1.140 s before the Gram kernel's stages; with them and 8
+#: warps, 2 / 4 / 8 stages 1.069 / 1.016 / 1.018 s (bench/README.md).
+UPDATE_STAGES_TEAMED = 4
+UPDATE_STAGE_COLUMNS = 16
 
 #: Named barriers a work-group may use beside the work-group's own (PTX's
 #: ``bar.sync`` takes barriers 0..15): the update warps of each block of rows
@@ -300,11 +319,54 @@ def default_update_column_parts(matrix_products: str, complex_: bool = False,
     return UPDATE_COLUMN_PARTS
 
 
-def default_update_groups_per_unit(matrix_products: str, complex_: bool = False) -> int:
+def default_update_stages(matrix_products: str, complex_: bool = False,
+                          block_width: int | None = None) -> int:
+    """Stages of the mma update kernel by default: :data:`UPDATE_STAGES_TEAMED`
+    for the NVIDIA tensor-core forms of Z with 128 real columns, else 0."""
+    if matrix_products in PTX_FORMS and block_width is not None and mma_teamed(
+            block_width, complex_):
+        return UPDATE_STAGES_TEAMED
+    return 0
+
+
+def update_stage_reals(update_mma_rows: int = UPDATE_MMA_ROWS) -> int:
+    """Doubles of one stage of the staged mma update kernel:
+    :data:`UPDATE_STAGE_COLUMNS` columns of ``16 update_mma_rows`` rows, at
+    the column stride :func:`gram_stage_ld`."""
+    return UPDATE_STAGE_COLUMNS * gram_stage_ld(16 * update_mma_rows)
+
+
+def _check_update_stages(spec: BlockedSpec) -> None:
+    """ValueError unless ``spec.update_stages`` is 0 or a form the staged
+    update kernel has."""
+    stages = spec.update_stages
+    if isinstance(stages, bool) or not isinstance(stages, int) or stages < 0:
+        raise ValueError(f"update_stages must be a non-negative integer, not {stages!r}")
+    if not stages:
+        return
+    RK = mma_real_columns(spec.block_width, spec.complex_)
+    slices = RK // UPDATE_STAGE_COLUMNS if RK % UPDATE_STAGE_COLUMNS == 0 else 0
+    rows = 16 * spec.update_mma_rows
+    if (not spec.mma or spec.update_loads_ahead or stages < 2 or not slices or 32 % rows
+            or (UPDATE_STAGE_COLUMNS // (32 // rows)) % spec.update_column_parts):
+        raise ValueError(
+            f"update_stages={stages}: the staged update kernel takes an mma form, no loads "
+            f"ahead, 2 or more stages, Z in slices of {UPDATE_STAGE_COLUMNS} columns and "
+            f"1 or 2 blocks of 16 rows, not "
+            f"matrix_products={spec.matrix_products!r}, "
+            f"update_loads_ahead={spec.update_loads_ahead}, "
+            f"update_mma_rows={spec.update_mma_rows} at w={spec.block_width} ({spec.dtype})")
+
+
+def default_update_groups_per_unit(matrix_products: str, complex_: bool = False,
+                                   block_width: int | None = None) -> int:
     """Work-groups of the update kernel per compute unit and step that its
-    row chunks aim at by default."""
+    row chunks aim at by default (`block_width`: None, or a width whose Z has
+    128 real columns, :data:`UPDATE_MMA_GROUPS_PER_UNIT_TEAMED`)."""
     if matrix_products == "fma":
         return UPDATE_GROUPS_PER_UNIT
+    if block_width is not None and mma_teamed(block_width, complex_):
+        return UPDATE_MMA_GROUPS_PER_UNIT_TEAMED
     return UPDATE_MMA_GROUPS_PER_UNIT_COMPLEX if complex_ else UPDATE_MMA_GROUPS_PER_UNIT
 
 
@@ -347,11 +409,18 @@ def gram_mma_local_reals(block_width: int, complex_: bool, gram_warps: int,
 
 
 def _check_gram_stages(stages: int, matrix_products: str, complex_: bool,
-                       loads_ahead: bool) -> None:
+                       loads_ahead: bool, block_width: int = 8) -> None:
     """ValueError unless `stages` is 0 or a form the staged Gram kernel has."""
     if isinstance(stages, bool) or not isinstance(stages, int) or stages < 0:
         raise ValueError(f"gram_stages must be a non-negative integer, not {stages!r}")
     if not stages:
+        return
+    if matrix_products != "fma" and mma_teamed(block_width, complex_):
+        most = gram_team_stages_most(block_width, complex_)
+        if loads_ahead or not 2 <= stages <= most:
+            raise ValueError(
+                f"gram_stages={stages}: the staged teamed Gram kernel (w={block_width}) takes "
+                f"2 to {most} stages and no loads ahead, not gram_loads_ahead={loads_ahead}")
         return
     if matrix_products == "fma" or complex_ or loads_ahead or stages < 2:
         raise ValueError(
@@ -363,6 +432,19 @@ def _check_gram_stages(stages: int, matrix_products: str, complex_: bool,
         raise ValueError("the staged Gram kernel copies stretches of 4, 8 or 16 rows")
 
 
+#: Rows of a stage of the teamed mma Gram kernel (Z of 128 real columns),
+#: whose warps share the stages (:attr:`BlockedSpec.gram_stages`).
+GRAM_TEAM_STAGE_ROWS = 16
+
+
+def gram_team_stages_most(block_width: int, complex_: bool = False) -> int:
+    """The most stages of the teamed mma Gram kernel: as many as its stored
+    tiles' memory holds (the stages lie there until the tiles are stored)."""
+    RK = mma_real_columns(block_width, complex_)
+    tiles = 128 * len(gram_mma_tiles(block_width, complex_))
+    return tiles // (RK * gram_stage_ld(GRAM_TEAM_STAGE_ROWS))
+
+
 #: Stages a warp of the mma Gram kernel copies its rows through, for real
 #: data (0: the register form; device seconds of the Gram kernel a sweep on
 #: the H200, real w = 32, the register form / 2 stages with 2 warps / 2, 3
@@ -371,12 +453,17 @@ def _check_gram_stages(stages: int, matrix_products: str, complex_: bool,
 #: bench/results/tune-gram-stages-H200-2026-11-27-4096.json, -8192.json).
 GRAM_STAGES = 2
 
+#: Stages the warps of the teamed mma Gram kernel share (Z of 128 real
+#: columns; complex n = 4096 on an H200, 0 / 2 / 3 stages: 1.134 / 1.026 /
+#: 1.029 s with 12 update warps, - / 1.020 / 1.016 s with 8).
+GRAM_TEAM_STAGES = 3
+
 
 def default_gram_stages(complex_: bool = False, block_width: int | None = None) -> int:
     """Stages of the mma Gram kernel by default (0: no stages; none for the
     teamed kernel of Z with 128 real columns, `block_width` given)."""
     if block_width is not None and mma_teamed(block_width, complex_):
-        return 0
+        return GRAM_TEAM_STAGES
     return 0 if complex_ else GRAM_STAGES
 
 
@@ -564,6 +651,8 @@ def blocked_local_bytes(
     update_micro_cols: int = UPDATE_MICRO_COLS, element_bytes: int = REAL_ELEMENT_BYTES,
     stream: bool = False, matrix_products: str = "fma", gram_warps: int = GRAM_WARPS,
     update_warps: int = UPDATE_WARPS, gram_stages: int = 0, rotate_exchange: int = 0,
+    update_stages: int = 0, update_column_parts: int = UPDATE_COLUMN_PARTS,
+    update_mma_rows: int = UPDATE_MMA_ROWS,
 ) -> int:
     """Local memory per work-group of the largest blocked kernel, in bytes.
 
@@ -609,6 +698,10 @@ def blocked_local_bytes(
     rotate_exchange : int
         Elements of the rotate kernel's exchange of W's entries through
         local memory (:attr:`BlockedSpec.rotate_exchange`).
+    update_stages, update_column_parts, update_mma_rows : int
+        The staged mma update kernel's stages (:attr:`BlockedSpec.update_stages`),
+        for each of its ``update_warps / update_column_parts`` blocks of
+        rows, of :func:`update_stage_reals` doubles each.
 
     Returns
     -------
@@ -644,6 +737,9 @@ def blocked_local_bytes(
         scratch = 8 * 96 if matrix_products == "mma.emulated" else 0
         gram = 8 * gram_mma_local_reals(block_width, e != REAL_ELEMENT_BYTES, gram_warps,
                                         gram_stages) + scratch * gram_warps
+        if scratch and gram_stages and mma_teamed(block_width, e != REAL_ELEMENT_BYTES):
+            # emulated, the teamed kernel's stages lie apart from its tiles
+            gram += 8 * gram_stages * RK * gram_stage_ld(GRAM_TEAM_STAGE_ROWS)
     # The arrays cjac_block_rotate declares: A (K x LDA) and W (K x LDW, if in
     # local memory) of elements; per pair rot_cm1 (a double), rot_s and rot_si
     # (elements), rot_pair (int2) and five int flags; per column sgn (int) and
@@ -661,7 +757,9 @@ def blocked_local_bytes(
     if matrix_products == "fma":
         update = e * K * (round_up(K, update_micro_cols) + update_tile_rows)
     else:
-        update = 8 * RK * (RK + 4) + scratch * update_warps
+        update = 8 * RK * (RK + 4) + scratch * update_warps \
+            + 8 * (update_warps // update_column_parts) * update_stages \
+            * update_stage_reals(update_mma_rows)
     return max(gram, rotate, update)
 
 
@@ -868,6 +966,13 @@ class BlockedSpec:
         Gram kernel copies its rows (real data; :func:`gram_stage_ld`): the
         copies of the next ``gram_stages - 1`` stretches are in flight while
         the products of this one run, the same products in the same order.
+    update_stages : int
+        0, or the stages in local memory through which the warps of each
+        block of rows of the mma update kernel copy their rows
+        (:data:`UPDATE_STAGE_COLUMNS` columns of Z a stage,
+        :func:`update_stage_reals`): the copies of the next ``update_stages -
+        1`` slices are in flight while the products of this one run, the
+        same products in the same order (the same bits).
     transform_in_registers : bool
         Whether the rotate kernel of "offdiag" keeps W in registers during
         the steps across the blocks (:func:`transform_registers_take`; W's
@@ -905,6 +1010,7 @@ class BlockedSpec:
     gram_loads_ahead: bool = False
     update_loads_ahead: bool = False
     gram_stages: int = 0
+    update_stages: int = 0
     transform_in_registers: bool = False
     transform_lanes: int = 0
 
@@ -932,7 +1038,7 @@ class BlockedSpec:
             raise ValueError("loads ahead are a form of the mma kernels, not of "
                              f"matrix_products={self.matrix_products!r}")
         _check_gram_stages(self.gram_stages, self.matrix_products, self.complex_,
-                           self.gram_loads_ahead)
+                           self.gram_loads_ahead, self.block_width)
         parts = self.update_column_parts
         if parts > 1 and (parts != 2 or not self.mma or self.update_warps % parts
                           or self.update_warps // parts > ROW_WARP_BARRIERS):
@@ -941,6 +1047,7 @@ class BlockedSpec:
                 f"in 2 parts, among an even number of at most {2 * ROW_WARP_BARRIERS} "
                 f"warps, not matrix_products={self.matrix_products!r}, "
                 f"update_warps={self.update_warps}")
+        _check_update_stages(self)
         if self.update_tile_rows % self.update_micro_rows:
             raise ValueError(
                 f"update_tile_rows={self.update_tile_rows} must be a multiple of "
@@ -971,13 +1078,12 @@ class BlockedSpec:
                 f"multiple of 8, at most 32 for real data and 16 for complex data (or 64 "
                 f"and 32), not w={self.block_width} for {self.dtype}")
         if self.mma and len(self.gram_teams) > 1 and (
-                self.gram_warps != len(self.gram_teams) or self.gram_loads_ahead
-                or self.gram_stages):
+                self.gram_warps != len(self.gram_teams) or self.gram_loads_ahead):
             raise ValueError(
                 f"the mma Gram kernel of w={self.block_width} ({self.dtype}) splits its tiles "
-                f"among {len(self.gram_teams)} warps: gram_warps={len(self.gram_teams)}, no "
-                f"loads ahead and no stages, not gram_warps={self.gram_warps}, "
-                f"gram_loads_ahead={self.gram_loads_ahead}, gram_stages={self.gram_stages}")
+                f"among {len(self.gram_teams)} warps: gram_warps={len(self.gram_teams)} and no "
+                f"loads ahead, not gram_warps={self.gram_warps}, "
+                f"gram_loads_ahead={self.gram_loads_ahead}")
 
     @property
     def inner_pairs(self) -> tuple[tuple[tuple[int, int], ...], ...]:
@@ -1099,9 +1205,16 @@ class BlockedSpec:
             "UPDATE_ROW_WARPS": self.update_warps // parts,
             "RK": (RK := mma_real_columns(w, self.complex_)), "MMA_SUMS_STRIDE": RK + 1,
             "UPDATE_LDW": RK + 4, "UPDATE_PART_TILES": RK // 8 // parts,
+            # the staged mma update kernel (update_stages > 0)
+            "UPDATE_STAGES": self.update_stages,
+            "UPDATE_STAGE_ROWS": (update_rows := 16 * self.update_mma_rows),
+            "UPDATE_STAGE_COLUMNS": UPDATE_STAGE_COLUMNS,
+            "UPDATE_STAGE_LD": gram_stage_ld(update_rows),
+            "UPDATE_STAGE_REALS": update_stage_reals(self.update_mma_rows),
             # the staged mma Gram kernel (gram_stages > 0)
             "GRAM_STAGES": self.gram_stages,
-            "GRAM_STAGE_ROWS": (rows := 4 * gram_mma_steps(self.complex_)),
+            "GRAM_STAGE_ROWS": (rows := GRAM_TEAM_STAGE_ROWS if len(self.gram_teams) > 1
+                                else 4 * gram_mma_steps(self.complex_)),
             "GRAM_STAGE_LD": (ld := gram_stage_ld(rows)), "GRAM_STAGE_REALS": RK * ld,
             "GRAM_MMA_LOCAL": gram_mma_local_reals(w, self.complex_, self.gram_warps,
                                                   self.gram_stages),
@@ -1160,6 +1273,8 @@ class BlockedSpec:
             "gram_loads_ahead": self.gram_loads_ahead,
             "update_loads_ahead": self.update_loads_ahead,
             "gram_stages": self.gram_stages,
+            "update_stages": self.update_stages,
+            "update_stage_columns": UPDATE_STAGE_COLUMNS,
             "transform_in_registers": self.transform_in_registers,
             "shuffle": self.shuffle, "w_cols": constants["W_COLS"],
             "w_rows": constants["W_ROWS"],
@@ -1188,14 +1303,14 @@ def blocked_tuning(
     update_warps: int | None = None, update_mma_rows: int | None = None,
     gram_loads_ahead: bool | None = None, update_loads_ahead: bool | None = None,
     gram_stages: int | None = None, transform_in_registers: bool | None = None,
-    update_column_parts: int | None = None,
+    update_column_parts: int | None = None, update_stages: int | None = None,
 ) -> dict[str, int | bool | None]:
     """The tuning knobs of :class:`BlockedHSVD`, checked, with the defaults
     that do not depend on the device filled in.
 
     ``gram_row_slices``, ``rotate_work_group_size``, ``gram_warps``,
-    ``update_warps``, ``update_column_parts``, ``update_groups_per_unit`` and
-    ``transform_in_registers`` stay None unless given:
+    ``update_warps``, ``update_column_parts``, ``update_stages``,
+    ``update_groups_per_unit`` and ``transform_in_registers`` stay None unless given:
     their defaults depend on the device, the rows, the data or the kernels'
     matrix products (:meth:`BlockedPlan.for_device`).
 
@@ -1235,6 +1350,7 @@ def blocked_tuning(
             raise TypeError(f"{name} must be a bool or None, not {value!r}")
         values[name] = value
     values["gram_stages"] = _integer("gram_stages", gram_stages, least=0)
+    values["update_stages"] = _integer("update_stages", update_stages, least=0)
     return values
 
 
@@ -1387,12 +1503,16 @@ class BlockedPlan:
         for name, default in zip(("gram_loads_ahead", "update_loads_ahead"), ahead):
             if sizes[name] is None:
                 sizes[name] = default
+        if sizes["update_stages"] is None:  # the register form where loads ahead are asked for
+            sizes["update_stages"] = 0 if sizes["update_loads_ahead"] \
+                else default_update_stages(products, complex_, w)
         fit_sizes = {
             "element_bytes": COMPLEX_ELEMENT_BYTES if complex_ else REAL_ELEMENT_BYTES,
             "stream": variant == "stream", "matrix_products": products,
             **{name: sizes[name] for name in (
                 "tile_rows", "gram_micro_tile", "update_tile_rows", "update_micro_cols",
-                "gram_warps", "update_warps", "gram_stages")}}
+                "gram_warps", "update_warps", "gram_stages", "update_stages",
+                "update_column_parts", "update_mma_rows")}}
         fit = local_memory_fit(device, w, **fit_sizes)
         kernels = f"the {'complex ' if complex_ else ''}blocked kernels with block_width={w}"
         check_local_memory(device, fit.need, kernels, fit.have)
@@ -1436,6 +1556,7 @@ class BlockedPlan:
             update_column_parts=sizes["update_column_parts"],
             gram_loads_ahead=sizes["gram_loads_ahead"],
             update_loads_ahead=sizes["update_loads_ahead"], gram_stages=sizes["gram_stages"],
+            update_stages=sizes["update_stages"],
             transform_in_registers=in_registers, transform_lanes=lanes)
         for what, size in (("Gram", spec.gram_work_group_size), ("rotate", rotate_wg),
                            ("update", spec.update_work_group_size)):
@@ -1450,13 +1571,14 @@ class BlockedPlan:
                 f"update_warps={spec.update_warps})")
         slots = columns // (2 * w)
         per_unit = sizes["update_groups_per_unit"] or default_update_groups_per_unit(
-            products, complex_)
+            products, complex_, w)
         v_rows = columns if v_rows is None else v_rows
         return cls(
             spec, rows, columns, accumulate_v,
             FULL_BLOCK_INNER_SWEEPS if variant == "fb" else 1, wg,
             fit.need_in_local if in_local else fit.need,
-            _gram_chunks(rows, slots, device, products, spec.gram_stages > 0),
+            _gram_chunks(rows, slots, device, products,
+                         spec.gram_stages > 0 and len(spec.gram_teams) == 1),
             _row_chunks(rows, slots, device, per_unit),
             _row_chunks(v_rows, slots, device, per_unit), v_rows)
 
@@ -1567,6 +1689,11 @@ class BlockedHSVD:
         kernel copies its rows, 0 for the register form (default
         :func:`default_gram_stages`, or 0 where Gram loads ahead are asked
         for; the same products either way).
+    update_stages : int, optional
+        Stages in local memory through which the warps of each block of rows
+        of the mma update kernel copy their rows, 0 for the register form
+        (default :func:`default_update_stages`, or 0 where update loads ahead
+        are asked for; the same products either way).
     transform_in_registers : bool, optional
         Whether the rotate kernel of variant "offdiag" keeps W in registers
         in the steps across the blocks (default: where it runs and the
@@ -1615,6 +1742,7 @@ class BlockedHSVD:
         gram_stages: int | None = None,
         transform_in_registers: bool | None = None,
         update_column_parts: int | None = None,
+        update_stages: int | None = None,
     ) -> None:
         if variant not in BLOCK_VARIANTS:
             raise ValueError(f"variant must be one of {BLOCK_VARIANTS}, not {variant!r}")
@@ -1635,7 +1763,7 @@ class BlockedHSVD:
             gram_warps=gram_warps, update_warps=update_warps, update_mma_rows=update_mma_rows,
             gram_loads_ahead=gram_loads_ahead, update_loads_ahead=update_loads_ahead,
             gram_stages=gram_stages, transform_in_registers=transform_in_registers,
-            update_column_parts=update_column_parts)
+            update_column_parts=update_column_parts, update_stages=update_stages)
         check_request(matrix_products)
         self.matrix_products = matrix_products
         # The knobs as attributes (bench/tune_blocked.py records them; the

@@ -377,15 +377,17 @@ inline void cjac_mma_emulated(cjac_real *c0, cjac_real *c1, cjac_real *c2, cjac_
     asm volatile("bar.sync %0, %1;" :: "r"(1 + (row_warp)), "r"(32 * UPDATE_COLUMN_PARTS) : "memory")
 %endif
 %endif
-%if gram_stages:
+%if gram_stages or update_stages:
 
-/* Copies of 16 bytes from global to local memory that the Gram kernel's
- * warps have in flight while their products run (GRAM_STAGES stages a
- * warp).  CJAC_COPY16(dst, src, bytes) copies the first `bytes` (0, 8 or 16)
- * of src and fills the rest of dst with zeros; CJAC_COPY_COMMIT closes the
- * copies a lane issued since the last commit into a group, and
- * CJAC_COPY_WAIT(n) waits until at most n of its groups are in flight;
- * CJAC_WARP_SYNC then makes every lane's copies visible to the warp. */
+/* Copies from global to local memory that the warps of the Gram kernel
+ * (GRAM_STAGES stages a warp) and of the update kernel (UPDATE_STAGES a
+ * block of rows) have in flight while their products run.
+ * CJAC_COPY16(dst, src, bytes) copies the first `bytes` (0, 8 or 16) of src
+ * and fills the rest of dst with zeros, CJAC_COPY8(dst, src, bytes) the
+ * first 0 or 8; CJAC_COPY_COMMIT closes the copies a lane issued since the
+ * last commit into a group, and CJAC_COPY_WAIT(n) waits until at most n of
+ * its groups are in flight; CJAC_WARP_SYNC then makes every lane's copies
+ * visible to the warp. */
 %if matrix_products == "mma.emulated":
 /* Plain loads and stores, done at once (any device); the barrier is the
  * work-group's, which every work-item reaches. */
@@ -393,19 +395,52 @@ inline void cjac_mma_emulated(cjac_real *c0, cjac_real *c1, cjac_real *c2, cjac_
     (dst)[0] = (bytes) >= 8 ? (src)[0] : 0; \
     (dst)[1] = (bytes) >= 16 ? (src)[1] : 0; \
 } while (0)
+#define CJAC_COPY8(dst, src, bytes) do { *(dst) = (bytes) ? *(src) : 0; } while (0)
 #define CJAC_COPY_COMMIT()
 #define CJAC_COPY_WAIT(n)
 #define CJAC_WARP_SYNC() barrier(CLK_LOCAL_MEM_FENCE)
 %else:
 /* cp.async (compute capability 8.0, PTX ISA 7.0) through inline PTX: the
  * copy goes to local (shared) memory without a register; the local pointer
- * converted to an integer is its address in the shared window. */
+ * converted to an integer is its address in the shared window.  Copies of
+ * 16 bytes bypass L1 (.cg); those of 8 bytes, which need only 8-byte
+ * alignment (any leading dimension), are .ca, the one form that has them. */
 #define CJAC_COPY16(dst, src, bytes) \
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" \
+                 :: "r"((uint)(size_t)(dst)), "l"(src), "r"(bytes) : "memory")
+#define CJAC_COPY8(dst, src, bytes) \
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" \
                  :: "r"((uint)(size_t)(dst)), "l"(src), "r"(bytes) : "memory")
 #define CJAC_COPY_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
 #define CJAC_COPY_WAIT(n) asm volatile("cp.async.wait_group %0;" :: "n"(n) : "memory")
 #define CJAC_WARP_SYNC() asm volatile("bar.warp.sync -1;" ::: "memory")
+%endif
+%endif
+%if gram_stages and len(gram_teams) > 1:
+
+/* The warps of the teamed Gram kernel, each in its own team's code, wait
+ * for each other: the work-group's barrier in "mma.emulated" (where every
+ * warp runs every team), else barrier 1 of all GRAM_WG work-items through
+ * inline PTX (bar.sync counts the work-items that arrive, wherever in the
+ * code; it orders their memory accesses, PTX ISA "bar, barrier"). */
+%if matrix_products == "mma.emulated":
+#define CJAC_TEAMS_SYNC() barrier(CLK_LOCAL_MEM_FENCE)
+%else:
+#define CJAC_TEAMS_SYNC() asm volatile("bar.sync 1, %0;" :: "r"(GRAM_WG) : "memory")
+%endif
+%endif
+%if update_stages:
+
+/* The update warps of block row_warp of rows wait for each other's copies
+ * of its rows (and for each other's reads of the stage the next copies
+ * overwrite): the work-group's barrier in "mma.emulated", else the warp's
+ * own, or the named barrier of the row's UPDATE_COLUMN_PARTS warps. */
+%if matrix_products == "mma.emulated":
+#define CJAC_STAGE_SYNC(row_warp) barrier(CLK_LOCAL_MEM_FENCE)
+%elif update_column_parts > 1:
+#define CJAC_STAGE_SYNC(row_warp) CJAC_ROW_WARPS_SYNC(row_warp)
+%else:
+#define CJAC_STAGE_SYNC(row_warp) CJAC_WARP_SYNC()
 %endif
 %endif
 %endif
@@ -586,18 +621,80 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
      * tiles in local memory (no adds).  With the emulated product (whose
      * barriers every work-item must reach) every warp runs every team and
      * stores its own: the same products in the same order. */
+%if gram_stages:
+<%
+    columns_per_copy = 32 * len(gram_teams) // 16  # 16 work-items a column: its 16 rows
+    team_copies = RK // columns_per_copy
+%>\
+    /* Staged (the warps share the rows): stretch q of GRAM_STAGE_ROWS rows of
+     * the chunk goes to stage q % GRAM_STAGES, column a of Z at
+     * a * GRAM_STAGE_LD (4 or 12 mod 16: the reads of a half-warp,
+     * Z[r + t][8 j + g], hit distinct banks), by 8-byte copies (any leading
+     * dimension): work-item lid copies row lid % 16 of the columns
+     * lid / 16 + ${columns_per_copy} i.  The stages lie in the stored tiles' memory (the
+     * tiles are stored after the last stretch), except in "mma.emulated",
+     * where every warp runs the teams one after the other. */
+%if matrix_products == "mma.emulated":
+    __local cjac_real team_stages[GRAM_STAGES * GRAM_STAGE_REALS];
+%else:
+    __local cjac_real *team_stages = sums;
+%endif
+    const int copy_row = lid % 16, copy_column = lid / 16;
+    __global const ${store_ctype} *copy_P = CJAC_COLUMN(G, blocks.x * BW + copy_column, ldg);
+    __global const ${store_ctype} *copy_Q = CJAC_COLUMN(G, blocks.y * BW + copy_column, ldg);
+    const int stretches = (last - first + GRAM_STAGE_ROWS - 1) / GRAM_STAGE_ROWS;  /* uniform */
+<%def name="team_stage_copies(q)">\
+        {   /* stretch ${q} into its stage (nothing past the chunk: zeros) */
+            const int row = first + (${q}) * GRAM_STAGE_ROWS + copy_row;
+            const int bytes = row < last ? 8 : 0;
+            const int from = bytes ? row : first;
+            __local cjac_real *to = team_stages + (${q}) % GRAM_STAGES * GRAM_STAGE_REALS
+                                  + copy_column * GRAM_STAGE_LD + copy_row;
+%for i in range(team_copies):
+<% z = columns_per_copy * i %>\
+            CJAC_COPY8(to + ${z} * GRAM_STAGE_LD,
+                       &${mma_part(mma_column("copy_P", "copy_Q", z, "ldg"), "from", "ldg", z, const=True)}, bytes);
+%endfor
+            CJAC_COPY_COMMIT();
+        }
+</%def>\
+%else:
     __global const ${store_ctype} *column_P = CJAC_COLUMN(G, blocks.x * BW + g, ldg);
     __global const ${store_ctype} *column_Q = CJAC_COLUMN(G, blocks.y * BW + g, ldg);
+%endif
 %for v, team in enumerate(gram_teams):
 <%
     team_groups = sorted({2 * i for i, j in team} | {2 * i + 1 for i, j in team}
                          | {j for i, j in team})
 %>    if (${"1" if matrix_products == "mma.emulated" else f"warp == {v}"}) {  /* team ${v} */
-%for j in team_groups:
-        __global const ${store_ctype} *column_${j} = ${mma_column("column_P", "column_Q", 8 * j, "ldg")};
-%endfor
 %for i, j in team:
         cjac_real acc_${i}_${j}_0 = 0, acc_${i}_${j}_1 = 0, acc_${i}_${j}_2 = 0, acc_${i}_${j}_3 = 0;
+%endfor
+%if gram_stages:
+%for q in range(gram_stages - 1):
+${team_stage_copies(str(q))}
+%endfor
+        for (int q = 0; q < stretches; ++q) {  /* uniform */
+            CJAC_COPY_WAIT(${gram_stages - 2});
+            CJAC_TEAMS_SYNC();  /* every work-item's copies of stretch q, visible */
+${team_stage_copies(f"q + {gram_stages - 1}")}
+            __local const cjac_real *stage = team_stages + q % GRAM_STAGES * GRAM_STAGE_REALS
+                                           + g * GRAM_STAGE_LD + t;
+%for s in range(4):
+%for j in team_groups:
+            const cjac_real v_${s}_${j} = stage[${8 * j} * GRAM_STAGE_LD + ${4 * s}];
+%endfor
+%for i, j in team:
+            CJAC_MMA(acc_${i}_${j}_0, acc_${i}_${j}_1, acc_${i}_${j}_2, acc_${i}_${j}_3,
+                     v_${s}_${2 * i}, v_${s}_${2 * i + 1}, v_${s}_${j});
+%endfor
+%endfor
+        }
+        CJAC_COPY_WAIT(0);  /* the stretches past the chunk */
+        CJAC_TEAMS_SYNC();  /* every stage read, before the tiles are stored over them */
+%else:
+%for j in team_groups:
+        __global const ${store_ctype} *column_${j} = ${mma_column("column_P", "column_Q", 8 * j, "ldg")};
 %endfor
         for (int base = first; base < last; base += 4 * GRAM_MMA_STEPS) {  /* uniform */
 %for s in range(mma_steps):
@@ -613,6 +710,7 @@ void cjac_block_gram(${signatures["cjac_block_gram"].parameters})
 %endfor
 %endfor
         }
+%endif
         if (warp == ${v}) {
 %for i, j in team:
 %for e in range(4):
@@ -1472,6 +1570,9 @@ __kernel __attribute__((reqd_work_group_size(UPDATE_WG, 1, 1)))
 void cjac_block_update(${signatures["cjac_block_update"].parameters})
 {
     __local cjac_real M[RK * UPDATE_LDW];
+%if update_stages:
+    __local cjac_real stage_all[UPDATE_ROW_WARPS * UPDATE_STAGES * UPDATE_STAGE_REALS];
+%endif
 %if matrix_products == "mma.emulated":
     __local cjac_real mma_scratch_all[UPDATE_WARPS * 96];
 %endif
@@ -1486,6 +1587,58 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
     __local cjac_real *mma_scratch = mma_scratch_all + warp * 96;
 %endif
     const int2 blocks = outer_pairs[step * slots + k];
+    const int first = c * chunk_rows;
+    const int last = min(m, first + chunk_rows);
+%if update_stages:
+<%
+    stage_rows = 16 * update_mr
+    columns_per_copy = 32 // stage_rows  # a value a lane, stage_rows lanes a column
+    slices = RK // update_stage_columns
+    copies = update_stage_columns // columns_per_copy
+%>\
+    /* Staged: slice s (UPDATE_STAGE_COLUMNS columns of Z, s UPDATE_STAGE_COLUMNS
+     * on) of the rows of block b of row_warp goes to stage
+     * (b ${slices} + s) % UPDATE_STAGES of the block row,
+     * column a of the slice at a * UPDATE_STAGE_LD (4 or 12 mod 16: the
+     * reads of a half-warp, Z[16 mr + g][4 kk + t], hit distinct banks),
+     * by 8-byte copies (any leading dimension): lane l copies row
+     * l % ${stage_rows} of the columns l / ${stage_rows} + ${columns_per_copy} i, the warps of
+     * the block row alternating i.  The copies of the next UPDATE_STAGES - 1
+     * slices are in flight while the products of this one run. */
+    __local cjac_real *stages = stage_all + row_warp * (UPDATE_STAGES * UPDATE_STAGE_REALS);
+    const int copy_row = lane % ${stage_rows}, copy_column = lane / ${stage_rows};
+    __global ${store_ctype} *copy_P = CJAC_COLUMN(X, blocks.x * BW + copy_column, ldx);
+    __global ${store_ctype} *copy_Q = CJAC_COLUMN(X, blocks.y * BW + copy_column, ldx);
+    const int stage_blocks = (last - first + UPDATE_STAGE_ROWS * UPDATE_ROW_WARPS - 1)
+                           / (UPDATE_STAGE_ROWS * UPDATE_ROW_WARPS);  /* uniform */
+<%def name="update_stage_copies(block, s)">\
+    {   /* slice ${s} of block ${block} into its stage (nothing past the chunk: zeros) */
+        const int row = first + ((${block}) * UPDATE_ROW_WARPS + row_warp) * UPDATE_STAGE_ROWS
+                      + copy_row;
+        const int bytes = row < last ? 8 : 0;
+        const int from = bytes ? row : first;
+        __local cjac_real *to = stages + ((${block}) * ${slices} + ${s}) % UPDATE_STAGES * UPDATE_STAGE_REALS
+                              + copy_column * UPDATE_STAGE_LD + copy_row;
+%for p in range(update_column_parts):
+%if update_column_parts > 1:
+        if (part == ${p}) {
+%endif
+%for i in range(p, copies, update_column_parts):
+<% z = s * update_stage_columns + columns_per_copy * i %>\
+            CJAC_COPY8(to + ${columns_per_copy * i} * UPDATE_STAGE_LD,
+                       &${mma_part(mma_column("copy_P", "copy_Q", z, "ldx"), "from", "ldx", z)}, bytes);
+%endfor
+%if update_column_parts > 1:
+        }
+%endif
+%endfor
+        CJAC_COPY_COMMIT();
+    }
+</%def>\
+%for q in range(update_stages - 1):
+${update_stage_copies(str(q // slices), q % slices)}
+%endfor
+%endif
     __global const cjac_elem *w_global = transforms + (size_t)k * (K * K);
     for (int e = lid; e < K * K; e += UPDATE_WG) {
         const int a = e / K, b = e % K;
@@ -1507,8 +1660,78 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
 %endif
     /* the B fragments of the warp's column tiles: M[4 kk + t][8 j + g] */
     __local const cjac_real *m_part = M + 8 * UPDATE_PART_TILES * part + g;
-    const int first = c * chunk_rows;
-    const int last = min(m, first + chunk_rows);
+<%def name="update_products(kk, a_value)">\
+        {   /* the products of column group kk = ${kk} */
+%for mr in range(update_mr):
+            const cjac_real a0_${mr} = ${a_value(kk, mr, 0)};
+            const cjac_real a1_${mr} = ${a_value(kk, mr, 8)};
+%endfor
+            __local const cjac_real *m_row = m_part + (${4 * kk} + t) * UPDATE_LDW;
+%for j in range(part_tiles):
+            {
+                const cjac_real b0 = m_row[${8 * j}];
+%for mr in range(update_mr):
+                CJAC_MMA(acc_${mr}_${j}_0, acc_${mr}_${j}_1, acc_${mr}_${j}_2, acc_${mr}_${j}_3,
+                         a0_${mr}, a1_${mr}, b0);
+%endfor
+            }
+%endfor
+        }
+</%def>\
+<%def name="update_accumulators()">\
+%for mr in range(update_mr):
+%for j in range(part_tiles):
+        cjac_real acc_${mr}_${j}_0 = 0, acc_${mr}_${j}_1 = 0, acc_${mr}_${j}_2 = 0, acc_${mr}_${j}_3 = 0;
+%endfor
+%endfor
+</%def>\
+<%def name="update_stores()">\
+        /* c0, c1 of tile (mr, jj): row 16 mr + g, columns 8 j + 2 t (+ 1) of Z;
+         * c2, c3 8 rows below */
+%for mr in range(update_mr):
+%for half in range(2):
+        if (row + ${16 * mr + 8 * half} < last) {
+%for j in range(part_tiles):
+%if complex_:
+            /* columns 8 j + 2 t, +1 of the product: column 4 j + t of X, whole */
+            CJAC_STORE(${update_column(4 * j, "t")}, row + ${16 * mr + 8 * half}, ldx,
+                       ((cjac_elem)(acc_${mr}_${j}_${2 * half}, acc_${mr}_${j}_${2 * half + 1})));
+%else:
+%for e in range(2):
+            ${mma_part(update_column(8 * j + e, "2 * t"), f"row + {16 * mr + 8 * half}", "ldx", 8 * j)} = acc_${mr}_${j}_${2 * half + e};
+%endfor
+%endif
+%endfor
+        }
+%endfor
+%endfor
+</%def>\
+%if update_stages:
+    for (int b = 0; b < stage_blocks; ++b) {  /* uniform */
+        const int row = first + (b * UPDATE_ROW_WARPS + row_warp) * UPDATE_STAGE_ROWS + g;
+${update_accumulators()}
+%for s in range(slices):
+<% ahead = s + update_stages - 1 %>\
+        CJAC_COPY_WAIT(${update_stages - 2});  /* slice ${s}: this lane's copies */
+        CJAC_STAGE_SYNC(row_warp);  /* and those of the block row's warps, visible */
+${update_stage_copies(f"b + {ahead // slices}", ahead % slices)}
+        {
+            __local const cjac_real *stage = stages + (b * ${slices} + ${s}) % UPDATE_STAGES * UPDATE_STAGE_REALS
+                                           + t * UPDATE_STAGE_LD + g;
+<%
+    def staged_value(kk, mr, below, s=s):
+        return f"stage[{4 * (kk - s * update_stage_columns // 4)} * UPDATE_STAGE_LD + {16 * mr + below}]"
+%>\
+%for kk in range(s * update_stage_columns // 4, (s + 1) * update_stage_columns // 4):
+${update_products(kk, staged_value)}
+%endfor
+        }
+%endfor
+        /* every copy of these rows is done (the barrier of the last slice) */
+${update_stores()}
+    }
+    CJAC_COPY_WAIT(0);  /* the slices past the chunk */
+%else:
 %if update_loads_ahead:
     /* The next block's A fragments load while this block's products and
      * stores run (other rows: no store of this block can change them). */
@@ -1536,64 +1759,32 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
 %endfor
 %endfor
         }
+<%
+    def ahead_value(kk, mr, below):
+        return f"a{below // 8}_{mr}_{kk}"
+    a_value = ahead_value
+%>\
 %else:
         const int row = base + 16 * UPDATE_MR * row_warp + g;
+<%
+    def global_value(kk, mr, below):
+        column = mma_column("column_P", "column_Q", 4 * kk, "ldx", "t")
+        return update_value(kk, f"row + {16 * mr + below}", column)
+    a_value = global_value
+%>\
 %endif
-%for mr in range(update_mr):
-%for j in range(part_tiles):
-        cjac_real acc_${mr}_${j}_0 = 0, acc_${mr}_${j}_1 = 0, acc_${mr}_${j}_2 = 0, acc_${mr}_${j}_3 = 0;
-%endfor
-%endfor
+${update_accumulators()}
 %for kk in range(RK // 4):
-        {
-%if update_loads_ahead:
-%for mr in range(update_mr):
-            const cjac_real a0_${mr} = a0_${mr}_${kk}, a1_${mr} = a1_${mr}_${kk};
-%endfor
-%else:
-            __global ${store_ctype} *z_column = ${mma_column("column_P", "column_Q", 4 * kk, "ldx", "t")};
-%for mr in range(update_mr):
-            const cjac_real a0_${mr} = ${update_value(kk, f"row + {16 * mr}", "z_column")};
-            const cjac_real a1_${mr} = ${update_value(kk, f"row + {16 * mr + 8}", "z_column")};
-%endfor
-%endif
-            __local const cjac_real *m_row = m_part + (${4 * kk} + t) * UPDATE_LDW;
-%for j in range(part_tiles):
-            {
-                const cjac_real b0 = m_row[${8 * j}];
-%for mr in range(update_mr):
-                CJAC_MMA(acc_${mr}_${j}_0, acc_${mr}_${j}_1, acc_${mr}_${j}_2, acc_${mr}_${j}_3,
-                         a0_${mr}, a1_${mr}, b0);
-%endfor
-            }
-%endfor
-        }
+${update_products(kk, a_value)}
 %endfor
 %if update_column_parts > 1:
         CJAC_ROW_WARPS_SYNC(row_warp);
 %endif
-        /* c0, c1 of tile (mr, jj): row 16 mr + g, columns 8 j + 2 t (+ 1) of Z;
-         * c2, c3 8 rows below */
-%for mr in range(update_mr):
-%for half in range(2):
-        if (row + ${16 * mr + 8 * half} < last) {
-%for j in range(part_tiles):
-%if complex_:
-            /* columns 8 j + 2 t, +1 of the product: column 4 j + t of X, whole */
-            CJAC_STORE(${update_column(4 * j, "t")}, row + ${16 * mr + 8 * half}, ldx,
-                       ((cjac_elem)(acc_${mr}_${j}_${2 * half}, acc_${mr}_${j}_${2 * half + 1})));
-%else:
-%for e in range(2):
-            ${mma_part(update_column(8 * j + e, "2 * t"), f"row + {16 * mr + 8 * half}", "ldx", 8 * j)} = acc_${mr}_${j}_${2 * half + e};
-%endfor
-%endif
-%endfor
-        }
-%endfor
-%endfor
+${update_stores()}
 %if update_loads_ahead:
         row += 16 * UPDATE_MR * UPDATE_ROW_WARPS;
 %endif
     }
+%endif
 }
 %endif
