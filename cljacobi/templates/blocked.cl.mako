@@ -84,8 +84,10 @@
 ##   gram_stages       0, or the stages in local memory through which each
 ##                     warp of the real mma Gram kernel copies its rows
 ##                     (CJAC_COPY16: cp.async, or plain copies in
-##                     "mma.emulated"); sizes GRAM_STAGES, GRAM_STAGE_ROWS,
-##                     GRAM_STAGE_LD, GRAM_STAGE_REALS, GRAM_MMA_LOCAL
+##                     "mma.emulated"), or, in the teamed kernel, which its
+##                     warps share (CJAC_COPY8, CJAC_TEAMS_SYNC); sizes
+##                     GRAM_STAGES, GRAM_STAGE_ROWS, GRAM_STAGE_LD,
+##                     GRAM_STAGE_REALS, GRAM_MMA_LOCAL
 ##   gram_teams        the mma Gram kernel's tiles by warp
 ##                     (cljacobi.host.blocked.gram_mma_teams): one team of all
 ##                     of them, or four where RK = 128 (real w = 64, complex
@@ -96,6 +98,12 @@
 ##                     of rows, each computing its part of the product's
 ##                     columns (1, or 2: block P's and block Q's); sizes
 ##                     UPDATE_COLUMN_PARTS, UPDATE_ROW_WARPS, UPDATE_PART_TILES
+##   update_stages     0, or the stages in local memory through which the
+##                     warps of each block of rows of the mma update kernel
+##                     copy their rows, update_stage_columns columns of Z a
+##                     stage (CJAC_COPY8, CJAC_STAGE_SYNC); sizes
+##                     UPDATE_STAGES, UPDATE_STAGE_ROWS, UPDATE_STAGE_COLUMNS,
+##                     UPDATE_STAGE_LD, UPDATE_STAGE_REALS
 ##   signatures        the kernels' arguments (cljacobi.host.signatures)
 <%namespace name="arith" file="arith.cl.mako"/>
 <%namespace name="inner" file="inner.cl.mako"/>\
