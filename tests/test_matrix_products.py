@@ -205,6 +205,31 @@ def test_mma_loads_ahead_same_bits(queue, rng, products, w, data):
     np.testing.assert_allclose(updates[1] / scale, expected / scale, rtol=0, atol=1e-13)
 
 
+#: Rows of the update kernel's operands in :func:`_updates_agree`.
+UPDATE_ROWS = 300
+
+
+def _updates_agree(queue, rng, products, w, data, variants):
+    """The update kernel in each of `variants` (keyword arguments of
+    ``_update``) on the same operands of UPDATE_ROWS rows: bitwise the same
+    columns, numpy's to rounding.  Chunks of 288 rows (several blocks of
+    rows a warp) and a partial last chunk.  On PoCL the emulated teamed
+    widths are left to the tensor-core forms (their emulated programs take
+    minutes to build)."""
+    if _refused(queue, products, w, data) or (products == "mma.emulated"
+                                                and _teamed(w, data)):
+        return
+    X, pairs, W, rotated = _update_operands(rng, UPDATE_ROWS, w, complex_=data != "real")
+    updates = [_update(queue, X, pairs, w, W, rotated, chunk_rows=288, products=products,
+                       layout=_layout(data), **variant)
+               for variant in variants]
+    for update in updates[1:]:
+        assert np.array_equal(updates[0], update)
+    expected = _update_expected(X, pairs, w, W, rotated)
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(updates[1] / scale, expected / scale, rtol=0, atol=1e-13)
+
+
 @pytest.mark.parametrize("products", MMA_FORMS)
 @pytest.mark.parametrize("w", [8, 16, 32, 64])
 @pytest.mark.parametrize("data", DATA)
@@ -212,24 +237,11 @@ def test_mma_update_column_parts_same_bits(queue, rng, products, w, data):
     """The update kernel with two warps a block of rows, each computing the
     columns of one block (``update_column_parts=2``), and with one warp
     computing all: the same products in the same order, bitwise the same
-    columns, numpy's to rounding.  Chunks of 288 rows (several blocks of
-    rows a warp pair) and a partial last chunk, with the loads ahead the
-    data take by default.  On PoCL the emulated teamed widths are left to
-    the tensor-core forms (their emulated programs take minutes to build)."""
-    if _refused(queue, products, w, data) or (products == "mma.emulated"
-                                                and _teamed(w, data)):
-        return
-    m, chunk_rows = 300, 288
-    layout = _layout(data)
+    columns, numpy's to rounding (:func:`_updates_agree`), with the loads
+    ahead the data take by default."""
     ahead = (False, default_loads_ahead(data != "real", w)[1])
-    X, pairs, W, rotated = _update_operands(rng, m, w, complex_=data != "real")
-    updates = [_update(queue, X, pairs, w, W, rotated, chunk_rows=chunk_rows, products=products,
-                       layout=layout, loads_ahead=ahead, update_parts=parts)
-               for parts in (1, 2)]
-    assert np.array_equal(*updates)
-    expected = _update_expected(X, pairs, w, W, rotated)
-    scale = np.abs(expected).max()
-    np.testing.assert_allclose(updates[1] / scale, expected / scale, rtol=0, atol=1e-13)
+    _updates_agree(queue, rng, products, w, data,
+                   [{"loads_ahead": ahead, "update_parts": parts} for parts in (1, 2)])
 
 
 @pytest.mark.parametrize("products", MMA_FORMS)
@@ -239,28 +251,13 @@ def test_mma_update_stages_same_bits(queue, rng, products, w, data):
     """The staged update kernel (the rows of each block of rows copied to
     local memory by slices of 16 columns of Z, 2 to 4 stages, one or two
     warps a block of rows) against the register form: the same values in
-    the same products, so bitwise the same columns, numpy's to rounding.
-    Chunks of 288 rows (several blocks of rows a warp) and a partial last
-    chunk; an odd leading dimension (the copies are 8 bytes) and one of
-    whole sectors.  On PoCL the emulated teamed widths are left to the
-    tensor-core forms (their emulated programs take minutes to build)."""
-    if _refused(queue, products, w, data) or (products == "mma.emulated"
-                                                and _teamed(w, data)):
-        return
-    m, chunk_rows = 300, 288
-    layout = _layout(data)
-    X, pairs, W, rotated = _update_operands(rng, m, w, complex_=data != "real")
-    expected = _update_expected(X, pairs, w, W, rotated)
-    scale = np.abs(expected).max()
-    for ld in (m + 1, 320):
-        for parts in (1, 2):
-            updates = [_update(queue, X, pairs, w, W, rotated, chunk_rows=chunk_rows,
-                               products=products, layout=layout, update_parts=parts,
-                               update_stages=stages, ld=ld)
-                       for stages in (0, 2, 4)]
-            assert np.array_equal(updates[0], updates[1])
-            assert np.array_equal(updates[0], updates[2])
-            np.testing.assert_allclose(updates[1] / scale, expected / scale, rtol=0, atol=1e-13)
+    the same products, so bitwise the same columns, numpy's to rounding
+    (:func:`_updates_agree`), at an odd leading dimension (the copies are 8
+    bytes) and one of whole sectors."""
+    _updates_agree(queue, rng, products, w, data,
+                   [{"ld": ld, "update_parts": parts, "update_stages": stages}
+                    for ld in (UPDATE_ROWS + 1, 320) for parts in (1, 2)
+                    for stages in (0, 2, 4)])
 
 
 def test_mma_update_stages_refused():

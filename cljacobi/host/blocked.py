@@ -460,8 +460,9 @@ GRAM_TEAM_STAGES = 3
 
 
 def default_gram_stages(complex_: bool = False, block_width: int | None = None) -> int:
-    """Stages of the mma Gram kernel by default (0: no stages; none for the
-    teamed kernel of Z with 128 real columns, `block_width` given)."""
+    """Stages of the mma Gram kernel by default (0: no stages): real data's,
+    none for complex data, and :data:`GRAM_TEAM_STAGES` for the teamed
+    kernel of Z with 128 real columns (`block_width` given)."""
     if block_width is not None and mma_teamed(block_width, complex_):
         return GRAM_TEAM_STAGES
     return 0 if complex_ else GRAM_STAGES
@@ -737,7 +738,8 @@ def blocked_local_bytes(
         scratch = 8 * 96 if matrix_products == "mma.emulated" else 0
         gram = 8 * gram_mma_local_reals(block_width, e != REAL_ELEMENT_BYTES, gram_warps,
                                         gram_stages) + scratch * gram_warps
-        if scratch and gram_stages and mma_teamed(block_width, e != REAL_ELEMENT_BYTES):
+        if (matrix_products == "mma.emulated" and gram_stages
+                and mma_teamed(block_width, e != REAL_ELEMENT_BYTES)):
             # emulated, the teamed kernel's stages lie apart from its tiles
             gram += 8 * gram_stages * RK * gram_stage_ld(GRAM_TEAM_STAGE_ROWS)
     # The arrays cjac_block_rotate declares: A (K x LDA) and W (K x LDW, if in
@@ -963,9 +965,11 @@ class BlockedSpec:
         the same products in the same order).
     gram_stages : int
         0, or the stages in local memory through which each warp of the mma
-        Gram kernel copies its rows (real data; :func:`gram_stage_ld`): the
-        copies of the next ``gram_stages - 1`` stretches are in flight while
-        the products of this one run, the same products in the same order.
+        Gram kernel copies its rows (real data; :func:`gram_stage_ld`), or,
+        in the teamed kernel of Z with 128 real columns, which its warps
+        share (:func:`gram_team_stages_most`): the copies of the next
+        ``gram_stages - 1`` stretches are in flight while the products of
+        this one run, the same products in the same order.
     update_stages : int
         0, or the stages in local memory through which the warps of each
         block of rows of the mma update kernel copy their rows
@@ -1686,7 +1690,8 @@ class BlockedHSVD:
         bits either way).
     gram_stages : int, optional
         Stages in local memory through which each warp of the real mma Gram
-        kernel copies its rows, 0 for the register form (default
+        kernel (all warps of the teamed one, together) copies its rows, 0 for
+        the register form (default
         :func:`default_gram_stages`, or 0 where Gram loads ahead are asked
         for; the same products either way).
     update_stages : int, optional
