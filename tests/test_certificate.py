@@ -4,6 +4,8 @@ and the solvers through it against full pointwise finishing sweeps."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pyopencl as cl
 import pytest
@@ -160,7 +162,11 @@ def test_eig_certified_against_full_sweeps(rng, monkeypatch, family, dtype):
 
 def test_certified_handover_rule():
     assert certified_handover([5000, 128], 64)
-    assert not certified_handover([5000, 129], 64)  # more than 2 r
+    assert not certified_handover([1100, 129], 64)  # more than 2 r, next about 15 > r / 8
+    assert certified_handover([5000, 129], 64)  # next about 3.3 <= r / 8
+    assert certified_handover([32768, 512], 64)  # 8 r, next exactly r / 8
+    assert not certified_handover([32767, 512], 64)
+    assert not certified_handover([10 ** 7, 513], 64)  # more than 8 r
     assert not certified_handover([1000, 126], 64)  # fell less than 8 times
     assert not certified_handover([100], 64)  # the first sweep
 
@@ -240,6 +246,38 @@ def test_too_many_candidates_run_a_full_sweep(rng, monkeypatch):
     assert info.certified_sweeps == 0
     assert np.array_equal(w, w_full) and np.array_equal(V, V_full)
     assert info.sweeps == info_full.sweeps
+
+
+def _scattered_pairs(certificate, launched=None):
+    """FinishingCertificate.candidates naming 2 r pairs of columns (each
+    column i with i XOR r/2, r/4, r/8 and r/16, in increasing order): more
+    pairs than columns, in a few rounds."""
+    if launched is not None:
+        launched()
+    columns = 2 * certificate.slots * certificate.block_width
+    pairs = {(i, i ^ bit) for i in range(columns) for bit in (columns >> 1, columns >> 2,
+                                                               columns >> 3, columns >> 4)}
+    return np.array(sorted((i, j) for i, j in pairs if i < j))
+
+
+def test_more_candidates_than_columns_in_rounds(rng, monkeypatch):
+    """2 r candidates in few rounds: the sweep rotates them (a
+    certified sweep, not a full one), and the eigenvalues and eigenvectors
+    are those of the full pointwise finishing to rounding."""
+    from cljacobi.host.pointwise import disjoint_rounds
+
+    n = 64
+    M = with_spectrum(np.linspace(-1, 1, n), rng=rng)
+    w_full, V_full, _ = _eig(M, "sweeps", monkeypatch)
+    monkeypatch.setattr(certificate_module.FinishingCertificate, "candidates", _scattered_pairs)
+    w, V, info = _eig(M, "certified", monkeypatch)
+    certificate = SimpleNamespace(slots=n // 16, block_width=8)
+    named = _scattered_pairs(certificate)
+    assert n < len(named) <= 8 * n and len(disjoint_rounds(named)) < n - 1
+    assert info.certified_sweeps >= 1 and info.converged
+    assert np.all(np.abs(w - w_full) <= 1e-13 * np.abs(w_full).max())
+    assert np.linalg.norm(M @ V - V * w) <= 1e-12 * np.linalg.norm(M)
+    assert np.linalg.norm(V.T @ V - np.eye(n)) <= 1e-12
 
 
 def test_finishing_choices(rng, monkeypatch):

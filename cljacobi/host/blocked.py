@@ -135,12 +135,24 @@ CERTIFIED_HANDOVER_PER_COLUMN = 2
 #: ... that rotated at most this fraction of the pairs the sweep before did.
 CERTIFIED_HANDOVER_DROP = 1 / 8
 
+#: They also hand over after a sweep of at most this many times r rotations
+#: (and the drop) ...
+CERTIFIED_HANDOVER_MOST_PER_COLUMN = 8
+
+#: ... where the quadratic estimate of the next sweep's rotations,
+#: last^2 / before, is at most this many times r.
+CERTIFIED_HANDOVER_NEXT_PER_COLUMN = 1 / 8
+
 
 def certified_handover(rotations_per_sweep: list[int], columns: int) -> bool:
     """Whether blocked sweeps followed by certified ones should hand over
     after the last sweep: it rotated at most
-    :data:`CERTIFIED_HANDOVER_PER_COLUMN` times `columns` (r) pairs, and at
-    most :data:`CERTIFIED_HANDOVER_DROP` times as many as the sweep before.
+    :data:`CERTIFIED_HANDOVER_DROP` times as many pairs as the sweep before,
+    and at most :data:`CERTIFIED_HANDOVER_PER_COLUMN` times `columns` (r),
+    or at most :data:`CERTIFIED_HANDOVER_MOST_PER_COLUMN` times r where the
+    next sweep would rotate few: ``last**2 / before``, the count that
+    quadratic convergence (the angles squared from sweep to sweep) gives,
+    at most :data:`CERTIFIED_HANDOVER_NEXT_PER_COLUMN` times r.
 
     The run then ends on the certified sweeps' test, as it does after a
     blocked sweep without a big transformation; what changes is who makes
@@ -157,12 +169,25 @@ def certified_handover(rotations_per_sweep: list[int], columns: int) -> bool:
     sweeps would too, each a Gram sweep plus rounds of a few hundred pairs
     (19 of them, ``eig-cluster-H200-2026-11-27-handover-no-drop.json``, against 8
     blocked sweeps): the drop keeps those runs blocked.
+
+    The estimate takes the sweeps of 2 r to 8 r rotations whose successor
+    rotates a handful.  On the H200 (``bench/README.md``, "Handing over on
+    the estimate of the next sweep"), complex n = 4096 rotated 1585127,
+    16262, then 15 (the estimate 167, 0.04 r) and graded real 2048 880816,
+    14145, then 14 (227, 0.11 r): each now hands over a sweep earlier.
+    Clusters 1e-10 apart, 209763, 15841, then 474 (1196, 0.58 r) at complex
+    2048 and 119285, 9230, 296 (714, 0.35 r) real, stay blocked: handed
+    over, their certified sweeps rotated 387, 66, 1, 0 (four Gram sweeps
+    for one blocked and two certified ones).
     """
     if len(rotations_per_sweep) < 2:
         return False
     last, before = rotations_per_sweep[-2:][::-1]
+    if last > CERTIFIED_HANDOVER_DROP * before:
+        return False
     return (last <= CERTIFIED_HANDOVER_PER_COLUMN * columns
-            and last <= CERTIFIED_HANDOVER_DROP * before)
+            or (last <= CERTIFIED_HANDOVER_MOST_PER_COLUMN * columns
+                and last * last <= CERTIFIED_HANDOVER_NEXT_PER_COLUMN * columns * before))
 
 
 #: Inner sweeps of the full-block variant at most (the GSVD paper's bound).

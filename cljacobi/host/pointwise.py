@@ -81,6 +81,12 @@ DEFAULT_COMPLEX_LAYOUT = "split"
 #: 0.938, bo:8 0.747 vs 0.875; n = 4096, bo:16 3.23 vs 3.77, bo:8 4.21 vs 5.69.
 BLOCKED_COMPLEX_LAYOUT = "interleaved"
 
+#: A certified sweep rotates its candidates in rounds only where they are at
+#: most this many times r pairs (:meth:`PointwiseHSVD._certified_sweep`;
+#: their rounds are laid out on the host) and their rounds fewer than a full
+#: sweep's steps; else it is a full pointwise sweep.
+CERTIFIED_CANDIDATES_PER_COLUMN = 8
+
 
 def finishing() -> str:
     """How the pointwise sweeps after a blocked phase go: ``"certified"``
@@ -255,8 +261,9 @@ class PointwiseHSVD:
 
         With the `certificate` of a blocked phase that ran before (a table
         strategy, rotation algorithm 1 or 2), every sweep first finds the pairs that may fail the
-        relative orthogonality test and, when there are at most r of them,
-        rotates only those (:meth:`_certified_sweep`); ``stats.certified``
+        relative orthogonality test and, when there are at most
+        :data:`CERTIFIED_CANDIDATES_PER_COLUMN` r of them in fewer rounds than
+        a full sweep has steps, rotates only those (:meth:`_certified_sweep`); ``stats.certified``
         counts such sweeps.  ``CLJACOBI_FINISHING=sweeps`` turns this off.
 
         ``on_settled(d, signs, operands)``, where certified sweeps follow,
@@ -475,10 +482,13 @@ class PointwiseHSVD:
         cheaper.  `launched` goes to the certificate
         (:meth:`FinishingCertificate.candidates`).
 
-        The certificate's candidates, at most r pairs of physical columns,
+        The certificate's candidates, at most
+        :data:`CERTIFIED_CANDIDATES_PER_COLUMN` r pairs of physical columns,
         go to ``cjac_step`` in rounds of disjoint pairs, one launch a round
         (:func:`disjoint_rounds`: every column meets its pairs in the
-        certificate's order), the same rounds on every run.  ``cjac_step``
+        certificate's order), the same rounds on every run.  Rounds as many
+        as a full sweep's steps (r - 1) or more would launch more than the
+        full sweep does: the sweep is a full one instead.  ``cjac_step``
         takes positions in the packed diagonal (i < j, as every table of the
         strategies has them), and rotation algorithm 2 exchanges the entries
         of a pair's positions: before each round ``cjac_round_positions``
@@ -490,11 +500,13 @@ class PointwiseHSVD:
         any sweep.
         """
         pairs = certificate.candidates(launched)
-        if len(pairs) > r_pad:
+        if len(pairs) > CERTIFIED_CANDIDATES_PER_COLUMN * r_pad:
             return None
         if not len(pairs):
             return pairs
         rounds = disjoint_rounds(pairs)
+        if len(rounds) >= r_pad - 1:
+            return None
         members = cl.Buffer(self.queue.context,
                             cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                             hostbuf=np.ascontiguousarray(np.concatenate(rounds), dtype=np.int32))
