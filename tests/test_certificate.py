@@ -264,11 +264,9 @@ def test_more_candidates_than_columns_in_rounds(rng, monkeypatch):
     """2 r candidates in few rounds: the sweep rotates them (a
     certified sweep, not a full one), and the eigenvalues and eigenvectors
     are those of the full pointwise finishing to rounding."""
-    from cljacobi.host.pointwise import disjoint_rounds
-
     n = 64
     M = with_spectrum(np.linspace(-1, 1, n), rng=rng)
-    w_full, V_full, _ = _eig(M, "sweeps", monkeypatch)
+    w_full, _, _ = _eig(M, "sweeps", monkeypatch)
     monkeypatch.setattr(certificate_module.FinishingCertificate, "candidates", _scattered_pairs)
     w, V, info = _eig(M, "certified", monkeypatch)
     certificate = SimpleNamespace(slots=n // 16, block_width=8)

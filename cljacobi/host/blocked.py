@@ -161,9 +161,12 @@ def certified_handover(rotations_per_sweep: list[int], columns: int) -> bool:
     (``bench/results/eig-H200-2026-11-27-loads-ahead.json``: 201274, 380,
     then 1 at real n = 4096; 80827, 189, then 3 at 8192), yet costs as much
     as any blocked sweep, and a certified sweep rotates that handful for the
-    price of one sweep of Gram matrices.  A certified sweep takes at most r
-    candidates (with more it is a full pointwise sweep): in the blocked
-    runs under ``bench/results`` a sweep that met both bounds was followed
+    price of one sweep of Gram matrices.  A certified sweep took at most r
+    candidates when this rule was set (with more it was a full pointwise
+    sweep; now up to 8 r,
+    :data:`~cljacobi.host.pointwise.CERTIFIED_CANDIDATES_PER_COLUMN`): in
+    the blocked runs under ``bench/results`` a sweep that met both bounds
+    was followed
     by one of at most 0.29 r.  Where the counts fall slowly (exact
     clusters of eigenvalues: 23164, 9508, 3893 at n = 2048), the certified
     sweeps would too, each a Gram sweep plus rounds of a few hundred pairs
