@@ -222,11 +222,11 @@ class BunchParlettPlan:
         any launch)."""
         require_fp64(device)
         dtype = np.dtype(dtype)
-        check_work_group_size(device, TILE * TILE, "the device factorization")
         nvidia = compute_capability(device) is not None
         spec = BunchParlettSpec(dtype.name, global_fence_for(device), UPDATE_STRIP, LOADS_AHEAD,
                                  resident_groups=RESIDENT_GROUPS[dtype.name] if nvidia else 0)
-        tiles = -(-n // TILE)
+        check_work_group_size(device, spec.tile * spec.tile, "the device factorization")
+        tiles = -(-n // spec.tile)
         plan = cls(spec, n, round_up(n, 32), tiles, -(-tiles // spec.strip))
         item = dtype.itemsize
         check_global_memory(device, {
@@ -242,8 +242,9 @@ class BunchParlettPlan:
     def step_range(self, trailing: int) -> tuple[int, int]:
         """Global size of a step covering `trailing` rows and columns (at
         least one work-group, which decides the end when nothing is left)."""
-        t = max(-(-trailing // TILE), 1)
-        return (-(-t // self.spec.strip) * TILE, t * TILE)
+        tile = self.spec.tile
+        t = max(-(-trailing // tile), 1)
+        return (-(-t // self.spec.strip) * tile, t * tile)
 
 
 def global_fence_for(device: cl.Device) -> str:
@@ -458,8 +459,9 @@ class _Elimination:
         given, else "testing" or "plain" as the rank test is on or not (the
         state's TESTING word, which only the host sets)."""
         launch = launch or ("testing" if self.state[_Word.TESTING] else "plain")
+        tile = self.plan.spec.tile
         enqueue_kernel(self.queue, self.steps[launch], self.plan.step_range(trailing),
-                       (TILE, TILE))
+                       (tile, tile))
 
     def _enqueue_steps(self, k: int) -> None:
         """A batch of pivot steps from position `k` (exact: all launched steps ran).
