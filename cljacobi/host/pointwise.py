@@ -486,9 +486,9 @@ class PointwiseHSVD:
         :data:`CERTIFIED_CANDIDATES_PER_COLUMN` r pairs of physical columns,
         go to ``cjac_step`` in rounds of disjoint pairs, one launch a round
         (:func:`disjoint_rounds`: every column meets its pairs in the
-        certificate's order), the same rounds on every run.  Rounds as many
-        as a full sweep's steps (r - 1) or more would launch more than the
-        full sweep does: the sweep is a full one instead.  ``cjac_step``
+        certificate's order), the same rounds on every run.  Where the rounds
+        are as many as a full sweep's steps (r - 1) or more, the sweep is a
+        full one instead, which judges every pair in that many launches.  ``cjac_step``
         takes positions in the packed diagonal (i < j, as every table of the
         strategies has them), and rotation algorithm 2 exchanges the entries
         of a pair's positions: before each round ``cjac_round_positions``
