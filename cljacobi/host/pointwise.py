@@ -109,15 +109,18 @@ def disjoint_rounds(pairs: np.ndarray) -> list[np.ndarray]:
     >>> [r.tolist() for r in disjoint_rounds(np.array([[0, 1], [0, 2], [3, 4], [1, 2]]))]
     [[[0, 1], [3, 4]], [[0, 2]], [[1, 2]]]
     """
-    next_round: dict[int, int] = {}
-    members: list[list[int]] = []
-    for index, (i, j) in enumerate(pairs.tolist()):
-        q = max(next_round.get(i, 0), next_round.get(j, 0))
-        if q == len(members):
-            members.append([])
-        members[q].append(index)
+    if not len(pairs):
+        return []
+    next_round = [0] * (int(pairs.max()) + 1)  # by index: the round after its last
+    round_of = []
+    for i, j in pairs.tolist():
+        q = max(next_round[i], next_round[j])
+        round_of.append(q)
         next_round[i] = next_round[j] = q + 1
-    return [pairs[rows] for rows in members]
+    rounds = np.array(round_of)
+    # the pairs grouped by round, each round in the order given
+    ends = np.cumsum(np.bincount(rounds))[:-1]
+    return np.split(pairs[np.argsort(rounds, kind="stable")], ends)
 
 
 def complex_layout(layout: str | None = None, *, blocked: bool = False) -> str:
