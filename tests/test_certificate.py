@@ -248,6 +248,31 @@ def test_too_many_candidates_run_a_full_sweep(rng, monkeypatch):
     assert info.sweeps == info_full.sweeps
 
 
+def _chained_pairs(certificate, launched=None):
+    """FinishingCertificate.candidates naming the pairs (i, i + 1): fewer
+    than the columns, but every one in a round of its own, as many rounds
+    as a full sweep has steps."""
+    if launched is not None:
+        launched()
+    columns = 2 * certificate.slots * certificate.block_width
+    return np.array([(i, i + 1) for i in range(columns - 1)])
+
+
+def test_candidates_in_a_full_sweeps_rounds_run_a_full_sweep(rng, monkeypatch):
+    """Candidates whose rounds are as many as a full sweep's steps: the
+    sweep is a full pointwise sweep, as with CLJACOBI_FINISHING=sweeps,
+    bitwise."""
+    M = with_spectrum(np.linspace(-1, 1, 64), rng=rng)
+    w_full, V_full, info_full = _eig(M, "sweeps", monkeypatch)
+    monkeypatch.setattr(certificate_module.FinishingCertificate, "candidates", _chained_pairs)
+    w, V, info = _eig(M, "certified", monkeypatch)
+    named = _chained_pairs(SimpleNamespace(slots=4, block_width=8))
+    assert len(named) < 64 and len(disjoint_rounds(named)) == 63
+    assert info.certified_sweeps == 0
+    assert np.array_equal(w, w_full) and np.array_equal(V, V_full)
+    assert info.sweeps == info_full.sweeps
+
+
 def _scattered_pairs(certificate, launched=None):
     """FinishingCertificate.candidates naming 2 r pairs of columns (each
     column i with i XOR r/2, r/4, r/8 and r/16, in increasing order): more
