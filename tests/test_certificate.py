@@ -4,8 +4,6 @@ and the solvers through it against full pointwise finishing sweeps."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pyopencl as cl
 import pytest
@@ -226,12 +224,18 @@ def test_certified_sweep_rotates_what_the_gram_matrices_leave(rng, monkeypatch):
     assert np.min(sigma) < 1e-8
 
 
-def _every_pair(certificate, launched=None):
-    """FinishingCertificate.candidates naming every pair of columns: more
-    than the columns, so the sweep is a full one."""
-    if launched is not None:
-        launched()
-    columns = 2 * certificate.slots * certificate.block_width
+def _naming(pairs_of):
+    """A FinishingCertificate.candidates that names ``pairs_of(columns)``
+    (``c x 2``, i < j, in increasing order) whatever the Gram matrices say."""
+    def candidates(certificate, launched=None):
+        if launched is not None:
+            launched()
+        return pairs_of(2 * certificate.slots * certificate.block_width)
+    return candidates
+
+
+def _every_pair(columns):
+    """Every pair of columns: more than the columns, so the sweep is a full one."""
     return np.array([(i, j) for i in range(columns) for j in range(i + 1, columns)])
 
 
@@ -241,20 +245,17 @@ def test_too_many_candidates_run_a_full_sweep(rng, monkeypatch):
     M = with_spectrum(np.linspace(-1, 1, 64), rng=rng)
     w_full, V_full, info_full = _eig(M, "sweeps", monkeypatch)
 
-    monkeypatch.setattr(certificate_module.FinishingCertificate, "candidates", _every_pair)
+    monkeypatch.setattr(certificate_module.FinishingCertificate, "candidates",
+                        _naming(_every_pair))
     w, V, info = _eig(M, "certified", monkeypatch)
     assert info.certified_sweeps == 0
     assert np.array_equal(w, w_full) and np.array_equal(V, V_full)
     assert info.sweeps == info_full.sweeps
 
 
-def _chained_pairs(certificate, launched=None):
-    """FinishingCertificate.candidates naming the pairs (i, i + 1): fewer
-    than the columns, but every one in a round of its own, as many rounds
-    as a full sweep has steps."""
-    if launched is not None:
-        launched()
-    columns = 2 * certificate.slots * certificate.block_width
+def _chained_pairs(columns):
+    """The pairs (i, i + 1): fewer than the columns, but every one in a round
+    of its own, as many rounds as a full sweep has steps."""
     return np.array([(i, i + 1) for i in range(columns - 1)])
 
 
@@ -264,22 +265,19 @@ def test_candidates_in_a_full_sweeps_rounds_run_a_full_sweep(rng, monkeypatch):
     bitwise."""
     M = with_spectrum(np.linspace(-1, 1, 64), rng=rng)
     w_full, V_full, info_full = _eig(M, "sweeps", monkeypatch)
-    monkeypatch.setattr(certificate_module.FinishingCertificate, "candidates", _chained_pairs)
+    monkeypatch.setattr(certificate_module.FinishingCertificate, "candidates",
+                        _naming(_chained_pairs))
     w, V, info = _eig(M, "certified", monkeypatch)
-    named = _chained_pairs(SimpleNamespace(slots=4, block_width=8))
+    named = _chained_pairs(64)
     assert len(named) < 64 and len(disjoint_rounds(named)) == 63
     assert info.certified_sweeps == 0
     assert np.array_equal(w, w_full) and np.array_equal(V, V_full)
     assert info.sweeps == info_full.sweeps
 
 
-def _scattered_pairs(certificate, launched=None):
-    """FinishingCertificate.candidates naming 2 r pairs of columns (each
-    column i with i XOR r/2, r/4, r/8 and r/16, in increasing order): more
-    pairs than columns, in a few rounds."""
-    if launched is not None:
-        launched()
-    columns = 2 * certificate.slots * certificate.block_width
+def _scattered_pairs(columns):
+    """2 r pairs of columns (each column i with i XOR r/2, r/4, r/8 and r/16):
+    more pairs than columns, in a few rounds."""
     pairs = {(i, i ^ bit) for i in range(columns) for bit in (columns >> 1, columns >> 2,
                                                                columns >> 3, columns >> 4)}
     return np.array(sorted((i, j) for i, j in pairs if i < j))
@@ -292,10 +290,10 @@ def test_more_candidates_than_columns_in_rounds(rng, monkeypatch):
     n = 64
     M = with_spectrum(np.linspace(-1, 1, n), rng=rng)
     w_full, _, _ = _eig(M, "sweeps", monkeypatch)
-    monkeypatch.setattr(certificate_module.FinishingCertificate, "candidates", _scattered_pairs)
+    monkeypatch.setattr(certificate_module.FinishingCertificate, "candidates",
+                        _naming(_scattered_pairs))
     w, V, info = _eig(M, "certified", monkeypatch)
-    certificate = SimpleNamespace(slots=n // 16, block_width=8)
-    named = _scattered_pairs(certificate)
+    named = _scattered_pairs(n)
     assert n < len(named) <= 8 * n and len(disjoint_rounds(named)) < n - 1
     assert info.certified_sweeps >= 1 and info.converged
     assert np.all(np.abs(w - w_full) <= 1e-13 * np.abs(w_full).max())
@@ -404,7 +402,8 @@ def test_eigenvectors_beside_the_finishing_sweeps(monkeypatch, dtype, seed, stal
         spectrum[rng.permutation(n)[:n - 200]] = 0
     M = with_spectrum(spectrum, rng=rng, dtype=dtype)
     if stale == "full sweep":
-        monkeypatch.setattr(certificate_module.FinishingCertificate, "candidates", _every_pair)
+        monkeypatch.setattr(certificate_module.FinishingCertificate, "candidates",
+                            _naming(_every_pair))
     reads = []
     normalized_columns = eig_module.normalized_columns
 
