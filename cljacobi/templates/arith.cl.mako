@@ -123,40 +123,44 @@ ${tree_sum("part")}
 </%def>
 
 <%def name="rotation_functions()">
-/* Tangent of a trigonometric rotation annihilating a_ij of the 2x2 pivot block
- * [a_ii a_ij; a_ij a_jj] (same signs in J).  cot 2phi = (a_jj - a_ii) / (2 a_ij),
- * t = tan phi = sign(kappa) / (|kappa| + sqrt(1 + kappa^2)); for
- * |kappa| >= sqrt(2/eps), t = 1/(2 kappa) to the working precision
- * (Novakovic & Singer 2011, Sect. 2, eq. (2.4) and the theta/t relation),
- * evaluated as a_ij / (a_jj - a_ii): kappa overflows when the squared norms
- * are more than ~2^1024 apart, and t = 0 would leave the pair unrotated. */
+/* Tangent of the rotation annihilating a_ij of the 2x2 pivot block
+ * [a_ii a_ij; a_ij a_jj] (Novakovic & Singer 2011, Sect. 2), one formula for
+ * both kinds, kappa = num / (2 a_ij):
+ *   trigonometric (same signs in J), eq. (2.4): cot 2phi = kappa with
+ *     num = a_jj - a_ii, t = tan phi = sign(kappa) / (|kappa| + sqrt(1 + kappa^2));
+ *   hyperbolic (opposite signs), eq. (2.5): coth 2phi = kappa with
+ *     num = -(a_ii + a_jj), t = tanh phi
+ *     = sign(kappa) / (|kappa| + sqrt((|kappa| - 1)(|kappa| + 1))).
+ * For |kappa| >= sqrt(2/eps), t = 1/(2 kappa) to the working precision (the
+ * theta/t relation), evaluated as a_ij / num: kappa overflows when the
+ * squared norms are more than ~2^1024 apart, and t = 0 would leave the pair
+ * unrotated.  A hyperbolic pair with |kappa| <= 1 gives 0: the columns are
+ * numerically dependent and no hyperbolic rotation exists (the caller flags
+ * CJAC_BROKEN).  Near |kappa| = 1 (|t| -> 1) |kappa| - 1 is lost to
+ * cancellation here; cjac_step computes it from the columns instead
+ * (cjac_hyp_tangent_apart).  The kinds differ only in which operands the
+ * same operations take, so work-items with pairs of both kinds run one
+ * chain of divisions and roots, not each kind's in turn. */
+inline cjac_real cjac_tangent(const cjac_real a_ii, const cjac_real a_jj, const cjac_real a_ij,
+                              const bool hyperbolic)
+{
+    const cjac_real num = hyperbolic ? -(a_ii + a_jj) : a_jj - a_ii;
+    const cjac_real kappa = num / (2 * a_ij);
+    const cjac_real abs_kappa = fabs(kappa);
+    if (hyperbolic && !(abs_kappa > 1))
+        return 0;
+    if (abs_kappa >= sqrt(2 / CJAC_EPS))
+        return a_ij / num;
+    const cjac_real root = sqrt(hyperbolic ? (abs_kappa - 1) * (abs_kappa + 1)
+                                           : fma(kappa, kappa, 1));
+    return copysign(1 / (abs_kappa + root), kappa);
+}
+
+/* The trigonometric tangent alone (eq. (2.4)). */
 inline cjac_real cjac_trig_tangent(const cjac_real a_ii, const cjac_real a_jj,
                                    const cjac_real a_ij)
 {
-    const cjac_real kappa = (a_jj - a_ii) / (2 * a_ij);
-    const cjac_real abs_kappa = fabs(kappa);
-    if (abs_kappa >= sqrt(2 / CJAC_EPS))
-        return a_ij / (a_jj - a_ii);  /* = 1/(2 kappa), finite where kappa overflows */
-    return copysign(1 / (abs_kappa + sqrt(fma(kappa, kappa, 1))), kappa);
-}
-
-/* Tangent of a hyperbolic rotation (opposite signs in J):
- * coth 2phi = -(a_ii + a_jj) / (2 a_ij), t = tanh phi
- * = sign(kappa) / (|kappa| + sqrt((|kappa| - 1)(|kappa| + 1))), eq. (2.5).
- * Returns 0 when |kappa| <= 1: the columns are numerically dependent and no
- * hyperbolic rotation exists (the caller flags CJAC_BROKEN).  Near |kappa| = 1
- * (|t| -> 1) |kappa| - 1 is lost to cancellation here; cjac_step computes it
- * from the columns instead (cjac_hyp_tangent_apart). */
-inline cjac_real cjac_hyp_tangent(const cjac_real a_ii, const cjac_real a_jj,
-                                  const cjac_real a_ij)
-{
-    const cjac_real kappa = -(a_ii + a_jj) / (2 * a_ij);
-    const cjac_real abs_kappa = fabs(kappa);
-    if (!(abs_kappa > 1))
-        return 0;
-    if (abs_kappa >= sqrt(2 / CJAC_EPS))
-        return -a_ij / (a_ii + a_jj);  /* = 1/(2 kappa), finite where kappa overflows */
-    return copysign(1 / (abs_kappa + sqrt((abs_kappa - 1) * (abs_kappa + 1))), kappa);
+    return cjac_tangent(a_ii, a_jj, a_ij, false);
 }
 
 /* The same tangent from x = |kappa| - 1 computed apart, without the
@@ -203,7 +207,7 @@ inline cjac_real cjac_orthogonality_tolerance(const int m)
  * of rsqrt (OpenCL allows 2): c itself need not be correctly rounded. */
 inline cjac_real cjac_rotation_cosine_m1(const cjac_real t, const bool hyperbolic)
 {
-    const cjac_real c = hyperbolic ? rsqrt((1 - t) * (1 + t)) : rsqrt(fma(t, t, 1));
+    const cjac_real c = rsqrt(hyperbolic ? (1 - t) * (1 + t) : fma(t, t, 1));
     const cjac_real tt = t * t, tt_lo = fma(t, t, -tt);
     const cjac_real h_tt = hyperbolic ? -tt : tt, h_tt_lo = hyperbolic ? -tt_lo : tt_lo;
     const cjac_real u_hi = 1 + h_tt;

@@ -915,8 +915,7 @@ inline cjac_block_decision cjac_block_decide(
         || (hyperbolic ? (a_ii + a_jj) - 2 * fabs(a_arg) <= resolution * (a_ii + a_jj)
                        : (1 - cosine) * (1 + cosine) <= resolution);
     if (!unresolved)
-        d.t = hyperbolic ? cjac_hyp_tangent(a_ii, a_jj, a_arg)
-                         : cjac_trig_tangent(a_ii, a_jj, a_arg);
+        d.t = cjac_tangent(a_ii, a_jj, a_arg, hyperbolic);
     d.deferred = d.t == 0;  /* a nonorthogonal pair left unrotated */
     /* "big": |t| measured against the shorter column */
     d.big = d.t != 0 && fabs(d.t) * fmax(norm_i, norm_j) > (sqrt(CJAC_EPS) / 2) * fmin(norm_i, norm_j);

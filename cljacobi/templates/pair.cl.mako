@@ -130,8 +130,7 @@ ${difference_pass()}
     if (difference > rounding * fmax(peak[Di.rho], peak[Dj.rho]))
         t = cjac_hyp_tangent_apart(difference / (2 * fabs(a_arg)), -a_arg);
 } else if (nonorthogonal) {
-    t = hyperbolic ? cjac_hyp_tangent(a_ii, a_jj, a_arg)
-                   : cjac_trig_tangent(a_ii, a_jj, a_arg);
+    t = cjac_tangent(a_ii, a_jj, a_arg, hyperbolic);
 }
 const bool rotate = t != 0;
 const cjac_elem s_j = cjac_with_phase(t, a_ij, a_arg);
