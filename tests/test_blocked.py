@@ -29,6 +29,7 @@ from cljacobi.host.blocked import (
     UPDATE_MICRO_ROWS,
     UPDATE_MMA_GROUPS_PER_UNIT,
     UPDATE_MMA_GROUPS_PER_UNIT_COMPLEX,
+    UPDATE_PRODUCTS_STAGED_COMPLEX,
     UPDATE_STAGES_TEAMED,
     UPDATE_TILE_ROWS,
     UPDATE_TILE_ROWS_NARROW,
@@ -143,7 +144,7 @@ def _blocked_spec(w, *, in_local=None, micro_tile=GRAM_MICRO_TILE, slices=1, rot
                   tile_rows=TILE_ROWS, update=_UPDATE_DEFAULTS, complex_=False, layout="split",
                   inner_method="sweeps", products="fma", loads_ahead=(False, False),
                   gram_stages=0, in_registers=False, transform_lanes=0, update_parts=1,
-                  update_stages=0):
+                  update_stages=0, update_products=4):
     """The spec of these sizes; W in the rotate kernel's local memory by
     default wherever that fits the most static local memory a device gives
     (not at real w = 64: 285 KB)."""
@@ -163,7 +164,8 @@ def _blocked_spec(w, *, in_local=None, micro_tile=GRAM_MICRO_TILE, slices=1, rot
         gram_loads_ahead=loads_ahead[0], update_loads_ahead=loads_ahead[1],
         gram_stages=gram_stages, transform_in_registers=in_registers,
         transform_lanes=transform_lanes if in_registers else 0,
-        update_column_parts=update_parts, update_stages=update_stages)
+        update_column_parts=update_parts, update_stages=update_stages,
+        update_products=update_products)
 
 
 def _blocked_program(queue, w, **sizes):
@@ -519,7 +521,7 @@ def test_gram_one_slice_sums_rows_in_order(queue, rng):
 
 def _update(queue, X, pairs, w, W, rotated, *, chunk_rows, update=_UPDATE_DEFAULTS,
             layout="split", products="fma", loads_ahead=(False, False), update_parts=1,
-            update_stages=0, ld=None):
+            update_stages=0, update_products=4, ld=None):
     """The update kernel alone: [X_P X_Q] <- [X_P X_Q] W_k for the block pairs
     with ``rotated[k]``, X (m x r) column-major with a padded leading dimension
     (`ld`, default a multiple of 16; complex X stored in `layout`)."""
@@ -531,7 +533,8 @@ def _update(queue, X, pairs, w, W, rotated, *, chunk_rows, update=_UPDATE_DEFAUL
     chunks = -(-m // chunk_rows)
     program, spec = _blocked_program(queue, w, update=update, complex_=complex_,
                                      layout=layout, products=products, loads_ahead=loads_ahead,
-                                     update_parts=update_parts, update_stages=update_stages)
+                                     update_parts=update_parts, update_stages=update_stages,
+                                     update_products=update_products)
     update_wg = spec.update_work_group_size
     columns = np.full((r, ld), complex(np.nan, np.nan) if complex_ else np.nan,
                       dtype)  # rows past m must not be read
@@ -1252,8 +1255,9 @@ def test_plan_of_the_static_local_width():
     memory and W in registers, a lane a column of P, and gives the update
     kernel UPDATE_WARPS_TEAMED warps, two a block of rows, its rows and the
     Gram kernel's through local memory (UPDATE_STAGES_TEAMED and
-    GRAM_TEAM_STAGES stages); complex w = 16 and real w = 32 (which fit the
-    reported 48 KiB) keep their plans."""
+    GRAM_TEAM_STAGES stages), and Gauss's three real products a complex
+    product in the staged update; complex w = 16 and real w = 32 (which fit
+    the reported 48 KiB) keep their plans."""
     h200 = _PlannedTensorCoreGPU(9)
 
     def spec(dtype, w, **tuning):
@@ -1266,17 +1270,20 @@ def test_plan_of_the_static_local_width():
     assert (wide.transform_in_local, wide.transform_in_registers) == (False, True)
     assert (wide.update_warps, wide.update_column_parts) == (UPDATE_WARPS_TEAMED, 2)
     assert (wide.update_stages, wide.gram_stages) == (UPDATE_STAGES_TEAMED, GRAM_TEAM_STAGES)
+    assert wide.update_products == UPDATE_PRODUCTS_STAGED_COMPLEX == 3
     assert spec("complex128", 32, update_loads_ahead=True).update_stages == 0
+    assert spec("complex128", 32, update_loads_ahead=True).update_products == 4
+    assert spec("complex128", 32, update_products=4).update_products == 4
     assert spec("complex128", 32, update_stages=2, gram_stages=2).update_stages == 2
     assert spec("complex128", 32, update_column_parts=1, update_warps=8).update_column_parts == 1
     narrow = spec("complex128", 16)
     assert (narrow.transform_in_local, narrow.transform_in_registers) == (True, False)
     assert (narrow.update_warps, narrow.update_column_parts) == (UPDATE_WARPS_COMPLEX, 1)
-    assert (narrow.update_stages, narrow.gram_stages) == (0, 0)
+    assert (narrow.update_stages, narrow.gram_stages, narrow.update_products) == (0, 0, 4)
     real = spec("float64", 32)
     assert (real.transform_in_local, real.transform_in_registers, real.transform_lanes) == (
         False, True, 32)
-    assert (real.update_column_parts, real.update_stages) == (1, 0)
+    assert (real.update_column_parts, real.update_stages, real.update_products) == (1, 0, 4)
     with pytest.raises(ValueError, match="update_column_parts=2: .* update_warps=7"):
         spec("complex128", 32, update_warps=7)
     with pytest.raises(ValueError, match="update_column_parts=3"):

@@ -260,6 +260,46 @@ def test_mma_update_stages_same_bits(queue, rng, products, w, data):
                     for stages in (0, 2, 4)])
 
 
+@pytest.mark.parametrize("products", MMA_FORMS)
+@pytest.mark.parametrize("w", [8, 16, 32])
+@pytest.mark.parametrize("data", ["interleaved", "split"])
+def test_mma_update_three_products(queue, rng, products, w, data):
+    """Gauss's three real products a complex product in the staged update
+    kernel (``update_products=3``): each entry is the same three sums over
+    the same columns in the same order whatever the stages and the warps a
+    block of rows, so bitwise the same columns, and numpy's update to
+    rounding (:func:`_updates_agree`), at an odd leading dimension and one of
+    whole sectors; the columns differ from those of the four products (the
+    two sums are rounded), so the three were taken."""
+    _updates_agree(queue, rng, products, w, data,
+                   [{"ld": ld, "update_parts": parts, "update_stages": stages,
+                     "update_products": 3}
+                    for ld in (UPDATE_ROWS + 1, 320) for parts in (1, 2) for stages in (2, 4)])
+    if _refused(queue, products, w, data) or (products == "mma.emulated"
+                                                and _teamed(w, data)):
+        return
+    X, pairs, W, rotated = _update_operands(rng, UPDATE_ROWS, w, complex_=True)
+    three, four = (_update(queue, X, pairs, w, W, rotated, chunk_rows=288, products=products,
+                           layout=_layout(data), update_stages=2, update_products=n)
+                   for n in (3, 4))
+    assert not np.array_equal(three, four)
+
+
+def test_mma_update_three_products_refused():
+    """Three products are a form of the staged update kernel, for complex
+    data."""
+    for dtype, stages in (("float64", 2), ("complex128", 0)):
+        with pytest.raises(ValueError, match="update_products=3: the mma update kernel"):
+            BlockedSpec(dtype=dtype, block_width=16, tile_rows=16,
+                        transform_in_local=True, gram_micro_tile=4, gram_row_slices=1,
+                        rotate_work_group_size=64, update_tile_rows=16,
+                        update_micro_rows=4, update_micro_cols=4,
+                        matrix_products="mma.emulated", update_stages=stages,
+                        update_products=3)
+    with pytest.raises(ValueError, match="update_products must be 3 or 4"):
+        blocked_tuning(16, update_products=2)
+
+
 def test_mma_update_stages_refused():
     """Stages are a form of the mma update kernel without loads ahead, of at
     least 2 stages."""

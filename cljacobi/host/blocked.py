@@ -86,6 +86,7 @@ __all__ = [
     "default_transform_lanes",
     "default_update_column_parts",
     "default_update_groups_per_unit",
+    "default_update_products",
     "default_update_stages",
     "default_update_warps",
     "gram_mma_teams",
@@ -312,6 +313,12 @@ UPDATE_COLUMN_PARTS_TEAMED = 2
 #: warps, 2 / 4 / 8 stages 1.069 / 1.016 / 1.018 s (bench/README.md).
 UPDATE_STAGES_TEAMED = 4
 UPDATE_STAGE_COLUMNS = 16
+#: Real products per complex product of the mma update kernel
+#: (:attr:`BlockedSpec.update_products`): the real 2K x 2K matrix M of W
+#: (4), or Gauss's three for complex data where the kernel is staged
+#: (:func:`default_update_products`).
+UPDATE_PRODUCTS = 4
+UPDATE_PRODUCTS_STAGED_COMPLEX = 3
 
 #: Named barriers a work-group may use beside the work-group's own (PTX's
 #: ``bar.sync`` takes barriers 0..15): the update warps of each block of rows
@@ -355,6 +362,38 @@ def default_update_stages(matrix_products: str, complex_: bool = False,
             block_width, complex_):
         return UPDATE_STAGES_TEAMED
     return 0
+
+
+def default_update_products(complex_: bool = False, update_stages: int = 0) -> int:
+    """Real products per complex product of the mma update kernel by
+    default: :data:`UPDATE_PRODUCTS_STAGED_COMPLEX` for complex data in the
+    staged kernel (the one form that has them), else :data:`UPDATE_PRODUCTS`."""
+    return UPDATE_PRODUCTS_STAGED_COMPLEX if complex_ and update_stages else UPDATE_PRODUCTS
+
+
+def update_matrix_shape(block_width: int, complex_: bool = False,
+                        update_products: int = UPDATE_PRODUCTS) -> tuple[int, int]:
+    """(rows, columns) of the real matrices the mma update kernel keeps in
+    local memory and multiplies Z's rows by: M (RK x RK, RK = 2K for
+    complex data, K for real) with four products; Re W, Im W and
+    Re W + Im W one below the other (3K x K) with three."""
+    K = 2 * block_width
+    if update_products == 3:
+        return 3 * K, K
+    RK = mma_real_columns(block_width, complex_)
+    return RK, RK
+
+
+def _check_update_products(spec: BlockedSpec) -> None:
+    """ValueError unless ``spec.update_products`` is 4, or 3 where the staged
+    update kernel has them (complex data)."""
+    products = spec.update_products
+    if products == 4 or (products == 3 and spec.complex_ and spec.update_stages):
+        return
+    raise ValueError(
+        f"update_products={products!r}: the mma update kernel takes 4 real products a complex "
+        f"product, or 3 (Gauss) for complex data in the staged kernel, not "
+        f"dtype={spec.dtype!r}, update_stages={spec.update_stages}")
 
 
 def update_stage_reals(update_mma_rows: int = UPDATE_MMA_ROWS) -> int:
@@ -681,7 +720,7 @@ def blocked_local_bytes(
     stream: bool = False, matrix_products: str = "fma", gram_warps: int = GRAM_WARPS,
     update_warps: int = UPDATE_WARPS, gram_stages: int = 0, rotate_exchange: int = 0,
     update_stages: int = 0, update_column_parts: int = UPDATE_COLUMN_PARTS,
-    update_mma_rows: int = UPDATE_MMA_ROWS,
+    update_mma_rows: int = UPDATE_MMA_ROWS, update_products: int = UPDATE_PRODUCTS,
 ) -> int:
     """Local memory per work-group of the largest blocked kernel, in bytes.
 
@@ -731,6 +770,10 @@ def blocked_local_bytes(
         The staged mma update kernel's stages (:attr:`BlockedSpec.update_stages`),
         for each of its ``update_warps / update_column_parts`` blocks of
         rows, of :func:`update_stage_reals` doubles each.
+    update_products : int
+        Real products per complex product of the mma update kernel
+        (:attr:`BlockedSpec.update_products`): with 3 it keeps Re W, Im W
+        and Re W + Im W (3 K x (K + 4) doubles) instead of M.
 
     Returns
     -------
@@ -787,7 +830,9 @@ def blocked_local_bytes(
     if matrix_products == "fma":
         update = e * K * (round_up(K, update_micro_cols) + update_tile_rows)
     else:
-        update = 8 * RK * (RK + 4) + scratch * update_warps \
+        m_rows, m_columns = update_matrix_shape(block_width, e != REAL_ELEMENT_BYTES,
+                                                update_products)
+        update = 8 * m_rows * (m_columns + 4) + scratch * update_warps \
             + 8 * (update_warps // update_column_parts) * update_stages \
             * update_stage_reals(update_mma_rows)
     return max(gram, rotate, update)
@@ -1005,6 +1050,15 @@ class BlockedSpec:
         :func:`update_stage_reals`): the copies of the next ``update_stages -
         1`` slices are in flight while the products of this one run, the
         same products in the same order (the same bits).
+    update_products : int
+        Real products per complex product in the mma update kernel: 4, Z
+        times the real 2K x 2K matrix M = [[Re W, Im W], [-Im W, Re W]]; or
+        (complex data, staged kernel) 3, Gauss's
+        ``T1 = Re X Re W``, ``T2 = Im X Im W``,
+        ``T3 = (Re X + Im X)(Re W + Im W)``, ``Re(X W) = T1 - T2``,
+        ``Im(X W) = T3 - T1 - T2``: three quarters of the products, and the
+        rounding of the two sums (Higham, *Accuracy and Stability of
+        Numerical Algorithms*, 2nd ed., Sect. 23.2.4: normwise stable).
     transform_in_registers : bool
         Whether the rotate kernel of "offdiag" keeps W in registers during
         the steps across the blocks (:func:`transform_registers_take`; W's
@@ -1043,6 +1097,7 @@ class BlockedSpec:
     update_loads_ahead: bool = False
     gram_stages: int = 0
     update_stages: int = 0
+    update_products: int = UPDATE_PRODUCTS
     transform_in_registers: bool = False
     transform_lanes: int = 0
 
@@ -1080,6 +1135,7 @@ class BlockedSpec:
                 f"warps, not matrix_products={self.matrix_products!r}, "
                 f"update_warps={self.update_warps}")
         _check_update_stages(self)
+        _check_update_products(self)
         if self.update_tile_rows % self.update_micro_rows:
             raise ValueError(
                 f"update_tile_rows={self.update_tile_rows} must be a multiple of "
@@ -1236,7 +1292,11 @@ class BlockedSpec:
             "UPDATE_COLUMN_PARTS": (parts := self.update_column_parts),
             "UPDATE_ROW_WARPS": self.update_warps // parts,
             "RK": (RK := mma_real_columns(w, self.complex_)), "MMA_SUMS_STRIDE": RK + 1,
-            "UPDATE_LDW": RK + 4, "UPDATE_PART_TILES": RK // 8 // parts,
+            # the update's real matrices: M (RK x RK), or Re W, Im W, Re W + Im W
+            "UPDATE_M_ROWS": (shape := update_matrix_shape(w, self.complex_,
+                                                           self.update_products))[0],
+            "UPDATE_NK": (NK := shape[1]),
+            "UPDATE_LDW": NK + 4, "UPDATE_PART_TILES": NK // 8 // parts,
             # the staged mma update kernel (update_stages > 0)
             "UPDATE_STAGES": self.update_stages,
             "UPDATE_STAGE_ROWS": (update_rows := 16 * self.update_mma_rows),
@@ -1307,6 +1367,7 @@ class BlockedSpec:
             "gram_stages": self.gram_stages,
             "update_stages": self.update_stages,
             "update_stage_columns": UPDATE_STAGE_COLUMNS,
+            "three_products": self.update_products == 3,
             "transform_in_registers": self.transform_in_registers,
             "shuffle": self.shuffle, "w_cols": constants["W_COLS"],
             "w_rows": constants["W_ROWS"],
@@ -1336,12 +1397,13 @@ def blocked_tuning(
     gram_loads_ahead: bool | None = None, update_loads_ahead: bool | None = None,
     gram_stages: int | None = None, transform_in_registers: bool | None = None,
     update_column_parts: int | None = None, update_stages: int | None = None,
+    update_products: int | None = None,
 ) -> dict[str, int | bool | None]:
     """The tuning knobs of :class:`BlockedHSVD`, checked, with the defaults
     that do not depend on the device filled in.
 
     ``gram_row_slices``, ``rotate_work_group_size``, ``gram_warps``,
-    ``update_warps``, ``update_column_parts``, ``update_stages``,
+    ``update_warps``, ``update_column_parts``, ``update_stages``, ``update_products``,
     ``update_groups_per_unit`` and ``transform_in_registers`` stay None unless given:
     their defaults depend on the device, the rows, the data or the kernels'
     matrix products (:meth:`BlockedPlan.for_device`).
@@ -1383,6 +1445,9 @@ def blocked_tuning(
         values[name] = value
     values["gram_stages"] = _integer("gram_stages", gram_stages, least=0)
     values["update_stages"] = _integer("update_stages", update_stages, least=0)
+    if update_products not in (None, 3, 4) or isinstance(update_products, bool):
+        raise ValueError(f"update_products must be 3 or 4, not {update_products!r}")
+    values["update_products"] = update_products
     return values
 
 
@@ -1538,13 +1603,16 @@ class BlockedPlan:
         if sizes["update_stages"] is None:  # the register form where loads ahead are asked for
             sizes["update_stages"] = 0 if sizes["update_loads_ahead"] \
                 else default_update_stages(products, complex_, w)
+        if sizes["update_products"] is None:
+            sizes["update_products"] = 4 if products == "fma" \
+                else default_update_products(complex_, sizes["update_stages"])
         fit_sizes = {
             "element_bytes": COMPLEX_ELEMENT_BYTES if complex_ else REAL_ELEMENT_BYTES,
             "stream": variant == "stream", "matrix_products": products,
             **{name: sizes[name] for name in (
                 "tile_rows", "gram_micro_tile", "update_tile_rows", "update_micro_cols",
                 "gram_warps", "update_warps", "gram_stages", "update_stages",
-                "update_column_parts", "update_mma_rows")}}
+                "update_column_parts", "update_mma_rows", "update_products")}}
         fit = local_memory_fit(device, w, **fit_sizes)
         kernels = f"the {'complex ' if complex_ else ''}blocked kernels with block_width={w}"
         check_local_memory(device, fit.need, kernels, fit.have)
@@ -1588,7 +1656,7 @@ class BlockedPlan:
             update_column_parts=sizes["update_column_parts"],
             gram_loads_ahead=sizes["gram_loads_ahead"],
             update_loads_ahead=sizes["update_loads_ahead"], gram_stages=sizes["gram_stages"],
-            update_stages=sizes["update_stages"],
+            update_stages=sizes["update_stages"], update_products=sizes["update_products"],
             transform_in_registers=in_registers, transform_lanes=lanes)
         for what, size in (("Gram", spec.gram_work_group_size), ("rotate", rotate_wg),
                            ("update", spec.update_work_group_size)):
@@ -1727,6 +1795,10 @@ class BlockedHSVD:
         of the mma update kernel copy their rows, 0 for the register form
         (default :func:`default_update_stages`, or 0 where update loads ahead
         are asked for; the same products either way).
+    update_products : int, optional
+        Real products per complex product in the mma update kernel, 4 or 3
+        (default :func:`default_update_products`: 3 for complex data in the
+        staged kernel; :attr:`BlockedSpec.update_products`).
     transform_in_registers : bool, optional
         Whether the rotate kernel of variant "offdiag" keeps W in registers
         in the steps across the blocks (default: where it runs and the
@@ -1776,6 +1848,7 @@ class BlockedHSVD:
         transform_in_registers: bool | None = None,
         update_column_parts: int | None = None,
         update_stages: int | None = None,
+        update_products: int | None = None,
     ) -> None:
         if variant not in BLOCK_VARIANTS:
             raise ValueError(f"variant must be one of {BLOCK_VARIANTS}, not {variant!r}")
@@ -1796,7 +1869,8 @@ class BlockedHSVD:
             gram_warps=gram_warps, update_warps=update_warps, update_mma_rows=update_mma_rows,
             gram_loads_ahead=gram_loads_ahead, update_loads_ahead=update_loads_ahead,
             gram_stages=gram_stages, transform_in_registers=transform_in_registers,
-            update_column_parts=update_column_parts, update_stages=update_stages)
+            update_column_parts=update_column_parts, update_stages=update_stages,
+            update_products=update_products)
         check_request(matrix_products)
         self.matrix_products = matrix_products
         # The knobs as attributes (bench/tune_blocked.py records them; the

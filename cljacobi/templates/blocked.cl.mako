@@ -104,6 +104,11 @@
 ##                     stage (CJAC_COPY8, CJAC_STAGE_SYNC); sizes
 ##                     UPDATE_STAGES, UPDATE_STAGE_ROWS, UPDATE_STAGE_COLUMNS,
 ##                     UPDATE_STAGE_LD, UPDATE_STAGE_REALS
+##   three_products    whether the staged mma update kernel takes three real
+##                     products a complex product (Gauss: Re X Re W, Im X Im W
+##                     and (Re X + Im X)(Re W + Im W)) instead of four (Z
+##                     times the real RK x RK matrix M); sizes UPDATE_NK,
+##                     UPDATE_M_ROWS
 ##   signatures        the kernels' arguments (cljacobi.host.signatures)
 <%namespace name="arith" file="arith.cl.mako"/>
 <%namespace name="inner" file="inner.cl.mako"/>\
@@ -153,7 +158,20 @@ ${arith.rotation_functions()}
         """Z[row][8 j + g] for the mma Gram kernel, 0 past the chunk."""
         return f"{row} < last ? {mma_part(f'column_{j}', row, 'ldg', 8 * j, const=True)} : 0"
 
-    part_tiles = RK // 8 // update_column_parts  # an update warp's column tiles
+    three = three_products  # the update's complex products by Gauss's three
+    NK = K if three else RK  # columns of each real matrix the update multiplies by
+    part_tiles = NK // 8 // update_column_parts  # an update warp's column tiles
+
+    def stage_z(s, a):
+        """The column of Z whose rows go to column a of slice s of the update
+        kernel's stages: Z's columns s update_stage_columns.. in order (four
+        products), or the real parts of the half-slice of X's columns
+        s update_stage_columns / 2.. and then their imaginary parts (three:
+        a product takes both parts of the same columns)."""
+        if not three:
+            return s * update_stage_columns + a
+        half = update_stage_columns // 2
+        return (a // half) * K + s * half + a % half
 
     def update_column(real_column, lane_offset):
         """The column of X that holds column real_column of Z (in the
@@ -177,10 +195,13 @@ ${size_defines}
 #if BW % 8 != 0 || RK != ${RK} || (RK > 64 && RK != 128) || GRAM_WG != 32 * GRAM_WARPS || UPDATE_WG != 32 * UPDATE_WARPS
 #error "the mma kernels: w is no multiple of 8, Z too wide, or the work-groups are not whole warps"
 #endif
-#if MMA_SUMS_STRIDE < RK || UPDATE_LDW % 16 != 4 || UPDATE_LDW < RK
+#if MMA_SUMS_STRIDE < RK || UPDATE_LDW % 16 != 4 || UPDATE_LDW < UPDATE_NK
 #error "the mma kernels: the strides do not hold the columns (or conflict in banks)"
 #endif
-#if UPDATE_WARPS != UPDATE_ROW_WARPS * UPDATE_COLUMN_PARTS || RK != 8 * UPDATE_PART_TILES * UPDATE_COLUMN_PARTS
+#if UPDATE_NK != ${NK} || UPDATE_M_ROWS != ${3 * K if three else RK}
+#error "the mma update kernel: M is not the products' matrices"
+#endif
+#if UPDATE_WARPS != UPDATE_ROW_WARPS * UPDATE_COLUMN_PARTS || UPDATE_NK != 8 * UPDATE_PART_TILES * UPDATE_COLUMN_PARTS
 #error "the mma update kernel: the warps of a block of rows do not share the columns"
 #endif
 %if teamed:
@@ -1569,6 +1590,19 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
  * (bitwise reproducible, whatever the parts).  Rows past the chunk read as
  * zeros and are not stored, so every work-item runs the same loops.
  *
+ * Three products (three_products: complex data, staged): Gauss's
+ * T1 = Re X Re W, T2 = Im X Im W and T3 = (Re X + Im X)(Re W + Im W) instead
+ * of Z M, Re(X W) = T1 - T2 and Im(X W) = (T3 - T1) - T2 (Higham, "Accuracy
+ * and Stability of Numerical Algorithms", 2nd ed., Sect. 23.2.4): three
+ * quarters of the products, each K x K.  Re W, Im W and Re W + Im W lie in
+ * M one after the other; a stage slice holds the real parts of
+ * UPDATE_STAGE_COLUMNS / 2 columns of X, then their imaginary parts
+ * (stage_z), so that a lane forms Re X + Im X from its two A fragment
+ * values; warp `part` computes the UPDATE_PART_TILES tiles of 8 columns of
+ * X of its block (all K columns with one part) in each of T1, T2 and T3,
+ * and stores column 8 j + 2 t (+ 1) of X whole from c0 (c1) of the three.
+ * Each sum runs over X's columns in order, whatever the stages and parts.
+ *
  * In place: the warps of a block of rows read and write only their own
  * rows; a warp's stores wait for the products that take all of its loads,
  * and, with several parts, for the other warps of its rows
@@ -1576,7 +1610,7 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
 __kernel __attribute__((reqd_work_group_size(UPDATE_WG, 1, 1)))
 void cjac_block_update(${signatures["cjac_block_update"].parameters})
 {
-    __local cjac_real M[RK * UPDATE_LDW];
+    __local cjac_real M[UPDATE_M_ROWS * UPDATE_LDW];
 %if update_stages:
     __local cjac_real stage_all[UPDATE_ROW_WARPS * UPDATE_STAGES * UPDATE_STAGE_REALS];
 %endif
@@ -1631,7 +1665,7 @@ void cjac_block_update(${signatures["cjac_block_update"].parameters})
         if (part == ${p}) {
 %endif
 %for i in range(p, copies, update_column_parts):
-<% z = s * update_stage_columns + columns_per_copy * i %>\
+<% z = stage_z(s, columns_per_copy * i) %>\
             CJAC_COPY8(to + ${columns_per_copy * i} * UPDATE_STAGE_LD,
                        &${mma_part(mma_column("copy_P", "copy_Q", z, "ldx"), "from", "ldx", z)}, bytes);
 %endfor
@@ -1649,7 +1683,13 @@ ${update_stage_copies(str(q // slices), q % slices)}
     __global const cjac_elem *w_global = transforms + (size_t)k * (K * K);
     for (int e = lid; e < K * K; e += UPDATE_WG) {
         const int a = e / K, b = e % K;
-%if complex_:
+%if three:
+        /* Re W, Im W and Re W + Im W, one K x K matrix after the other */
+        const cjac_elem w_ab = w_global[e];
+        M[a * UPDATE_LDW + b] = w_ab.x;
+        M[(K + a) * UPDATE_LDW + b] = w_ab.y;
+        M[(2 * K + a) * UPDATE_LDW + b] = w_ab.x + w_ab.y;
+%elif complex_:
         const cjac_elem w_ab = w_global[e];
         M[a * UPDATE_LDW + 2 * b] = w_ab.x;
         M[a * UPDATE_LDW + 2 * b + 1] = w_ab.y;
@@ -1685,10 +1725,37 @@ ${update_stage_copies(str(q // slices), q % slices)}
 %endfor
         }
 </%def>\
+<%def name="update_products3(q, kk)">\
+        {   /* three products of X's columns 4 kk.. (${q} of the slice): T1 += Re X Re W,
+             * T2 += Im X Im W, T3 += (Re X + Im X)(Re W + Im W) */
+%for mr in range(update_mr):
+%for below in (0, 8):
+            const cjac_real re${below // 8}_${mr} = stage[${4 * q} * UPDATE_STAGE_LD + ${16 * mr + below}];
+            const cjac_real im${below // 8}_${mr} = stage[${update_stage_columns // 2 + 4 * q} * UPDATE_STAGE_LD + ${16 * mr + below}];
+            const cjac_real sum${below // 8}_${mr} = re${below // 8}_${mr} + im${below // 8}_${mr};
+%endfor
+%endfor
+            __local const cjac_real *m_row = m_part + (${4 * kk} + t) * UPDATE_LDW;
+%for j in range(part_tiles):
+            {
+                const cjac_real b_re = m_row[${8 * j}], b_im = m_row[K * UPDATE_LDW + ${8 * j}];
+                const cjac_real b_sum = m_row[2 * K * UPDATE_LDW + ${8 * j}];
+%for mr in range(update_mr):
+%for product, a, b in (("re", "re", "b_re"), ("im", "im", "b_im"), ("sum", "sum", "b_sum")):
+                CJAC_MMA(${product}_${mr}_${j}_0, ${product}_${mr}_${j}_1, ${product}_${mr}_${j}_2, ${product}_${mr}_${j}_3,
+                         ${a}0_${mr}, ${a}1_${mr}, ${b});
+%endfor
+%endfor
+            }
+%endfor
+        }
+</%def>\
 <%def name="update_accumulators()">\
 %for mr in range(update_mr):
 %for j in range(part_tiles):
-        cjac_real acc_${mr}_${j}_0 = 0, acc_${mr}_${j}_1 = 0, acc_${mr}_${j}_2 = 0, acc_${mr}_${j}_3 = 0;
+%for name in (("re", "im", "sum") if three else ("acc",)):
+        cjac_real ${name}_${mr}_${j}_0 = 0, ${name}_${mr}_${j}_1 = 0, ${name}_${mr}_${j}_2 = 0, ${name}_${mr}_${j}_3 = 0;
+%endfor
 %endfor
 %endfor
 </%def>\
@@ -1699,7 +1766,16 @@ ${update_stage_copies(str(q // slices), q % slices)}
 %for half in range(2):
         if (row + ${16 * mr + 8 * half} < last) {
 %for j in range(part_tiles):
-%if complex_:
+%if three:
+%for e in range(2):
+<% c = f"{2 * half + e}" %>\
+            /* column 8 j + 2 t + ${e} of the product, whole: Re = T1 - T2,
+             * Im = T3 - T1 - T2 */
+            CJAC_STORE(${update_column(8 * j + e, "2 * t")}, row + ${16 * mr + 8 * half}, ldx,
+                       ((cjac_elem)(re_${mr}_${j}_${c} - im_${mr}_${j}_${c},
+                                    (sum_${mr}_${j}_${c} - re_${mr}_${j}_${c}) - im_${mr}_${j}_${c})));
+%endfor
+%elif complex_:
             /* columns 8 j + 2 t, +1 of the product: column 4 j + t of X, whole */
             CJAC_STORE(${update_column(4 * j, "t")}, row + ${16 * mr + 8 * half}, ldx,
                        ((cjac_elem)(acc_${mr}_${j}_${2 * half}, acc_${mr}_${j}_${2 * half + 1})));
@@ -1729,9 +1805,15 @@ ${update_stage_copies(f"b + {ahead // slices}", ahead % slices)}
     def staged_value(kk, mr, below, s=s):
         return f"stage[{4 * (kk - s * update_stage_columns // 4)} * UPDATE_STAGE_LD + {16 * mr + below}]"
 %>\
+%if three:
+%for q in range(update_stage_columns // 8):
+${update_products3(q, s * update_stage_columns // 8 + q)}
+%endfor
+%else:
 %for kk in range(s * update_stage_columns // 4, (s + 1) * update_stage_columns // 4):
 ${update_products(kk, staged_value)}
 %endfor
+%endif
         }
 %endfor
         /* every copy of these rows is done (the barrier of the last slice) */
