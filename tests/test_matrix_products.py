@@ -17,6 +17,7 @@ from hiprec import eigvalsh_hiprec
 from test_blocked import (
     _block_step,
     _blocked_program,
+    _blocked_spec,
     _check_block_step,
     _gram_expected,
     _update,
@@ -209,13 +210,14 @@ def test_mma_loads_ahead_same_bits(queue, rng, products, w, data):
 UPDATE_ROWS = 300
 
 
-def _updates_agree(queue, rng, products, w, data, variants):
+def _updates_agree(queue, rng, products, w, data, variants, unlike=None):
     """The update kernel in each of `variants` (keyword arguments of
     ``_update``) on the same operands of UPDATE_ROWS rows: bitwise the same
-    columns, numpy's to rounding.  Chunks of 288 rows (several blocks of
-    rows a warp) and a partial last chunk.  On PoCL the emulated teamed
-    widths are left to the tensor-core forms (their emulated programs take
-    minutes to build)."""
+    columns, numpy's to rounding, and other columns than the variant
+    `unlike` (another arithmetic), if given.  Chunks of 288 rows (several
+    blocks of rows a warp) and a partial last chunk.  On PoCL the emulated
+    teamed widths are left to the tensor-core forms (their emulated
+    programs take minutes to build)."""
     if _refused(queue, products, w, data) or (products == "mma.emulated"
                                                 and _teamed(w, data)):
         return
@@ -225,6 +227,10 @@ def _updates_agree(queue, rng, products, w, data, variants):
                for variant in variants]
     for update in updates[1:]:
         assert np.array_equal(updates[0], update)
+    if unlike is not None:
+        assert not np.array_equal(updates[0], _update(
+            queue, X, pairs, w, W, rotated, chunk_rows=288, products=products,
+            layout=_layout(data), **unlike))
     expected = _update_expected(X, pairs, w, W, rotated)
     scale = np.abs(expected).max()
     np.testing.assert_allclose(updates[1] / scale, expected / scale, rtol=0, atol=1e-13)
@@ -274,28 +280,17 @@ def test_mma_update_three_products(queue, rng, products, w, data):
     _updates_agree(queue, rng, products, w, data,
                    [{"ld": ld, "update_parts": parts, "update_stages": stages,
                      "update_products": 3}
-                    for ld in (UPDATE_ROWS + 1, 320) for parts in (1, 2) for stages in (2, 4)])
-    if _refused(queue, products, w, data) or (products == "mma.emulated"
-                                                and _teamed(w, data)):
-        return
-    X, pairs, W, rotated = _update_operands(rng, UPDATE_ROWS, w, complex_=True)
-    three, four = (_update(queue, X, pairs, w, W, rotated, chunk_rows=288, products=products,
-                           layout=_layout(data), update_stages=2, update_products=n)
-                   for n in (3, 4))
-    assert not np.array_equal(three, four)
+                    for ld in (UPDATE_ROWS + 1, 320) for parts in (1, 2) for stages in (2, 4)],
+                   unlike={"update_stages": 2, "update_products": 4})
 
 
 def test_mma_update_three_products_refused():
     """Three products are a form of the staged update kernel, for complex
     data."""
-    for dtype, stages in (("float64", 2), ("complex128", 0)):
+    for complex_, stages in ((False, 2), (True, 0)):
         with pytest.raises(ValueError, match="update_products=3: the mma update kernel"):
-            BlockedSpec(dtype=dtype, block_width=16, tile_rows=16,
-                        transform_in_local=True, gram_micro_tile=4, gram_row_slices=1,
-                        rotate_work_group_size=64, update_tile_rows=16,
-                        update_micro_rows=4, update_micro_cols=4,
-                        matrix_products="mma.emulated", update_stages=stages,
-                        update_products=3)
+            _blocked_spec(16, complex_=complex_, products="mma.emulated",
+                          update_stages=stages, update_products=3)
     with pytest.raises(ValueError, match="update_products must be 3 or 4"):
         blocked_tuning(16, update_products=2)
 
@@ -306,11 +301,8 @@ def test_mma_update_stages_refused():
     for products, ahead, stages in (("fma", False, 2), ("mma.emulated", True, 2),
                                     ("mma.emulated", False, 1)):
         with pytest.raises(ValueError, match=f"update_stages={stages}: the staged update"):
-            BlockedSpec(dtype="float64", block_width=16, tile_rows=16,
-                        transform_in_local=True, gram_micro_tile=4, gram_row_slices=1,
-                        rotate_work_group_size=64, update_tile_rows=16,
-                        update_micro_rows=4, update_micro_cols=4, matrix_products=products,
-                        update_loads_ahead=ahead, update_stages=stages)
+            _blocked_spec(16, products=products, loads_ahead=(False, ahead),
+                          update_stages=stages)
     with pytest.raises(ValueError, match="update_stages must be a non-negative integer"):
         blocked_tuning(16, update_stages=-1)
 

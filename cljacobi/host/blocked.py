@@ -1604,8 +1604,7 @@ class BlockedPlan:
             sizes["update_stages"] = 0 if sizes["update_loads_ahead"] \
                 else default_update_stages(products, complex_, w)
         if sizes["update_products"] is None:
-            sizes["update_products"] = 4 if products == "fma" \
-                else default_update_products(complex_, sizes["update_stages"])
+            sizes["update_products"] = default_update_products(complex_, sizes["update_stages"])
         fit_sizes = {
             "element_bytes": COMPLEX_ELEMENT_BYTES if complex_ else REAL_ELEMENT_BYTES,
             "stream": variant == "stream", "matrix_products": products,
